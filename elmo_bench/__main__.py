@@ -1,0 +1,5 @@
+"""`python -m elmo_bench` is the same as the `elmo-bench` console script."""
+from elmo_bench.cli import main
+
+if __name__ == "__main__":
+    main()
