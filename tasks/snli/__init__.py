@@ -1,0 +1,1 @@
+"""SNLI: official jsonl reader, ESIM head, accuracy."""

@@ -1,0 +1,69 @@
+"""SNLI accuracy (percent), a majority-class baseline for the report, and a file scorer for the CLI."""
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Sequence
+
+from elmo_bench.errors import DataError
+
+from tasks.snli.reader import open_text, read_jsonl
+
+
+def accuracy(predictions: Sequence[str], gold: Sequence[str]) -> float:
+    """Percent of positions where prediction == gold (0.0 for empty input)."""
+    if len(predictions) != len(gold):
+        raise ValueError(f"{len(predictions)} predictions for {len(gold)} gold labels")
+    if not gold:
+        return 0.0
+    return 100.0 * sum(p == g for p, g in zip(predictions, gold)) / len(gold)
+
+
+def majority_class_baseline(train_labels: Sequence[str], test_labels: Sequence[str]) -> dict[str, float | str]:
+    """Accuracy of always predicting the most frequent training label (ties: first in sorted order)."""
+    if not train_labels:
+        raise ValueError("majority baseline needs at least one training label")
+    counts = Counter(train_labels)
+    top = max(sorted(counts), key=lambda label: counts[label])
+    return {"label": top, "accuracy": accuracy([top] * len(test_labels), test_labels)}
+
+
+def _read_predictions(path: Path) -> dict[str, str]:
+    """A JSON object {pairID: label}, or JSON lines each with "pairID" and "label" (or "gold_label")."""
+    with open_text(path) as handle:
+        text = handle.read()
+    try:
+        obj = json.loads(text)
+        if isinstance(obj, dict):
+            return {str(k): str(v) for k, v in obj.items()}
+    except json.JSONDecodeError:
+        pass
+    preds: dict[str, str] = {}
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise DataError(f"{path}:{line_no}: malformed JSON ({err.msg}); expected a {{pairID: label}} object "
+                            f"or JSON lines with pairID and label") from None
+        label = rec.get("label", rec.get("gold_label")) if isinstance(rec, dict) else None
+        if not isinstance(rec, dict) or "pairID" not in rec or label is None:
+            raise DataError(f"{path}:{line_no}: expected fields 'pairID' and 'label'")
+        preds[str(rec["pairID"])] = str(label)
+    return preds
+
+
+def score_files(gold_path: str, pred_path: str) -> dict[str, float]:
+    """Accuracy of predictions against an official SNLI jsonl (pairs labelled '-' excluded, as in training).
+
+    Gold pairs without a prediction count as wrong and are reported on stderr.
+    """
+    gold, _ = read_jsonl(gold_path)
+    preds = _read_predictions(Path(pred_path))
+    missing = [ex["id"] for ex in gold if ex["id"] not in preds]
+    for pair_id in missing:
+        print(f"Unanswered pair {pair_id} will receive score 0.", file=sys.stderr)
+    return {"accuracy": accuracy([preds.get(ex["id"], "") for ex in gold], [ex["label"] for ex in gold])}

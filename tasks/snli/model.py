@@ -1,0 +1,103 @@
+"""ESIM (Chen et al. 2017), the ELMo paper's SNLI baseline, with ELMo at the encoder output when given.
+
+Every step honours the masks so that padding a pair inside a larger batch never changes its logits:
+packed BiLSTMs, masked softmax for the soft alignment, masked average and max pooling.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+PREMISE, HYPOTHESIS = "premise", "hypothesis"
+
+
+class MaskedBiLSTM(nn.Module):
+    """A one-layer BiLSTM that runs on packed sequences so the backward direction starts at each real end."""
+
+    def __init__(self, input_dim: int, hidden_dim: int) -> None:
+        super().__init__()
+        self.lstm = nn.LSTM(input_dim, hidden_dim, batch_first=True, bidirectional=True)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """x (batch, time, input_dim), mask (batch, time) → (batch, time, 2*hidden), zeros at padding."""
+        lengths = mask.sum(dim=1).clamp(min=1).cpu()
+        packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        out, _ = self.lstm(packed)
+        out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.size(1))
+        return out * mask.unsqueeze(-1).to(out.dtype)
+
+
+def masked_softmax(scores: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tensor:
+    """Softmax over ``dim`` where ``mask`` (broadcastable to scores) is False gets exactly zero weight."""
+    scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    return torch.softmax(scores, dim=dim) * mask.to(scores.dtype)
+
+
+def masked_mean_max(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """x (batch, time, dim), mask (batch, time) → (batch, 2*dim): [average over real steps; max over real steps]."""
+    m = mask.unsqueeze(-1)
+    mean = (x * m.to(x.dtype)).sum(dim=1) / m.sum(dim=1).clamp(min=1).to(x.dtype)
+    maxed = x.masked_fill(~m, torch.finfo(x.dtype).min).max(dim=1).values
+    return torch.cat([mean, maxed], dim=-1)
+
+
+class Esim(nn.Module):
+    """ESIM head: encode, align, enhance, project, compose, pool, classify.
+
+    forward(embedded, mask, elmo_out, chars, targets) → {"logits": (batch, num_classes), "loss": scalar if targets}.
+    """
+
+    def __init__(self, input_dim: int, elmo_output_dim: int = 0, hidden_dim: int = 300,
+                 projection_dim: int | None = None, mlp_dim: int | None = None, dropout: float = 0.5,
+                 num_classes: int = 3) -> None:
+        super().__init__()
+        projection_dim = projection_dim or hidden_dim
+        mlp_dim = mlp_dim or hidden_dim
+        self.elmo_output_dim = elmo_output_dim
+        self.dropout = nn.Dropout(dropout)
+        self.encoder = MaskedBiLSTM(input_dim, hidden_dim)
+        enc_dim = 2 * hidden_dim + elmo_output_dim
+        # the enhancement [a; ã; a-ã; a*ã] followed by a ReLU feed-forward projection (Chen et al. eq. 16)
+        self.projection = nn.Sequential(nn.Linear(4 * enc_dim, projection_dim), nn.ReLU())
+        self.composition = MaskedBiLSTM(projection_dim, hidden_dim)
+        self.classifier = nn.Sequential(
+            nn.Dropout(dropout), nn.Linear(8 * hidden_dim, mlp_dim), nn.Tanh(),
+            nn.Dropout(dropout), nn.Linear(mlp_dim, num_classes))
+
+    def _encode(self, x: torch.Tensor, mask: torch.Tensor, elmo: torch.Tensor | None) -> torch.Tensor:
+        """(batch, time, input_dim) → (batch, time, 2*hidden [+ elmo_output_dim])."""
+        enc = self.encoder(self.dropout(x), mask)
+        if self.elmo_output_dim:
+            if elmo is None:
+                raise ValueError(f"Esim was built with elmo_output_dim={self.elmo_output_dim} but got no elmo_out")
+            enc = torch.cat([enc, self.dropout(elmo) * mask.unsqueeze(-1).to(enc.dtype)], dim=-1)
+        return enc
+
+    def forward(self, embedded: Mapping[str, torch.Tensor], mask: Mapping[str, torch.Tensor],
+                elmo_out: Mapping[str, torch.Tensor | None] | None = None,
+                chars: Mapping[str, torch.Tensor | None] | None = None,
+                targets: Mapping[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
+        elmo_out = elmo_out or {}
+        mask_a, mask_b = mask[PREMISE].bool(), mask[HYPOTHESIS].bool()
+        a = self._encode(embedded[PREMISE], mask_a, elmo_out.get(PREMISE))      # (batch, Ta, D)
+        b = self._encode(embedded[HYPOTHESIS], mask_b, elmo_out.get(HYPOTHESIS))  # (batch, Tb, D)
+
+        scores = torch.bmm(a, b.transpose(1, 2))                                # (batch, Ta, Tb)
+        pair_mask = mask_a.unsqueeze(2) & mask_b.unsqueeze(1)                   # (batch, Ta, Tb)
+        a_tilde = torch.bmm(masked_softmax(scores, pair_mask, dim=2), b)        # (batch, Ta, D)
+        b_tilde = torch.bmm(masked_softmax(scores, pair_mask, dim=1).transpose(1, 2), a)  # (batch, Tb, D)
+
+        m_a = torch.cat([a, a_tilde, a - a_tilde, a * a_tilde], dim=-1)         # (batch, Ta, 4D)
+        m_b = torch.cat([b, b_tilde, b - b_tilde, b * b_tilde], dim=-1)
+        v_a = self.composition(self.dropout(self.projection(m_a)), mask_a)      # (batch, Ta, 2*hidden)
+        v_b = self.composition(self.dropout(self.projection(m_b)), mask_b)
+
+        pooled = torch.cat([masked_mean_max(v_a, mask_a), masked_mean_max(v_b, mask_b)], dim=-1)  # (batch, 8*hidden)
+        logits = self.classifier(pooled)                                        # (batch, num_classes)
+        output = {"logits": logits}
+        if targets and "label" in targets:
+            output["loss"] = nn.functional.cross_entropy(logits, targets["label"])
+        return output

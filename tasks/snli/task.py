@@ -1,0 +1,90 @@
+"""The SNLI task as the engine sees it: read splits, build the ESIM head, decode labels, score accuracy."""
+from __future__ import annotations
+
+import logging
+from typing import Any, Mapping, Sequence
+
+import torch
+from torch import nn
+
+from elmo_bench.errors import DataError
+from elmo_bench.task_api import Example, Task
+from tasks.snli.metric import accuracy
+from tasks.snli.model import Esim
+from tasks.snli.reader import LABELS, read_hub, read_jsonl
+
+log = logging.getLogger(__name__)
+SPLITS: tuple[str, ...] = ("train", "dev", "test")
+
+
+class SnliTask(Task):
+    """Three-way entailment with ESIM; labels are fixed (entailment, neutral, contradiction).
+
+    After ``read``, ``self.dropped`` holds per split how many pairs were dropped for gold label '-', and
+    ``self.dev_source`` says where dev came from (its own file/split, or carved from train).
+    """
+
+    name = "snli"
+    text_fields = ("premise", "hypothesis")
+    main_metric = "accuracy"
+
+    def __init__(self) -> None:
+        self.labels: tuple[str, ...] = LABELS
+        self.dropped: dict[str, int] = {}
+        self.dev_source: str = ""
+
+    def read(self, data_cfg: Mapping[str, Any]) -> dict[str, list[Example]]:
+        """Splits named in data_cfg (local: file paths; hub: split names of ``hub_name``).
+
+        ``dev_from_train: N`` (int) makes dev the last N usable training pairs and removes them from train —
+        the sandbox's way to early-stop when only SNLI dev/test exist locally; it requires ``dev`` to be empty.
+        """
+        source = data_cfg.get("source", "local")
+        splits: dict[str, list[Example]] = {}
+        for split in SPLITS:
+            where = data_cfg.get(split)
+            if not where:
+                continue
+            if source == "hub":
+                examples, dropped = read_hub(str(data_cfg.get("hub_name") or "snli"), str(where))
+            elif source == "local":
+                examples, dropped = read_jsonl(str(where))
+            else:
+                raise DataError(f"data config: source={source!r}; expected 'local' or 'hub'")
+            splits[split], self.dropped[split] = examples, dropped
+            log.info("snli %s: %d pairs, %d dropped (gold label '-') from %s", split, len(examples), dropped, where)
+        self.dev_source = str(data_cfg.get("dev") or "")
+        carve = data_cfg.get("dev_from_train")
+        if carve:
+            carve = int(carve)
+            if "dev" in splits:
+                raise DataError("data config: both 'dev' and 'dev_from_train' are set; expected only one")
+            train = splits.get("train", [])
+            if carve >= len(train):
+                raise DataError(f"data config: dev_from_train={carve} but train has only {len(train)} usable pairs")
+            splits["train"], splits["dev"] = train[:-carve], train[-carve:]
+            self.dev_source = f"last {carve} usable pairs of train ({data_cfg.get('train')})"
+            log.info("snli dev: %s", self.dev_source)
+        return splits
+
+    def targets(self, examples: Sequence[Example]) -> dict[str, torch.Tensor]:
+        return {"label": torch.tensor([self.labels.index(ex["label"]) for ex in examples], dtype=torch.long)}
+
+    def build_head(self, head_cfg: Mapping[str, Any], input_dims: Mapping[str, int], elmo_output_dim: int) -> nn.Module:
+        dims = {input_dims[f] for f in self.text_fields}
+        if len(dims) != 1:
+            raise ValueError(f"ESIM shares its encoder across premise and hypothesis; got input dims {dict(input_dims)}")
+        return Esim(input_dim=dims.pop(), elmo_output_dim=elmo_output_dim, num_classes=len(self.labels), **head_cfg)
+
+    def decode(self, output: Mapping[str, torch.Tensor], examples: Sequence[Example]) -> list[str]:
+        return [self.labels[i] for i in output["logits"].argmax(dim=-1).tolist()]
+
+    def metric(self, predictions: Sequence[str], examples: Sequence[Example]) -> dict[str, float]:
+        return {"accuracy": accuracy(list(predictions), [ex["label"] for ex in examples])}
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"labels": list(self.labels)}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        if "labels" in state:
+            self.labels = tuple(state["labels"])

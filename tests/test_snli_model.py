@@ -1,0 +1,80 @@
+"""ESIM head: output shapes, padding invariance (with and without ELMo at the output), a loss that falls."""
+from __future__ import annotations
+
+import torch
+
+from tasks.snli.model import Esim, masked_mean_max
+from tasks.snli.task import SnliTask
+
+D, E = 6, 4
+
+
+def _batch(lengths_a: list[int], lengths_b: list[int], dim: int, seed: int) -> tuple[dict, dict]:
+    g = torch.Generator().manual_seed(seed)
+    ta, tb = max(lengths_a), max(lengths_b)
+    emb = {"premise": torch.randn(len(lengths_a), ta, dim, generator=g),
+           "hypothesis": torch.randn(len(lengths_b), tb, dim, generator=g)}
+    mask = {"premise": torch.arange(ta)[None] < torch.tensor(lengths_a)[:, None],
+            "hypothesis": torch.arange(tb)[None] < torch.tensor(lengths_b)[:, None]}
+    return emb, mask
+
+
+def test_masked_mean_max_hand_values() -> None:
+    x = torch.tensor([[[1.0, -5.0], [3.0, -1.0], [100.0, 100.0]]])
+    out = masked_mean_max(x, torch.tensor([[True, True, False]]))
+    assert torch.allclose(out, torch.tensor([[2.0, -3.0, 3.0, -1.0]]))
+
+
+def test_shapes_and_padding_invariance_with_elmo() -> None:
+    torch.manual_seed(0)
+    head = SnliTask().build_head({"hidden_dim": 5, "dropout": 0.1}, {"premise": D, "hypothesis": D}, E).eval()
+    emb, mask = _batch([3, 7], [5, 2], D, seed=1)
+    elmo, _ = _batch([3, 7], [5, 2], E, seed=2)
+    out = head(emb, mask, elmo, {}, {})
+    assert out["logits"].shape == (2, 3) and "loss" not in out
+    # the first pair alone, unpadded
+    alone_emb = {"premise": emb["premise"][:1, :3], "hypothesis": emb["hypothesis"][:1, :5]}
+    alone_elmo = {"premise": elmo["premise"][:1, :3], "hypothesis": elmo["hypothesis"][:1, :5]}
+    alone_mask = {"premise": mask["premise"][:1, :3], "hypothesis": mask["hypothesis"][:1, :5]}
+    alone = head(alone_emb, alone_mask, alone_elmo, {}, {})["logits"]
+    assert torch.allclose(alone, out["logits"][:1], atol=1e-5)
+    # garbage in the padded positions changes nothing
+    emb2 = {k: v.clone() for k, v in emb.items()}
+    emb2["premise"][0, 3:] = 1e3
+    elmo2 = {k: v.clone() for k, v in elmo.items()}
+    elmo2["hypothesis"][1, 2:] = -1e3
+    assert torch.allclose(head(emb2, mask, elmo2, {}, {})["logits"], out["logits"], atol=1e-5)
+
+
+def test_no_elmo_and_missing_elmo_error() -> None:
+    head = Esim(D, 0, hidden_dim=4).eval()
+    emb, mask = _batch([2], [3], D, seed=3)
+    assert head(emb, mask, {"premise": None, "hypothesis": None}, None, None)["logits"].shape == (1, 3)
+    with_elmo = Esim(D, E, hidden_dim=4)
+    try:
+        with_elmo(emb, mask, None, None, None)
+    except ValueError as err:
+        assert "elmo_output_dim" in str(err)
+    else:
+        raise AssertionError("expected an error without elmo_out")
+
+
+def test_training_step_lowers_loss() -> None:
+    torch.manual_seed(0)
+    task = SnliTask()
+    examples = [{"label": lab} for lab in ("entailment", "neutral", "contradiction", "neutral")]
+    targets = task.targets(examples)
+    assert targets["label"].tolist() == [0, 1, 2, 1]
+    head = task.build_head({"hidden_dim": 8, "dropout": 0.0}, {"premise": D, "hypothesis": D}, 0)
+    emb, mask = _batch([4, 2, 5, 3], [3, 3, 1, 4], D, seed=4)
+    opt = torch.optim.Adam(head.parameters(), lr=0.01)
+    losses = []
+    for _ in range(15):
+        opt.zero_grad()
+        loss = head(emb, mask, None, None, targets)["loss"]
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.5 * losses[0]
+    preds = task.decode(head.eval()(emb, mask, None, None, {}), examples)
+    assert task.metric(preds, examples) == {"accuracy": 100.0}
