@@ -1,0 +1,76 @@
+"""The ``elmo-bench`` command: one subcommand per job; each imports its machinery only when called."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Callable, Sequence
+
+from elmo_bench.errors import DataError
+
+
+def _embed(argv: Sequence[str]) -> int:
+    from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
+
+    parser = argparse.ArgumentParser(prog="elmo-bench embed", description="biLM layers of a sentence file into hdf5")
+    parser.add_argument("--options", default=str(DEFAULT_OPTIONS), help="options.json (default: the shipped biLM)")
+    parser.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="weights.hdf5 (default: the shipped biLM)")
+    parser.add_argument("--input", required=True, help="one whitespace-tokenised sentence a line")
+    parser.add_argument("--output", required=True, help="hdf5 file to write")
+    parser.add_argument("--layers", default="all", choices=["all", "top", "average"])
+    parser.add_argument("--batch-size", type=int, default=64)
+    args = parser.parse_args(argv)
+    from elmo_bench.bilm.weights import load_bilm
+    from elmo_bench.embed import embed_file
+
+    bilm = load_bilm(args.options, args.weights)
+    count = embed_file(bilm, args.input, args.output, layers=args.layers, batch_size=args.batch_size)
+    print(json.dumps({"sentences": count, "output": args.output, "layers": args.layers}))
+    return 0
+
+
+def _score(argv: Sequence[str]) -> int:
+    from elmo_bench.scoring import SCORERS, score
+
+    parser = argparse.ArgumentParser(prog="elmo-bench score", description="official-semantics scorers on files")
+    parser.add_argument("task", choices=sorted(SCORERS))
+    parser.add_argument("files", nargs="+")
+    args = parser.parse_args(argv)
+    print(json.dumps(score(args.task, args.files)))
+    return 0
+
+
+def _delegate(module: str, function: str) -> Callable[[Sequence[str]], int]:
+    def run(argv: Sequence[str]) -> int:
+        import importlib
+
+        return int(getattr(importlib.import_module(module), function)(list(argv)) or 0)
+
+    return run
+
+
+COMMANDS: dict[str, tuple[Callable[[Sequence[str]], int], str]] = {
+    "embed": (_embed, "biLM layers of a sentence file into hdf5"),
+    "score": (_score, "score prediction files with the official scorers' semantics"),
+    "pretrain": (_delegate("elmo_bench.pretrain_cli", "pretrain_main"), "pretrain a biLM (Hydra overrides)"),
+    "perplexity": (_delegate("elmo_bench.pretrain_cli", "perplexity_main"), "held-out perplexity of a biLM"),
+    "finetune-lm": (_delegate("elmo_bench.pretrain_cli", "finetune_main"), "continue LM training on task text"),
+    "report": (_delegate("elmo_bench.report.cli", "report_main"), "paper tables and figures from results"),
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+        lines = [f"  {name:<12} {help_}" for name, (_, help_) in COMMANDS.items()]
+        print("usage: elmo-bench COMMAND [ARGS]\n\ncommands:\n" + "\n".join(lines))
+        return 0 if argv and argv[0] in ("-h", "--help") else 2
+    try:
+        return COMMANDS[argv[0]][0](argv[1:])
+    except DataError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,21 @@
+"""``elmo-bench score TASK FILES...``: each task's metric module scores official files on its own."""
+from __future__ import annotations
+
+import importlib
+from typing import Sequence
+
+#: task → (module with ``score_files(*paths)``, number of files it takes)
+SCORERS: dict[str, tuple[str, int]] = {
+    "ner": ("tasks.ner.metric", 1),
+    "squad": ("tasks.squad.metric", 2),
+    "srl": ("tasks.srl.metric", 2),
+    "coref": ("tasks.coref.metric", 2),
+    "wsd": ("elmo_bench.probe.wsd_metric", 2),
+}
+
+
+def score(task: str, files: Sequence[str]) -> dict:
+    module, count = SCORERS[task]
+    if len(files) != count:
+        raise SystemExit(f"elmo-bench score {task}: expected {count} file(s), found {len(files)}")
+    return importlib.import_module(module).score_files(*files)
