@@ -1,0 +1,137 @@
+"""CoNLL-2003 reader: the four-column files (``word POS chunk NER``) or the hub dataset ``conll2003``.
+
+Tag scheme: the official files use IOB1 (``I-`` everywhere, ``B-`` only between two adjacent entities of the
+same type). The CRF is trained on **BIO (IOB2)**: every entity starts with ``B-``. ``iob1_to_bio`` converts;
+it is idempotent, so files already in BIO pass unchanged. Each example keeps the converted tags in ``tags``.
+
+``-DOCSTART-`` lines are document separators, skipped wherever they occur (this copy has the first one moved to
+the end of each file, with no final newline).
+"""
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+from elmo_bench.errors import DataError
+
+Example = dict[str, Any]
+
+_TAG = re.compile(r"^(O|[BI]-[^\s-][^\s]*)$")
+N_COLUMNS = 4
+
+
+def check_tag(tag: str) -> bool:
+    """True for ``O``, ``B-TYPE`` or ``I-TYPE``."""
+    return bool(_TAG.match(tag))
+
+
+def iob1_to_bio(tags: Sequence[str]) -> list[str]:
+    """IOB1 (or BIO) → BIO: an ``I-X`` that does not continue an ``X`` entity becomes ``B-X``."""
+    out: list[str] = []
+    prev = "O"
+    for tag in tags:
+        if tag.startswith("I-") and (prev == "O" or prev[2:] != tag[2:]):
+            tag = "B-" + tag[2:]
+        out.append(tag)
+        prev = tag
+    return out
+
+
+def _open(path: Path):
+    return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")
+
+
+def read_conll(path: str | Path, split: str = "data") -> list[Example]:
+    """Read one CoNLL-2003 file into examples ``{"id", "tokens", "pos", "chunk", "tags"}`` (tags in BIO).
+
+    Raises DataError naming the file and line on a row without 4 columns or with a malformed NER tag.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise DataError(f"{path}: file not found (expected a CoNLL-2003 file with columns 'word POS chunk NER')")
+    examples: list[Example] = []
+    rows: list[list[str]] = []
+
+    def flush() -> None:
+        if rows:
+            examples.append(
+                {
+                    "id": f"{split}-{len(examples)}",
+                    "tokens": [r[0] for r in rows],
+                    "pos": [r[1] for r in rows],
+                    "chunk": [r[2] for r in rows],
+                    "tags": iob1_to_bio([r[3] for r in rows]),
+                }
+            )
+            rows.clear()
+
+    with _open(path) as handle:
+        for lineno, line in enumerate(handle, start=1):
+            cols = line.split()
+            if not cols:
+                flush()
+                continue
+            if cols[0] == "-DOCSTART-":
+                flush()
+                continue
+            if len(cols) != N_COLUMNS:
+                raise DataError(
+                    f"{path}:{lineno}: expected {N_COLUMNS} columns 'word POS chunk NER', got {len(cols)}: {line.strip()!r}"
+                )
+            if not check_tag(cols[3]):
+                raise DataError(f"{path}:{lineno}: bad NER tag {cols[3]!r} (expected O, B-TYPE or I-TYPE)")
+            rows.append(cols)
+    flush()
+    return examples
+
+
+def read_hub(hub_name: str, split: str, name: str) -> list[Example]:
+    """Read one split of a hub dataset with ``tokens`` and integer ``ner_tags`` (names on the feature).
+
+    The hub ``conll2003`` tags are already IOB2; ``iob1_to_bio`` leaves them unchanged.
+    """
+    import datasets  # imported here: the local path must not need the hub machinery
+
+    ds = datasets.load_dataset(hub_name, split=split)
+    names = ds.features["ner_tags"].feature.names
+    examples: list[Example] = []
+    for i, record in enumerate(ds):
+        tags = [names[t] for t in record["ner_tags"]]
+        for tag in tags:
+            if not check_tag(tag):
+                raise DataError(f"{hub_name}[{split}] record {i}: bad NER tag {tag!r} (expected O, B-TYPE or I-TYPE)")
+        examples.append({"id": f"{name}-{i}", "tokens": list(record["tokens"]), "tags": iob1_to_bio(tags)})
+    return examples
+
+
+HUB_SPLITS = {"train": "train", "dev": "validation", "test": "test"}
+
+
+def read_splits(data_cfg: Mapping[str, Any]) -> dict[str, list[Example]]:
+    """Every split named in ``data_cfg`` (train/dev/test; a missing or null one is absent)."""
+    source = data_cfg.get("source", "local")
+    out: dict[str, list[Example]] = {}
+    for name in ("train", "dev", "test"):
+        if source == "hub":
+            split = data_cfg.get(name, HUB_SPLITS[name])  # key missing: the hub's split name; null: absent
+            if split:
+                out[name] = read_hub(data_cfg.get("hub_name") or "conll2003", split, name)
+        elif source == "local":
+            if data_cfg.get(name):
+                out[name] = read_conll(data_cfg[name], name)
+        else:
+            raise DataError(f"data config: source must be 'local' or 'hub', got {source!r}")
+    return out
+
+
+def iter_entities(tags: Sequence[str]) -> Iterator[tuple[str, int, int]]:
+    """Entity spans ``(type, start, end_exclusive)`` of a BIO sequence (used for counts, not for scoring)."""
+    start, kind = -1, ""
+    for i, tag in enumerate(list(tags) + ["O"]):
+        if start >= 0 and (tag == "O" or tag.startswith("B-") or tag[2:] != kind):
+            yield kind, start, i
+            start = -1
+        if tag != "O" and start < 0:
+            start, kind = i, tag[2:]
