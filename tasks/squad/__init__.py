@@ -1,0 +1,1 @@
+"""SQuAD v1.1: offset-keeping reader, BiDAF + self-attention head, official EM/F1."""

@@ -1,0 +1,158 @@
+"""BiDAF + self-attention after Clark & Gardner (2017), the ELMo paper's SQuAD baseline.
+
+embedded ⊕ char CNN → shared BiGRU (⊕ ELMo output, where the ELMo paper adds it: at the output of this
+contextual layer) → bi-attention (trilinear similarity; context-to-query and query-to-context) → linear+ReLU →
+residual self-attention (BiGRU, context-to-context attention with the diagonal masked, linear+ReLU, added to its
+input) → BiGRU → start logits; [that BiGRU's states ; its input] → BiGRU → end logits.
+All steps are masked so that padding never changes a question's scores.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+QUESTION, CONTEXT = "question", "context"
+IGNORE = -100
+
+
+class MaskedBiGRU(nn.Module):
+    """One-layer BiGRU over packed sequences: (batch, time, in) → (batch, time, 2*hidden), zeros at padding."""
+
+    def __init__(self, input_dim: int, hidden_dim: int) -> None:
+        super().__init__()
+        self.gru = nn.GRU(input_dim, hidden_dim, batch_first=True, bidirectional=True)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        lengths = mask.sum(dim=1).clamp(min=1).cpu()
+        packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        out, _ = self.gru(packed)
+        out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.size(1))
+        return out * mask.unsqueeze(-1).to(out.dtype)
+
+
+class CharCnn(nn.Module):
+    """Own character embedding over bilm-tf char ids (0 = padding) → convolution → max over the word's chars."""
+
+    def __init__(self, char_dim: int = 20, filters: int = 100, width: int = 5, num_chars: int = 262) -> None:
+        super().__init__()
+        self.embedding = nn.Embedding(num_chars, char_dim, padding_idx=0)
+        self.conv = nn.Conv1d(char_dim, filters, kernel_size=width, padding=width // 2)
+        self.output_dim = filters
+
+    def forward(self, chars: torch.Tensor) -> torch.Tensor:
+        """chars (batch, time, chars_per_token) long → (batch, time, filters)."""
+        batch, time, n = chars.shape
+        x = self.embedding(chars.reshape(batch * time, n)).transpose(1, 2)      # (batch*time, char_dim, n)
+        x = torch.relu(self.conv(x)).max(dim=2).values                          # (batch*time, filters)
+        return x.view(batch, time, -1)
+
+
+class TriLinear(nn.Module):
+    """s_ij = w_x·x_i + w_y·y_j + w_xy·(x_i ⊙ y_j) + b: (batch, Tx, d), (batch, Ty, d) → (batch, Tx, Ty)."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.w_x = nn.Linear(dim, 1)
+        self.w_y = nn.Linear(dim, 1, bias=False)
+        self.w_xy = nn.Parameter(torch.empty(dim).uniform_(-dim ** -0.5, dim ** -0.5))
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return self.w_x(x) + self.w_y(y).transpose(1, 2) + torch.bmm(x * self.w_xy, y.transpose(1, 2))
+
+
+def masked_softmax(scores: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tensor:
+    """Softmax over ``dim`` with exactly zero weight where ``mask`` (broadcastable) is False."""
+    scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    return torch.softmax(scores, dim=dim) * mask.to(scores.dtype)
+
+
+class BidafSelfAttention(nn.Module):
+    """The span head. forward(embedded, mask, elmo_out, chars, targets) →
+    {"span_start_logits", "span_end_logits": (batch, context_time), "loss" when targets hold span_start/end}."""
+
+    def __init__(self, input_dim: int, elmo_output_dim: int = 0, hidden_dim: int = 90, linear_dim: int = 180,
+                 dropout: float = 0.2, use_chars: bool = True, char_dim: int = 20, char_filters: int = 100,
+                 char_width: int = 5) -> None:
+        super().__init__()
+        self.elmo_output_dim = elmo_output_dim
+        self.char_cnn = CharCnn(char_dim, char_filters, char_width) if use_chars else None
+        token_dim = input_dim + (char_filters if use_chars else 0)
+        self.dropout = nn.Dropout(dropout)
+        self.contextual = MaskedBiGRU(token_dim, hidden_dim)
+        ctx_dim = 2 * hidden_dim + elmo_output_dim
+        self.bi_similarity = TriLinear(ctx_dim)
+        self.bi_linear = nn.Linear(4 * ctx_dim, linear_dim)
+        self.self_gru = MaskedBiGRU(linear_dim, hidden_dim)
+        self.self_similarity = TriLinear(2 * hidden_dim)
+        self.self_linear = nn.Linear(6 * hidden_dim, linear_dim)
+        self.start_gru = MaskedBiGRU(linear_dim, hidden_dim)
+        self.start_out = nn.Linear(2 * hidden_dim, 1)
+        self.end_gru = MaskedBiGRU(2 * hidden_dim + linear_dim, hidden_dim)
+        self.end_out = nn.Linear(2 * hidden_dim, 1)
+
+    def _contextualise(self, field: str, embedded: Mapping[str, torch.Tensor], mask: torch.Tensor,
+                       elmo_out: Mapping[str, torch.Tensor | None], chars: Mapping[str, torch.Tensor | None]
+                       ) -> torch.Tensor:
+        """(batch, time, input_dim) → (batch, time, 2*hidden [+ elmo_output_dim])."""
+        x = embedded[field]
+        if self.char_cnn is not None:
+            if chars.get(field) is None:
+                raise ValueError(f"the SQuAD head uses a char CNN but got no chars[{field!r}]")
+            x = torch.cat([x, self.char_cnn(chars[field])], dim=-1)
+        h = self.contextual(self.dropout(x), mask)
+        if self.elmo_output_dim:
+            if elmo_out.get(field) is None:
+                raise ValueError(f"built with elmo_output_dim={self.elmo_output_dim} but got no elmo_out[{field!r}]")
+            h = torch.cat([h, self.dropout(elmo_out[field]) * mask.unsqueeze(-1).to(h.dtype)], dim=-1)
+        return h
+
+    def forward(self, embedded: Mapping[str, torch.Tensor], mask: Mapping[str, torch.Tensor],
+                elmo_out: Mapping[str, torch.Tensor | None] | None = None,
+                chars: Mapping[str, torch.Tensor | None] | None = None,
+                targets: Mapping[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
+        elmo_out, chars = elmo_out or {}, chars or {}
+        c_mask, q_mask = mask[CONTEXT].bool(), mask[QUESTION].bool()
+        c = self._contextualise(CONTEXT, embedded, c_mask, elmo_out, chars)     # (batch, Tc, D)
+        q = self._contextualise(QUESTION, embedded, q_mask, elmo_out, chars)    # (batch, Tq, D)
+
+        # bi-attention
+        sim = self.bi_similarity(c, q)                                          # (batch, Tc, Tq)
+        pair = c_mask.unsqueeze(2) & q_mask.unsqueeze(1)
+        c2q = torch.bmm(masked_softmax(sim, pair, dim=2), q)                    # (batch, Tc, D)
+        best = sim.masked_fill(~pair, torch.finfo(sim.dtype).min).max(dim=2).values  # (batch, Tc)
+        q2c_w = masked_softmax(best, c_mask, dim=1)                             # (batch, Tc)
+        q2c = torch.bmm(q2c_w.unsqueeze(1), c)                                  # (batch, 1, D)
+        att = torch.cat([c, c2q, c * c2q, q2c * c2q], dim=-1)                   # (batch, Tc, 4D)
+        x = torch.relu(self.bi_linear(self.dropout(att)))                       # (batch, Tc, linear)
+
+        # residual self-attention, a token never attends to itself
+        s = self.self_gru(self.dropout(x), c_mask)                              # (batch, Tc, 2h)
+        self_sim = self.self_similarity(s, s)                                   # (batch, Tc, Tc)
+        eye = torch.eye(s.size(1), dtype=torch.bool, device=s.device).unsqueeze(0)
+        self_mask = c_mask.unsqueeze(2) & c_mask.unsqueeze(1) & ~eye
+        s_att = torch.bmm(masked_softmax(self_sim, self_mask, dim=2), s)        # (batch, Tc, 2h)
+        x = x + torch.relu(self.self_linear(self.dropout(torch.cat([s, s_att, s * s_att], dim=-1))))
+
+        # span prediction
+        start_h = self.start_gru(self.dropout(x), c_mask)                       # (batch, Tc, 2h)
+        end_h = self.end_gru(self.dropout(torch.cat([start_h, x], dim=-1)), c_mask)
+        neg = torch.finfo(x.dtype).min
+        start_logits = self.start_out(self.dropout(start_h)).squeeze(-1).masked_fill(~c_mask, neg)
+        end_logits = self.end_out(self.dropout(end_h)).squeeze(-1).masked_fill(~c_mask, neg)
+        output = {"span_start_logits": start_logits, "span_end_logits": end_logits, "context_mask": c_mask}
+        if targets and "span_start" in targets:
+            output["loss"] = span_loss(start_logits, end_logits, targets["span_start"], targets["span_end"])
+        return output
+
+
+def span_loss(start_logits: torch.Tensor, end_logits: torch.Tensor, span_start: torch.Tensor,
+              span_end: torch.Tensor) -> torch.Tensor:
+    """Mean over questions with a gold span (target != -100) of CE(start) + CE(end); 0 when none has one."""
+    ce = nn.functional.cross_entropy
+    total = (ce(start_logits, span_start, ignore_index=IGNORE, reduction="sum")
+             + ce(end_logits, span_end, ignore_index=IGNORE, reduction="sum"))
+    count = (span_start != IGNORE).sum()
+    return total / count.clamp(min=1).to(total.dtype)
