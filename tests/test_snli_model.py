@@ -1,6 +1,7 @@
 """ESIM head: output shapes, padding invariance (with and without ELMo at the output), a loss that falls."""
 from __future__ import annotations
 
+import pytest
 import torch
 
 from tasks.snli.model import Esim, masked_mean_max
@@ -51,12 +52,8 @@ def test_no_elmo_and_missing_elmo_error() -> None:
     emb, mask = _batch([2], [3], D, seed=3)
     assert head(emb, mask, {"premise": None, "hypothesis": None}, None, None)["logits"].shape == (1, 3)
     with_elmo = Esim(D, E, hidden_dim=4)
-    try:
+    with pytest.raises(ValueError, match="elmo_output_dim=4 but got no elmo_out"):
         with_elmo(emb, mask, None, None, None)
-    except ValueError as err:
-        assert "elmo_output_dim" in str(err)
-    else:
-        raise AssertionError("expected an error without elmo_out")
 
 
 def test_training_step_lowers_loss() -> None:
