@@ -1,0 +1,218 @@
+"""CoNLL-2012 coreference files (OntoNotes or LitBank) and the hub's ``coref_spans`` → one example per document.
+
+Example::
+
+    {"id": "NAME;PART", "doc_name": str, "part": int, "tokens": list[str] (flattened document),
+     "sentence_ids": list[int] (per token), "speakers": list[str] | None, "genre": str | None,
+     "clusters": list[list[tuple[int, int]]] (inclusive token spans), "path": str}
+
+The last column's brackets are read as the reference scorer v8.01 reads them: per cell, first the one-token
+mentions ``(12)``, then the openings ``(12``, then the closings ``12)``, each closing the latest open mention of
+its entity; entities and mentions are ordered by first appearance. Sentences are separated by blank lines.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from elmo_bench.errors import DataError
+
+Example = dict[str, Any]
+Cluster = list[tuple[int, int]]
+
+_BEGIN = re.compile(r"^#\s*begin document (.*?)\s*$")
+_NAME_PART = re.compile(r"^\((.*)\);\s*part\s+(\d+)$")
+_PIECE = re.compile(r"^(\(\d+\)|\(\d+|\d+\))$")
+_EMPTY = {"", "-", "_"}
+_PLACEHOLDER = {"", "-", "_"}
+GENRES = ("bc", "bn", "mz", "nw", "pt", "tc", "wb")
+
+
+def split_row(line: str) -> list[str]:
+    """Columns of a token row: tab-separated when the row has tabs (a trailing tab leaves an empty last column,
+    as in LitBank), otherwise whitespace-separated."""
+    line = line.rstrip("\r\n")
+    return line.split("\t") if "\t" in line else line.split()
+
+
+def parse_coref_cell(cell: str, where: str) -> list[tuple[str, int]]:
+    """Cell → events [("single"|"open"|"close", entity)] in the scorer's order: singles, opens, closes."""
+    cell = cell.strip()
+    if cell in _EMPTY:
+        return []
+    events: dict[str, list[int]] = {"single": [], "open": [], "close": []}
+    for piece in cell.split("|"):
+        if re.fullmatch(r"\(\d+\+\d+\)", piece):  # double antecedent: the scorer discards it
+            continue
+        if not _PIECE.match(piece):
+            raise DataError(f"{where}: bad coreference cell {cell!r}; expected pieces like '(12', '12)', '(12)' "
+                            f"joined by '|', or '-'")
+        if piece.startswith("(") and piece.endswith(")"):
+            events["single"].append(int(piece[1:-1]))
+        elif piece.startswith("("):
+            events["open"].append(int(piece[1:]))
+        else:
+            events["close"].append(int(piece[:-1]))
+    return [(kind, e) for kind in ("single", "open", "close") for e in events[kind]]
+
+
+def iter_documents(path: str | Path) -> Iterator[Example]:
+    """Yield every document of one CoNLL-2012 file, raising DataError with file and line on malformed input."""
+    path = Path(path)
+    doc: Example | None = None
+    entity_index: dict[int, int] = {}
+    open_starts: dict[int, list[tuple[int, int]]] = {}
+    sentence = 0
+    in_sentence = False
+    with open(path, encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, 1):
+            where = f"{path}:{lineno}"
+            stripped = line.strip()
+            m = _BEGIN.match(stripped)
+            if m:
+                if doc is not None:
+                    raise DataError(f"{where}: '#begin document' inside document {doc['id']} (missing '#end document')")
+                full = m.group(1)
+                np_ = _NAME_PART.match(full)
+                name, part = (np_.group(1), int(np_.group(2))) if np_ else (full, 0)
+                doc = {"id": f"{name};{part}", "doc_name": name, "part": part, "tokens": [], "sentence_ids": [],
+                       "speakers": [], "genre": name.split("/")[0] if name.split("/")[0] in GENRES else None,
+                       "clusters": [], "path": str(path)}
+                entity_index, open_starts, sentence, in_sentence = {}, {}, 0, False
+                continue
+            if stripped.startswith("#") and re.match(r"^#\s*end document", stripped):
+                if doc is None:
+                    raise DataError(f"{where}: '#end document' without '#begin document'")
+                for ent, starts in open_starts.items():
+                    if starts:
+                        raise DataError(f"{path}:{starts[-1][1]}: mention of entity {ent} opened here is never "
+                                        f"closed before '#end document' (line {lineno})")
+                yield _finish(doc)
+                doc = None
+                continue
+            if not stripped:
+                if in_sentence:
+                    sentence += 1
+                in_sentence = False
+                continue
+            if doc is None:
+                raise DataError(f"{where}: token row outside '#begin document' … '#end document'")
+            cols = split_row(line)
+            if len(cols) < 5:
+                raise DataError(f"{where}: expected at least 5 columns (word in column 4, coreference last), "
+                                f"got {len(cols)}")
+            t = len(doc["tokens"])
+            doc["tokens"].append(cols[3])
+            doc["sentence_ids"].append(sentence)
+            doc["speakers"].append(cols[9] if len(cols) >= 12 else "_")
+            in_sentence = True
+            for kind, ent in parse_coref_cell(cols[-1], where):
+                idx = entity_index.setdefault(ent, len(entity_index))
+                while len(doc["clusters"]) <= idx:
+                    doc["clusters"].append([])
+                if kind == "single":
+                    doc["clusters"][idx].append((t, t))
+                elif kind == "open":
+                    open_starts.setdefault(ent, []).append((t, lineno))
+                else:
+                    if not open_starts.get(ent):
+                        raise DataError(f"{where}: closing '{ent})' without an open mention of entity {ent}")
+                    start, _ = open_starts[ent].pop()
+                    doc["clusters"][idx].append((start, t))
+    if doc is not None:
+        raise DataError(f"{path}: document {doc['id']} has no '#end document' before end of file")
+
+
+def _finish(doc: Example) -> Example:
+    if all(s in _PLACEHOLDER for s in doc["speakers"]):
+        doc["speakers"] = None
+    doc["clusters"] = [c for c in doc["clusters"] if c]
+    return doc
+
+
+def read_conll_files(paths: list[Path]) -> list[Example]:
+    return [doc for p in paths for doc in iter_documents(p)]
+
+
+def _ids_to_paths(ids_file: Path, conll_dir: Path | None) -> list[Path]:
+    """LitBank split list: lines like ``X_brat.tsv`` → ``<conll_dir>/X_brat.conll`` (default conll_dir: the
+    ``conll`` folder next to ``litbank_tenfold_splits``)."""
+    conll_dir = conll_dir or ids_file.parents[2] / "conll"
+    out = []
+    for lineno, line in enumerate(ids_file.read_text(encoding="utf-8").splitlines(), 1):
+        name = line.strip()
+        if not name:
+            continue
+        if not name.endswith(".tsv"):
+            raise DataError(f"{ids_file}:{lineno}: expected a document id ending in .tsv, got {name!r}")
+        path = conll_dir / (name[: -len(".tsv")] + ".conll")
+        if not path.exists():
+            raise DataError(f"{ids_file}:{lineno}: {path} does not exist")
+        out.append(path)
+    return out
+
+
+def read_path(value: str | Path, conll_dir: str | Path | None = None) -> list[Example]:
+    """A split value: a LitBank ``.ids`` list, one CoNLL file, or a directory of ``*conll`` files."""
+    value = Path(value)
+    if value.suffix == ".ids":
+        return read_conll_files(_ids_to_paths(value, Path(conll_dir) if conll_dir else None))
+    if value.is_dir():
+        files = sorted(p for p in value.rglob("*") if p.is_file() and p.name.endswith("conll"))
+        if not files:
+            raise DataError(f"{value}: no *conll files found")
+        return read_conll_files(files)
+    return read_conll_files([value])
+
+
+def litbank_eval_documents(root: str | Path, fold: int) -> list[str]:
+    """Names (e.g. ``1023_bleak_house_brat``) of the dev and test documents of one LitBank fold, so biLM
+    pretraining can leave those Gutenberg books out."""
+    split_dir = Path(root) / "litbank_tenfold_splits" / str(fold)
+    names = []
+    for split in ("dev", "test"):
+        ids = split_dir / f"{split}.ids"
+        if not ids.exists():
+            raise DataError(f"{ids}: LitBank split list not found (fold {fold})")
+        names += [line.strip()[: -len(".tsv")] for line in ids.read_text(encoding="utf-8").splitlines()
+                  if line.strip()]
+    return names
+
+
+def hub_records_to_examples(records: Iterator[Mapping[str, Any]], split: str) -> list[Example]:
+    """Documents of the hub dataset ``conll2012_ontonotesv5``: ``coref_spans`` = [cluster id, start, end] per
+    sentence (inclusive, sentence-relative)."""
+    out = []
+    for doc in records:
+        name = str(doc["document_id"])
+        tokens, sent_ids, speakers = [], [], []
+        clusters: dict[int, Cluster] = {}
+        for s_no, sent in enumerate(doc["sentences"]):
+            offset = len(tokens)
+            words = list(sent["words"])
+            tokens += words
+            sent_ids += [s_no] * len(words)
+            speakers += [str(sent.get("speaker") or "_")] * len(words)
+            for cid, start, end in sent.get("coref_spans") or []:
+                if not 0 <= start <= end < len(words):
+                    raise DataError(f"{split} record {name} sentence {s_no}: coref span ({start}, {end}) outside "
+                                    f"{len(words)} words")
+                clusters.setdefault(int(cid), []).append((offset + start, offset + end))
+        part = int(doc["sentences"][0].get("part_id", 0)) if doc["sentences"] else 0
+        ex = {"id": f"{name};{part}", "doc_name": name, "part": part, "tokens": tokens, "sentence_ids": sent_ids,
+              "speakers": speakers, "genre": name.split("/")[0] if name.split("/")[0] in GENRES else None,
+              "clusters": list(clusters.values()), "path": f"hub:{split}"}
+        out.append(_finish(ex))
+    return out
+
+
+def read_split(data_cfg: Mapping[str, Any], split: str) -> list[Example]:
+    """One split of a data config (conf/data/litbank.yaml, conll2012_coref.yaml)."""
+    value = data_cfg.get(split)
+    if data_cfg.get("source", "local") == "hub":
+        import datasets  # only for the hub path; tests use local files
+
+        records = datasets.load_dataset(data_cfg["hub_name"], data_cfg.get("hub_config", "english_v4"), split=value)
+        return hub_records_to_examples(iter(records), split)
+    return read_path(value, data_cfg.get("conll_dir"))
