@@ -1,0 +1,1 @@
+"""Fine-grained sentiment (SST-5) with the biattentive classification network."""

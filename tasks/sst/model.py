@@ -1,0 +1,107 @@
+"""BCN, the biattentive classification network (McCann et al. 2017), in the ELMo paper's variant.
+
+    embedded (batch, time, d_in) ─dropout─▶ ReLU feed-forward ─▶ encoder BiLSTM ─▶ X (batch, time, 2h)
+    biattention of X with itself: A = softmax_keys(X Xᵀ) (batch, time, time), X̃ = A X
+    integrator BiLSTM over [X ; X - X̃ ; X ⊙ X̃ (; elmo_out when ELMo is at the output)] ─▶ H (batch, time, 2k)
+    pool H over time: max, min, mean, self-attentive ─▶ (batch, 8k) ─dropout─▶ ReLU feed-forward ─▶ linear ─▶ logits
+
+The paper replaces McCann et al.'s maxout layers with ReLU feed-forward layers. Padding never changes the logits:
+both LSTMs run on packed sequences, attention ignores padded keys, and every pooling masks padded steps.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional, Sequence
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+
+def run_lstm(lstm: nn.LSTM, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Batch-first LSTM over packed sequences. x (batch, time, dim), mask (batch, time) → (batch, time, out)."""
+    lengths = mask.long().sum(1).clamp(min=1).cpu()
+    packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+    out, _ = lstm(packed)
+    out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.size(1))
+    return out
+
+
+def masked_softmax(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last axis where ``mask`` (broadcastable, bool) is True; padded entries get weight 0."""
+    logits = logits.masked_fill(~mask, torch.finfo(logits.dtype).min)
+    return torch.softmax(logits, dim=-1) * mask
+
+
+class BCN(nn.Module):
+    """forward(embedded, mask, elmo_out, chars, targets) → {"logits" (batch, n_classes), "loss" with targets}."""
+
+    def __init__(
+        self,
+        input_dim: int,
+        elmo_output_dim: int = 0,
+        n_classes: int = 5,
+        pre_encode_dim: int = 300,
+        encoder_hidden: int = 300,
+        integrator_hidden: int = 300,
+        output_dims: Sequence[int] = (1200, 600),
+        embedding_dropout: float = 0.5,
+        pre_encode_dropout: float = 0.25,
+        integrator_dropout: float = 0.1,
+        output_dropout: float = 0.2,
+        field: str = "tokens",
+    ):
+        super().__init__()
+        self.field = field
+        self.elmo_output_dim = elmo_output_dim
+        self.embedding_dropout = nn.Dropout(embedding_dropout)
+        self.pre_encode = nn.Sequential(nn.Linear(input_dim, pre_encode_dim), nn.ReLU(), nn.Dropout(pre_encode_dropout))
+        self.encoder = nn.LSTM(pre_encode_dim, encoder_hidden, batch_first=True, bidirectional=True)
+        self.integrator = nn.LSTM(6 * encoder_hidden + elmo_output_dim, integrator_hidden, batch_first=True,
+                                  bidirectional=True)
+        self.self_attentive = nn.Linear(2 * integrator_hidden, 1)
+        self.integrator_dropout = nn.Dropout(integrator_dropout)
+        layers: list[nn.Module] = []
+        dim = 8 * integrator_hidden
+        for out_dim in output_dims:
+            layers += [nn.Linear(dim, out_dim), nn.ReLU(), nn.Dropout(output_dropout)]
+            dim = out_dim
+        layers.append(nn.Linear(dim, n_classes))
+        self.output = nn.Sequential(*layers)
+
+    def forward(
+        self,
+        embedded: Mapping[str, torch.Tensor],
+        mask: Mapping[str, torch.Tensor],
+        elmo_out: Optional[Mapping[str, Optional[torch.Tensor]]] = None,
+        chars: Optional[Mapping[str, Optional[torch.Tensor]]] = None,
+        targets: Optional[Mapping[str, torch.Tensor]] = None,
+    ) -> dict[str, Any]:
+        """embedded[f] (batch, time, d_in), mask[f] (batch, time) bool, elmo_out[f] (batch, time, elmo_dim),
+        targets["label"] (batch,) → {"logits": (batch, n_classes), "loss": scalar mean cross-entropy}."""
+        f = self.field
+        m = mask[f]
+        x = self.pre_encode(self.embedding_dropout(embedded[f]))
+        encoded = run_lstm(self.encoder, x, m)  # (batch, time, 2h)
+        weights = masked_softmax(encoded @ encoded.transpose(1, 2), m.unsqueeze(1))  # (batch, time, time)
+        attended = weights @ encoded
+        parts = [encoded, encoded - attended, encoded * attended]
+        if self.elmo_output_dim:
+            e = (elmo_out or {}).get(f)
+            if e is None:
+                raise ValueError(f"BCN: built with elmo_output_dim={self.elmo_output_dim} but elmo_out[{f!r}] is missing")
+            parts.append(e)
+        integrated = run_lstm(self.integrator, torch.cat(parts, dim=-1), m)  # (batch, time, 2k)
+        m3 = m.unsqueeze(2)
+        big = torch.finfo(integrated.dtype).max / 4
+        max_pool = integrated.masked_fill(~m3, -big).max(dim=1).values
+        min_pool = integrated.masked_fill(~m3, big).min(dim=1).values
+        mean_pool = (integrated * m3).sum(1) / m3.sum(1).clamp(min=1)
+        self_weights = masked_softmax(self.self_attentive(integrated).squeeze(2), m)  # (batch, time)
+        self_pool = (self_weights.unsqueeze(2) * integrated).sum(1)
+        pooled = self.integrator_dropout(torch.cat([max_pool, min_pool, mean_pool, self_pool], dim=-1))
+        logits = self.output(pooled)
+        out: dict[str, Any] = {"logits": logits}
+        if targets and "label" in targets:
+            out["loss"] = F.cross_entropy(logits, targets["label"])
+        return out

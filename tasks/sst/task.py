@@ -1,0 +1,43 @@
+"""SstTask: SST-5 with the BCN head; trained on roots (+ phrases), evaluated by root accuracy."""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import torch
+from torch import nn
+
+from elmo_bench.task_api import Example, Task
+from tasks.sst import metric, reader
+from tasks.sst.model import BCN
+
+
+class SstTask(Task):
+    name = "sst"
+    text_fields = ("tokens",)
+    main_metric = "accuracy"
+
+    def read(self, data_cfg: Mapping[str, Any]) -> dict[str, list[Example]]:
+        return reader.read_splits(data_cfg)
+
+    def targets(self, examples: Sequence[Example]) -> dict[str, torch.Tensor]:
+        """{"label": (batch,) classes 0..4}; empty when the examples carry no gold."""
+        if not examples or "label" not in examples[0]:
+            return {}
+        return {"label": torch.tensor([int(ex["label"]) for ex in examples], dtype=torch.long)}
+
+    def build_head(self, head_cfg: Mapping[str, Any], input_dims: Mapping[str, int], elmo_output_dim: int) -> nn.Module:
+        cfg = dict(head_cfg)
+        if "output_dims" in cfg:
+            cfg["output_dims"] = [int(d) for d in cfg["output_dims"]]
+        return BCN(input_dims["tokens"], elmo_output_dim, n_classes=reader.N_CLASSES, **cfg)
+
+    def decode(self, output: Mapping[str, torch.Tensor], examples: Sequence[Example]) -> list[int]:
+        """The predicted class (0..4) of each example."""
+        return output["logits"].argmax(dim=-1).tolist()
+
+    def metric(self, predictions: Sequence[int], examples: Sequence[Example]) -> dict[str, float]:
+        """Fine-grained accuracy (percent) over root examples (phrase examples, if any, are left out)."""
+        pairs = [(ex["label"], p) for ex, p in zip(examples, predictions) if ex.get("is_root", True)]
+        if len(predictions) != len(examples):
+            raise ValueError(f"{len(predictions)} predictions for {len(examples)} examples")
+        return {"accuracy": metric.accuracy([g for g, _ in pairs], [p for _, p in pairs])}
