@@ -149,3 +149,16 @@ def test_real_conll05_devel_counts(tmp_path: Path) -> None:
     written = read_props(tmp_path / "g.props")
     empty_w = [(t, [["*"] * len(t) for _ in cols]) for t, cols in written]
     assert score_sentences(written, empty_w)["missed"] == missed_release > 0
+
+
+@pytest.mark.skipif(not DATA.exists(), reason="../shared/data not present")
+def test_conll2005_config_reads_dev() -> None:
+    from omegaconf import OmegaConf
+
+    repo = Path(__file__).resolve().parents[1]
+    cfg = OmegaConf.create({"paths": {"data_root": str(DATA)}, "data": OmegaConf.load(repo / "conf/data/conll2005.yaml")})
+    data = OmegaConf.to_container(cfg.data, resolve=True)
+    data = {**data, "train": None, "test": None, "test_brown": None}
+    splits = SrlTask().read(data)
+    assert {k: len(v) for k, v in splits.items()} == {"dev": 3248}
+    assert OmegaConf.load(repo / "conf/task/srl.yaml").target == "tasks.srl.task:SrlTask"
