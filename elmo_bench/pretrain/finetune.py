@@ -1,0 +1,49 @@
+"""Fine-tune an exported biLM on new text (e.g. a task's training sentences, the paper's Table 7), then export.
+
+The architecture and vocabulary come from the exported model (``init_dir``: options.json, weights.hdf5 with its
+``softmax/W``/``softmax/b``, vocab.txt); the unigram reference counts are recounted on the new text. Checkpoints
+and resume work as in pretraining (a checkpoint in ``out_dir`` wins over the initial weights).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import h5py
+import torch
+
+from elmo_bench.bilm.options import BiLMOptions
+from elmo_bench.bilm.weights import load_weights
+from elmo_bench.errors import DataError
+from elmo_bench.pretrain.data import load_corpus
+from elmo_bench.pretrain.train import Trainer
+
+
+def model_config_from_options(options: BiLMOptions) -> dict[str, Any]:
+    return {"filters": [list(f) for f in options.filters], "n_highway": options.n_highway,
+            "char_dim": options.char_dim, "activation": options.activation, "n_layers": options.n_layers,
+            "lstm_dim": options.lstm_dim, "projection_dim": options.projection_dim, "cell_clip": options.cell_clip,
+            "proj_clip": options.proj_clip, "use_skip_connections": options.use_skip_connections}
+
+
+def finetune(cfg: dict[str, Any], progress: bool = True) -> dict[str, Any]:
+    from elmo_bench.pretrain_cli import SHIPPED
+
+    torch.set_num_threads(int(cfg.get("threads", 1)))
+    if not cfg.get("train_files"):
+        raise DataError("finetune-lm: pretrain.train_files is empty; give the task's text (one sentence a line)")
+    init = Path(cfg.get("init_dir") or SHIPPED)
+    options = BiLMOptions.load(init / "options.json")
+    cfg = dict(cfg, model=model_config_from_options(options), vocab_file=str(init / "vocab.txt"))
+    corpus = load_corpus(cfg["train_files"], cfg["vocab_file"])
+    trainer = Trainer(cfg, corpus=corpus)
+    load_weights(trainer.model.bilm, init / "weights.hdf5")
+    with h5py.File(init / "weights.hdf5", "r") as handle, torch.no_grad():
+        if "softmax/W" not in handle:
+            raise DataError(f"{init / 'weights.hdf5'}: no softmax/W dataset; cannot continue LM training")
+        trainer.model.softmax.weight.copy_(torch.from_numpy(handle["softmax/W"][...]))
+        trainer.model.softmax.bias.copy_(torch.from_numpy(handle["softmax/b"][...]))
+    try:
+        return trainer.run(progress)
+    finally:
+        trainer.close()

@@ -1,0 +1,75 @@
+"""The biLM as a language model for training: the core :class:`BiLM` plus one softmax shared by both directions.
+
+The core's ``BiLstmStack`` reverses every sentence within its length; for training on fixed windows we call its
+``ProjectedLstmLayer``s directly instead, feeding the forward stream as direction 0 and the (already reversed)
+backward stream as direction 1, every row full length, with the state carried in from the previous window.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+from elmo_bench.bilm.lstm import LayerState
+from elmo_bench.bilm.model import BiLM
+from elmo_bench.bilm.options import BiLMOptions
+from elmo_bench.pretrain.softmax import LMSoftmax
+
+
+def make_options(model_cfg: dict[str, Any], extra: dict[str, Any] | None = None) -> BiLMOptions:
+    """BiLMOptions from the ``model`` part of a pretrain config; ``extra`` = bilm-tf training keys to record."""
+    raw = dict(extra or {})
+    raw.update({
+        "bidirectional": True,
+        "char_cnn": {
+            "activation": model_cfg.get("activation", "relu"),
+            "embedding": {"dim": int(model_cfg["char_dim"])},
+            "filters": [[int(w), int(n)] for w, n in model_cfg["filters"]],
+            "max_characters_per_token": 50,
+            "n_characters": 262,
+            "n_highway": int(model_cfg["n_highway"]),
+        },
+        "lstm": {
+            "cell_clip": model_cfg.get("cell_clip", 3.0),
+            "dim": int(model_cfg["lstm_dim"]),
+            "n_layers": int(model_cfg["n_layers"]),
+            "proj_clip": model_cfg.get("proj_clip", 3.0),
+            "projection_dim": int(model_cfg["projection_dim"]),
+            "use_skip_connections": bool(model_cfg.get("use_skip_connections", True)),
+        },
+    })
+    return BiLMOptions.from_dict(raw, source="pretrain config")
+
+
+class LanguageModel(nn.Module):
+    def __init__(self, options: BiLMOptions, vocab_size: int, num_sampled: int | None, dropout: float = 0.0,
+                 seed: int = 0) -> None:
+        super().__init__()
+        self.bilm = BiLM(options)
+        self.softmax = LMSoftmax(vocab_size, options.projection_dim, num_sampled, seed)
+        self.dropout = nn.Dropout(dropout)
+
+    def zero_state(self, batch: int) -> list[LayerState]:
+        like = self.softmax.weight
+        return self.bilm.lstm.zero_state(batch, like)
+
+    def forward(self, chars: torch.Tensor, inverse: torch.Tensor, targets: torch.Tensor,
+                state: list[LayerState]) -> tuple[torch.Tensor, list[LayerState]]:
+        """chars (types, 50): character ids of the distinct word types of this window; inverse (2, batch, time):
+        index into ``chars`` of every input token (axis 0 = forward, backward stream); targets (2, batch, time)
+        softmax ids. Returns the mean loss over both directions and the final state per layer."""
+        directions, batch, time = inverse.shape
+        vectors = self.bilm.token_encoder.encode_words(chars)  # (types, proj)
+        x = vectors[inverse]  # (2, batch, time, proj)
+        batch_sizes = [batch] * time
+        skip = self.bilm.options.use_skip_connections
+        final = []
+        for k, layer in enumerate(self.bilm.lstm.layers):
+            out, layer_state = layer(self.dropout(x), batch_sizes, state[k])
+            if k > 0 and skip:
+                out = out + x
+            x = out
+            final.append(layer_state)
+        h = self.dropout(x).reshape(-1, x.shape[-1])
+        return self.softmax.loss(h, targets.reshape(-1)), final

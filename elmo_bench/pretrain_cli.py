@@ -1,0 +1,97 @@
+"""Entry points of ``elmo-bench pretrain``, ``elmo-bench perplexity`` and ``elmo-bench finetune-lm``.
+
+``pretrain`` and ``finetune-lm`` take Hydra overrides (``pretrain=tiny pretrain.max_tokens=20000``); the configs
+live in the repository's ``conf/pretrain/``. ``perplexity`` takes plain flags and prints one JSON object.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+import elmo_bench
+
+REPO = Path(elmo_bench.__file__).resolve().parents[1]
+CONF_DIR = REPO / "conf"
+SHIPPED = Path(elmo_bench.__file__).resolve().parent / "resources" / "bilm"
+
+
+def compose_pretrain(overrides: Sequence[str], default: str = "default") -> dict[str, Any]:
+    """The ``pretrain`` config group composed with Hydra; ``pretrain=NAME`` picks the file. Relative paths in
+    ``train_files``, ``heldout_files``, ``vocab_file``, ``out_dir``, ``export_dir``, ``log_file`` resolve against
+    the repository root."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    overrides = list(overrides)
+    chosen = [o for o in overrides if o.startswith("pretrain=") or o.startswith("+pretrain=")]
+    rest = [o for o in overrides if o not in chosen]
+    name = chosen[-1].split("=", 1)[1] if chosen else default
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
+        cfg = compose(overrides=[f"+pretrain={name}", *rest])
+    out = OmegaConf.to_container(cfg.pretrain, resolve=True)
+    for key in ("train_files", "heldout_files"):
+        if out.get(key):
+            out[key] = [_resolve(p) for p in ([out[key]] if isinstance(out[key], str) else out[key])]
+    for key in ("vocab_file", "out_dir", "export_dir", "log_file", "init_dir"):
+        if out.get(key):
+            out[key] = _resolve(out[key])
+    return out
+
+
+def _resolve(path: str) -> str:
+    p = Path(path)
+    return str(p if p.is_absolute() else REPO / p)
+
+
+def pretrain_main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """``elmo-bench pretrain [hydra overrides]``: train to the budget, checkpoint, export; prints a JSON summary."""
+    from elmo_bench.pretrain.train import train
+
+    cfg = compose_pretrain(list(argv or []))
+    summary = train(cfg)
+    print(json.dumps(summary))
+    return summary
+
+
+def perplexity_main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """``elmo-bench perplexity --options F --weights F --vocab F --input FILE...``: one JSON object."""
+    import torch
+
+    from elmo_bench.pretrain.perplexity import evaluate, load_lm
+    from elmo_bench.pretrain.train import heldout_sentences
+
+    parser = argparse.ArgumentParser(prog="elmo-bench perplexity",
+                                     description="Held-out perplexity of an exported biLM (full softmax).")
+    parser.add_argument("--options", default=str(SHIPPED / "options.json"))
+    parser.add_argument("--weights", default=str(SHIPPED / "weights.hdf5"))
+    parser.add_argument("--vocab", default=str(SHIPPED / "vocab.txt"))
+    parser.add_argument("--input", nargs="+", required=True,
+                        help="held-out text: one whitespace-tokenised sentence a line (globs, .gz)")
+    parser.add_argument("--max-sentences", type=int, default=None)
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    torch.set_num_threads(args.threads)
+    bilm, weight, bias, vocab, counts = load_lm(args.options, args.weights, args.vocab)
+    result = evaluate(bilm, weight, bias, vocab, counts, heldout_sentences(args.input, args.max_sentences))
+    print(json.dumps(result))
+    return result
+
+
+def finetune_main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """``elmo-bench finetune-lm [hydra overrides]``: continue LM training of an exported biLM on new text
+    (``pretrain=finetune pretrain.train_files=[...] pretrain.init_dir=DIR``), then export again."""
+    from elmo_bench.pretrain.finetune import finetune
+
+    argv = list(argv or [])
+    cfg = compose_pretrain(argv, default="finetune")
+    summary = finetune(cfg)
+    print(json.dumps(summary))
+    return summary
+
+
+if __name__ == "__main__":  # `torchrun --nproc_per_node=2 -m elmo_bench.pretrain_cli pretrain=tiny ...`
+    import sys
+
+    pretrain_main(sys.argv[1:])

@@ -1,0 +1,52 @@
+"""Prepare the shipped biLM's corpus: Gutenberg novels (minus LitBank fold-0 dev/test novels) → Moses-tokenised
+sentences, the last 1% of each novel's sentences held out for perplexity; PTB train/valid copied as they are.
+
+Usage: python scripts/prepare_lm_corpus.py ../shared/data /work/lm_work
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+from pathlib import Path
+
+from elmo_bench.pretrain.corpus import Tokenizer, expand_paths, litbank_eval_books, open_text_lines, prepare_lines
+
+
+def main(data_root: str, out_dir: str, heldout_fraction: float = 0.01) -> None:
+    data, out = Path(data_root), Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    excluded = set(litbank_eval_books(data / "coref/litbank/litbank_tenfold_splits", 0))
+    tokenizer = Tokenizer()
+    stats = {"excluded_books": sorted(excluded), "books": 0, "train_sentences": 0, "train_tokens": 0,
+             "heldout_sentences": 0, "heldout_tokens": 0}
+    with open(out / "novels.train.txt", "w", encoding="utf-8") as train, \
+            open(out / "novels.heldout.txt", "w", encoding="utf-8") as held:
+        for path in expand_paths(str(data / "lm_corpus/gutenberg_litbank_originals/*.txt.gz")):
+            if path.name.split(".txt")[0] in excluded:
+                continue
+            sentences = list(prepare_lines((line for _, line in open_text_lines(path)), tokenizer))
+            cut = len(sentences) - max(1, int(len(sentences) * heldout_fraction))
+            for part, handle, key in ((sentences[:cut], train, "train"), (sentences[cut:], held, "heldout")):
+                for s in part:
+                    handle.write(s + "\n")
+                stats[f"{key}_sentences"] += len(part)
+                stats[f"{key}_tokens"] += sum(s.count(" ") + 1 for s in part)
+            stats["books"] += 1
+            print(path.name, len(sentences), flush=True)
+    with gzip.open(data / "lm_corpus/ptb_mikolov/ptb.train.txt.gz", "rt") as src, \
+            open(out / "ptb.train.txt", "w", encoding="utf-8") as dst:
+        for line in src:
+            if line.strip():
+                dst.write(" ".join(line.split()) + "\n")
+    with open(data / "lm_corpus/ptb_mikolov/ptb.valid.txt", encoding="utf-8") as src, \
+            open(out / "ptb.valid.txt", "w", encoding="utf-8") as dst:
+        for line in src:
+            if line.strip():
+                dst.write(" ".join(line.split()) + "\n")
+    (out / "prepare_stats.json").write_text(json.dumps(stats, indent=2) + "\n")
+    print(json.dumps(stats))
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:3])
