@@ -1,0 +1,145 @@
+"""The supervised loop shared by every task: early stopping on the dev metric, checkpoints, exact resume.
+
+Determinism: every epoch reseeds torch with ``seed * 1000 + epoch`` and shuffles with the same number, so a run
+resumed from the checkpoint of epoch k continues exactly as the uninterrupted run would have. Checkpoints and the
+best model are written atomically (temp + rename): a kill at any moment leaves either the previous or the new one.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import torch
+from torch import nn
+from tqdm import tqdm
+
+from elmo_bench.atomic import atomic_path
+from elmo_bench.batching import Collator, length_batches
+from elmo_bench.embedders import TaskEmbedder
+from elmo_bench.task_api import Example, Task
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TrainerConfig:
+    optimizer: str = "adam"
+    lr: float = 1e-3
+    batch_size: int = 32
+    eval_batch_size: int = 64
+    max_epochs: int = 10
+    patience: int = 3
+    grad_clip: float | None = 5.0
+    weight_decay: float = 0.0
+    progress: bool = True
+
+
+class TaskModel(nn.Module):
+    """Embedder (GloVe table + ELMo mixes) followed by the task head."""
+
+    def __init__(self, embedder: TaskEmbedder, head: nn.Module) -> None:
+        super().__init__()
+        self.embedder, self.head = embedder, head
+
+    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        fields = batch["fields"]
+        embedded, elmo_out = self.embedder(fields)
+        mask = {name: f["mask"] for name, f in fields.items()}
+        chars = {name: f["chars"] for name, f in fields.items()}
+        return self.head(embedded, mask, elmo_out, chars, batch.get("targets", {}))
+
+
+def make_optimizer(model: nn.Module, cfg: TrainerConfig) -> torch.optim.Optimizer:
+    params = [p for p in model.parameters() if p.requires_grad]
+    if cfg.optimizer == "adam":
+        return torch.optim.Adam(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    if cfg.optimizer == "adadelta":
+        return torch.optim.Adadelta(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    if cfg.optimizer == "sgd":
+        return torch.optim.SGD(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    raise ValueError(f"trainer.optimizer expected adam, adadelta or sgd, found {cfg.optimizer!r}")
+
+
+@torch.no_grad()
+def predict(model: TaskModel, task: Task, examples: Sequence[Example], collator: Collator,
+            batch_size: int) -> list[Any]:
+    """Predictions in the order of ``examples``."""
+    model.eval()
+    predictions: list[Any] = [None] * len(examples)
+    for rows in length_batches(examples, task.text_fields[0], batch_size, shuffle=False, seed=0):
+        chunk = [examples[i] for i in rows]
+        output = model(collator(chunk))
+        for i, prediction in zip(rows, task.decode(output, chunk)):
+            predictions[i] = prediction
+    return predictions
+
+
+def evaluate(model: TaskModel, task: Task, examples: Sequence[Example], collator: Collator,
+             batch_size: int) -> tuple[dict[str, float], list[Any]]:
+    predictions = predict(model, task, examples, collator, batch_size)
+    return task.metric(predictions, examples), predictions
+
+
+def _save(path: Path, state: dict[str, Any]) -> None:
+    with atomic_path(path, suffix=".pt") as tmp:
+        torch.save(state, tmp)
+
+
+def fit(model: TaskModel, task: Task, train: Sequence[Example], dev: Sequence[Example],
+        train_collator: Collator, dev_collator: Collator, cfg: TrainerConfig, run_dir: Path, seed: int,
+        on_epoch: Callable[[int, dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Train with early stopping on ``task.main_metric``; resumes from ``run_dir/checkpoint.pt`` if present.
+
+    Leaves the best model's weights in ``model`` and returns the history.
+    """
+    checkpoint_path, best_path = run_dir / "checkpoint.pt", run_dir / "best.pt"
+    optimizer = make_optimizer(model, cfg)
+    history: list[dict[str, Any]] = []
+    best, best_epoch, start_epoch = -math.inf, -1, 0
+    if checkpoint_path.exists():
+        state = torch.load(checkpoint_path, weights_only=True)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        history, best, best_epoch = state["history"], state["best"], state["best_epoch"]
+        start_epoch = state["epoch"] + 1
+        log.info("resuming from %s after epoch %d (best %s %.3f)", checkpoint_path, state["epoch"], task.main_metric, best)
+    for epoch in range(start_epoch, cfg.max_epochs):
+        if epoch - best_epoch > cfg.patience and best_epoch >= 0:
+            break
+        torch.manual_seed(seed * 1000 + epoch)
+        model.train()
+        started, total_loss, batches = time.perf_counter(), 0.0, 0
+        order = length_batches(train, task.text_fields[0], cfg.batch_size, shuffle=True, seed=seed * 1000 + epoch)
+        bar = tqdm(order, desc=f"epoch {epoch}", unit="batch", disable=not cfg.progress, leave=False)
+        for rows in bar:
+            output = model(train_collator([train[i] for i in rows]))
+            loss = output["loss"] + model.embedder.penalty()
+            optimizer.zero_grad()
+            loss.backward()
+            if cfg.grad_clip:
+                nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+            optimizer.step()
+            total_loss += loss.item()
+            batches += 1
+            bar.set_postfix(loss=f"{total_loss / batches:.4f}")
+        train_seconds = time.perf_counter() - started
+        dev_metrics, _ = evaluate(model, task, dev, dev_collator, cfg.eval_batch_size)
+        score = dev_metrics[task.main_metric]
+        record = {"epoch": epoch, "train_loss": total_loss / max(batches, 1), "dev": dev_metrics,
+                  "train_seconds": train_seconds}
+        history.append(record)
+        log.info("epoch %d: loss %.4f dev %s %.3f", epoch, record["train_loss"], task.main_metric, score)
+        if score > best:
+            best, best_epoch = score, epoch
+            _save(best_path, {"model": model.state_dict(), "epoch": epoch})
+        _save(checkpoint_path, {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch,
+                                "history": history, "best": best, "best_epoch": best_epoch})
+        if on_epoch is not None:
+            on_epoch(epoch, record)
+    if best_path.exists():
+        model.load_state_dict(torch.load(best_path, weights_only=True)["model"])
+    return {"history": history, "best_epoch": best_epoch, "best_dev": best}

@@ -1,0 +1,39 @@
+"""Hydra entry point: one experiment, or a sweep with -m. `python run.py` alone runs the embedded quickstart.
+
+    python run.py                                              # quickstart: NER sample, GloVe vs +ELMo, table
+    python run.py task=sst embedder=glove_elmo                 # one run (the paper's +ELMo row for SST-5)
+    python run.py -m task=ner embedder=glove,glove_elmo seed=1,2,3
+"""
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig, open_dict
+
+from elmo_bench.hydra_setup import register_resolvers
+
+register_resolvers()
+log = logging.getLogger("run")
+
+
+@hydra.main(version_base="1.3", config_path="conf", config_name="config")
+def main(cfg: DictConfig) -> float | None:
+    from elmo_bench.experiment import run_experiment
+
+    hydra_cfg = HydraConfig.get()
+    with open_dict(cfg):
+        cfg.choices = {k: v for k, v in hydra_cfg.runtime.choices.items() if not k.startswith("hydra")}
+        cfg.data.name = cfg.choices.get("data")
+    results = run_experiment(cfg, Path(hydra_cfg.runtime.output_dir))
+    dev = results["metrics"].get("dev", {})
+    return dev.get(results["main_metric"])
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 1:
+        sys.argv.append("experiment=quickstart")
+    main()
