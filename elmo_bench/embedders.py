@@ -50,7 +50,8 @@ class TaskEmbedder(nn.Module):
     """Produces ``embedded[f]`` (batch, time, input_dim) and ``elmo_out[f]`` (batch, time, elmo_dim) | None."""
 
     def __init__(self, glove: torch.Tensor | None, glove_trainable: bool, use_elmo: bool, num_layers: int,
-                 elmo_dim: int, placement: str, mode: str, layer_norm: bool, l2_coef: float, dropout: float) -> None:
+                 elmo_dim: int, placement: str, mode: str, layer_norm: bool, l2_coef: float, dropout: float,
+                 layer_index: int | None = None) -> None:
         super().__init__()
         if placement not in PLACEMENTS:
             raise ValueError(f"ELMo placement expected one of {PLACEMENTS}, found {placement!r}")
@@ -65,7 +66,8 @@ class TaskEmbedder(nn.Module):
         if use_elmo:
             for where in ("input", "output"):
                 if placement in (where, "both"):
-                    self.mixes[where] = ScalarMix(num_layers, mode=mode, layer_norm=layer_norm, l2_coef=l2_coef)
+                    self.mixes[where] = ScalarMix(num_layers, mode=mode, layer_norm=layer_norm, l2_coef=l2_coef,
+                                                   layer_index=layer_index)
         self.dropout = nn.Dropout(dropout)
         self.glove_dim = 0 if glove is None else glove.shape[1]
         self.elmo_dim = elmo_dim

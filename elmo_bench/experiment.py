@@ -59,6 +59,7 @@ def elmo_settings(cfg: DictConfig) -> dict[str, Any]:
         "layer_norm": bool(_pick(cfg.mix.get("layer_norm"), task_elmo.get("layer_norm", False))),
         "dropout": float(_pick(cfg.mix.get("dropout"), task_elmo.get("dropout", 0.5))),
         "mode": cfg.mix.mode,
+        "layer_index": cfg.mix.get("layer"),
     }
 
 
@@ -126,7 +127,8 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
         words = {w for examples in splits.values() for e in examples for f in task.text_fields for w in e[f]}
         vocab, glove = build_glove(words, cfg.embedder.glove_source, cfg.embedder.get("glove_path"), seed)
     embedder = TaskEmbedder(glove, bool(cfg.embedder.get("glove_trainable", False)), use_elmo, num_layers, elmo_dim,
-                            elmo["placement"], elmo["mode"], elmo["layer_norm"], elmo["l2_coef"], elmo["dropout"])
+                            elmo["placement"], elmo["mode"], elmo["layer_norm"], elmo["l2_coef"], elmo["dropout"],
+                            elmo["layer_index"])
     head_cfg = OmegaConf.to_container(cfg.task.head, resolve=True)
     head = task.build_head(head_cfg, {f: embedder.input_dim for f in task.text_fields}, embedder.output_dim)
     model = TaskModel(embedder, head)

@@ -16,29 +16,35 @@ from torch import nn
 from elmo_bench.bilm.chars import batch_to_ids
 from elmo_bench.bilm.model import BiLM
 
-MODES = ("learned", "average", "top")
+MODES = ("learned", "average", "top", "layer")
 
 
 class ScalarMix(nn.Module):
     """Mixes (batch, layers, time, dim) into (batch, time, dim).
 
-    mode ``learned``: trainable softmax weights; ``average``: fixed equal weights; ``top``: the last layer only.
-    gamma is trainable in every mode.
+    mode ``learned``: trainable softmax weights; ``average``: fixed equal weights; ``top``: the last layer only;
+    ``layer``: layer ``layer_index`` only (probing one layer). gamma is trainable in every mode.
     """
 
-    def __init__(self, num_layers: int, mode: str = "learned", layer_norm: bool = False, l2_coef: float = 0.0) -> None:
+    def __init__(self, num_layers: int, mode: str = "learned", layer_norm: bool = False, l2_coef: float = 0.0,
+                 layer_index: int | None = None) -> None:
         super().__init__()
         if mode not in MODES:
             raise ValueError(f"ScalarMix mode expected one of {MODES}, found {mode!r}")
+        if mode == "top":
+            layer_index = num_layers - 1
+        if mode in ("layer", "top") and (layer_index is None or not -num_layers <= layer_index < num_layers):
+            raise ValueError(f"ScalarMix mode 'layer' expected a layer index in [0, {num_layers}), found {layer_index}")
         self.num_layers, self.mode, self.layer_norm, self.l2_coef = num_layers, mode, layer_norm, l2_coef
+        self.layer_index = None if layer_index is None else layer_index % num_layers
         self.scalars = nn.Parameter(torch.zeros(num_layers), requires_grad=mode == "learned")
         self.gamma = nn.Parameter(torch.ones(1))
 
     def weights(self) -> torch.Tensor:
         """The normalised layer weights (num_layers,) actually applied."""
-        if self.mode == "top":
+        if self.layer_index is not None:
             weights = torch.zeros(self.num_layers, device=self.scalars.device)
-            weights[-1] = 1.0
+            weights[self.layer_index] = 1.0
             return weights
         return torch.softmax(self.scalars, dim=0)
 

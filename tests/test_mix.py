@@ -82,3 +82,12 @@ def test_elmo_keeps_bilm_frozen_in_eval_mode():
     assert mixed_in.shape == mixed_out.shape == (2, 2, 8)
     (mixed_in.sum() + mixed_out.sum()).backward()
     assert elmo.mixes[0].gamma.grad is not None
+
+
+def test_single_layer_mode_for_probes():
+    mix = ScalarMix(3, mode="layer", layer_index=1)
+    layers = torch.arange(12.0).view(1, 3, 2, 2)
+    assert torch.allclose(mix(layers), layers[:, 1])
+    assert mix.weights().tolist() == [0.0, 1.0, 0.0]
+    with pytest.raises(ValueError, match="layer index"):
+        ScalarMix(3, mode="layer", layer_index=3)
