@@ -8,6 +8,8 @@ from typing import Sequence
 SCORERS: dict[str, tuple[str, int]] = {
     "ner": ("tasks.ner.metric", 1),
     "squad": ("tasks.squad.metric", 2),
+    "snli": ("tasks.snli.metric", 2),
+    "sst": ("tasks.sst.metric", 2),
     "srl": ("tasks.srl.metric", 2),
     "coref": ("tasks.coref.metric", 2),
     "wsd": ("elmo_bench.probe.wsd_metric", 2),
