@@ -10,4 +10,5 @@ TASKS: dict[str, str] = {
     "squad": "tasks.squad.task:SquadTask",
     "srl": "tasks.srl.task:SrlTask",
     "coref": "tasks.coref.task:CorefTask",
+    "pos": "tasks.pos.task:PosTask",
 }

@@ -1,0 +1,157 @@
+"""POS readers: UD English-EWT CoNLL-U (gold PTB tags in XPOS, or UPOS), CoNLL-2000 (``word POS chunk``), or the hub.
+
+CoNLL-U rules: ``#`` lines are comments (``# sent_id`` names the example), multiword-token ranges (``3-4``) and
+empty nodes (``8.1``) are skipped so the tokens are the syntactic words that carry the tags. CoNLL-2000's POS
+column was assigned by the Brill tagger, not by annotators: ``read_splits`` logs that whenever it reads it.
+"""
+from __future__ import annotations
+
+import gzip
+import logging
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from elmo_bench.errors import DataError
+
+log = logging.getLogger(__name__)
+Example = dict[str, Any]
+
+TAG_COLUMNS = {"upos": 3, "xpos": 4}
+FORMATS = ("conllu", "conll2000")
+HUB_SPLITS = {"train": "train", "dev": "validation", "test": "test"}
+BRILL_NOTE = "CoNLL-2000 POS tags were assigned by the Brill tagger: they are not gold Treebank tags"
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, start=1):
+            yield lineno, line.rstrip("\n")
+
+
+def _missing(path: Path, expected: str) -> DataError:
+    return DataError(f"{path}: file not found (expected {expected})")
+
+
+def read_conllu(path: str | Path, tag_column: str = "xpos", split: str = "data") -> list[Example]:
+    """One CoNLL-U file → examples ``{"id", "tokens", "tags"}`` (tags from ``tag_column``: xpos or upos)."""
+    path = Path(path)
+    if tag_column not in TAG_COLUMNS:
+        raise ValueError(f"tag_column expected one of {sorted(TAG_COLUMNS)}, found {tag_column!r}")
+    if not path.exists():
+        raise _missing(path, "a CoNLL-U file with 10 tab-separated columns")
+    column = TAG_COLUMNS[tag_column]
+    examples: list[Example] = []
+    tokens: list[str] = []
+    tags: list[str] = []
+    sent_id: str | None = None
+
+    def flush() -> None:
+        nonlocal sent_id
+        if tokens:
+            examples.append({"id": sent_id or f"{split}-{len(examples)}", "tokens": list(tokens), "tags": list(tags)})
+        tokens.clear()
+        tags.clear()
+        sent_id = None
+
+    for lineno, line in _lines(path):
+        if not line.strip():
+            flush()
+            continue
+        if line.startswith("#"):
+            if line.startswith("# sent_id") and "=" in line:
+                sent_id = line.split("=", 1)[1].strip()
+            continue
+        cols = line.split("\t")
+        if len(cols) != 10:
+            raise DataError(f"{path}:{lineno}: expected 10 tab-separated CoNLL-U columns, found {len(cols)}: {line[:80]!r}")
+        if "-" in cols[0] or "." in cols[0]:  # multiword-token range or empty node: no tag of its own
+            continue
+        if not cols[0].isdigit():
+            raise DataError(f"{path}:{lineno}: expected an integer word ID in column 1, found {cols[0]!r}")
+        if not cols[1] or cols[column] in ("", "_"):
+            raise DataError(f"{path}:{lineno}: word {cols[0]} has no form or no {tag_column.upper()} tag: {line[:80]!r}")
+        tokens.append(cols[1])
+        tags.append(cols[column])
+    flush()
+    return examples
+
+
+def read_conll2000(path: str | Path, split: str = "data") -> list[Example]:
+    """One CoNLL-2000 file (``word POS chunk`` a line, blank line between sentences) → ``{"id", "tokens", "tags"}``."""
+    path = Path(path)
+    if not path.exists():
+        raise _missing(path, "a CoNLL-2000 file with columns 'word POS chunk'")
+    examples: list[Example] = []
+    tokens: list[str] = []
+    tags: list[str] = []
+    for lineno, line in _lines(path):
+        cols = line.split()
+        if not cols:
+            if tokens:
+                examples.append({"id": f"{split}-{len(examples)}", "tokens": list(tokens), "tags": list(tags)})
+            tokens.clear()
+            tags.clear()
+            continue
+        if len(cols) != 3:
+            raise DataError(f"{path}:{lineno}: expected 3 columns 'word POS chunk', found {len(cols)}: {line[:80]!r}")
+        tokens.append(cols[0])
+        tags.append(cols[1])
+    if tokens:
+        examples.append({"id": f"{split}-{len(examples)}", "tokens": tokens, "tags": tags})
+    return examples
+
+
+def read_hub(hub_name: str, hub_config: str | None, split: str, name: str, tag_column: str) -> list[Example]:
+    """A hub split: ``universal_dependencies``/``en_ewt`` (``xpos`` strings, ``upos`` class ids) or ``conll2000``
+    (``pos_tags`` class ids)."""
+    import datasets  # only the hub path needs it
+
+    ds = datasets.load_dataset(hub_name, hub_config, split=split) if hub_config else datasets.load_dataset(hub_name, split=split)
+    feature = "pos_tags" if "pos_tags" in ds.features else tag_column
+    if feature not in ds.features:
+        raise DataError(f"{hub_name}[{split}]: no column {feature!r}; columns are {sorted(ds.features)}")
+    names = getattr(getattr(ds.features[feature], "feature", None), "names", None)
+    examples = []
+    for i, record in enumerate(ds):
+        tags = [names[t] if names else t for t in record[feature]]
+        if len(tags) != len(record["tokens"]) or any(t in (None, "", "_") for t in tags):
+            raise DataError(f"{hub_name}[{split}] record {i}: expected one {feature} tag per token")
+        examples.append({"id": str(record.get("idx", f"{name}-{i}")), "tokens": list(record["tokens"]), "tags": tags})
+    return examples
+
+
+def read_file(path: str | Path, fmt: str, tag_column: str, split: str) -> list[Example]:
+    if fmt == "conllu":
+        return read_conllu(path, tag_column, split)
+    if fmt == "conll2000":
+        return read_conll2000(path, split)
+    raise ValueError(f"data.format expected one of {FORMATS}, found {fmt!r}")
+
+
+def read_splits(data_cfg: Mapping[str, Any]) -> dict[str, list[Example]]:
+    """Every split named in ``data_cfg``; ``max_train_sentences`` keeps the first N training sentences (probes on a
+    budget: the biLM then only runs on those)."""
+    source = data_cfg.get("source", "local")
+    fmt = data_cfg.get("format", "conllu")
+    tag_column = data_cfg.get("tag_column", "xpos")
+    out: dict[str, list[Example]] = {}
+    for name in ("train", "dev", "test"):
+        if source == "hub":
+            split = data_cfg.get(name, HUB_SPLITS[name])
+            if split:
+                out[name] = read_hub(data_cfg.get("hub_name") or "universal_dependencies", data_cfg.get("hub_config"),
+                                     split, name, tag_column)
+        elif source == "local":
+            if data_cfg.get(name):
+                out[name] = read_file(data_cfg[name], fmt, tag_column, name)
+        else:
+            raise ValueError(f"data.source expected local or hub, found {source!r}")
+    limit = data_cfg.get("max_train_sentences")
+    if limit and "train" in out:
+        out["train"] = out["train"][: int(limit)]
+    if data_cfg.get("tag_source") == "brill" or fmt == "conll2000":
+        log.warning("POS data: %s", BRILL_NOTE)
+    else:
+        log.info("POS data: %s tags (%s)", tag_column, data_cfg.get("tag_source", "gold"))
+    return out
