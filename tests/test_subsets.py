@@ -1,0 +1,52 @@
+"""Nested training subsets (paper Figure 1 compares like with like) and epoch scaling."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from elmo_bench.subsets import nested_subset, scaled_epochs
+
+ITEMS = [f"sentence-{i}" for i in range(1000)]
+FRACTIONS = [0.001, 0.01, 0.1, 0.5, 1.0]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 7])
+def test_each_smaller_fraction_is_inside_the_larger_one(seed):
+    subsets = [set(nested_subset(ITEMS, f, seed)) for f in FRACTIONS]
+    for small, large in zip(subsets, subsets[1:]):
+        assert small < large                                   # strict subset: 1 < 10 < 100 < 500 < 1000
+    assert [len(s) for s in subsets] == [1, 10, 100, 500, 1000]
+
+
+def test_sizes_round_up_and_never_empty():
+    assert len(nested_subset(ITEMS[:7], 0.5, 1)) == math.ceil(3.5)
+    assert len(nested_subset(ITEMS[:7], 0.001, 1)) == 1
+
+
+def test_different_seeds_pick_different_examples():
+    a, b = nested_subset(ITEMS, 0.1, 1), nested_subset(ITEMS, 0.1, 2)
+    assert set(a) != set(b)
+    assert nested_subset(ITEMS, 0.1, 1) == a                   # and the same seed the same ones
+
+
+def test_fraction_one_is_everything_in_order():
+    assert nested_subset(ITEMS, 1.0, 3) == ITEMS
+
+
+def test_subset_keeps_corpus_order():
+    subset = nested_subset(ITEMS, 0.1, 5)
+    assert subset == sorted(subset, key=ITEMS.index)
+
+
+@pytest.mark.parametrize("fraction", [0.0, -0.1, 1.5])
+def test_bad_fraction_is_refused(fraction):
+    with pytest.raises(ValueError, match="data.fraction"):
+        nested_subset(ITEMS, fraction, 1)
+
+
+def test_scaled_epochs():
+    assert scaled_epochs(10, 1.0, True) == 10
+    assert scaled_epochs(10, 0.01, False) == 10
+    assert scaled_epochs(10, 0.25, True) == 20                 # 10 / sqrt(0.25)
+    assert scaled_epochs(10, 0.001, True) == 50                # capped
