@@ -2,7 +2,7 @@
 
 A sweep changes the mix, head, lambda, data fraction or seed, never the biLM, so the L+1 layers of a dataset split
 are computed once, stored fp16 in one flat memory-mapped array (tokens, L+1, dim) with per-sequence offsets, and
-shared by every run. The key hashes the biLM identity and the whole token stream of the split's field; subsets
+shared by every run. Repeated sequences (a SQuAD paragraph asked about many times) are computed once. The key hashes the biLM identity and the whole token stream of the split's field; subsets
 (data fractions) read rows of the full split, so they hit the same entry.
 
 Writes are atomic: the entry is built in a temporary directory and renamed into place, so a run killed half-way
@@ -39,6 +39,20 @@ def stream_hash(sequences: Sequence[Sequence[str]]) -> str:
     return digest.hexdigest()[:20]
 
 
+def deduplicate(sequences: Sequence[Sequence[str]]) -> tuple[list[Sequence[str]], np.ndarray]:
+    """Distinct sequences (first-seen order) and, for every input sequence, its row among them.
+
+    SQuAD repeats a paragraph for each of its questions and SNLI a premise for each hypothesis: each distinct
+    sequence goes through the biLM once.
+    """
+    seen: dict[tuple[str, ...], int] = {}
+    rows = np.array([seen.setdefault(tuple(s), len(seen)) for s in sequences], dtype=np.int64)
+    distinct: list[Sequence[str]] = [()] * len(seen)
+    for sequence, row in zip(sequences, rows):
+        distinct[row] = sequence
+    return distinct, rows
+
+
 def segments(length: int, max_segment: int) -> list[tuple[int, int]]:
     """Split [0, length) into consecutive pieces of at most ``max_segment`` tokens."""
     return [(start, min(start + max_segment, length)) for start in range(0, length, max_segment)] or [(0, 0)]
@@ -73,16 +87,18 @@ class CachedLayers:
     def __init__(self, directory: Path) -> None:
         meta = json.loads((directory / "meta.json").read_text())
         self.offsets = np.load(directory / "offsets.npy")
+        self.rows = np.load(directory / "rows.npy")  # sequence i → its row among the distinct sequences
         self.num_layers, self.dim = meta["num_layers"], meta["dim"]
         total = int(self.offsets[-1])
         self.data = np.memmap(directory / "layers.f16", dtype=np.float16, mode="r",
                               shape=(max(total, 1), self.num_layers, self.dim))
 
     def __len__(self) -> int:
-        return len(self.offsets) - 1
+        return len(self.rows)
 
     def get(self, index: int) -> np.ndarray:
-        a, b = self.offsets[index], self.offsets[index + 1]
+        row = self.rows[index]
+        a, b = self.offsets[row], self.offsets[row + 1]
         return np.asarray(self.data[a:b], dtype=np.float32).transpose(1, 0, 2)
 
 
@@ -104,20 +120,23 @@ class ActivationCache:
         if (entry / "meta.json").exists():
             log.info("activation cache hit: %s %s (%d sequences, %d tokens, 0 s in the biLM)", name, key, len(sequences), total)
             return CachedLayers(entry)
-        log.info("activation cache miss: %s %s: computing %d tokens", name, key, total)
+        log.info("activation cache miss: %s %s: %d tokens", name, key, total)
         started = time.perf_counter()
         self.directory.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=self.directory))
         try:
-            offsets = np.zeros(len(sequences) + 1, dtype=np.int64)
-            offsets[1:] = np.cumsum([len(s) for s in sequences])
+            distinct, rows = deduplicate(sequences)
+            offsets = np.zeros(len(distinct) + 1, dtype=np.int64)
+            offsets[1:] = np.cumsum([len(s) for s in distinct])
             np.save(tmp / "offsets.npy", offsets)
-            shape = (max(total, 1), self.bilm.num_layers, self.bilm.output_dim)
+            np.save(tmp / "rows.npy", rows)
+            shape = (max(int(offsets[-1]), 1), self.bilm.num_layers, self.bilm.output_dim)
             data = np.memmap(tmp / "layers.f16", dtype=np.float16, mode="w+", shape=shape)
-            compute_layers(self.bilm, sequences, data, offsets, self.max_segment, self.batch_tokens, self.progress)
+            compute_layers(self.bilm, distinct, data, offsets, self.max_segment, self.batch_tokens, self.progress)
             data.flush()
             del data
             meta = {"key": key, "bilm": self.bilm_id, "sequences": len(sequences), "tokens": total,
+                    "distinct_sequences": len(distinct), "computed_tokens": int(offsets[-1]),
                     "num_layers": self.bilm.num_layers, "dim": self.bilm.output_dim, "max_segment": self.max_segment}
             (tmp / "meta.json").write_text(json.dumps(meta))
             try:

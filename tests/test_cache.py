@@ -74,3 +74,15 @@ def test_long_sequences_go_in_segments_and_live_equals_cached(tmp_path, bilm):
     with torch.no_grad():  # the first segment equals the biLM on those 10 tokens alone
         alone = bilm(batch_to_ids([long[0][:10]])).layers[0].numpy()
     np.testing.assert_allclose(live.get(0)[:, :10], alone, atol=1e-5)
+
+
+def test_repeated_sequences_are_computed_once(tmp_path, bilm):
+    from elmo_bench.cache import deduplicate
+
+    repeated = [SENTENCES[0], SENTENCES[1], SENTENCES[0], SENTENCES[0]]
+    distinct, rows = deduplicate(repeated)
+    assert distinct == [SENTENCES[0], SENTENCES[1]] and rows.tolist() == [0, 1, 0, 0]
+    entry = _cache(tmp_path, bilm).layers(repeated)
+    assert int(entry.offsets[-1]) == 6  # 4 + 2 tokens stored, not 14
+    np.testing.assert_array_equal(entry.get(2), entry.get(0))
+    assert len(entry) == 4
