@@ -1,0 +1,1 @@
+"""Layer probes of the paper (section 5.3): word sense disambiguation by nearest sense centroid."""
