@@ -1,0 +1,1 @@
+"""`elmo-bench report`: the paper's tables and figures from the results.json files of finished runs."""

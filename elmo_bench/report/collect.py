@@ -1,0 +1,162 @@
+"""Find every results.json below some directories and turn each into a flat ``Run`` the tables can group.
+
+Unreadable files are skipped with a warning. Runs that are the same experiment (same task, data, embedder,
+seed, fraction, effective ELMo settings, head, trainer and biLM), e.g. a baseline that both the table1 and
+table2 sweeps trained, are kept once, so they do not count as extra seeds.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from elmo_bench.results import REQUIRED_KEYS
+
+#: overrides of the mix group that make a run differ from the task's paper settings
+MIX_OVERRIDES = ("placement", "lambda", "layer_norm", "dropout")
+
+
+@dataclass
+class Run:
+    """One results.json, with the fields the report groups by pulled out."""
+
+    path: Path
+    task: str
+    embedder: str
+    seed: int
+    data: str
+    fraction: float
+    main_metric: str
+    metrics: dict[str, Any]
+    mixes: dict[str, Any] = field(default_factory=dict)
+    elmo: dict[str, Any] | None = None
+    mix_config: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def has_elmo(self) -> bool:
+        return self.elmo is not None
+
+    @property
+    def mode(self) -> str | None:
+        return self.elmo.get("mode") if self.elmo else None
+
+    @property
+    def placement(self) -> str | None:
+        return self.elmo.get("placement") if self.elmo else None
+
+    @property
+    def l2_coef(self) -> float | None:
+        return float(self.elmo["l2_coef"]) if self.elmo and self.elmo.get("l2_coef") is not None else None
+
+    @property
+    def layer_index(self) -> int | None:
+        value = self.elmo.get("layer_index") if self.elmo else None
+        return None if value is None else int(value)
+
+    def overrides(self, *keys: str) -> bool:
+        """True when any of the mix keys was set away from the task's paper setting."""
+        return any(self.mix_config.get(k) is not None for k in keys)
+
+    @property
+    def is_default(self) -> bool:
+        """The task's paper configuration: GloVe only, or +ELMo with a learned mix and no mix overrides."""
+        if not self.has_elmo:
+            return True
+        return self.mode == "learned" and not self.overrides(*MIX_OVERRIDES)
+
+    def value(self, split: str, metric: str | None = None) -> float | None:
+        scores = self.metrics.get(split) or {}
+        found = scores.get(metric or self.main_metric)
+        return None if found is None else float(found)
+
+    def signature(self) -> str:
+        config = self.raw.get("config") or {}
+        task_cfg = config.get("task") or {}
+        trainer = dict(task_cfg.get("trainer") or {})
+        trainer.update({k: v for k, v in (config.get("trainer") or {}).items() if v is not None and k != "scale_epochs"})
+        key = {"task": self.task, "embedder": self.embedder, "seed": self.seed, "data": self.data,
+               "fraction": self.fraction, "elmo": self.elmo, "head": task_cfg.get("head"), "trainer": trainer,
+               "bilm": (self.raw.get("bilm") or {}).get("hash")}
+        if self.task == "wsd":
+            key["metrics"] = self.metrics
+        return json.dumps(key, sort_keys=True, default=str)
+
+
+def _run_from(path: Path, results: dict[str, Any]) -> Run:
+    config = results.get("config") or {}
+    data = results.get("data") or {}
+    choices = config.get("choices") or {}
+    return Run(
+        path=path,
+        task=str(results["task"]),
+        embedder=str(results.get("embedder") or ("elmo" if results.get("elmo") else "glove")),
+        seed=int(results.get("seed") or 0),
+        data=str(data.get("name") or choices.get("data") or "—"),
+        fraction=float(data.get("fraction", (config.get("data") or {}).get("fraction", 1.0)) or 1.0),
+        main_metric=str(results.get("main_metric") or ""),
+        metrics=results.get("metrics") or {},
+        mixes=results.get("mixes") or {},
+        elmo=results.get("elmo"),
+        mix_config=config.get("mix") or {},
+        raw=results,
+    )
+
+
+def read_run(path: Path) -> Run:
+    """One results.json → Run; ValueError naming the file when it is not one of ours."""
+    try:
+        results = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: unreadable ({exc.__class__.__name__}: {exc})") from exc
+    if not isinstance(results, dict):
+        raise ValueError(f"{path}: expected a JSON object")
+    # the WSD probe is not a trained model: it needs only task and metrics
+    required = ("task", "metrics") if results.get("task") == "wsd" else REQUIRED_KEYS
+    missing = [k for k in required if k not in results]
+    if missing:
+        raise ValueError(f"{path}: not a results.json of this project (missing keys {missing})")
+    try:
+        return _run_from(path, results)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise ValueError(f"{path}: bad field ({exc})") from exc
+
+
+@dataclass
+class Collection:
+    runs: list[Run]
+    files: int
+    duplicates: int
+    warnings: list[str]
+
+
+def collect(dirs: Iterable[str | Path]) -> Collection:
+    """Every results.json below ``dirs`` (sorted, each file once), duplicates of one experiment kept once."""
+    paths: list[Path] = []
+    warnings: list[str] = []
+    for root in dirs:
+        root = Path(root)
+        if root.is_file() and root.name == "results.json":
+            paths.append(root.resolve())
+        elif root.is_dir():
+            paths.extend(p.resolve() for p in root.rglob("results.json"))
+        else:
+            warnings.append(f"warning: {root}: no such directory")
+    runs: list[Run] = []
+    seen: set[str] = set()
+    duplicates = 0
+    unique = sorted(set(paths))
+    for path in unique:
+        try:
+            run = read_run(path)
+        except ValueError as exc:
+            warnings.append(f"warning: skipping {exc}")
+            continue
+        signature = run.signature()
+        if signature in seen:
+            duplicates += 1
+            continue
+        seen.add(signature)
+        runs.append(run)
+    return Collection(runs=runs, files=len(unique), duplicates=duplicates, warnings=warnings)

@@ -1,0 +1,72 @@
+"""Figure 1 (sample efficiency) and Figure 2 (learned layer weights) as PNGs, written atomically."""
+from __future__ import annotations
+
+import io
+import math
+from pathlib import Path
+from typing import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+
+from elmo_bench.atomic import atomic_write_bytes  # noqa: E402
+from elmo_bench.report.collect import Run  # noqa: E402
+from elmo_bench.report.tables import learned_mixes, sample_efficiency_points  # noqa: E402
+
+LABELS = {"glove": "baseline (GloVe)", "glove_elmo": "+ELMo", "elmo": "ELMo only"}
+
+
+def _save(fig: plt.Figure, path: Path) -> None:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+    plt.close(fig)
+    atomic_write_bytes(path, buffer.getvalue())
+
+
+def figure1(runs: Sequence[Run], path: Path) -> bool:
+    """Metric vs training fraction (log x), one line per embedder, mean with a ±std band; False if no data."""
+    points = sample_efficiency_points(runs)
+    if not points:
+        return False
+    fig, axes = plt.subplots(1, len(points), figsize=(4.2 * len(points), 3.4), squeeze=False)
+    for ax, ((task, data), curves) in zip(axes[0], points.items()):
+        for embedder, by_fraction in sorted(curves.items()):
+            xs = sorted(by_fraction)
+            mean = [by_fraction[x].mean for x in xs]
+            std = [by_fraction[x].std or 0.0 for x in xs]
+            (line,) = ax.plot([100 * x for x in xs], mean, marker="o", label=LABELS.get(embedder, embedder))
+            ax.fill_between([100 * x for x in xs], [m - s for m, s in zip(mean, std)],
+                            [m + s for m, s in zip(mean, std)], color=line.get_color(), alpha=0.2)
+        metric = next((r.main_metric for r in runs if r.task == task), "")
+        ax.set_xscale("log")
+        ax.set_xlabel("training data (%)")
+        ax.set_ylabel(metric)
+        ax.set_title(f"{task} ({data})")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize="small")
+    _save(fig, path)
+    return True
+
+
+def figure2(runs: Sequence[Run], path: Path) -> bool:
+    """Bar charts of the softmax layer weights of every task's input and output mixes; False if no data."""
+    mixes = learned_mixes(runs)
+    panels = [(task, data, where, weights) for (task, data), by in mixes.items() for where, (weights, _) in by.items()]
+    if not panels:
+        return False
+    cols = min(4, len(panels))
+    rows = math.ceil(len(panels) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.0 * cols, 2.6 * rows), squeeze=False)
+    for ax, (task, data, where, weights) in zip(axes.flat, panels):
+        ax.bar(range(len(weights)), weights, color="tab:blue" if where == "input" else "tab:orange")
+        ax.axhline(1.0 / len(weights), color="gray", linestyle="--", linewidth=0.8)   # the plain average
+        ax.set_xticks(range(len(weights)))
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("biLM layer")
+        ax.set_title(f"{task} ({where})", fontsize="small")
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    _save(fig, path)
+    return True

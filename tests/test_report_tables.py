@@ -1,0 +1,70 @@
+"""Table arithmetic: relative increase, mean ± std, and missing cells shown as missing (never zero)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from elmo_bench.report import paper
+from elmo_bench.report.collect import Run
+from elmo_bench.report.render import table_latex, table_md
+from elmo_bench.report.tables import MISSING, fmt_stat, relative_increase, stat, table1, table6
+
+
+def run(task="ner", embedder="glove", seed=1, test=None, data="d", main="f1", mode="learned", layer=None):
+    elmo = None if embedder == "glove" else {"mode": mode, "placement": "input", "l2_coef": 0.0,
+                                             "layer_index": layer}
+    return Run(path=Path(f"/x/{task}/{embedder}/{seed}/results.json"), task=task, embedder=embedder, seed=seed,
+               data=data, fraction=1.0, main_metric=main,
+               metrics={"test": {main: test}} if test is not None else {}, elmo=elmo)
+
+
+def test_relative_increase_is_abs_over_remaining_error():
+    assert relative_increase(80.0, 85.0) == pytest.approx(25.0)        # 5 / 20
+    assert relative_increase(90.0, 89.0) == pytest.approx(-10.0)
+    # the paper's Table 1 relative increases: SQuAD 24.9%, SNLI 5.8%, NER 21%, SST-5 6.8%
+    for task, expected in [("squad", 24.9), ("snli", 5.8), ("ner", 21.0), ("sst", 6.8)]:
+        ref = paper.TABLE1[task]
+        assert relative_increase(ref["baseline"], ref["elmo"]) == pytest.approx(expected, abs=0.05)
+    with pytest.raises(ValueError, match="baseline"):
+        relative_increase(100.0, 100.0)
+
+
+def test_mean_and_sample_std():
+    s = stat([90.0, 91.0, None, 95.0])
+    assert (s.n, s.mean) == (3, pytest.approx(92.0)) and s.std == pytest.approx(2.6457513)
+    assert fmt_stat(stat([81.1])) == "81.10" and fmt_stat(stat([None])) == MISSING and stat([]) is None
+
+
+def test_missing_cells_are_dashes_never_zeros():
+    table = table1([run(test=90.0), run(seed=2, test=0.0)])             # a real 0.0 stays 0.0
+    ner = next(r for r in table.rows if r[0] == "ner")
+    assert ner[3] == "45.00 ± 63.64" and ner[4] == MISSING and ner[5] == ner[6] == ner[11] == MISSING
+    assert ner[7] == "2/0"
+    squad = next(r for r in table.rows if r[0] == "squad")
+    assert squad[1:8] == [MISSING] * 6 + ["0/0"]
+    assert "0.00" not in " ".join(squad)
+
+
+def test_run_without_test_metric_is_missing_not_zero():
+    table = table1([run(), run(embedder="glove_elmo", test=93.0)])
+    ner = next(r for r in table.rows if r[0] == "ner")
+    assert ner[3] == MISSING and ner[4] == "93.00" and ner[7] == "0/1"
+
+
+def test_pos_table_layers_learned_and_brill_note():
+    runs = [run("pos", "elmo", 1, 95.0, "conll2000_pos", "accuracy", "layer", 1),
+            run("pos", "elmo", 2, 96.0, "conll2000_pos", "accuracy", "layer", 1),
+            run("pos", "elmo", 1, 97.0, "conll2000_pos", "accuracy", "learned")]
+    table = table6(runs)
+    assert table.header == ["Data", "layer 1", "learned mix"]
+    assert table.rows[0] == ["conll2000_pos", "95.50 ± 0.71", "97.00"]
+    assert table.rows[-1] == ["paper biLM (PTB WSJ)", "97.3", MISSING]
+    assert any("Brill" in note for note in table.notes)
+
+
+def test_renderers_escape():
+    table = table1([run(test=90.0), run(embedder="glove_elmo", test=92.0)])
+    assert "| ner | d | f1 | 90.00 | 92.00 | +2.00 | 20.0% | 1/1 |" in table_md(table)
+    latex = table_latex(table)
+    assert r"20.0\%" in latex and "--" in latex and "—" not in latex
