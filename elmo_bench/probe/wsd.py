@@ -104,8 +104,8 @@ def load_wordnet_first_sense() -> Optional[Callable[[str, str], Optional[str]]]:
     try:
         from nltk.corpus import wordnet as wn
 
-        wn.ensure_loaded()
-    except (ImportError, LookupError, OSError) as err:
+        wn.synsets("dog")  # loads the data: LookupError when nltk has no WordNet installed
+    except (ImportError, LookupError, OSError, AttributeError) as err:
         log.info("WordNet first-sense fallback off (%s)", type(err).__name__)
         return None
 
