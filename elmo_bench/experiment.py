@@ -149,11 +149,10 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
 
     t2 = time.perf_counter()
     metrics: dict[str, dict[str, float]] = {}
-    for split in ("dev", "test"):
-        if split in splits:
-            metrics[split], predictions = evaluate(model, task, splits[split], collators[split], trainer.eval_batch_size)
-            atomic_write_text(run_dir / f"predictions_{split}.json", json.dumps(
-                [{"id": e.get("id", i), "prediction": p} for i, (e, p) in enumerate(zip(splits[split], predictions))]))
+    for split in [s for s in splits if s != "train"]:  # dev, test and any extra test set (SRL's test_brown)
+        metrics[split], predictions = evaluate(model, task, splits[split], collators[split], trainer.eval_batch_size)
+        atomic_write_text(run_dir / f"predictions_{split}.json", json.dumps(
+            [{"id": e.get("id", i), "prediction": p} for i, (e, p) in enumerate(zip(splits[split], predictions))]))
     timings["eval_seconds"] = time.perf_counter() - t2
     timings["bilm_seconds"] = bilm_seconds
     timings["total_seconds"] = time.perf_counter() - started
