@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -51,7 +52,8 @@ def pretrain_main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
     cfg = compose_pretrain(list(argv or []))
     summary = train(cfg)
-    print(json.dumps(summary))
+    if os.environ.get("RANK", "0") == "0":
+        print(json.dumps(summary))
     return summary
 
 

@@ -138,3 +138,22 @@ def test_two_process_gloo_run_matches_one_process_run(tmp_path):
     assert all(torch.allclose(a[k], b[k], atol=2e-5) for k in a)
     assert json.loads((tmp_path / "two/summary.json").read_text())["world_size"] == 2
     assert json.loads((tmp_path / "one/summary.json").read_text())["steps"] == 15
+
+
+def test_export_from_checkpoint_matches_export_of_the_live_model(tmp_path):
+    from elmo_bench.pretrain.export import export_checkpoint
+
+    train_file = write_lines(tmp_path / "train.txt", grammar_sentences(50, seed=0))
+    cfg = tiny_config(train_file, tmp_path / "run", max_tokens=8 * 6 * 4)
+    trainer = Trainer(cfg)
+    trainer.run(progress=False)
+    live = export_lm(trainer.model, trainer.corpus.vocab, tmp_path / "live")
+    saved = export_checkpoint(tmp_path / "run/checkpoint.pt", cfg, tmp_path / "saved")
+    import h5py
+
+    with h5py.File(live["weights"], "r") as a, h5py.File(saved["weights"], "r") as b:
+        names = []
+        a.visititems(lambda name, obj: names.append(name) if isinstance(obj, h5py.Dataset) else None)
+        assert "softmax/W" in names and "unigram/counts" in names
+        assert all(np.array_equal(a[n][...], b[n][...]) for n in names)
+    assert saved["vocab"].read_text() == live["vocab"].read_text()

@@ -155,11 +155,15 @@ class Trainer:
         return self.out_dir / CHECKPOINT
 
     def save_checkpoint(self) -> None:
+        rng_states = [torch.get_rng_state()]
+        if self.world > 1:  # every rank's dropout RNG, so a distributed run resumes exactly too
+            rng_states = [None] * self.world
+            dist.all_gather_object(rng_states, torch.get_rng_state())
         if self.rank != 0:
             return
         payload = {
             "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
-            "sampler": self.model.softmax.sampler.state(), "torch_rng": torch.get_rng_state(),
+            "sampler": self.model.softmax.sampler.state(), "torch_rng": rng_states,
             "data": self.batcher.state(), "lstm_state": [(h.cpu(), c.cpu()) for h, c in self.state],
             "step": self.step, "tokens_seen": self.tokens_seen, "train_seconds": self.train_seconds,
             "loss_ema": self.loss_ema, "history": self.history, "vocab": self.corpus.vocab.tokens, "vocab_counts": self.corpus.vocab.counts,
@@ -177,8 +181,10 @@ class Trainer:
         self.model.load_state_dict(payload["model"])
         self.optimizer.load_state_dict(payload["optimizer"])
         self.model.softmax.sampler.set_state(payload["sampler"])
-        if self.rank == 0:
-            torch.set_rng_state(payload["torch_rng"])
+        rng = payload["torch_rng"]
+        rng = [rng] if isinstance(rng, torch.Tensor) else rng  # checkpoints of the first version: rank 0 only
+        if len(rng) == self.world:  # same world size: every rank continues its own dropout stream
+            torch.set_rng_state(rng[self.rank])
         self.batcher.set_state(payload["data"])
         self.state = [(h.to(self.device), c.to(self.device)) for h, c in payload["lstm_state"]]
         self.step, self.tokens_seen = payload["step"], payload["tokens_seen"]

@@ -1,0 +1,159 @@
+"""Finish the shipped biLM: export the run (or its latest checkpoint), copy it into elmo_bench/resources/bilm/,
+measure held-out perplexities and write TRAINING.json + TRAINING.md next to the weights.
+
+Usage: python scripts/finish_shipped_bilm.py [RUN_DIR] [WORK_DIR]
+       (defaults: /work/lm_work/run_default /work/lm_work, as made by scripts/prepare_lm_corpus.py and
+       `elmo-bench pretrain` with conf/pretrain/default.yaml)
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import sys
+from pathlib import Path
+
+import h5py
+import torch
+
+from elmo_bench.pretrain.export import export_checkpoint
+from elmo_bench.pretrain.perplexity import evaluate, load_lm
+from elmo_bench.pretrain.train import heldout_sentences
+from elmo_bench.pretrain_cli import REPO, SHIPPED, compose_pretrain
+
+
+def _utc(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def main(run_dir: str = "/work/lm_work/run_default", work_dir: str = "/work/lm_work",
+         max_sentences: str | None = None) -> None:
+    torch.set_num_threads(1)
+    run, work = Path(run_dir), Path(work_dir)
+    cfg = compose_pretrain([])
+    finished = (run / "summary.json").exists() and (run / "export" / "weights.hdf5").exists()
+    source = run / "export"
+    if not finished:
+        source = run / "export_from_checkpoint"
+        export_checkpoint(run / "checkpoint.pt", cfg, source)
+    SHIPPED.mkdir(parents=True, exist_ok=True)
+    for name in ("options.json", "weights.hdf5", "vocab.txt"):
+        shutil.copyfile(source / name, SHIPPED / name)
+    checkpoint = torch.load(run / "checkpoint.pt", map_location="cpu", weights_only=False)
+    bilm, weight, bias, vocab, counts = load_lm(SHIPPED / "options.json", SHIPPED / "weights.hdf5",
+                                                SHIPPED / "vocab.txt")
+    heldout = {}
+    for label, file in (("ptb_valid", work / "ptb.valid.txt"), ("novels_heldout", work / "novels.heldout.txt")):
+        heldout[label] = evaluate(bilm, weight, bias, vocab, counts, heldout_sentences([str(file)], int(max_sentences) if max_sentences else None))
+        print(label, json.dumps(heldout[label]), flush=True)
+    core = sum(p.numel() for p in bilm.parameters())
+    with h5py.File(SHIPPED / "weights.hdf5", "r") as handle:
+        softmax = int(handle["softmax/W"].size + handle["softmax/b"].size)
+    history = checkpoint.get("history", [])  # the surviving run's own log (train_log.jsonl may hold duplicates)
+    started = (run / "pid").stat().st_mtime if (run / "pid").exists() else None
+    ended = (run / "checkpoint.pt").stat().st_mtime
+    prep = json.loads((work / "prepare_stats.json").read_text())
+    corpus_tokens = json.loads((run / "summary.json").read_text())["corpus_tokens"] if finished else None
+    info = {
+        "options": json.loads((SHIPPED / "options.json").read_text()),
+        "parameters": {"bilm": core, "softmax": softmax, "total": core + softmax},
+        "weights_hdf5_bytes": (SHIPPED / "weights.hdf5").stat().st_size,
+        "vocab_size": len(vocab),
+        "corpus": {
+            "train_files": cfg["train_files"], "novels": prep["books"], "excluded_litbank_fold0_dev_test":
+                prep["excluded_books"], "novel_train_tokens": prep["train_tokens"],
+            "novel_train_sentences": prep["train_sentences"], "heldout_novel_sentences": prep["heldout_sentences"],
+            "stream_tokens_with_boundaries": corpus_tokens,
+        },
+        "training": {
+            "finished_budget": finished,
+            "stop_reason": ("token budget reached" if checkpoint["tokens_seen"] >= cfg["max_tokens"] else
+                            "stopped at the max_train_seconds cap" if finished else
+                            "exported from the latest checkpoint while the run was still going"), "steps": checkpoint["step"], "tokens_seen": checkpoint["tokens_seen"],
+            "train_seconds": round(checkpoint["train_seconds"], 1),
+            "wall_start": _utc(started) if started else None, "wall_end": _utc(ended),
+            "epochs_of_corpus": round(checkpoint["tokens_seen"] / corpus_tokens, 3) if corpus_tokens else None,
+            "config": {k: cfg[k] for k in ("batch_size", "unroll_steps", "num_sampled", "dropout", "optimizer", "lr",
+                                          "initial_accumulator", "grad_clip", "max_tokens", "max_train_seconds",
+                                          "min_count", "max_vocab", "seed")},
+            "machine": {"cpu": _cpu_model(), "cores_visible": os.cpu_count(), "torch_threads": 1,
+                        "torch": torch.__version__, "python": platform.python_version(),
+                        "note": "2 cores shared with other jobs during training"},
+            "loss_curve_sampled": [{"tokens": h["tokens"], "loss": round(h["loss_ema"], 3)} for h in history[::10]],
+        },
+        "heldout_perplexity": heldout,
+        "commands": {
+            "prepare": "python scripts/prepare_lm_corpus.py ../shared/data /work/lm_work",
+            "train": "elmo-bench pretrain pretrain=default",
+            "finish": "python scripts/finish_shipped_bilm.py /work/lm_work/run_default /work/lm_work",
+            "perplexity_ptb": "elmo-bench perplexity --input /work/lm_work/ptb.valid.txt",
+            "perplexity_novels": "elmo-bench perplexity --input /work/lm_work/novels.heldout.txt",
+            "speed": "python bench/pretrain_speed.py --corpus /work/lm_work/novels.heldout.txt",
+        },
+    }
+    (SHIPPED / "TRAINING.json").write_text(json.dumps(info, indent=2) + "\n")
+    (SHIPPED / "TRAINING.md").write_text(render(info))
+    print(json.dumps({"parameters": info["parameters"], "training": {k: info["training"][k] for k in
+                      ("steps", "tokens_seen", "train_seconds")}, "heldout": heldout}))
+
+
+def render(info: dict) -> str:
+    o, t, c = info["options"], info["training"], info["corpus"]
+    lstm, cnn = o["lstm"], o["char_cnn"]
+    rows = "\n".join(
+        f"| {label} | {r['tokens']:,} | {r['forward']:.1f} | {r['backward']:.1f} | {r['average']:.1f} | {r['unigram']:.1f} |"
+        for label, r in info["heldout_perplexity"].items())
+    return f"""# The shipped biLM (`elmo_bench/resources/bilm/`)
+
+Trained from scratch with this repository's `elmo-bench pretrain` (bilm-tf's recipe, scaled down to one CPU core).
+
+## Architecture
+* Char CNN: {cnn['embedding']['dim']}-d char embeddings, filters {cnn['filters']} ({sum(n for _, n in cnn['filters'])} total), {cnn['n_highway']} highway layer, {cnn['activation']}, projection to {lstm['projection_dim']}.
+* {lstm['n_layers']} biLSTM layers, {lstm['dim']} cells projected to {lstm['projection_dim']} (cell clip {lstm['cell_clip']}, proj clip {lstm['proj_clip']}), residual connection between layers; ELMo output dim {2 * lstm['projection_dim']}.
+* Softmax shared by both directions over a {info['vocab_size']:,}-word vocabulary (min count {t['config']['min_count']}), trained with sampled softmax ({t['config']['num_sampled']} log-uniform negatives); stored as `softmax/W`, `softmax/b` in `weights.hdf5`.
+* Parameters: biLM {info['parameters']['bilm']:,} + softmax {info['parameters']['softmax']:,} = {info['parameters']['total']:,}; `weights.hdf5` is {info['weights_hdf5_bytes'] / 2**20:.1f} MiB.
+
+## Corpus
+* {c['novels']} Project Gutenberg novels from `../shared/data/lm_corpus/gutenberg_litbank_originals` (sentence split + Moses tokenised by `scripts/prepare_lm_corpus.py`; last 1% of each novel's sentences held out) + PTB train (`ptb_mikolov/ptb.train.txt.gz`, as is).
+* Left out: the {len(c['excluded_litbank_fold0_dev_test'])} novels of LitBank fold 0's dev and test documents (the coref evaluation split): {', '.join(c['excluded_litbank_fold0_dev_test'])}.
+* Training text: {c['novel_train_tokens']:,} novel tokens ({c['novel_train_sentences']:,} sentences) + PTB train.
+
+## Training
+* {t['steps']:,} steps × batch {t['config']['batch_size']} × unroll {t['config']['unroll_steps']} = **{t['tokens_seen']:,} tokens seen** (each trains both directions); {t['config']['optimizer']} lr {t['config']['lr']} (initial accumulator {t['config']['initial_accumulator']}), dropout {t['config']['dropout']}, global grad-norm clip {t['config']['grad_clip']}, seed {t['config']['seed']}.
+* {t['train_seconds'] / 60:.0f} minutes of training ({t['wall_start']} → {t['wall_end']}), {t['stop_reason']}; {t['tokens_seen'] / t['train_seconds']:.0f} tokens/s on average; machine: {t['machine']['cpu']}, 1 torch thread ({t['machine']['note']}), torch {t['machine']['torch']}.
+
+## Held-out perplexity (full softmax, every sentence from a zero state, OOV scored as `<UNK>`)
+
+| held-out text | tokens | forward | backward | average | unigram |
+|---|---|---|---|---|---|
+{rows}
+
+`average` = mean of forward and backward perplexity; `unigram` = add-one unigram model from the training counts,
+same vocabulary, same tokens (the reference a model that learned nothing beyond word frequencies would reach).
+
+## Commands
+```
+{info['commands']['prepare']}
+{info['commands']['train']}
+{info['commands']['finish']}
+{info['commands']['perplexity_ptb']}
+{info['commands']['perplexity_novels']}
+{info['commands']['speed']}
+```
+"""
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:4])
