@@ -29,6 +29,8 @@ from elmo_bench.bilm.chars import batch_to_ids
 from elmo_bench.bilm.model import BiLM
 
 log = logging.getLogger(__name__)
+#: part of every key: entries written in an older layout are never read, they are recomputed under a new key
+FORMAT_VERSION = 2
 
 
 def stream_hash(sequences: Sequence[Sequence[str]]) -> str:
@@ -110,7 +112,7 @@ class ActivationCache:
         self.seconds_in_bilm = 0.0
 
     def key(self, sequences: Sequence[Sequence[str]]) -> str:
-        return f"{self.bilm_id}-{stream_hash(sequences)}-seg{self.max_segment}"
+        return f"v{FORMAT_VERSION}-{self.bilm_id}-{stream_hash(sequences)}-seg{self.max_segment}"
 
     def layers(self, sequences: Sequence[Sequence[str]], name: str = "") -> CachedLayers:
         """The entry for ``sequences``, computed and stored first if absent."""
