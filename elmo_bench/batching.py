@@ -12,10 +12,12 @@ from elmo_bench.embedders import WordVocabulary
 from elmo_bench.task_api import Example, Task
 
 
-def length_batches(examples: Sequence[Example], field: str, batch_size: int, shuffle: bool, seed: int) -> list[list[int]]:
-    """Indices into ``examples`` grouped into batches of similar length; batch order shuffled with ``seed``."""
+def length_batches(examples: Sequence[Example], fields: Sequence[str], batch_size: int, shuffle: bool,
+                   seed: int) -> list[list[int]]:
+    """Indices into ``examples`` grouped into batches of similar length (the summed length of all text fields, so a
+    SQuAD batch groups contexts, not questions); batch order shuffled with ``seed``."""
     rng = random.Random(seed)
-    keys = [len(e[field]) + (rng.random() if shuffle else 0.0) for e in examples]
+    keys = [sum(len(e[f]) for f in fields) + (rng.random() if shuffle else 0.0) for e in examples]
     order = sorted(range(len(examples)), key=keys.__getitem__)
     batches = [order[i: i + batch_size] for i in range(0, len(order), batch_size)]
     if shuffle:

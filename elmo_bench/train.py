@@ -70,7 +70,7 @@ def predict(model: TaskModel, task: Task, examples: Sequence[Example], collator:
     """Predictions in the order of ``examples``."""
     model.eval()
     predictions: list[Any] = [None] * len(examples)
-    for rows in length_batches(examples, task.text_fields[0], batch_size, shuffle=False, seed=0):
+    for rows in length_batches(examples, task.text_fields, batch_size, shuffle=False, seed=0):
         chunk = [examples[i] for i in rows]
         output = model(collator(chunk))
         for i, prediction in zip(rows, task.decode(output, chunk)):
@@ -113,7 +113,7 @@ def fit(model: TaskModel, task: Task, train: Sequence[Example], dev: Sequence[Ex
         torch.manual_seed(seed * 1000 + epoch)
         model.train()
         started, total_loss, batches = time.perf_counter(), 0.0, 0
-        order = length_batches(train, task.text_fields[0], cfg.batch_size, shuffle=True, seed=seed * 1000 + epoch)
+        order = length_batches(train, task.text_fields, cfg.batch_size, shuffle=True, seed=seed * 1000 + epoch)
         bar = tqdm(order, desc=f"epoch {epoch}", unit="batch", disable=not cfg.progress, leave=False)
         for rows in bar:
             output = model(train_collator([train[i] for i in rows]))
