@@ -11,7 +11,7 @@ declare -A budget=(
   [ner]="trainer.max_epochs=4"
   [sst]="data.fraction=0.1 trainer.max_epochs=6 trainer.lr=0.001"
   [snli]="trainer.max_epochs=5"
-  [squad]="trainer.max_epochs=2"
+  [squad]="data.fraction=0.5 trainer.max_epochs=2"
   [srl]="data.fraction=0.1 trainer.max_epochs=3"
   [coref]="data.fraction=0.25 trainer.max_epochs=2"
 )
