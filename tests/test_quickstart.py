@@ -1,0 +1,23 @@
+"""`python run.py` (the README's main command) end to end, shortened: the quickstart sweep and its table."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from elmo_bench.bilm.default import DEFAULT_WEIGHTS
+from tests.conftest import REPO
+
+
+@pytest.mark.skipif(not DEFAULT_WEIGHTS.exists(), reason="the shipped biLM (elmo_bench/resources/bilm) is absent")
+def test_quickstart_runs_offline_and_prints_the_table(tmp_path):
+    cmd = [sys.executable, "run.py", "experiment=quickstart", "trainer.max_epochs=1", "logger=disabled",
+           "progress=false", f"paths.results_dir={tmp_path}", f"paths.cache_dir={tmp_path / 'cache'}"]
+    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "| ner | glove | 1 | f1 |" in done.stdout and "| ner | glove_elmo | 1 | f1 |" in done.stdout
+    results = json.loads((tmp_path / "quickstart" / "glove_elmo" / "results.json").read_text())
+    assert results["bilm"]["name"] == "shipped" and results["data"]["name"] == "ner_sample"
+    assert len(results["mixes"]["input"]["weights"]) == results["bilm"]["layers"]
