@@ -88,9 +88,13 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
             example["_index"] = index
     if "train" not in splits or "dev" not in splits:
         raise ValueError(f"task {task.name}: the data config must provide train and dev splits, found {sorted(splits)}")
+    full_train_size = len(splits["train"])
     fraction = float(cfg.data.get("fraction", 1.0))
-    train = nested_subset(splits["train"], fraction, seed)
-    log.info("data: %s", {k: len(v) for k, v in splits.items()} | {"train_used": len(train)})
+    # only the examples a run trains on go through the biLM: a 10% run computes 10% of the train split's layers
+    splits["train"] = train = nested_subset(splits["train"], fraction, seed)
+    for index, example in enumerate(train):
+        example["_index"] = index
+    log.info("data: %s (training fraction %s)", {k: len(v) for k, v in splits.items()}, fraction)
     task.fit_labels(train)
     timings["read_seconds"] = time.perf_counter() - started
 
@@ -163,7 +167,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
         "embedder": cfg.embedder.name,
         "seed": seed,
         "config": config,
-        "data": {"name": cfg.data.get("name"), "fraction": fraction, "train_examples": len(train),
+        "data": {"name": cfg.data.get("name"), "fraction": fraction, "full_train_examples": full_train_size,
                  **{f"{k}_examples": len(v) for k, v in splits.items()}},
         "metrics": metrics,
         "main_metric": task.main_metric,
