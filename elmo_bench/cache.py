@@ -1,11 +1,11 @@
 """Activation cache: the frozen biLM runs once per (biLM weights, token stream), every later run reads from disk.
 
-A sweep changes the mix, head, lambda, data fraction or seed, never the biLM, so the L+1 layers of a dataset split
+A sweep changes the mix, head, lambda, data fraction or seed, never the biLM, so the L+1 layers of a token stream
 are computed once, stored fp16 in one flat memory-mapped array (tokens, L+1, dim) with per-sequence offsets, and
 shared by every run. Repeated sequences (a SQuAD paragraph asked about many times) are computed once. The key hashes
 the biLM identity and the whole token stream; the engine asks for the examples a run actually trains on, so a
-sweep over seeds, mixes, heads or lambda at one data fraction reuses one entry, and a small fraction computes only
-its own share.
+sweep over mixes, heads, lambda or placement reuses one entry (and over seeds too, at the full data: a fraction's
+subset depends on the seed), and a small fraction computes only its own share.
 
 Writes are atomic: the entry is built in a temporary directory and renamed into place, so a run killed half-way
 leaves no entry that a later run would read. Long sequences go through the biLM in segments of at most
