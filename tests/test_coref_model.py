@@ -5,6 +5,7 @@ import torch
 
 from tasks.coref.model import CorefHead, clusters_from_output, distance_bucket, segments
 from tasks.coref.task import CorefTask
+from helpers_heads import train_losses
 
 
 def test_distance_buckets() -> None:
@@ -72,14 +73,7 @@ def test_loss_falls_and_decoding_recovers_gold() -> None:
     # reach zero loss with every span linked to ε) and let every span reach every earlier one
     head.spans_per_word, head.max_antecedents = 3.0, 21
     targets = task.targets(ex)
-    opt = torch.optim.Adam(head.parameters(), lr=0.01)
-    losses = []
-    for _ in range(150):
-        out = head(emb, mask, None, None, targets)
-        opt.zero_grad()
-        out["loss"].backward()
-        opt.step()
-        losses.append(float(out["loss"].detach()))
+    losses = train_losses(head, lambda: head(emb, mask, None, None, targets)["loss"], steps=150, lr=0.01)
     assert losses[-1] < 0.2 * losses[0]
     head.eval()
     preds = task.decode(head(emb, mask, None, None, targets), ex)

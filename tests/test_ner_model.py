@@ -4,6 +4,7 @@ from __future__ import annotations
 import torch
 
 from tasks.ner.task import NerTask
+from helpers_heads import train_losses
 
 EXAMPLES = [
     {"id": "a", "tokens": ["Ada", "met", "Bo", "in", "Rome"], "tags": ["B-PER", "O", "B-PER", "O", "B-LOC"]},
@@ -51,15 +52,8 @@ def test_training_step_lowers_loss_and_decodes() -> None:
     task, head, table, vocab = setup()
     emb, mask, chars = batch(EXAMPLES, table, vocab)
     targets = task.targets(EXAMPLES)
-    opt = torch.optim.Adam(head.parameters(), lr=0.02)
     head.train()
-    losses = []
-    for _ in range(40):
-        out = head(emb, mask, {"tokens": None}, chars, targets)
-        opt.zero_grad()
-        out["loss"].backward()
-        opt.step()
-        losses.append(out["loss"].item())
+    losses = train_losses(head, lambda: head(emb, mask, {"tokens": None}, chars, targets)["loss"], steps=40, lr=0.02)
     assert losses[-1] < 0.5 * losses[0]
     head.eval()
     out = head(emb, mask, None, chars, {})

@@ -6,6 +6,7 @@ import torch
 
 from tasks.snli.model import Esim, masked_mean_max
 from tasks.snli.task import SnliTask
+from helpers_heads import lengths_mask, train_losses
 
 D, E = 6, 4
 
@@ -15,8 +16,7 @@ def _batch(lengths_a: list[int], lengths_b: list[int], dim: int, seed: int) -> t
     ta, tb = max(lengths_a), max(lengths_b)
     emb = {"premise": torch.randn(len(lengths_a), ta, dim, generator=g),
            "hypothesis": torch.randn(len(lengths_b), tb, dim, generator=g)}
-    mask = {"premise": torch.arange(ta)[None] < torch.tensor(lengths_a)[:, None],
-            "hypothesis": torch.arange(tb)[None] < torch.tensor(lengths_b)[:, None]}
+    mask = {"premise": lengths_mask(lengths_a), "hypothesis": lengths_mask(lengths_b)}
     return emb, mask
 
 
@@ -64,14 +64,7 @@ def test_training_step_lowers_loss() -> None:
     assert targets["label"].tolist() == [0, 1, 2, 1]
     head = task.build_head({"hidden_dim": 8, "dropout": 0.0}, {"premise": D, "hypothesis": D}, 0)
     emb, mask = _batch([4, 2, 5, 3], [3, 3, 1, 4], D, seed=4)
-    opt = torch.optim.Adam(head.parameters(), lr=0.01)
-    losses = []
-    for _ in range(15):
-        opt.zero_grad()
-        loss = head(emb, mask, None, None, targets)["loss"]
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
+    losses = train_losses(head, lambda: head(emb, mask, None, None, targets)["loss"], steps=15, lr=0.01)
     assert losses[-1] < 0.5 * losses[0]
     preds = task.decode(head.eval()(emb, mask, None, None, {}), examples)
     assert task.metric(preds, examples) == {"accuracy": 100.0}

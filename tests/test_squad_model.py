@@ -5,6 +5,7 @@ import torch
 
 from tasks.squad.model import span_loss
 from tasks.squad.task import SquadTask
+from helpers_heads import lengths_mask, train_losses
 
 D, E = 6, 4
 HEAD = {"hidden_dim": 5, "linear_dim": 8, "dropout": 0.0, "char_dim": 3, "char_filters": 4, "char_width": 3,
@@ -14,8 +15,7 @@ HEAD = {"hidden_dim": 5, "linear_dim": 8, "dropout": 0.0, "char_dim": 3, "char_f
 def _inputs(q_lens: list[int], c_lens: list[int], seed: int) -> tuple[dict, dict, dict, dict]:
     g = torch.Generator().manual_seed(seed)
     tq, tc = max(q_lens), max(c_lens)
-    mask = {"question": torch.arange(tq)[None] < torch.tensor(q_lens)[:, None],
-            "context": torch.arange(tc)[None] < torch.tensor(c_lens)[:, None]}
+    mask = {"question": lengths_mask(q_lens), "context": lengths_mask(c_lens)}
     emb = {"question": torch.randn(len(q_lens), tq, D, generator=g), "context": torch.randn(len(c_lens), tc, D, generator=g)}
     elmo = {"question": torch.randn(len(q_lens), tq, E, generator=g), "context": torch.randn(len(c_lens), tc, E, generator=g)}
     chars = {f: torch.randint(1, 262, (*m.shape, 50), generator=g) * m[..., None] for f, m in mask.items()}
@@ -51,14 +51,7 @@ def test_training_step_lowers_loss_and_decodes_gold() -> None:
     examples = [{"id": f"q{i}", "span": span, "answers": [ctx[offsets[span[0]][0]:offsets[span[1]][1]]],
                  "context_text": ctx, "offsets": offsets} for i, span in enumerate([(1, 2), (5, 7), (0, 0)])]
     targets = task.targets(examples)
-    opt = torch.optim.Adam(head.parameters(), lr=0.02)
-    losses = []
-    for _ in range(30):
-        opt.zero_grad()
-        loss = head(emb, mask, None, chars, targets)["loss"]
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
+    losses = train_losses(head, lambda: head(emb, mask, None, chars, targets)["loss"], steps=30, lr=0.02)
     assert losses[-1] < 0.2 * losses[0]
     preds = task.decode(head.eval()(emb, mask, None, chars, {}), examples)
     assert preds == ["b c", "f g h", "k"]

@@ -8,6 +8,7 @@ import torch
 
 from tasks.srl.decode import allowed_transitions, decode_batch, is_valid_bio, viterbi
 from tasks.srl.model import SrlHead, reverse_padded
+from helpers_heads import train_losses
 
 LABELS = ["O", "B-A0", "I-A0", "B-A1", "I-A1", "B-V"]
 
@@ -103,13 +104,7 @@ def test_tiny_training_step_loss_falls() -> None:
     ind = torch.zeros(4, 5, dtype=torch.long)
     ind[torch.arange(4), torch.tensor([0, 2, 1, 4])] = 1
     tags = torch.randint(0, len(LABELS), (4, 5), generator=gen)
-    opt = torch.optim.Adam(head.parameters(), lr=0.02)
-    losses = []
-    for _ in range(30):
-        out = head({"tokens": x}, {"tokens": mask}, None, None, {"predicate_indicator": ind, "tags": tags})
-        opt.zero_grad()
-        out["loss"].backward()
-        opt.step()
-        losses.append(float(out["loss"].detach()))
-    assert out["loss"].dim() == 0
+    targets = {"predicate_indicator": ind, "tags": tags}
+    losses = train_losses(head, lambda: head({"tokens": x}, {"tokens": mask}, None, None, targets)["loss"],
+                          steps=30, lr=0.02)
     assert losses[-1] < 0.5 * losses[0]

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from tasks.sst.task import SstTask
+from helpers_heads import train_losses
 
 HEAD = {"pre_encode_dim": 8, "encoder_hidden": 6, "integrator_hidden": 5, "output_dims": [12, 7],
         "embedding_dropout": 0.3, "pre_encode_dropout": 0.2, "integrator_dropout": 0.1, "output_dropout": 0.2}
@@ -50,14 +51,8 @@ def test_training_lowers_loss_and_metric() -> None:
     x, mask = padded([torch.randn(len(ex["tokens"]), 4) for ex in examples])
     targets = task.targets(examples)
     assert targets["label"].tolist() == [0, 1, 2, 3, 4, 0]
-    opt = torch.optim.Adam(head.parameters(), lr=0.02)
-    losses = []
-    for _ in range(40):
-        out = head({"tokens": x}, {"tokens": mask}, None, None, targets)
-        opt.zero_grad()
-        out["loss"].backward()
-        opt.step()
-        losses.append(out["loss"].item())
+    losses = train_losses(head, lambda: head({"tokens": x}, {"tokens": mask}, None, None, targets)["loss"],
+                          steps=40, lr=0.02)
     assert losses[-1] < 0.5 * losses[0]
     head.eval()
     preds = task.decode(head({"tokens": x}, {"tokens": mask}, None, None, {}), examples)

@@ -16,7 +16,9 @@ from typing import Any, Mapping, Sequence
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from elmo_bench.modules.char_cnn import CharCnn
+from elmo_bench.modules.masked_rnn import MaskedBiRnn
 
 NEG = -1e4  # score of an impossible antecedent (finite, so log-sum-exp stays finite)
 
@@ -71,14 +73,10 @@ class CorefHead(nn.Module):
         self.max_segment_len = max_segment_len
         self.use_speakers = use_speakers
         self.n_genres = n_genres
-        self.char_cnn = char_cnn
-        word_dim = input_dim
-        if char_cnn:
-            self.char_embedding = nn.Embedding(262, char_dim, padding_idx=0)
-            self.char_convs = nn.ModuleList(nn.Conv1d(char_dim, char_filters, w, padding=w - 1) for w in char_widths)
-            word_dim += char_filters * len(char_widths)
+        self.char_cnn = CharCnn(char_dim, char_filters, char_widths, padding="full") if char_cnn else None
+        word_dim = input_dim + (self.char_cnn.output_dim if self.char_cnn is not None else 0)
         self.lexical_dropout = nn.Dropout(lexical_dropout)
-        self.lstm = nn.LSTM(word_dim, hidden, batch_first=True, bidirectional=True)
+        self.lstm = MaskedBiRnn(word_dim, hidden, "lstm")
         self.lstm_dropout = nn.Dropout(lstm_dropout)
         self.head_scorer = nn.Linear(2 * hidden, 1)
         self.width_embedding = nn.Embedding(max_span_width, feature_dim)
@@ -97,13 +95,10 @@ class CorefHead(nn.Module):
     # ---- pieces -------------------------------------------------------------------------------------------------
     def _words(self, x: torch.Tensor, chars: torch.Tensor | None) -> torch.Tensor:
         """x (batch, time, input_dim) [+ char CNN of chars (batch, time, 50)] → (batch, time, word_dim)."""
-        if self.char_cnn:
+        if self.char_cnn is not None:
             if chars is None:
                 raise KeyError(f"CorefHead built with char_cnn=True but chars has no {self.field!r}")
-            b, t, c = chars.shape
-            emb = self.char_embedding(chars.view(b * t, c)).transpose(1, 2)  # (b·t, char_dim, 50)
-            pooled = [conv(emb).max(dim=2).values for conv in self.char_convs]
-            x = torch.cat([x, torch.relu(torch.cat(pooled, dim=1)).view(b, t, -1)], dim=-1)
+            x = torch.cat([x, self.char_cnn(chars)], dim=-1)
         return self.lexical_dropout(x)
 
     def _contextualize(self, words: torch.Tensor, lengths: list[int], sentence_ids: torch.Tensor | None
@@ -118,9 +113,9 @@ class CorefHead(nn.Module):
         seg = words.new_zeros(len(pieces), seg_len, words.shape[-1])
         for k, (b, s, e) in enumerate(pieces):
             seg[k, : e - s] = words[b, s:e]
-        packed = pack_padded_sequence(seg, [e - s for _, s, e in pieces], batch_first=True, enforce_sorted=False)
-        out, _ = self.lstm(packed)
-        out, _ = pad_packed_sequence(out, batch_first=True, total_length=seg_len)  # (segments, seg_len, 2h)
+        seg_lengths = torch.tensor([e - s for _, s, e in pieces], device=words.device)
+        seg_mask = torch.arange(seg_len, device=words.device).unsqueeze(0) < seg_lengths.unsqueeze(1)
+        out = self.lstm(seg, seg_mask)  # (segments, seg_len, 2h)
         ctx = words.new_zeros(batch, t_len, out.shape[-1])
         for k, (b, s, e) in enumerate(pieces):
             ctx[b, s:e] = out[k, : e - s]

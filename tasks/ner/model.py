@@ -10,27 +10,10 @@ from typing import Any, Mapping, Optional, Sequence
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from elmo_bench.modules.char_cnn import CharCnn
+from elmo_bench.modules.masked_rnn import MaskedBiRnn
 from tasks.ner.crf import CRF, bio_constraints
-
-N_CHAR_IDS = 262  # bilm-tf character ids 0..261, 0 = padding
-
-
-class CharCNN(nn.Module):
-    """Own character embedding + one convolution + max pooling over the 50 character slots of each token."""
-
-    def __init__(self, char_dim: int, filters: int, width: int):
-        super().__init__()
-        self.embedding = nn.Embedding(N_CHAR_IDS, char_dim, padding_idx=0)
-        self.conv = nn.Conv1d(char_dim, filters, kernel_size=width, padding=width // 2)
-
-    def forward(self, chars: torch.Tensor) -> torch.Tensor:
-        """chars (batch, time, n_chars) long → (batch, time, filters)."""
-        batch, time, n_chars = chars.shape
-        x = self.embedding(chars.view(batch * time, n_chars)).transpose(1, 2)  # (batch*time, char_dim, n_chars)
-        x = torch.relu(self.conv(x)).max(dim=2).values
-        return x.view(batch, time, -1)
 
 
 class LockedDropout(nn.Module):
@@ -45,18 +28,6 @@ class LockedDropout(nn.Module):
             return x
         keep = x.new_empty(x.size(0), 1, x.size(2)).bernoulli_(1 - self.p) / (1 - self.p)
         return x * keep
-
-
-def run_lstm(lstm: nn.LSTM, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """A batch-first LSTM over packed sequences, so padding never reaches real positions.
-
-    x (batch, time, dim), mask (batch, time) → (batch, time, hidden*dirs), zeros at padded positions.
-    """
-    lengths = mask.long().sum(1).clamp(min=1).cpu()
-    packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
-    out, _ = lstm(packed)
-    out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.size(1))
-    return out
 
 
 class NerHead(nn.Module):
@@ -78,12 +49,12 @@ class NerHead(nn.Module):
         super().__init__()
         self.labels = list(labels)
         self.field = field
-        self.char_cnn = CharCNN(char_dim, char_filters, char_width) if char_filters > 0 else None
+        self.char_cnn = CharCnn(char_dim, char_filters, char_width, padding="same") if char_filters > 0 else None
         dim = input_dim + (char_filters if self.char_cnn is not None else 0)
         self.input_dropout = LockedDropout(dropout)
         self.lstms = nn.ModuleList()
         for hidden in lstm_hidden:
-            self.lstms.append(nn.LSTM(dim, hidden, batch_first=True, bidirectional=True))
+            self.lstms.append(MaskedBiRnn(dim, hidden, "lstm"))
             dim = 2 * hidden
         self.elmo_output_dim = elmo_output_dim
         self.output_dropout = nn.Dropout(dropout)
@@ -112,7 +83,7 @@ class NerHead(nn.Module):
             parts.append(self.char_cnn(c))
         h = torch.cat(parts, dim=-1)
         for lstm in self.lstms:
-            h = run_lstm(lstm, self.input_dropout(h), m)
+            h = lstm(self.input_dropout(h), m)
         if self.elmo_output_dim:
             e = (elmo_out or {}).get(f)
             if e is None:

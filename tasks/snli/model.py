@@ -9,31 +9,11 @@ from typing import Mapping
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from elmo_bench.modules.masked_rnn import MaskedBiRnn
+from elmo_bench.modules.masked_softmax import masked_softmax
 
 PREMISE, HYPOTHESIS = "premise", "hypothesis"
-
-
-class MaskedBiLSTM(nn.Module):
-    """A one-layer BiLSTM that runs on packed sequences so the backward direction starts at each real end."""
-
-    def __init__(self, input_dim: int, hidden_dim: int) -> None:
-        super().__init__()
-        self.lstm = nn.LSTM(input_dim, hidden_dim, batch_first=True, bidirectional=True)
-
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """x (batch, time, input_dim), mask (batch, time) → (batch, time, 2*hidden), zeros at padding."""
-        lengths = mask.sum(dim=1).clamp(min=1).cpu()
-        packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
-        out, _ = self.lstm(packed)
-        out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.size(1))
-        return out * mask.unsqueeze(-1).to(out.dtype)
-
-
-def masked_softmax(scores: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tensor:
-    """Softmax over ``dim`` where ``mask`` (broadcastable to scores) is False gets exactly zero weight."""
-    scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
-    return torch.softmax(scores, dim=dim) * mask.to(scores.dtype)
 
 
 def masked_mean_max(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -58,11 +38,11 @@ class Esim(nn.Module):
         mlp_dim = mlp_dim or hidden_dim
         self.elmo_output_dim = elmo_output_dim
         self.dropout = nn.Dropout(dropout)
-        self.encoder = MaskedBiLSTM(input_dim, hidden_dim)
+        self.encoder = MaskedBiRnn(input_dim, hidden_dim, "lstm")
         enc_dim = 2 * hidden_dim + elmo_output_dim
         # the enhancement [a; ã; a-ã; a*ã] followed by a ReLU feed-forward projection (Chen et al. eq. 16)
         self.projection = nn.Sequential(nn.Linear(4 * enc_dim, projection_dim), nn.ReLU())
-        self.composition = MaskedBiLSTM(projection_dim, hidden_dim)
+        self.composition = MaskedBiRnn(projection_dim, hidden_dim, "lstm")
         self.classifier = nn.Sequential(
             nn.Dropout(dropout), nn.Linear(8 * hidden_dim, mlp_dim), nn.Tanh(),
             nn.Dropout(dropout), nn.Linear(mlp_dim, num_classes))

@@ -12,42 +12,13 @@ from typing import Mapping
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from elmo_bench.modules.char_cnn import CharCnn
+from elmo_bench.modules.masked_rnn import MaskedBiRnn
+from elmo_bench.modules.masked_softmax import masked_softmax
 
 QUESTION, CONTEXT = "question", "context"
 IGNORE = -100
-
-
-class MaskedBiGRU(nn.Module):
-    """One-layer BiGRU over packed sequences: (batch, time, in) → (batch, time, 2*hidden), zeros at padding."""
-
-    def __init__(self, input_dim: int, hidden_dim: int) -> None:
-        super().__init__()
-        self.gru = nn.GRU(input_dim, hidden_dim, batch_first=True, bidirectional=True)
-
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        lengths = mask.sum(dim=1).clamp(min=1).cpu()
-        packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
-        out, _ = self.gru(packed)
-        out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.size(1))
-        return out * mask.unsqueeze(-1).to(out.dtype)
-
-
-class CharCnn(nn.Module):
-    """Own character embedding over bilm-tf char ids (0 = padding) → convolution → max over the word's chars."""
-
-    def __init__(self, char_dim: int = 20, filters: int = 100, width: int = 5, num_chars: int = 262) -> None:
-        super().__init__()
-        self.embedding = nn.Embedding(num_chars, char_dim, padding_idx=0)
-        self.conv = nn.Conv1d(char_dim, filters, kernel_size=width, padding=width // 2)
-        self.output_dim = filters
-
-    def forward(self, chars: torch.Tensor) -> torch.Tensor:
-        """chars (batch, time, chars_per_token) long → (batch, time, filters)."""
-        batch, time, n = chars.shape
-        x = self.embedding(chars.reshape(batch * time, n)).transpose(1, 2)      # (batch*time, char_dim, n)
-        x = torch.relu(self.conv(x)).max(dim=2).values                          # (batch*time, filters)
-        return x.view(batch, time, -1)
 
 
 class TriLinear(nn.Module):
@@ -63,12 +34,6 @@ class TriLinear(nn.Module):
         return self.w_x(x) + self.w_y(y).transpose(1, 2) + torch.bmm(x * self.w_xy, y.transpose(1, 2))
 
 
-def masked_softmax(scores: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tensor:
-    """Softmax over ``dim`` with exactly zero weight where ``mask`` (broadcastable) is False."""
-    scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
-    return torch.softmax(scores, dim=dim) * mask.to(scores.dtype)
-
-
 class BidafSelfAttention(nn.Module):
     """The span head. forward(embedded, mask, elmo_out, chars, targets) →
     {"span_start_logits", "span_end_logits": (batch, context_time), "loss" when targets hold span_start/end}."""
@@ -78,19 +43,19 @@ class BidafSelfAttention(nn.Module):
                  char_width: int = 5) -> None:
         super().__init__()
         self.elmo_output_dim = elmo_output_dim
-        self.char_cnn = CharCnn(char_dim, char_filters, char_width) if use_chars else None
+        self.char_cnn = CharCnn(char_dim, char_filters, char_width, padding="same") if use_chars else None
         token_dim = input_dim + (char_filters if use_chars else 0)
         self.dropout = nn.Dropout(dropout)
-        self.contextual = MaskedBiGRU(token_dim, hidden_dim)
+        self.contextual = MaskedBiRnn(token_dim, hidden_dim, "gru")
         ctx_dim = 2 * hidden_dim + elmo_output_dim
         self.bi_similarity = TriLinear(ctx_dim)
         self.bi_linear = nn.Linear(4 * ctx_dim, linear_dim)
-        self.self_gru = MaskedBiGRU(linear_dim, hidden_dim)
+        self.self_gru = MaskedBiRnn(linear_dim, hidden_dim, "gru")
         self.self_similarity = TriLinear(2 * hidden_dim)
         self.self_linear = nn.Linear(6 * hidden_dim, linear_dim)
-        self.start_gru = MaskedBiGRU(linear_dim, hidden_dim)
+        self.start_gru = MaskedBiRnn(linear_dim, hidden_dim, "gru")
         self.start_out = nn.Linear(2 * hidden_dim, 1)
-        self.end_gru = MaskedBiGRU(2 * hidden_dim + linear_dim, hidden_dim)
+        self.end_gru = MaskedBiRnn(2 * hidden_dim + linear_dim, hidden_dim, "gru")
         self.end_out = nn.Linear(2 * hidden_dim, 1)
 
     def _contextualise(self, field: str, embedded: Mapping[str, torch.Tensor], mask: torch.Tensor,

@@ -15,22 +15,9 @@ from typing import Any, Mapping, Optional, Sequence
 import torch
 from torch import nn
 from torch.nn import functional as F
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-
-def run_lstm(lstm: nn.LSTM, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Batch-first LSTM over packed sequences. x (batch, time, dim), mask (batch, time) → (batch, time, out)."""
-    lengths = mask.long().sum(1).clamp(min=1).cpu()
-    packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
-    out, _ = lstm(packed)
-    out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.size(1))
-    return out
-
-
-def masked_softmax(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Softmax over the last axis where ``mask`` (broadcastable, bool) is True; padded entries get weight 0."""
-    logits = logits.masked_fill(~mask, torch.finfo(logits.dtype).min)
-    return torch.softmax(logits, dim=-1) * mask
+from elmo_bench.modules.masked_rnn import MaskedBiRnn
+from elmo_bench.modules.masked_softmax import masked_softmax
 
 
 class BCN(nn.Module):
@@ -56,9 +43,8 @@ class BCN(nn.Module):
         self.elmo_output_dim = elmo_output_dim
         self.embedding_dropout = nn.Dropout(embedding_dropout)
         self.pre_encode = nn.Sequential(nn.Linear(input_dim, pre_encode_dim), nn.ReLU(), nn.Dropout(pre_encode_dropout))
-        self.encoder = nn.LSTM(pre_encode_dim, encoder_hidden, batch_first=True, bidirectional=True)
-        self.integrator = nn.LSTM(6 * encoder_hidden + elmo_output_dim, integrator_hidden, batch_first=True,
-                                  bidirectional=True)
+        self.encoder = MaskedBiRnn(pre_encode_dim, encoder_hidden, "lstm")
+        self.integrator = MaskedBiRnn(6 * encoder_hidden + elmo_output_dim, integrator_hidden, "lstm")
         self.self_attentive = nn.Linear(2 * integrator_hidden, 1)
         self.integrator_dropout = nn.Dropout(integrator_dropout)
         layers: list[nn.Module] = []
@@ -82,7 +68,7 @@ class BCN(nn.Module):
         f = self.field
         m = mask[f]
         x = self.pre_encode(self.embedding_dropout(embedded[f]))
-        encoded = run_lstm(self.encoder, x, m)  # (batch, time, 2h)
+        encoded = self.encoder(x, m)  # (batch, time, 2h)
         weights = masked_softmax(encoded @ encoded.transpose(1, 2), m.unsqueeze(1))  # (batch, time, time)
         attended = weights @ encoded
         parts = [encoded, encoded - attended, encoded * attended]
@@ -91,7 +77,7 @@ class BCN(nn.Module):
             if e is None:
                 raise ValueError(f"BCN: built with elmo_output_dim={self.elmo_output_dim} but elmo_out[{f!r}] is missing")
             parts.append(e)
-        integrated = run_lstm(self.integrator, torch.cat(parts, dim=-1), m)  # (batch, time, 2k)
+        integrated = self.integrator(torch.cat(parts, dim=-1), m)  # (batch, time, 2k)
         m3 = m.unsqueeze(2)
         big = torch.finfo(integrated.dtype).max / 4
         max_pool = integrated.masked_fill(~m3, -big).max(dim=1).values

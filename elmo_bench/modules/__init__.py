@@ -1,0 +1,1 @@
+"""Neural components shared by the task heads."""
