@@ -45,9 +45,10 @@ def trainer_config(cfg: DictConfig, fraction: float) -> TrainerConfig:
     """The task's trainer settings, overridden by any non-null value of the ``trainer`` group."""
     merged = dict(OmegaConf.to_container(cfg.task.get("trainer", {}), resolve=True))
     merged.update({k: v for k, v in OmegaConf.to_container(cfg.trainer, resolve=True).items()
-                   if v is not None and k != "scale_epochs"})
+                   if v is not None and k not in ("scale_epochs", "max_scaled_epochs")})
     trainer = TrainerConfig(**{k: v for k, v in merged.items() if k in TrainerConfig.__dataclass_fields__})
-    trainer.max_epochs = scaled_epochs(trainer.max_epochs, fraction, bool(cfg.trainer.get("scale_epochs", False)))
+    trainer.max_epochs = scaled_epochs(trainer.max_epochs, fraction, bool(cfg.trainer.get("scale_epochs", False)),
+                                       cap=int(cfg.trainer.get("max_scaled_epochs") or 50))
     return trainer
 
 
