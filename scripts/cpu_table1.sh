@@ -13,7 +13,7 @@ declare -A budget=(
   [snli]="trainer.max_epochs=5"
   [squad]="data.fraction=0.5 trainer.max_epochs=2"
   [srl]="data.fraction=0.1 trainer.max_epochs=3"
-  [coref]="data.fraction=0.25 trainer.max_epochs=2"
+  [coref]="trainer.max_epochs=6"
 )
 for task in ${TASKS:-ner sst snli squad srl coref}; do
   python run.py -m task=$task embedder=$embedders ${budget[$task]} $common
