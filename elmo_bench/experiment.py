@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import math
 import random
 import time
 from pathlib import Path
@@ -47,8 +48,11 @@ def trainer_config(cfg: DictConfig, fraction: float) -> TrainerConfig:
     merged.update({k: v for k, v in OmegaConf.to_container(cfg.trainer, resolve=True).items()
                    if v is not None and k not in ("scale_epochs", "max_scaled_epochs")})
     trainer = TrainerConfig(**{k: v for k, v in merged.items() if k in TrainerConfig.__dataclass_fields__})
-    trainer.max_epochs = scaled_epochs(trainer.max_epochs, fraction, bool(cfg.trainer.get("scale_epochs", False)),
+    base_epochs = trainer.max_epochs
+    trainer.max_epochs = scaled_epochs(base_epochs, fraction, bool(cfg.trainer.get("scale_epochs", False)),
                                        cap=int(cfg.trainer.get("max_scaled_epochs") or 50))
+    # patience grows with the epochs: a tiny fraction may score 0 for many short epochs before it finds entities
+    trainer.patience = math.ceil(trainer.patience * trainer.max_epochs / max(base_epochs, 1))
     return trainer
 
 
