@@ -51,7 +51,7 @@ def main(run_dir: str = "/work/lm_work/run_default", work_dir: str = "/work/lm_w
     SHIPPED.mkdir(parents=True, exist_ok=True)
     for name in ("options.json", "weights.hdf5", "vocab.txt"):
         shutil.copyfile(source / name, SHIPPED / name)
-    checkpoint = torch.load(run / "checkpoint.pt", map_location="cpu", weights_only=False)
+    checkpoint = torch.load(run / "checkpoint.pt", map_location="cpu", weights_only=True)
     bilm, weight, bias, vocab, counts = load_lm(SHIPPED / "options.json", SHIPPED / "weights.hdf5",
                                                 SHIPPED / "vocab.txt")
     heldout = {}
@@ -91,6 +91,7 @@ def main(run_dir: str = "/work/lm_work/run_default", work_dir: str = "/work/lm_w
             "machine": {"cpu": _cpu_model(), "cores_visible": os.cpu_count(), "torch_threads": 1,
                         "torch": torch.__version__, "python": platform.python_version(),
                         "note": "2 cores shared with other jobs during training"},
+            "notes": (run / "NOTES.txt").read_text().strip().splitlines() if (run / "NOTES.txt").exists() else [],
             "loss_curve_sampled": [{"tokens": h["tokens"], "loss": round(h["loss_ema"], 3)} for h in history[::10]],
         },
         "heldout_perplexity": heldout,
@@ -133,6 +134,7 @@ Trained from scratch with this repository's `elmo-bench pretrain` (bilm-tf's rec
 ## Training
 * {t['steps']:,} steps × batch {t['config']['batch_size']} × unroll {t['config']['unroll_steps']} = **{t['tokens_seen']:,} tokens seen** (each trains both directions); {t['config']['optimizer']} lr {t['config']['lr']} (initial accumulator {t['config']['initial_accumulator']}), dropout {t['config']['dropout']}, global grad-norm clip {t['config']['grad_clip']}, seed {t['config']['seed']}.
 * {t['train_seconds'] / 60:.0f} minutes of training ({t['wall_start']} → {t['wall_end']}), {t['stop_reason']}; {t['tokens_seen'] / t['train_seconds']:.0f} tokens/s on average; machine: {t['machine']['cpu']}, 1 torch thread ({t['machine']['note']}), torch {t['machine']['torch']}.
+{''.join(chr(10) + '* ' + n for n in t['notes'])}
 
 ## Held-out perplexity (full softmax, every sentence from a zero state, OOV scored as `<UNK>`)
 

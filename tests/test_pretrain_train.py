@@ -81,7 +81,7 @@ def test_export_then_load_gives_the_same_activations(tmp_path):
 
 
 def _final_params(out_dir: Path) -> dict[str, torch.Tensor]:
-    return torch.load(out_dir / "checkpoint.pt", map_location="cpu", weights_only=False)["model"]
+    return torch.load(out_dir / "checkpoint.pt", map_location="cpu", weights_only=True)["model"]
 
 
 def test_killed_and_resumed_run_equals_uninterrupted_run(tmp_path):
@@ -99,11 +99,11 @@ def test_killed_and_resumed_run_equals_uninterrupted_run(tmp_path):
     deadline = time.time() + 120
     while time.time() < deadline and proc.poll() is None:
         if checkpoint.exists():
-            step = torch.load(checkpoint, map_location="cpu", weights_only=False)["step"]
+            step = torch.load(checkpoint, map_location="cpu", weights_only=True)["step"]
             if step >= 3:
                 proc.send_signal(signal.SIGKILL)
                 proc.wait()
-                killed_at = torch.load(checkpoint, map_location="cpu", weights_only=False)["step"]
+                killed_at = torch.load(checkpoint, map_location="cpu", weights_only=True)["step"]
                 break
         time.sleep(0.01)
     assert killed_at is not None and killed_at < steps, f"the run was not killed mid-way (checkpoint {killed_at})"

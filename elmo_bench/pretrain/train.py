@@ -175,7 +175,7 @@ class Trainer:
         path = self.checkpoint_path()
         if not path.exists():
             return False
-        payload = torch.load(path, map_location="cpu", weights_only=False)
+        payload = torch.load(path, map_location="cpu", weights_only=True)
         if payload["vocab"] != self.corpus.vocab.tokens:
             raise DataError(f"{path}: checkpoint vocabulary differs from this corpus's; use another out_dir")
         self.model.load_state_dict(payload["model"])
