@@ -46,8 +46,26 @@ def _resolve(path: str) -> str:
     return str(p if p.is_absolute() else REPO / p)
 
 
-def pretrain_main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+def pretrain_main(argv: Sequence[str] | None = None) -> int:
     """``elmo-bench pretrain [hydra overrides]``: train to the budget, checkpoint, export; prints a JSON summary."""
+    run_pretrain(argv)
+    return 0
+
+
+def perplexity_main(argv: Sequence[str] | None = None) -> int:
+    """``elmo-bench perplexity --options F --weights F --vocab F --input FILE...``: prints one JSON object."""
+    run_perplexity(argv)
+    return 0
+
+
+def finetune_main(argv: Sequence[str] | None = None) -> int:
+    """``elmo-bench finetune-lm [hydra overrides]``: prints a JSON summary."""
+    run_finetune(argv)
+    return 0
+
+
+def run_pretrain(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """What ``pretrain_main`` does, returning the summary."""
     from elmo_bench.pretrain.train import train
 
     cfg = compose_pretrain(list(argv or []))
@@ -57,8 +75,8 @@ def pretrain_main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     return summary
 
 
-def perplexity_main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    """``elmo-bench perplexity --options F --weights F --vocab F --input FILE...``: one JSON object."""
+def run_perplexity(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """What ``perplexity_main`` does, returning the result (keys forward, backward, average, unigram, tokens)."""
     import torch
 
     from elmo_bench.pretrain.perplexity import evaluate, load_lm
@@ -81,7 +99,7 @@ def perplexity_main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     return result
 
 
-def finetune_main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+def run_finetune(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """``elmo-bench finetune-lm [hydra overrides]``: continue LM training of an exported biLM on new text
     (``pretrain=finetune pretrain.train_files=[...] pretrain.init_dir=DIR``), then export again."""
     from elmo_bench.pretrain.finetune import finetune
