@@ -27,7 +27,7 @@ def main(cfg: DictConfig) -> float | None:
     hydra_cfg = HydraConfig.get()
     with open_dict(cfg):
         cfg.choices = {k: v for k, v in hydra_cfg.runtime.choices.items() if not k.startswith("hydra")}
-        cfg.data.name = cfg.choices.get("data")
+        cfg.data.name = cfg.data.get("name") or cfg.choices.get("data")  # the dataset, also behind default_<task>
     results = run_experiment(cfg, Path(hydra_cfg.runtime.output_dir))
     dev = results["metrics"].get("dev", {})
     return dev.get(results["main_metric"])

@@ -28,7 +28,8 @@ def result(task, embedder, seed, *, data, test=None, dev=None, main="f1", fracti
         metrics["test"] = {main: test}
     return {"schema": 1, "task": task, "embedder": embedder, "seed": seed,
             "config": {"mix": mix_cfg, "data": data_cfg or {"fraction": fraction}, "task": {"head": {}, "trainer": {}},
-                       "trainer": {}, "choices": {"data": data}},
+                       # fractions below 1 stand for sample-efficiency runs, which scale their epochs
+                       "trainer": {"scale_epochs": fraction < 1.0}, "choices": {"data": data}},
             "data": {"name": data, "fraction": fraction}, "metrics": metrics, "main_metric": main,
             "mixes": mixes or {}, "elmo": elmo, "epochs": {}, "timings": {}, "bilm": None, "git_commit": None}
 

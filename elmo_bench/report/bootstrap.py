@@ -99,7 +99,7 @@ def _gold(run: Any, cache: dict[str, Any]) -> tuple[Any, list[Any]]:
     from tasks import TASKS
 
     data_cfg = dict((run.raw.get("config") or {}).get("data") or {})
-    data_cfg.update({"train": None, "dev": None})            # only the test split is needed
+    data_cfg.update({"train": None, "dev": None, "dev_from_train": None})  # only the test split is needed
     key = json.dumps([run.task, data_cfg], sort_keys=True, default=str)
     if key not in cache:
         if run.task not in TASKS:

@@ -9,6 +9,8 @@ Which runs feed which table (all at the full training set unless said otherwise)
 """
 from __future__ import annotations
 
+import dataclasses
+
 import math
 import re
 import statistics
@@ -98,8 +100,20 @@ def full_data(runs: Iterable[Run]) -> list[Run]:
 PValue = Callable[[list[Run], list[Run]], tuple[float | None, str]]
 
 
+def _scaled(run: Run) -> bool:
+    """A sample-efficiency run (epochs scaled to its fraction): it belongs to Figure 1, not Table 1."""
+    return bool(((run.raw.get("config") or {}).get("trainer") or {}).get("scale_epochs"))
+
+
+def _data_label(run: Run) -> str:
+    return run.data if run.fraction == 1.0 else f"{run.data} ({run.fraction:g} of train)"
+
+
 def table1(runs: Sequence[Run], p_value: PValue | None = None) -> Table:
-    chosen = [r for r in full_data(runs) if r.is_default]
+    # every baseline/+ELMo pair of a task's paper configuration; a budget run on a fraction of the training data is
+    # its own row, labelled with the fraction, so a smaller budget is never averaged with the full one
+    chosen = [dataclasses.replace(r, data=_data_label(r)) for r in runs
+              if r.is_default and r.task not in PROBE_TASKS and not _scaled(r)]
     groups = _group(chosen, lambda r: (r.task, r.data, r.has_elmo))
     rows, notes = [], []
     for task, data in _task_rows(chosen, paper.TABLE1_ORDER):
