@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from elmo_bench.errors import DataError
+from elmo_bench.splits import read_splits as shared_read_splits
 
 Example = dict[str, Any]
 
@@ -106,24 +107,10 @@ def read_hub(hub_name: str, split: str, name: str) -> list[Example]:
     return examples
 
 
-HUB_SPLITS = {"train": "train", "dev": "validation", "test": "test"}
-
-
 def read_splits(data_cfg: Mapping[str, Any]) -> dict[str, list[Example]]:
     """Every split named in ``data_cfg`` (train/dev/test; a missing or null one is absent)."""
-    source = data_cfg.get("source", "local")
-    out: dict[str, list[Example]] = {}
-    for name in ("train", "dev", "test"):
-        if source == "hub":
-            split = data_cfg.get(name, HUB_SPLITS[name])  # key missing: the hub's split name; null: absent
-            if split:
-                out[name] = read_hub(data_cfg.get("hub_name") or "conll2003", split, name)
-        elif source == "local":
-            if data_cfg.get(name):
-                out[name] = read_conll(data_cfg[name], name)
-        else:
-            raise DataError(f"data config: source must be 'local' or 'hub', got {source!r}")
-    return out
+    hub_name = data_cfg.get("hub_name") or "conll2003"
+    return shared_read_splits(data_cfg, read_conll, lambda split, name: read_hub(hub_name, split, name))
 
 
 def iter_entities(tags: Sequence[str]) -> Iterator[tuple[str, int, int]]:

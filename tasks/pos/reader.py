@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from elmo_bench.errors import DataError
+from elmo_bench.splits import read_splits as shared_read_splits
 
 log = logging.getLogger(__name__)
 Example = dict[str, Any]
 
 TAG_COLUMNS = {"upos": 3, "xpos": 4}
 FORMATS = ("conllu", "conll2000")
-HUB_SPLITS = {"train": "train", "dev": "validation", "test": "test"}
 BRILL_NOTE = "CoNLL-2000 POS tags were assigned by the Brill tagger: they are not gold Treebank tags"
 
 
@@ -132,21 +132,12 @@ def read_file(path: str | Path, fmt: str, tag_column: str, split: str) -> list[E
 def read_splits(data_cfg: Mapping[str, Any]) -> dict[str, list[Example]]:
     """Every split named in ``data_cfg``; ``max_train_sentences`` keeps the first N training sentences (probes on a
     budget: the biLM then only runs on those)."""
-    source = data_cfg.get("source", "local")
     fmt = data_cfg.get("format", "conllu")
     tag_column = data_cfg.get("tag_column", "xpos")
-    out: dict[str, list[Example]] = {}
-    for name in ("train", "dev", "test"):
-        if source == "hub":
-            split = data_cfg.get(name, HUB_SPLITS[name])
-            if split:
-                out[name] = read_hub(data_cfg.get("hub_name") or "universal_dependencies", data_cfg.get("hub_config"),
-                                     split, name, tag_column)
-        elif source == "local":
-            if data_cfg.get(name):
-                out[name] = read_file(data_cfg[name], fmt, tag_column, name)
-        else:
-            raise ValueError(f"data.source expected local or hub, found {source!r}")
+    hub_name = data_cfg.get("hub_name") or "universal_dependencies"
+    out = shared_read_splits(
+        data_cfg, lambda path, name: read_file(path, fmt, tag_column, name),
+        lambda split, name: read_hub(hub_name, data_cfg.get("hub_config"), split, name, tag_column))
     limit = data_cfg.get("max_train_sentences")
     if limit and "train" in out:
         out["train"] = out["train"][: int(limit)]

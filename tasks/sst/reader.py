@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from elmo_bench.errors import DataError
+from elmo_bench.splits import read_splits as shared_read_splits
 
 Example = dict[str, Any]
 N_CLASSES = 5
@@ -122,22 +123,10 @@ def read_hub(hub_name: str, split: str, name: str) -> list[Example]:
     return out
 
 
-HUB_SPLITS = {"train": "train", "dev": "validation", "test": "test"}
-
-
 def read_splits(data_cfg: Mapping[str, Any]) -> dict[str, list[Example]]:
     """Every split named in ``data_cfg``; phrases (``train_phrases``) are added to the train split only."""
-    source = data_cfg.get("source", "local")
     phrases = data_cfg.get("train_phrases", "min4")
-    out: dict[str, list[Example]] = {}
-    for name in ("train", "dev", "test"):
-        if source == "hub":
-            split = data_cfg.get(name, HUB_SPLITS[name])  # key missing: the hub's split name; null: absent
-            if split:
-                out[name] = read_hub(data_cfg.get("hub_name") or "SetFit/sst5", split, name)
-        elif source == "local":
-            if data_cfg.get(name):
-                out[name] = read_trees(data_cfg[name], name, phrases if name == "train" else "none")
-        else:
-            raise DataError(f"data config: source must be 'local' or 'hub', got {source!r}")
-    return out
+    hub_name = data_cfg.get("hub_name") or "SetFit/sst5"
+    return shared_read_splits(
+        data_cfg, lambda path, name: read_trees(path, name, phrases if name == "train" else "none"),
+        lambda split, name: read_hub(hub_name, split, name))
