@@ -21,7 +21,7 @@ import torch
 from elmo_bench.pretrain.export import export_checkpoint
 from elmo_bench.pretrain.perplexity import evaluate, load_lm
 from elmo_bench.pretrain.train import heldout_sentences
-from elmo_bench.pretrain_cli import REPO, SHIPPED, compose_pretrain
+from elmo_bench.pretrain_cli import SHIPPED, compose_pretrain
 
 
 def _utc(ts: float) -> str:

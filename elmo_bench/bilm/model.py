@@ -79,7 +79,7 @@ class BiLM(nn.Module):
         mask = torch.arange(time, device=chars.device).unsqueeze(0) < lengths.unsqueeze(1)
         if keep_boundaries:
             return BiLMOutput(layers * mask[:, None, :, None], mask)
-        inner = mask[:, 1:-1] & (torch.arange(time - 2, device=chars.device).unsqueeze(0) < (lengths - 2).unsqueeze(1))
+        inner = torch.arange(time - 2, device=chars.device).unsqueeze(0) < (lengths - 2).unsqueeze(1)
         return BiLMOutput(layers[:, :, 1:-1] * inner[:, None, :, None], inner)
 
     def _initial_state(self, like: torch.Tensor) -> list[LayerState]:
