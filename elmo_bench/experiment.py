@@ -88,17 +88,15 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     task = load_task(cfg.task.target)
     data_cfg = OmegaConf.to_container(cfg.data, resolve=True)
     splits = task.read(data_cfg)
-    for examples in splits.values():
-        for index, example in enumerate(examples):
-            example["_index"] = index
     if "train" not in splits or "dev" not in splits:
         raise ValueError(f"task {task.name}: the data config must provide train and dev splits, found {sorted(splits)}")
     full_train_size = len(splits["train"])
     fraction = float(cfg.data.get("fraction", 1.0))
     # only the examples a run trains on go through the biLM: a 10% run computes 10% of the train split's layers
     splits["train"] = train = nested_subset(splits["train"], fraction, seed)
-    for index, example in enumerate(train):
-        example["_index"] = index
+    for examples in splits.values():  # _index: the example's row in its split's activation source
+        for index, example in enumerate(examples):
+            example["_index"] = index
     log.info("data: %s (training fraction %s)", {k: len(v) for k, v in splits.items()}, fraction)
     task.fit_labels(train)
     timings["read_seconds"] = time.perf_counter() - started
@@ -128,7 +126,6 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
                     layer_sources[split][field] = cache.layers(sequences, name=f"{task.name}/{split}/{field}")
                 else:
                     layer_sources[split][field] = LiveLayers(bilm, sequences, int(cfg.get("max_segment", 256)))
-        bilm_seconds = cache.seconds_in_bilm if cache is not None else 0.0
     timings["activation_seconds"] = time.perf_counter() - t0
 
     vocab, glove = None, None
@@ -163,6 +160,9 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
         atomic_write_text(run_dir / f"predictions_{split}.json", json.dumps(
             [{"id": e.get("id", i), "prediction": p} for i, (e, p) in enumerate(zip(splits[split], predictions))]))
     timings["eval_seconds"] = time.perf_counter() - t2
+    if use_elmo:  # with cache=false the biLM runs inside every batch: count that time too
+        bilm_seconds = cache.seconds_in_bilm if cache is not None else sum(
+            source.seconds_in_bilm for sources in layer_sources.values() for source in sources.values())
     timings["bilm_seconds"] = bilm_seconds
     timings["total_seconds"] = time.perf_counter() - started
 
