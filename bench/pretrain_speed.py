@@ -1,13 +1,23 @@
-"""Training tokens/s of the biLM pretraining step on this CPU (one thread), for the shipped configuration or any
-other given as JSON overrides of the model/training keys.
+"""Training tokens/s of the biLM pretraining step on this CPU, for a pretraining config (default:
+conf/pretrain/default.yaml) or JSON overrides of its model/training keys.
 
-    python bench/pretrain_speed.py [--corpus FILE] [--steps 10] ['{"lstm_dim": 256}' ...]
+    python bench/pretrain_speed.py [--config F] [--corpus FILE] [--steps 8] [--threads 2] ['{"batch_size": 128}' ...]
+    python bench/pretrain_speed.py --compare-baseline     # the fast step against the pre-v2 reference step
 
 A token is one position of one stream (batch_size × unroll_steps per step; both directions are trained on it).
+With ``--compare-baseline`` the reference step of ``bench/pretrain_reference.py`` (the training step as it was
+before the fast path) and the package's step run in the same process on the same batches from the same initial
+weights, alternating step by step so that other load on the machine hits both alike; the last line printed is one
+JSON object ``{"tokens_per_s", "baseline_tokens_per_s", "speedup", "gflops", "gemm_gflops"}``: ``gflops`` is the
+achieved rate of the model's training FLOPs (forward + backward, counted from the architecture: the LSTM, the
+character CNN over the positions it needs, highway and projection layers, the sampled softmax) and
+``gemm_gflops`` the rate of one plain fp32 matmul of the size of the LSTM input projection, timed in the same run:
+this machine's practical roofline.
 """
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
 import tempfile
@@ -18,37 +28,102 @@ import torch
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 
+from elmo_bench.bilm.token_encoder import PADDING_ID  # noqa: E402
 from elmo_bench.pretrain.data import load_corpus  # noqa: E402
 from elmo_bench.pretrain.train import Trainer  # noqa: E402
+from pretrain_reference import reference_step  # noqa: E402
 
 
-def shipped_config() -> dict:
+def load_config(path: Path) -> dict:
     from omegaconf import OmegaConf
 
-    cfg = OmegaConf.to_container(OmegaConf.load(REPO / "conf/pretrain/default.yaml"), resolve=False)
-    return cfg
+    return OmegaConf.to_container(OmegaConf.load(path), resolve=False)
 
 
 def invented_corpus(path: Path, sentences: int = 3000) -> None:
+    """Zipf-like words of varied spelling length, so the char CNN sees realistic word lengths."""
     import random
 
     rng = random.Random(0)
-    words = [f"w{i}" for i in range(3000)] + ["the", "a", "of", ",", "."]
+    letters = "etaoinshrdlucmfwypvbgkqjxz"
+    words = ["".join(rng.choice(letters) for _ in range(max(1, int(rng.gauss(6, 3))))) for _ in range(8000)]
+    weights = [1.0 / (rank + 1) for rank in range(len(words))]
     with open(path, "w") as out:
         for _ in range(sentences):
-            out.write(" ".join(rng.choice(words) for _ in range(rng.randint(5, 30))) + "\n")
+            out.write(" ".join(rng.choices(words, weights, k=rng.randint(5, 40))) + "\n")
+
+
+def step_flops(trainer: Trainer, inputs) -> float:
+    """Forward + backward FLOPs of one training step (3 × the forward's multiply-adds × 2)."""
+    cfg, options = trainer.cfg, trainer.options
+    tokens = cfg["batch_size"] * cfg["unroll_steps"]
+    h, p = options.lstm_dim, options.projection_dim
+    lstm = options.n_layers * 2 * tokens * 2 * (p * 4 * h + p * 4 * h + h * p)
+    types = torch.unique(torch.from_numpy(inputs))
+    chars = trainer.table_chars[types].long()
+    widest = max(w for w, _ in options.filters)
+    needed = ((chars != PADDING_ID).sum(dim=1) + widest).clamp(max=chars.shape[1]).double()
+    cnn = sum(float((2 * options.char_dim * w * n * (needed - w + 1)).sum()) for w, n in options.filters)
+    f = options.n_filters
+    dense = len(types) * 2 * (options.n_highway * 2 * f * f + f * p)
+    sampled = (cfg.get("num_sampled") or len(trainer.corpus.vocab)) + 1
+    softmax = 2 * tokens * 2 * p * sampled
+    return 3.0 * (lstm + cnn + dense + softmax)
+
+
+def gemm_gflops(trainer: Trainer, seconds: float = 2.0) -> float:
+    cfg, options = trainer.cfg, trainer.options
+    m = cfg["batch_size"] * cfg["unroll_steps"]
+    a = torch.randn(2, m, options.projection_dim)
+    b = torch.randn(2, options.projection_dim, 4 * options.lstm_dim)
+    torch.bmm(a, b)
+    n, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        torch.bmm(a, b)
+        n += 1
+    return n * 2 * 2 * m * options.projection_dim * 4 * options.lstm_dim / (time.perf_counter() - start) / 1e9
+
+
+def compare(cfg: dict, corpus, steps: int) -> dict:
+    fast = Trainer(cfg, corpus=corpus, device="cpu")
+    baseline = Trainer(cfg, corpus=corpus, device="cpu")
+    baseline.model.load_state_dict(fast.model.state_dict())
+    batches = [fast.batcher.next_batch() for _ in range(steps + 2)]
+    times = {"fast": 0.0, "baseline": 0.0}
+    flops = 0.0
+    for index, (inputs, targets) in enumerate(batches):
+        for name, trainer in (("baseline", baseline), ("fast", fast)):
+            trainer.batcher.next_batch = lambda batch=(inputs, targets): batch  # the same windows for both
+            start = time.perf_counter()
+            if name == "fast":
+                trainer.train_step()
+            else:
+                reference_step(trainer, inputs, targets)
+            if index >= 2:  # two warm-up steps
+                times[name] += time.perf_counter() - start
+        if index >= 2:
+            flops += step_flops(fast, inputs)
+    tokens = steps * cfg["batch_size"] * cfg["unroll_steps"]
+    rate, base = tokens / times["fast"], tokens / times["baseline"]
+    return {"tokens_per_s": round(rate, 1), "baseline_tokens_per_s": round(base, 1),
+            "speedup": round(rate / base, 2), "gflops": round(flops / times["fast"] / 1e9, 2),
+            "gemm_gflops": round(gemm_gflops(fast), 2)}
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default=str(REPO / "conf/pretrain/default.yaml"))
     parser.add_argument("--corpus", help="one tokenised sentence a line (default: an invented 3000-sentence text)")
-    parser.add_argument("--steps", type=int, default=10)
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=2, help="intra-op threads (default: both cores)")
+    parser.add_argument("--compare-baseline", action="store_true",
+                        help="time the pre-v2 reference step against the fast step on the same batches")
     parser.add_argument("variants", nargs="*", help="JSON overrides, e.g. '{\"lstm_dim\": 256, \"num_sampled\": 512}'")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    base = shipped_config()
+    base = load_config(Path(args.config))
     with tempfile.TemporaryDirectory() as tmp:
         corpus_path = args.corpus
         if corpus_path is None:
@@ -57,10 +132,15 @@ def main(argv: list[str] | None = None) -> None:
         corpus = load_corpus([corpus_path], min_count=base.get("min_count", 1), max_vocab=base.get("max_vocab"))
         for spec in args.variants or ["{}"]:
             over = json.loads(spec)
-            cfg = json.loads(json.dumps(base))
+            cfg = copy.deepcopy(base)
             for key, value in over.items():
                 (cfg["model"] if key in cfg["model"] else cfg)[key] = value
-            cfg.update(out_dir=str(Path(tmp) / "out"), max_tokens=10**12)
+            cfg.update(out_dir=str(Path(tmp) / "out"), max_tokens=10**12, threads=args.threads)
+            if args.compare_baseline:
+                result = compare(cfg, corpus, args.steps)
+                print(json.dumps({"variant": over, "threads": args.threads, "batch_size": cfg["batch_size"],
+                                  **result}), flush=True)
+                continue
             trainer = Trainer(cfg, corpus=corpus, device="cpu")
             for _ in range(2):
                 trainer.train_step()
@@ -72,6 +152,9 @@ def main(argv: list[str] | None = None) -> None:
             params = sum(p.numel() for p in trainer.model.parameters())
             print(json.dumps({"variant": over, "tokens_per_s": round(tokens / seconds, 1), "params": params,
                               "vocab": len(corpus.vocab), "threads": args.threads}), flush=True)
+        if args.compare_baseline:  # the contract: the last line is exactly these five keys
+            print(json.dumps({k: result[k] for k in
+                              ("tokens_per_s", "baseline_tokens_per_s", "speedup", "gflops", "gemm_gflops")}))
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from elmo_bench.bilm.options import BiLMOptions
+from elmo_bench.bilm.window_lstm import window_lstm
 
 #: (h, c) for every layer: h (2, batch, projection_dim), c (2, batch, lstm_dim); axis 0 = forward, backward.
 LayerState = tuple[torch.Tensor, torch.Tensor]
@@ -84,6 +85,16 @@ class ProjectedLstmLayer(nn.Module):
                 h, c = torch.cat([h_new, h[:, n:]], dim=1), torch.cat([c_new, c[:, n:]], dim=1)
                 outputs.append(torch.cat([h_new, h_new.new_zeros(directions, batch - n, self.projection_dim)], dim=1))
         return torch.stack(outputs, dim=2), (h, c)
+
+
+    def forward_window(self, x: torch.Tensor, state: LayerState) -> tuple[torch.Tensor, LayerState]:
+        """Pretraining windows, time-major: x (2, time, batch, input_dim), every row full length, initial state
+        (h (2, batch, P), c (2, batch, H)) → outputs (2, time, batch, P) and the final state. Same math as
+        :meth:`forward`, with the hand-written backward of :mod:`elmo_bench.bilm.window_lstm`."""
+        h0, c0 = state
+        out, h, c = window_lstm(x, self.input_weight, self.hidden_weight, self.bias + self.forget_bias,
+                                self.projection, h0, c0, self.cell_clip, self.proj_clip)
+        return out, (h, c)
 
 
 class BiLstmStack(nn.Module):

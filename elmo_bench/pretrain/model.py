@@ -1,8 +1,9 @@
 """The biLM as a language model for training: the core :class:`BiLM` plus one softmax shared by both directions.
 
 The core's ``BiLstmStack`` reverses every sentence within its length; for training on fixed windows we call its
-``ProjectedLstmLayer``s directly instead, feeding the forward stream as direction 0 and the (already reversed)
-backward stream as direction 1, every row full length, with the state carried in from the previous window.
+``ProjectedLstmLayer``s' window path directly instead (time-major, hand-written backward), feeding the forward
+stream as direction 0 and the (already reversed) backward stream as direction 1, every row full length, with the
+state carried in from the previous window.
 """
 from __future__ import annotations
 
@@ -59,17 +60,15 @@ class LanguageModel(nn.Module):
         """chars (types, 50): character ids of the distinct word types of this window; inverse (2, batch, time):
         index into ``chars`` of every input token (axis 0 = forward, backward stream); targets (2, batch, time)
         softmax ids. Returns the mean loss over both directions and the final state per layer."""
-        directions, batch, time = inverse.shape
         vectors = self.bilm.token_encoder.encode_words(chars)  # (types, proj)
-        x = vectors[inverse]  # (2, batch, time, proj)
-        batch_sizes = [batch] * time
+        x = vectors[inverse.transpose(1, 2)]  # (2, time, batch, proj): time-major for the window LSTM
         skip = self.bilm.options.use_skip_connections
         final = []
         for k, layer in enumerate(self.bilm.lstm.layers):
-            out, layer_state = layer(self.dropout(x), batch_sizes, state[k])
+            out, layer_state = layer.forward_window(self.dropout(x), state[k])
             if k > 0 and skip:
                 out = out + x
             x = out
             final.append(layer_state)
         h = self.dropout(x).reshape(-1, x.shape[-1])
-        return self.softmax.loss(h, targets.reshape(-1)), final
+        return self.softmax.loss(h, targets.transpose(1, 2).reshape(-1)), final
