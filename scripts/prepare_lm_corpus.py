@@ -1,5 +1,7 @@
 """Prepare the shipped biLM's corpus: Gutenberg novels (minus LitBank fold-0 dev/test novels) → Moses-tokenised
-sentences, the last 1% of each novel's sentences held out for perplexity; PTB train/valid copied as they are.
+sentences, the last 1% of each novel's sentences held out for perplexity; PTB train/valid/test copied as they are;
+and the evaluation text the biLM v2 targets are measured on: LitBank fold 0's dev + test documents' tokens as they
+stand in the CoNLL files, one sentence a line (`litbank_fold0_devtest.txt`; never trained on).
 
 Usage: python scripts/prepare_lm_corpus.py ../shared/data /work/lm_work
 """
@@ -11,6 +13,25 @@ import sys
 from pathlib import Path
 
 from elmo_bench.pretrain.corpus import Tokenizer, expand_paths, litbank_eval_books, open_text_lines, prepare_lines
+
+
+def write_litbank_eval_text(data: Path, target: Path, fold: int = 0) -> int:
+    """LitBank fold ``fold``'s dev + test documents, one CoNLL sentence a line (tokens as annotated); returns tokens."""
+    from tasks.coref.reader import iter_documents
+
+    litbank = data / "coref/litbank"
+    tokens = 0
+    with open(target, "w", encoding="utf-8") as handle:
+        for part in ("dev", "test"):
+            for line in (litbank / "litbank_tenfold_splits" / str(fold) / f"{part}.ids").read_text().split():
+                for doc in iter_documents(litbank / "conll" / line.replace(".tsv", ".conll")):
+                    sentences: dict[int, list[str]] = {}
+                    for token, sid in zip(doc["tokens"], doc["sentence_ids"]):
+                        sentences.setdefault(sid, []).append(token)
+                    for words in sentences.values():
+                        handle.write(" ".join(words) + "\n")
+                        tokens += len(words)
+    return tokens
 
 
 def main(data_root: str, out_dir: str, heldout_fraction: float = 0.01) -> None:
@@ -39,11 +60,13 @@ def main(data_root: str, out_dir: str, heldout_fraction: float = 0.01) -> None:
         for line in src:
             if line.strip():
                 dst.write(" ".join(line.split()) + "\n")
-    with open(data / "lm_corpus/ptb_mikolov/ptb.valid.txt", encoding="utf-8") as src, \
-            open(out / "ptb.valid.txt", "w", encoding="utf-8") as dst:
-        for line in src:
-            if line.strip():
-                dst.write(" ".join(line.split()) + "\n")
+    for split in ("valid", "test"):
+        with open(data / f"lm_corpus/ptb_mikolov/ptb.{split}.txt", encoding="utf-8") as src, \
+                open(out / f"ptb.{split}.txt", "w", encoding="utf-8") as dst:
+            for line in src:
+                if line.strip():
+                    dst.write(" ".join(line.split()) + "\n")
+    stats["litbank_fold0_devtest_tokens"] = write_litbank_eval_text(data, out / "litbank_fold0_devtest.txt")
     (out / "prepare_stats.json").write_text(json.dumps(stats, indent=2) + "\n")
     print(json.dumps(stats))
 
