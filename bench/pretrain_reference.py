@@ -8,6 +8,7 @@ order of dropout masks differs, so comparisons run with dropout 0.
 from __future__ import annotations
 
 import torch
+from torch.nn import functional as F
 
 from elmo_bench.bilm.lstm import LayerState
 from elmo_bench.pretrain.model import LanguageModel
@@ -21,6 +22,26 @@ def reference_encode_words(encoder, chars: torch.Tensor) -> torch.Tensor:
     for highway in encoder.highways:
         x = highway(x)
     return encoder.projection(x)
+
+
+def reference_sampled_loss(softmax, h: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """The old ``LMSoftmax.sampled_loss`` (two separate gathers); full softmax when not training."""
+    if not (softmax.training and softmax.num_sampled):
+        return softmax.full_loss(h, targets)
+    candidates, num_tries = softmax.sampler.sample(softmax.num_sampled)
+    sampled = torch.as_tensor(candidates, device=h.device)
+    tries = float(num_tries)
+
+    def log_expected(ids: torch.Tensor) -> torch.Tensor:
+        p = softmax.sampler.probability(ids)
+        return torch.log(-torch.expm1(tries * torch.log1p(-p))).to(h.dtype)
+
+    true_logit = (h * softmax.weight[targets]).sum(-1) + softmax.bias[targets] - log_expected(targets)
+    sampled_logits = F.linear(h, softmax.weight[sampled], softmax.bias[sampled]) - log_expected(sampled)
+    hits = targets.unsqueeze(1) == sampled.unsqueeze(0)
+    sampled_logits = sampled_logits.masked_fill(hits, torch.finfo(h.dtype).min)
+    logits = torch.cat([true_logit.unsqueeze(1), sampled_logits], dim=1)
+    return F.cross_entropy(logits, torch.zeros_like(targets))
 
 
 def reference_forward(model: LanguageModel, chars: torch.Tensor, inverse: torch.Tensor, targets: torch.Tensor,
@@ -39,7 +60,7 @@ def reference_forward(model: LanguageModel, chars: torch.Tensor, inverse: torch.
         x = out
         final.append(layer_state)
     h = model.dropout(x).reshape(-1, x.shape[-1])
-    return model.softmax.loss(h, targets.reshape(-1)), final
+    return reference_sampled_loss(model.softmax, h, targets.reshape(-1)), final
 
 
 def reference_step(trainer, inputs, targets) -> float:
