@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -361,19 +362,18 @@ def test_disk_source_errors_name_the_directory_and_the_split(tmp_path: Path) -> 
 
 
 def test_offline_hub_load_fails_in_one_line_naming_the_dataset_and_source_disk(tmp_path: Path) -> None:
-    code = ("from tasks.ner.reader import read_splits\n"
-            "from elmo_bench.errors import DataError\n"
-            "try:\n    read_splits({'source': 'hub', 'hub_name': 'conll2003'})\n"
-            "except DataError as e:\n    print('ERR', e)\n")
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "HF_HOME": str(tmp_path / "hf"),
-           "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=120)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("ERR")]
-    assert done.returncode == 0 and len(lines) == 1, done.stderr[-2000:]
-    message = lines[0]
-    assert "'conll2003'" in message and "data.source=disk data.path=DIR" in message and "save_to_disk" in message
-    assert "\n" not in message
+    """`python run.py ... data.source=hub` with the Hub unreachable (offline mode, empty cache): exit code 1 and
+    one line on stderr, no traceback."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1",
+           "HF_DATASETS_OFFLINE": "1"}
+    cmd = [sys.executable, "run.py", "task=ner", "data=conll2003", "data.source=hub", "embedder=glove",
+           "logger=disabled", "progress=false", f"paths.results_dir={tmp_path / 'r'}"]
+    done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr[-3000:]
+    assert lines[0].startswith("error: hub dataset 'conll2003' split 'train' could not be loaded")
+    assert "save_to_disk" in lines[0] and "data.source=disk data.path=DIR" in lines[0]
 
 
 # ----------------------------------------------------------------------------------------------- through run.py
