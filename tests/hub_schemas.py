@@ -11,6 +11,8 @@ Where each schema comes from (feature names, ClassLabel names and their order):
   dataset_info.json (text, label int64, label_text);
 - ``conll2012_ontonotesv5`` config ``english_v4``: its loading script (``_info`` and the 49 english_v4 POS names
   and 37 named-entity names; one record per ``*gold_conll`` file; ``part_id`` holds column 2);
+- ``conll2000``: its loading script (tokens, pos_tags a ClassLabel of 44 names, chunk_tags the 23 of conll2003;
+  train and test splits only);
 - ``universal_dependencies`` config ``en_ewt``: its loading script (every CoNLL-U row kept, multiword ranges and
   empty nodes included; upos a ClassLabel of 18 names, ``_`` among them; head = ``str(conllu head)``, "None" on
   those rows).
@@ -33,6 +35,13 @@ CONLL2003 = Features({"id": Value("string"), "tokens": Sequence(Value("string"))
                       "pos_tags": Sequence(ClassLabel(names=CONLL2003_POS)),
                       "chunk_tags": Sequence(ClassLabel(names=CONLL2003_CHUNK)),
                       "ner_tags": Sequence(ClassLabel(names=CONLL2003_NER))})
+
+CONLL2000_POS = ["''", "#", "$", "(", ")", ",", ".", ":", "``", "CC", "CD", "DT", "EX", "FW", "IN", "JJ", "JJR", "JJS",
+                 "MD", "NN", "NNP", "NNPS", "NNS", "PDT", "POS", "PRP", "PRP$", "RB", "RBR", "RBS", "RP", "SYM", "TO",
+                 "UH", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "WDT", "WP", "WP$", "WRB"]
+CONLL2000 = Features({"id": Value("string"), "tokens": Sequence(Value("string")),
+                      "pos_tags": Sequence(ClassLabel(names=CONLL2000_POS)),
+                      "chunk_tags": Sequence(ClassLabel(names=CONLL2003_CHUNK))})
 
 SNLI = Features({"premise": Value("string"), "hypothesis": Value("string"),
                  "label": ClassLabel(names=["entailment", "neutral", "contradiction"])})

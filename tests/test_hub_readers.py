@@ -347,6 +347,25 @@ def test_ud_en_ewt_hub_drops_multiword_ranges_and_empty_nodes_like_the_file_read
         assert read_splits(cfg) == local, name
 
 
+def test_conll2000_hub_pos_tags_equal_the_file_reader(tmp_path: Path) -> None:
+    from tasks.pos.reader import read_splits
+
+    path = tmp_path / "test.txt"
+    path.write_text("Rockwell NNP B-NP\nsaid VBD B-VP\nit PRP B-NP\n's VBZ B-VP\n( ( O\n$ $ B-NP\n1 CD I-NP\n) ) O\n\n"
+                    "Prices NNS B-NP\nfell VBD B-VP\n. . O\n", encoding="utf-8")
+    local = read_splits({"source": "local", "format": "conll2000", "train": str(path), "test": str(path)})
+    rows = [{"id": "0", "tokens": ["Rockwell", "said", "it", "'s", "(", "$", "1", ")"],
+             "pos_tags": ["NNP", "VBD", "PRP", "VBZ", "(", "$", "CD", ")"],
+             "chunk_tags": ["B-NP", "B-VP", "B-NP", "B-VP", "O", "B-NP", "I-NP", "O"]},
+            {"id": "1", "tokens": ["Prices", "fell", "."], "pos_tags": ["NNS", "VBD", "."],
+             "chunk_tags": ["B-NP", "B-VP", "O"]}]
+    dd = hs.dataset_dict(hs.CONLL2000, {"train": rows, "test": rows})
+    assert dd["test"].features["pos_tags"].feature.names[:3] == ["''", "#", "$"]
+    for name, cfg in _sources(tmp_path, dd, format="conll2000", hub_splits={"dev": None}).items():
+        assert read_splits(cfg) == local, name
+    assert local["test"][0]["tags"][4:8] == ["(", "$", "CD", ")"]
+
+
 # ------------------------------------------------------------------------------------------------------ failures
 def test_disk_source_errors_name_the_directory_and_the_split(tmp_path: Path) -> None:
     from tasks.ner.reader import read_splits
