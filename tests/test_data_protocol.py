@@ -3,6 +3,7 @@ article (seeded), keeping the official dev set as the test set."""
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -20,10 +21,16 @@ DATA_CONFIGS = sorted(p.stem for p in (CONF / "data").glob("*.yaml"))
 register_resolvers()
 
 
-def _data_cfg(name: str) -> dict:
+@lru_cache(maxsize=None)
+def _composed(name: str) -> str:
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         cfg = compose(config_name="config", overrides=[f"data={name}"])
-    return OmegaConf.to_container(cfg.data, resolve=True)
+    return json.dumps(OmegaConf.to_container(cfg.data, resolve=True))
+
+
+def _data_cfg(name: str) -> dict:
+    """conf/data/<name>.yaml composed and resolved (a fresh copy each call)."""
+    return json.loads(_composed(name))
 
 
 @pytest.mark.parametrize("name", DATA_CONFIGS)
