@@ -14,6 +14,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, open_dict
 
+from elmo_bench.errors import DataError
 from elmo_bench.hydra_setup import register_resolvers
 
 register_resolvers()
@@ -28,7 +29,10 @@ def main(cfg: DictConfig) -> float | None:
     with open_dict(cfg):
         cfg.choices = {k: v for k, v in hydra_cfg.runtime.choices.items() if not k.startswith("hydra")}
         cfg.data.name = cfg.data.get("name") or cfg.choices.get("data")  # the dataset, also behind default_<task>
-    results = run_experiment(cfg, Path(hydra_cfg.runtime.output_dir))
+    try:
+        results = run_experiment(cfg, Path(hydra_cfg.runtime.output_dir))
+    except DataError as exc:  # bad or unreachable data: one line (file/dataset, what to do), not a traceback
+        raise SystemExit(f"error: {exc}") from None
     dev = results["metrics"].get("dev", {})
     return dev.get(results["main_metric"])
 

@@ -1,30 +1,56 @@
-"""The train/dev/test loop every reader shares: local files by path, or a hub dataset by name."""
+"""Where each split comes from (a local file, a hub split, a ``save_to_disk`` split) and the loop readers share."""
 from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
 from elmo_bench.errors import DataError
 
-#: our split names → the usual Hugging Face split names
+#: ``data.source`` values: local files by path, ``datasets.load_dataset`` by hub name, ``datasets.load_from_disk``
+SOURCES: tuple[str, ...] = ("local", "hub", "disk")
+#: our split names → the usual Hugging Face split names (override per dataset with ``data.hub_splits``)
 HUB_SPLITS = {"train": "train", "dev": "validation", "test": "test"}
 
 
+def source_of(data_cfg: Mapping[str, Any]) -> str:
+    """``data.source`` checked against SOURCES (default ``local``)."""
+    source = data_cfg.get("source") or "local"
+    if source not in SOURCES:
+        raise DataError(f"data config: source must be one of {', '.join(SOURCES)}, got {source!r}")
+    return str(source)
+
+
+def split_location(data_cfg: Mapping[str, Any], name: str) -> str | None:
+    """Where split ``name`` (train/dev/test) lives, or None when the config leaves it out.
+
+    ``source: local`` → the path in ``data_cfg[name]``. ``source: hub | disk`` → the Hugging Face split name in
+    ``data_cfg.hub_splits[name]`` (a missing key means the usual name, null means absent), so one data config
+    carries both the local paths and the hub split names and ``data.source=...`` alone switches between them.
+    """
+    if source_of(data_cfg) == "local":
+        value = data_cfg.get(name)
+    else:
+        hub_splits = data_cfg.get("hub_splits") or {}
+        value = hub_splits[name] if name in hub_splits else HUB_SPLITS.get(name)
+    return str(value) if value not in (None, "", False) else None
+
+
 def read_splits(data_cfg: Mapping[str, Any], read_local: Callable[[str, str], list],
-                read_hub: Callable[[str, str], list]) -> dict[str, list]:
+                read_records: Callable[[Any, str], list]) -> dict[str, list]:
     """Every split of train/dev/test that ``data_cfg`` names.
 
-    ``source: local`` calls ``read_local(path, split)`` for each split whose path is set; ``source: hub`` calls
-    ``read_hub(hub_split, split)``, where a missing key means the hub's usual split name and null means absent.
+    ``source: local`` calls ``read_local(path, split)``; ``source: hub | disk`` loads the split with
+    ``elmo_bench.hub.load_split`` and calls ``read_records(dataset, split)`` on the ``datasets.Dataset``.
     """
-    source = data_cfg.get("source", "local")
-    if source not in ("local", "hub"):
-        raise DataError(f"data config: source must be 'local' or 'hub', got {source!r}")
+    source = source_of(data_cfg)
     out: dict[str, list] = {}
     for name in ("train", "dev", "test"):
-        if source == "hub":
-            split = data_cfg.get(name, HUB_SPLITS[name])
-            if split:
-                out[name] = read_hub(split, name)
-        elif data_cfg.get(name):
-            out[name] = read_local(data_cfg[name], name)
+        where = split_location(data_cfg, name)
+        if where is None:
+            continue
+        if source == "local":
+            out[name] = read_local(where, name)
+        else:
+            from elmo_bench.hub import load_split  # deferred: `datasets` is heavy and local runs never need it
+
+            out[name] = read_records(load_split(data_cfg, where), name)
     return out

@@ -45,7 +45,7 @@ def test_read_drops_and_counts_dash_and_reads_gz(tmp_path: Path) -> None:
     assert dropped == 2
     assert [e["id"] for e in examples] == ["p1", "p3", "p5"]
     assert examples[0]["premise"] == ["A", "dog", "runs", "."]          # from the parse: '.' split off
-    assert examples[1]["premise"] == ["A", "dog", "runs."]              # no parse: whitespace split
+    assert examples[1]["premise"] == ["A", "dog", "runs", "."]          # no parse: the same PTB tokenizer
     assert examples[2]["label"] == "contradiction"
 
 

@@ -100,6 +100,7 @@ def _gold(run: Any, cache: dict[str, Any]) -> tuple[Any, list[Any]]:
 
     data_cfg = dict((run.raw.get("config") or {}).get("data") or {})
     data_cfg.update({"train": None, "dev": None, "dev_from_train": None})  # only the test split is needed
+    data_cfg["hub_splits"] = {**(data_cfg.get("hub_splits") or {}), "train": None, "dev": None}  # hub / disk too
     key = json.dumps([run.task, data_cfg], sort_keys=True, default=str)
     if key not in cache:
         if run.task not in TASKS:

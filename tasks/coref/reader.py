@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from elmo_bench.errors import DataError
+from elmo_bench.splits import source_of, split_location
 
 Example = dict[str, Any]
 Cluster = list[tuple[int, int]]
@@ -180,39 +181,54 @@ def litbank_eval_documents(root: str | Path, fold: int) -> list[str]:
     return names
 
 
-def hub_records_to_examples(records: Iterator[Mapping[str, Any]], split: str) -> list[Example]:
-    """Documents of the hub dataset ``conll2012_ontonotesv5``: ``coref_spans`` = [cluster id, start, end] per
-    sentence (inclusive, sentence-relative)."""
+def hub_records_to_examples(records: Iterable[Mapping[str, Any]], split: str) -> list[Example]:
+    """Documents of the hub dataset ``conll2012_ontonotesv5``, one example per document part like ``read_path``.
+
+    A hub record is one ``*gold_conll`` file: ``document_id`` plus ``sentences[*]`` with ``part_id`` (the file's
+    part number, column 2), ``words``, ``speaker`` (None where the file has ``-``) and ``coref_spans`` =
+    [cluster id, start, end] (inclusive, sentence-relative; a set in the hub, so in no particular order).
+    Consecutive sentences of one part form one example; cluster ids are per part, as the scorer reads them.
+    Mentions and clusters are put in file order (by start, then end), so the example does not depend on the
+    hub's set order; the clusters equal the file reader's as sets of mentions.
+    """
     out = []
     for doc in records:
         name = str(doc["document_id"])
-        tokens, sent_ids, speakers = [], [], []
-        clusters: dict[int, Cluster] = {}
-        for s_no, sent in enumerate(doc["sentences"]):
-            offset = len(tokens)
-            words = list(sent["words"])
-            tokens += words
-            sent_ids += [s_no] * len(words)
-            speakers += [str(sent.get("speaker") or "_")] * len(words)
-            for cid, start, end in sent.get("coref_spans") or []:
-                if not 0 <= start <= end < len(words):
-                    raise DataError(f"{split} record {name} sentence {s_no}: coref span ({start}, {end}) outside "
-                                    f"{len(words)} words")
-                clusters.setdefault(int(cid), []).append((offset + start, offset + end))
-        part = int(doc["sentences"][0].get("part_id", 0)) if doc["sentences"] else 0
-        ex = {"id": f"{name};{part}", "doc_name": name, "part": part, "tokens": tokens, "sentence_ids": sent_ids,
-              "speakers": speakers, "genre": name.split("/")[0] if name.split("/")[0] in GENRES else None,
-              "clusters": list(clusters.values()), "path": f"hub:{split}"}
-        out.append(_finish(ex))
+        parts: list[tuple[int, list[Mapping[str, Any]]]] = []
+        for sent in doc["sentences"]:
+            part = int(sent.get("part_id") or 0)
+            if not parts or parts[-1][0] != part:
+                parts.append((part, []))
+            parts[-1][1].append(sent)
+        for part, sentences in parts:
+            tokens, sent_ids, speakers = [], [], []
+            clusters: dict[int, Cluster] = {}
+            for s_no, sent in enumerate(sentences):
+                offset = len(tokens)
+                words = list(sent["words"])
+                tokens += words
+                sent_ids += [s_no] * len(words)
+                speakers += [str(sent.get("speaker") or "-")] * len(words)
+                for cid, start, end in sent.get("coref_spans") or []:
+                    if not 0 <= start <= end < len(words):
+                        raise DataError(f"{split} record {name} part {part} sentence {s_no}: coref span "
+                                        f"({start}, {end}) outside {len(words)} words")
+                    clusters.setdefault(int(cid), []).append((offset + start, offset + end))
+            ordered = sorted((sorted(set(c)) for c in clusters.values()), key=lambda c: c[0])
+            ex = {"id": f"{name};{part}", "doc_name": name, "part": part, "tokens": tokens, "sentence_ids": sent_ids,
+                  "speakers": speakers, "genre": name.split("/")[0] if name.split("/")[0] in GENRES else None,
+                  "clusters": ordered, "path": f"hub:{split}"}
+            out.append(_finish(ex))
     return out
 
 
 def read_split(data_cfg: Mapping[str, Any], split: str) -> list[Example]:
     """One split of a data config (conf/data/litbank.yaml, conll2012_coref.yaml)."""
-    value = data_cfg.get(split)
-    if data_cfg.get("source", "local") == "hub":
-        import datasets  # only for the hub path; tests use local files
+    where = split_location(data_cfg, split)
+    if where is None:
+        raise DataError(f"data config: no {split} split (set data.{split}, or data.hub_splits.{split} for the hub)")
+    if source_of(data_cfg) != "local":
+        from elmo_bench.hub import load_split  # only for the hub / disk path
 
-        records = datasets.load_dataset(data_cfg["hub_name"], data_cfg.get("hub_config", "english_v4"), split=value)
-        return hub_records_to_examples(iter(records), split)
-    return read_path(value, data_cfg.get("conll_dir"))
+        return hub_records_to_examples(load_split(data_cfg, where), split)
+    return read_path(where, data_cfg.get("conll_dir"))

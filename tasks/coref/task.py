@@ -12,6 +12,7 @@ from typing import Any, Mapping, Sequence
 import torch
 from torch import nn
 
+from elmo_bench.splits import split_location
 from elmo_bench.task_api import Example, Task
 from tasks.coref.metric import score_documents
 from tasks.coref.model import CorefHead, clusters_from_output
@@ -33,10 +34,10 @@ class CorefTask(Task):
     def read(self, data_cfg: Mapping[str, Any]) -> dict[str, list[Example]]:
         splits = {}
         for split in SPLITS:
-            if data_cfg.get(split):
+            if split_location(data_cfg, split) is not None:
                 splits[split] = read_split(data_cfg, split)
                 log.info("coref %s: %d documents, %d mentions from %s", split, len(splits[split]),
-                         sum(len(c) for d in splits[split] for c in d["clusters"]), data_cfg.get(split))
+                         sum(len(c) for d in splits[split] for c in d["clusters"]), split_location(data_cfg, split))
         return splits
 
     def fit_labels(self, train: Sequence[Example]) -> None:

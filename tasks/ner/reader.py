@@ -88,29 +88,35 @@ def read_conll(path: str | Path, split: str = "data") -> list[Example]:
     return examples
 
 
-def read_hub(hub_name: str, split: str, name: str) -> list[Example]:
-    """Read one split of a hub dataset with ``tokens`` and integer ``ner_tags`` (names on the feature).
+def hub_records_to_examples(ds: Any, name: str) -> list[Example]:
+    """Examples from one split of the hub dataset ``conll2003`` (``tokens`` and ``pos_tags`` / ``chunk_tags`` /
+    ``ner_tags`` as ClassLabel ids, names on the features): the same fields as ``read_conll``.
 
-    The hub ``conll2003`` tags are already IOB2; ``iob1_to_bio`` leaves them unchanged.
+    The hub's tags are already IOB2; ``iob1_to_bio`` leaves them unchanged. Like ``read_conll``, the hub skips the
+    ``-DOCSTART-`` lines, so the i-th example of a split is the i-th sentence of the official file.
     """
-    import datasets  # imported here: the local path must not need the hub machinery
-
-    ds = datasets.load_dataset(hub_name, split=split)
-    names = ds.features["ner_tags"].feature.names
+    names = {key: ds.features[key].feature.names for key in ("pos_tags", "chunk_tags", "ner_tags")
+             if key in ds.features}
+    if "ner_tags" not in names or "tokens" not in ds.features:
+        raise DataError(f"hub split {name}: expected columns 'tokens' and 'ner_tags'; columns are {sorted(ds.features)}")
     examples: list[Example] = []
     for i, record in enumerate(ds):
-        tags = [names[t] for t in record["ner_tags"]]
+        tags = [names["ner_tags"][t] for t in record["ner_tags"]]
         for tag in tags:
             if not check_tag(tag):
-                raise DataError(f"{hub_name}[{split}] record {i}: bad NER tag {tag!r} (expected O, B-TYPE or I-TYPE)")
-        examples.append({"id": f"{name}-{i}", "tokens": list(record["tokens"]), "tags": iob1_to_bio(tags)})
+                raise DataError(f"hub split {name} record {i}: bad NER tag {tag!r} (expected O, B-TYPE or I-TYPE)")
+        example: Example = {"id": f"{name}-{i}", "tokens": list(record["tokens"])}
+        for key, field in (("pos_tags", "pos"), ("chunk_tags", "chunk")):
+            if key in names:
+                example[field] = [names[key][t] for t in record[key]]
+        example["tags"] = iob1_to_bio(tags)
+        examples.append(example)
     return examples
 
 
 def read_splits(data_cfg: Mapping[str, Any]) -> dict[str, list[Example]]:
     """Every split named in ``data_cfg`` (train/dev/test; a missing or null one is absent)."""
-    hub_name = data_cfg.get("hub_name") or "conll2003"
-    return shared_read_splits(data_cfg, read_conll, lambda split, name: read_hub(hub_name, split, name))
+    return shared_read_splits(data_cfg, read_conll, hub_records_to_examples)
 
 
 def iter_entities(tags: Sequence[str]) -> Iterator[tuple[str, int, int]]:

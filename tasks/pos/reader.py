@@ -102,22 +102,32 @@ def read_conll2000(path: str | Path, split: str = "data") -> list[Example]:
     return examples
 
 
-def read_hub(hub_name: str, hub_config: str | None, split: str, name: str, tag_column: str) -> list[Example]:
-    """A hub split: ``universal_dependencies``/``en_ewt`` (``xpos`` strings, ``upos`` class ids) or ``conll2000``
-    (``pos_tags`` class ids)."""
-    import datasets  # only the hub path needs it
+#: the hub's ``head`` value (``str(None)``) on the rows the file reader skips: multiword-token ranges and empty nodes
+_NO_HEAD = ("None", None)
 
-    ds = datasets.load_dataset(hub_name, hub_config, split=split) if hub_config else datasets.load_dataset(hub_name, split=split)
+
+def hub_records_to_examples(ds: Any, name: str, tag_column: str) -> list[Example]:
+    """Examples from a hub split: ``universal_dependencies``/``en_ewt`` (``xpos`` strings, ``upos`` ClassLabel ids)
+    or ``conll2000`` (``pos_tags`` ClassLabel ids).
+
+    The UD hub copy keeps every CoNLL-U row, multiword-token ranges ("don't" before "do", "n't") and empty nodes
+    included, with ``head`` = "None" on exactly those rows; they are dropped here as ``read_conllu`` skips them,
+    so the examples are the same (``idx`` = the sentence's ``# sent_id``).
+    """
     feature = "pos_tags" if "pos_tags" in ds.features else tag_column
     if feature not in ds.features:
-        raise DataError(f"{hub_name}[{split}]: no column {feature!r}; columns are {sorted(ds.features)}")
+        raise DataError(f"hub split {name}: no column {feature!r}; columns are {sorted(ds.features)}")
     names = getattr(getattr(ds.features[feature], "feature", None), "names", None)
+    has_head = "head" in ds.features
     examples = []
     for i, record in enumerate(ds):
-        tags = [names[t] if names else t for t in record[feature]]
-        if len(tags) != len(record["tokens"]) or any(t in (None, "", "_") for t in tags):
-            raise DataError(f"{hub_name}[{split}] record {i}: expected one {feature} tag per token")
-        examples.append({"id": str(record.get("idx", f"{name}-{i}")), "tokens": list(record["tokens"]), "tags": tags})
+        keep = [j for j in range(len(record["tokens"])) if not has_head or record["head"][j] not in _NO_HEAD]
+        tags = [record[feature][j] for j in keep]
+        tags = [names[t] if names else t for t in tags]
+        if len(record[feature]) != len(record["tokens"]) or any(t in (None, "", "_") for t in tags):
+            raise DataError(f"hub split {name} record {i}: expected one {feature} tag per token")
+        examples.append({"id": str(record.get("idx") or f"{name}-{i}"), "tokens": [record["tokens"][j] for j in keep],
+                         "tags": tags})
     return examples
 
 
@@ -134,10 +144,9 @@ def read_splits(data_cfg: Mapping[str, Any]) -> dict[str, list[Example]]:
     budget: the biLM then only runs on those)."""
     fmt = data_cfg.get("format", "conllu")
     tag_column = data_cfg.get("tag_column", "xpos")
-    hub_name = data_cfg.get("hub_name") or "universal_dependencies"
     out = shared_read_splits(
         data_cfg, lambda path, name: read_file(path, fmt, tag_column, name),
-        lambda split, name: read_hub(hub_name, data_cfg.get("hub_config"), split, name, tag_column))
+        lambda ds, name: hub_records_to_examples(ds, name, tag_column))
     limit = data_cfg.get("max_train_sentences")
     if limit and "train" in out:
         out["train"] = out["train"][: int(limit)]

@@ -11,7 +11,8 @@ from elmo_bench.errors import DataError
 from elmo_bench.task_api import Example, Task
 from tasks.snli.metric import accuracy
 from tasks.snli.model import Esim
-from tasks.snli.reader import LABELS, read_hub, read_jsonl
+from elmo_bench.splits import source_of, split_location
+from tasks.snli.reader import LABELS, hub_records_to_examples, read_jsonl
 
 log = logging.getLogger(__name__)
 SPLITS: tuple[str, ...] = ("train", "dev", "test")
@@ -34,26 +35,26 @@ class SnliTask(Task):
         self.dev_source: str = ""
 
     def read(self, data_cfg: Mapping[str, Any]) -> dict[str, list[Example]]:
-        """Splits named in data_cfg (local: file paths; hub: split names of ``hub_name``).
+        """Splits named in data_cfg (local: file paths; hub / disk: ``hub_splits``, see elmo_bench/splits.py).
 
         ``dev_from_train: N`` (int) makes dev the last N usable training pairs and removes them from train —
         the sandbox's way to early-stop when only SNLI dev/test exist locally; it requires ``dev`` to be empty.
         """
-        source = data_cfg.get("source", "local")
+        source = source_of(data_cfg)
         splits: dict[str, list[Example]] = {}
         for split in SPLITS:
-            where = data_cfg.get(split)
-            if not where:
+            where = split_location(data_cfg, split)
+            if where is None:
                 continue
-            if source == "hub":
-                examples, dropped = read_hub(str(data_cfg.get("hub_name") or "snli"), str(where))
-            elif source == "local":
-                examples, dropped = read_jsonl(str(where))
+            if source == "local":
+                examples, dropped = read_jsonl(where)
             else:
-                raise DataError(f"data config: source={source!r}; expected 'local' or 'hub'")
+                from elmo_bench.hub import load_split  # deferred: heavy, and only this path needs it
+
+                examples, dropped = hub_records_to_examples(load_split(data_cfg, where), split)
             splits[split], self.dropped[split] = examples, dropped
             log.info("snli %s: %d pairs, %d dropped (gold label '-') from %s", split, len(examples), dropped, where)
-        self.dev_source = str(data_cfg.get("dev") or "")
+        self.dev_source = str(split_location(data_cfg, "dev") or "")
         carve = data_cfg.get("dev_from_train")
         if carve:
             carve = int(carve)

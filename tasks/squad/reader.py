@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -74,16 +75,35 @@ def _field(record: Any, key: str, kind: type | tuple[type, ...], where: str, pat
     return value
 
 
+def article_indices(n_articles: int, articles: Sequence[int] | None, path: str | Path) -> list[int]:
+    """The article indices of ``articles`` = [first, stop) (all when None), checked against the file's count."""
+    lo, hi = (0, n_articles) if articles is None else (int(articles[0]), int(articles[1]))
+    if not 0 <= lo <= hi <= n_articles:
+        raise DataError(f"{path}: article range [{lo}, {hi}) outside the file's {n_articles} articles")
+    return list(range(lo, hi))
+
+
+def carve_articles(indices: Sequence[int], n_dev: int, seed: int, path: str | Path) -> tuple[list[int], list[int]]:
+    """Split article indices into (train, dev): ``n_dev`` articles drawn with ``random.Random(seed)``, the rest
+    train, both in file order. By article, so no paragraph or question of dev has a sibling in train."""
+    if not 0 < n_dev < len(indices):
+        raise DataError(f"{path}: dev_from_train.articles={n_dev}, expected between 1 and {len(indices) - 1} "
+                        f"(the training data has {len(indices)} articles)")
+    dev = set(random.Random(seed).sample(list(indices), n_dev))
+    return [i for i in indices if i not in dev], sorted(dev)
+
+
 def examples_from_squad(obj: dict[str, Any], path: str | Path, articles: Sequence[int] | None = None,
-                        max_context_tokens: int | None = None) -> tuple[list[Example], SquadStats]:
-    """Examples from a parsed SQuAD object; ``articles`` = [first, stop) restricts to a slice of articles."""
+                        max_context_tokens: int | None = None,
+                        indices: Sequence[int] | None = None) -> tuple[list[Example], SquadStats]:
+    """Examples from a parsed SQuAD object; ``articles`` = [first, stop) restricts to a slice of articles, or
+    ``indices`` to any set of them (each example keeps its article's index in the file)."""
     data = obj["data"]
-    lo, hi = (0, len(data)) if articles is None else (int(articles[0]), int(articles[1]))
-    if not 0 <= lo <= hi <= len(data):
-        raise DataError(f"{path}: article range [{lo}, {hi}) outside the file's {len(data)} articles")
+    if indices is None:
+        indices = article_indices(len(data), articles, path)
     stats = SquadStats()
     examples: list[Example] = []
-    for a_idx in range(lo, hi):
+    for a_idx in indices:
         article = data[a_idx]
         where = f"article {a_idx}"
         title = str(article.get("title", "")) if isinstance(article, dict) else ""
@@ -163,12 +183,3 @@ def hub_to_squad(rows: Any) -> dict[str, Any]:
                    for t, s in zip(row["answers"]["text"], row["answers"]["answer_start"])]
         paras[-1]["qas"].append({"id": row["id"], "question": row["question"], "answers": answers})
     return {"data": data, "version": "1.1"}
-
-
-def read_hub(hub_name: str, split: str, articles: Sequence[int] | None = None,
-             max_context_tokens: int | None = None) -> tuple[list[Example], SquadStats]:
-    """Read one split of the hub dataset through the same path as the official files."""
-    import datasets  # deferred: heavy import, and only this code path needs it
-
-    rows = datasets.load_dataset(hub_name, split=split)
-    return examples_from_squad(hub_to_squad(rows), f"hub:{hub_name}/{split}", articles, max_context_tokens)

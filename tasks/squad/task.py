@@ -9,11 +9,12 @@ import torch
 from torch import nn
 
 from elmo_bench.errors import DataError
+from elmo_bench.splits import source_of, split_location
 from elmo_bench.task_api import Example, Task
 from tasks.squad.decode import best_spans, span_text
 from tasks.squad.metric import evaluate
 from tasks.squad.model import IGNORE, BidafSelfAttention
-from tasks.squad.reader import examples_from_squad, hub_to_squad, load_json
+from tasks.squad.reader import article_indices, carve_articles, examples_from_squad, hub_to_squad, load_json
 
 log = logging.getLogger(__name__)
 SPLITS: tuple[str, ...] = ("train", "dev", "test")
@@ -32,37 +33,56 @@ class SquadTask(Task):
         self.max_span_length = 17
 
     def read(self, data_cfg: Mapping[str, Any]) -> dict[str, list[Example]]:
-        """Splits named in data_cfg (local: file paths; hub: split names of ``hub_name``).
+        """Splits named in data_cfg (local: file paths; hub / disk: ``hub_splits``, see elmo_bench/splits.py).
 
         ``split_by_article: {split: [first, stop)}`` keeps only those articles of that split's file — the sandbox
-        cuts the one local file (SQuAD dev) into train / dev / test this way. ``max_context_tokens`` truncates
-        longer paragraphs, counting them and the answers cut off (default: no truncation).
+        cuts the one local file (SQuAD dev) into train / dev / test this way. ``dev_from_train: {articles: N,
+        seed: S}`` (with no dev split of its own) moves N training articles, drawn with seed S, to dev, so model
+        selection never sees the official dev set, which is the test set here. Two splits read from one file
+        must not share an article (DataError otherwise). ``max_context_tokens`` truncates longer paragraphs,
+        counting them and the answers cut off (default: no truncation).
         """
-        source = data_cfg.get("source", "local")
+        source = source_of(data_cfg)
         by_article = data_cfg.get("split_by_article") or {}
+        carve = data_cfg.get("dev_from_train") or None
         max_ctx = data_cfg.get("max_context_tokens")
         parsed: dict[str, dict[str, Any]] = {}
+        chosen: dict[str, tuple[str, list[int]]] = {}
+        for split in SPLITS:
+            where = split_location(data_cfg, split)
+            if where is None:
+                continue
+            if where not in parsed:
+                parsed[where] = self._parse(data_cfg, source, where)
+            chosen[split] = (where, article_indices(len(parsed[where]["data"]), by_article.get(split), where))
+        if carve:
+            if "dev" in chosen:
+                raise DataError("data config: both a dev split and dev_from_train are set; expected only one")
+            if "train" not in chosen:
+                raise DataError("data config: dev_from_train needs a train split to carve dev from")
+            where, indices = chosen["train"]
+            train_idx, dev_idx = carve_articles(indices, int(carve["articles"]), int(carve.get("seed", 0)), where)
+            chosen["train"], chosen["dev"] = (where, train_idx), (where, dev_idx)
+        _check_disjoint(chosen)
         splits: dict[str, list[Example]] = {}
         for split in SPLITS:
-            where = data_cfg.get(split)
-            if not where:
+            if split not in chosen:
                 continue
-            where = str(where)
-            if where not in parsed:
-                if source == "hub":
-                    import datasets  # deferred: heavy import, and only this code path needs it
-                    hub_name = str(data_cfg.get("hub_name") or "squad")
-                    parsed[where] = hub_to_squad(datasets.load_dataset(hub_name, split=where))
-                elif source == "local":
-                    parsed[where] = load_json(where)
-                else:
-                    raise DataError(f"data config: source={source!r}; expected 'local' or 'hub'")
-            articles = by_article.get(split)
-            examples, stats = examples_from_squad(parsed[where], where, articles,
-                                                  None if max_ctx is None else int(max_ctx))
+            where, indices = chosen[split]
+            examples, stats = examples_from_squad(parsed[where], where, max_context_tokens=None if max_ctx is None
+                                                  else int(max_ctx), indices=indices)
             splits[split], self.stats[split] = examples, stats.as_dict()
-            log.info("squad %s (%s, articles %s): %s", split, where, articles or "all", self.stats[split])
+            log.info("squad %s (%s, %d articles): %s", split, where, len(indices), self.stats[split])
         return splits
+
+    @staticmethod
+    def _parse(data_cfg: Mapping[str, Any], source: str, where: str) -> dict[str, Any]:
+        """The official nested JSON object of one file or hub split."""
+        if source == "local":
+            return load_json(where)
+        from elmo_bench.hub import load_split  # deferred: heavy, and only this path needs it
+
+        return hub_to_squad(load_split(data_cfg, where))
 
     def targets(self, examples: Sequence[Example]) -> dict[str, torch.Tensor]:
         """span_start / span_end (batch,): the first aligned gold span, -100 (ignored) when none aligned."""
@@ -95,3 +115,16 @@ class SquadTask(Task):
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         self.max_span_length = int(state.get("max_span_length", self.max_span_length))
+
+
+def _check_disjoint(chosen: Mapping[str, tuple[str, list[int]]]) -> None:
+    """DataError when two splits read the same file or hub split and share an article (e.g. dev = test)."""
+    names = list(chosen)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            (where_a, idx_a), (where_b, idx_b) = chosen[a], chosen[b]
+            shared = sorted(set(idx_a) & set(idx_b)) if where_a == where_b else []
+            if shared:
+                raise DataError(f"data config: {a} and {b} share {len(shared)} article(s) of {where_a} (first: "
+                                f"{shared[0]}); splits of one file must not overlap: set split_by_article or "
+                                f"dev_from_train")

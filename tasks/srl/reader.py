@@ -16,9 +16,10 @@ from __future__ import annotations
 import gzip
 import io
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from elmo_bench.errors import DataError
+from elmo_bench.splits import source_of, split_location
 from tasks.srl.bio import Span, bio_to_spans, brackets_to_spans, spans_to_bio
 
 Example = dict[str, Any]
@@ -182,13 +183,19 @@ def read_conll2012_srl(path: str | Path) -> list[Example]:
     return examples
 
 
-def hub_records_to_examples(records: Iterator[Mapping[str, Any]], split: str) -> list[Example]:
-    """Records of the hub dataset ``conll2012_ontonotesv5`` (documents with ``sentences[*].srl_frames``)."""
+def hub_records_to_examples(records: Iterable[Mapping[str, Any]], split: str) -> list[Example]:
+    """Records of the hub dataset ``conll2012_ontonotesv5`` (one per ``*gold_conll`` file, ``sentences[*]`` with
+    ``words``, ``predicate_lemmas`` and ``srl_frames`` = [{verb: the predicate's word, frames: BIO tags}]).
+
+    The fields equal ``read_conll2012_srl``'s on the same file (the lemma comes from ``predicate_lemmas``, as the
+    file reader takes column 7); only ``id`` / ``sentence_id`` name the source differently.
+    """
     examples: list[Example] = []
     sent_index = 0
     for doc in records:
         for s_no, sent in enumerate(doc["sentences"]):
             tokens = list(sent["words"])
+            lemmas = list(sent.get("predicate_lemmas") or [None] * len(tokens))
             sentence_id = f"{doc['document_id']}:{s_no}"
             for frame in sent.get("srl_frames") or []:
                 tags = list(frame["frames"])
@@ -200,7 +207,8 @@ def hub_records_to_examples(records: Iterator[Mapping[str, Any]], split: str) ->
                 pred = verbs[0][1]
                 examples.append({
                     "id": f"{sentence_id}:{pred}", "tokens": tokens, "predicate_index": pred,
-                    "predicate_lemma": frame["verb"], "tags": spans_to_bio(bio_to_spans(tags), len(tokens)),
+                    "predicate_lemma": lemmas[pred] or frame["verb"],
+                    "tags": spans_to_bio(bio_to_spans(tags), len(tokens)),
                     "sentence_id": sentence_id, "sentence_index": sent_index,
                 })
             sent_index += 1
@@ -209,15 +217,14 @@ def hub_records_to_examples(records: Iterator[Mapping[str, Any]], split: str) ->
 
 def read_split(data_cfg: Mapping[str, Any], split: str) -> list[Example]:
     """Read one split named in a data config (see conf/data/conll2005.yaml and conll2012_srl.yaml)."""
-    value = data_cfg.get(split)
-    if data_cfg.get("source", "local") == "hub":
-        import datasets  # only for the hub path; tests use local files
+    where = split_location(data_cfg, split)
+    if where is None:
+        raise DataError(f"data config: no {split} split (set data.{split}, or data.hub_splits.{split} for the hub)")
+    if source_of(data_cfg) != "local":
+        from elmo_bench.hub import load_split  # only for the hub / disk path
 
-        hub_split = {"dev": "validation"}.get(split, split) if value in (None, True) else value
-        records = datasets.load_dataset(data_cfg["hub_name"], data_cfg.get("hub_config", "english_v4"),
-                                        split=hub_split)
-        return hub_records_to_examples(iter(records), split)
+        return hub_records_to_examples(load_split(data_cfg, where), split)
     if data_cfg.get("format", "conll05") == "conll2012":
-        return read_conll2012_srl(value)
-    return read_conll05_split(value, data_cfg.get("words_glob", DEFAULT_WORDS_GLOB),
+        return read_conll2012_srl(where)
+    return read_conll05_split(where, data_cfg.get("words_glob", DEFAULT_WORDS_GLOB),
                               data_cfg.get("props_glob", DEFAULT_PROPS_GLOB))

@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 import torch
 from torch import nn
 
+from elmo_bench.splits import split_location
 from elmo_bench.task_api import Example, Task
 from tasks.srl.bio import bio_to_spans, spans_to_brackets
 from tasks.srl.decode import decode_batch
@@ -36,9 +37,9 @@ class SrlTask(Task):
         """Splits named in data_cfg (train/dev/test, plus test_brown for CoNLL-2005) → examples."""
         splits = {}
         for split in SPLITS:
-            if data_cfg.get(split):
+            if split_location(data_cfg, split) is not None:
                 splits[split] = read_split(data_cfg, split)
-                log.info("srl %s: %d propositions from %s", split, len(splits[split]), data_cfg.get(split))
+                log.info("srl %s: %d propositions from %s", split, len(splits[split]), split_location(data_cfg, split))
         return splits
 
     def fit_labels(self, train: Sequence[Example]) -> None:

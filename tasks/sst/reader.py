@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from elmo_bench.errors import DataError
 from elmo_bench.splits import read_splits as shared_read_splits
@@ -68,34 +68,43 @@ def parse_tree(line: str, where: str = "tree") -> tuple[list[str], list[tuple[in
     return leaves, spans
 
 
+def trees_to_examples(lines: Iterable[tuple[str, str]], split: str, train_phrases: str = "none") -> list[Example]:
+    """Examples ``{"id", "tokens", "label", "is_root"}`` from (where, tree line) pairs: each root, plus phrases as
+    asked. Both the tree files and the hub's ``ptb_tree`` column come through here, so they give the same examples."""
+    if train_phrases not in PHRASE_OPTIONS:
+        raise ValueError(f"train_phrases must be one of {PHRASE_OPTIONS}, got {train_phrases!r}")
+    min_len = {"all": 1, "min4": 4}.get(train_phrases)
+    examples: list[Example] = []
+    n_trees = 0
+    for where, line in lines:
+        if not line.strip():
+            continue
+        leaves, spans = parse_tree(line, where)
+        root_label, _, _ = spans[-1]
+        tree_id = f"{split}-{n_trees}"
+        examples.append({"id": tree_id, "tokens": leaves, "label": root_label, "is_root": True})
+        n_trees += 1
+        if min_len is None:
+            continue
+        seen = {(0, len(leaves))}
+        for label, start, end in reversed(spans[:-1]):  # outer spans first: a unary chain keeps its top label
+            if end - start >= min_len and (start, end) not in seen:
+                seen.add((start, end))
+                examples.append({"id": f"{tree_id}:{start}-{end}", "tokens": leaves[start:end], "label": label,
+                                 "is_root": False})
+    return examples
+
+
 def read_trees(path: str | Path, split: str = "data", train_phrases: str = "none") -> list[Example]:
-    """Examples ``{"id", "tokens", "label", "is_root"}`` from a PTB-tree file: each root, plus phrases as asked."""
+    """Examples from a PTB-tree file (one tree per line): each root, plus phrases as asked."""
     if train_phrases not in PHRASE_OPTIONS:
         raise ValueError(f"train_phrases must be one of {PHRASE_OPTIONS}, got {train_phrases!r}")
     path = Path(path)
     if not path.exists():
         raise DataError(f"{path}: file not found (expected SST PTB trees, one per line)")
-    min_len = {"all": 1, "min4": 4}.get(train_phrases)
-    examples: list[Example] = []
-    n_trees = 0
     with open(path, encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            leaves, spans = parse_tree(line, f"{path}:{lineno}")
-            root_label, _, _ = spans[-1]
-            tree_id = f"{split}-{n_trees}"
-            examples.append({"id": tree_id, "tokens": leaves, "label": root_label, "is_root": True})
-            n_trees += 1
-            if min_len is None:
-                continue
-            seen = {(0, len(leaves))}
-            for label, start, end in reversed(spans[:-1]):  # outer spans first: a unary chain keeps its top label
-                if end - start >= min_len and (start, end) not in seen:
-                    seen.add((start, end))
-                    examples.append({"id": f"{tree_id}:{start}-{end}", "tokens": leaves[start:end], "label": label,
-                                     "is_root": False})
-    return examples
+        return trees_to_examples(((f"{path}:{n}", line) for n, line in enumerate(handle, start=1)), split,
+                                 train_phrases)
 
 
 def _fine_label(value: Any) -> int:
@@ -105,28 +114,33 @@ def _fine_label(value: Any) -> int:
     return int(value)
 
 
-def read_hub(hub_name: str, split: str, name: str) -> list[Example]:
-    """Root sentences of a hub dataset (``SetFit/sst5``: text + label; ``sst``: sentence + float label)."""
-    import datasets  # imported here: the local path must not need the hub machinery
+def hub_records_to_examples(ds: Any, split: str, train_phrases: str = "none") -> list[Example]:
+    """Examples from one hub split.
 
-    ds = datasets.load_dataset(hub_name, split=split)
+    * ``stanfordnlp/sst`` config ``ptb`` (column ``ptb_tree``: the official tree files' lines) — the supported
+      source: the same trees, so the same roots and phrases as ``read_trees``;
+    * ``SetFit/sst5`` (``text``, integer ``label``) or ``stanfordnlp/sst`` default (``sentence``/``tokens``, float
+      ``label``): root sentences only, tokenised as that copy publishes them (not checked against the trees).
+    """
+    if "ptb_tree" in ds.features:
+        return trees_to_examples(((f"hub split {split} record {i}", r["ptb_tree"]) for i, r in enumerate(ds)),
+                                 split, train_phrases)
     out: list[Example] = []
     for i, record in enumerate(ds):
-        if "tokens" in record and isinstance(record["tokens"], str):
+        if isinstance(record.get("tokens"), str):
             tokens = record["tokens"].split("|")
         else:
             tokens = (record.get("text") or record.get("sentence") or "").split()
         label = _fine_label(record["label"])
         if not tokens or not 0 <= label < N_CLASSES:
-            raise DataError(f"{hub_name}[{split}] record {i}: expected non-empty text and a label in 0..4")
-        out.append({"id": f"{name}-{i}", "tokens": tokens, "label": label, "is_root": True})
+            raise DataError(f"hub split {split} record {i}: expected non-empty text and a label in 0..4")
+        out.append({"id": f"{split}-{i}", "tokens": tokens, "label": label, "is_root": True})
     return out
 
 
 def read_splits(data_cfg: Mapping[str, Any]) -> dict[str, list[Example]]:
     """Every split named in ``data_cfg``; phrases (``train_phrases``) are added to the train split only."""
     phrases = data_cfg.get("train_phrases", "min4")
-    hub_name = data_cfg.get("hub_name") or "SetFit/sst5"
     return shared_read_splits(
         data_cfg, lambda path, name: read_trees(path, name, phrases if name == "train" else "none"),
-        lambda split, name: read_hub(hub_name, split, name))
+        lambda ds, name: hub_records_to_examples(ds, name, phrases if name == "train" else "none"))
