@@ -1,9 +1,9 @@
 """Finish the shipped biLM: export the run (or its latest checkpoint), copy it into elmo_bench/resources/bilm/,
 measure held-out perplexities and write TRAINING.json + TRAINING.md next to the weights.
 
-Usage: python scripts/finish_shipped_bilm.py [RUN_DIR] [WORK_DIR]
-       (defaults: /work/lm_work/run_default /work/lm_work, as made by scripts/prepare_lm_corpus.py and
-       `elmo-bench pretrain` with conf/pretrain/default.yaml)
+Usage: python scripts/finish_shipped_bilm.py [RUN_DIR] [WORK_DIR] [PRETRAIN_CONFIG] [MAX_SENTENCES]
+       (defaults: /work/lm_work/run_v2 /work/lm_work default, as made by scripts/prepare_lm_corpus.py and
+       `elmo-bench pretrain` with conf/pretrain/default.yaml; scripts/lm_curve.py adds the held-out curve)
 """
 from __future__ import annotations
 
@@ -38,11 +38,15 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def main(run_dir: str = "/work/lm_work/run_default", work_dir: str = "/work/lm_work",
+HELDOUT = {"litbank_fold0_devtest": "litbank_fold0_devtest.txt", "ptb_test": "ptb.test.txt",
+           "ptb_valid": "ptb.valid.txt", "novels_heldout": "novels.heldout.txt"}
+
+
+def main(run_dir: str = "/work/lm_work/run_v2", work_dir: str = "/work/lm_work", config: str = "default",
          max_sentences: str | None = None) -> None:
     torch.set_num_threads(1)
     run, work = Path(run_dir), Path(work_dir)
-    cfg = compose_pretrain([])
+    cfg = compose_pretrain([f"pretrain={config}"])
     finished = (run / "summary.json").exists() and (run / "export" / "weights.hdf5").exists()
     source = run / "export"
     if not finished:
@@ -55,7 +59,8 @@ def main(run_dir: str = "/work/lm_work/run_default", work_dir: str = "/work/lm_w
     bilm, weight, bias, vocab, counts = load_lm(SHIPPED / "options.json", SHIPPED / "weights.hdf5",
                                                 SHIPPED / "vocab.txt")
     heldout = {}
-    for label, file in (("ptb_valid", work / "ptb.valid.txt"), ("novels_heldout", work / "novels.heldout.txt")):
+    for label, name in HELDOUT.items():
+        file = work / name
         heldout[label] = evaluate(bilm, weight, bias, vocab, counts, heldout_sentences([str(file)], int(max_sentences) if max_sentences else None))
         print(label, json.dumps(heldout[label]), flush=True)
     core = sum(p.numel() for p in bilm.parameters())
@@ -88,26 +93,65 @@ def main(run_dir: str = "/work/lm_work/run_default", work_dir: str = "/work/lm_w
             "config": {k: cfg[k] for k in ("batch_size", "unroll_steps", "num_sampled", "dropout", "optimizer", "lr",
                                           "initial_accumulator", "grad_clip", "max_tokens", "max_train_seconds",
                                           "min_count", "max_vocab", "seed")},
-            "machine": {"cpu": _cpu_model(), "cores_visible": os.cpu_count(), "torch_threads": 1,
+            "machine": {"cpu": _cpu_model(), "cores_visible": os.cpu_count(), "torch_threads": cfg.get("threads", 1),
                         "torch": torch.__version__, "python": platform.python_version(),
                         "note": "2 cores shared with other jobs during training"},
             "notes": (run / "NOTES.txt").read_text().strip().splitlines() if (run / "NOTES.txt").exists() else [],
             "loss_curve_sampled": [{"tokens": h["tokens"], "loss": round(h["loss_ema"], 3)} for h in history[::10]],
+            "heldout_curve": _heldout_curve(run),
         },
         "heldout_perplexity": heldout,
         "commands": {
             "prepare": "python scripts/prepare_lm_corpus.py ../shared/data /work/lm_work",
-            "train": "elmo-bench pretrain pretrain=default",
-            "finish": "python scripts/finish_shipped_bilm.py /work/lm_work/run_default /work/lm_work",
+            "train": f"elmo-bench pretrain pretrain={config}",
+            "curve": f"python scripts/lm_curve.py {run} {config} {work}",
+            "finish": f"python scripts/finish_shipped_bilm.py {run} {work} {config}",
+            "perplexity_litbank": "elmo-bench perplexity --input /work/lm_work/litbank_fold0_devtest.txt",
+            "perplexity_ptb_test": "elmo-bench perplexity --input /work/lm_work/ptb.test.txt",
             "perplexity_ptb": "elmo-bench perplexity --input /work/lm_work/ptb.valid.txt",
             "perplexity_novels": "elmo-bench perplexity --input /work/lm_work/novels.heldout.txt",
-            "speed": "python bench/pretrain_speed.py --corpus /work/lm_work/novels.heldout.txt",
+            "speed": "python bench/pretrain_speed.py --compare-baseline --corpus /work/lm_work/novels.heldout.txt",
         },
     }
+    plot_curves(info, SHIPPED / "training_curve.png")
     (SHIPPED / "TRAINING.json").write_text(json.dumps(info, indent=2) + "\n")
     (SHIPPED / "TRAINING.md").write_text(render(info))
     print(json.dumps({"parameters": info["parameters"], "training": {k: info["training"][k] for k in
                       ("steps", "tokens_seen", "train_seconds")}, "heldout": heldout}))
+
+
+def _heldout_curve(run: Path) -> list[dict]:
+    path = run / "heldout_curve.jsonl"
+    if not path.exists():
+        return []
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [{"tokens": r["tokens"], **{k: r[k]["average"] for k in r if isinstance(r[k], dict)},
+             "ptb_test_unigram": r.get("ptb_test", {}).get("unigram")} for r in rows]
+
+
+def plot_curves(info: dict, target: Path) -> None:
+    """Training loss (sampled softmax, EMA) and held-out perplexity against tokens seen."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    t = info["training"]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
+    loss = t["loss_curve_sampled"]
+    left.plot([r["tokens"] / 1e6 for r in loss], [r["loss"] for r in loss])
+    left.set(xlabel="tokens seen (M)", ylabel="training loss (sampled softmax, EMA)", title="training loss")
+    curve = t["heldout_curve"]
+    for key, label in (("litbank_fold0_devtest", "LitBank fold-0 dev+test"), ("ptb_test", "PTB test")):
+        points = [(r["tokens"] / 1e6, r[key]) for r in curve if key in r]
+        if points:
+            right.plot(*zip(*points), marker="o", label=label)
+    right.set(xlabel="tokens seen (M)", ylabel="average perplexity", yscale="log", title="held-out perplexity")
+    if curve:
+        right.legend()
+    fig.tight_layout()
+    fig.savefig(target, dpi=110)
+    plt.close(fig)
 
 
 def render(info: dict) -> str:
@@ -118,7 +162,8 @@ def render(info: dict) -> str:
         for label, r in info["heldout_perplexity"].items())
     return f"""# The shipped biLM (`elmo_bench/resources/bilm/`)
 
-Trained from scratch with this repository's `elmo-bench pretrain` (bilm-tf's recipe, scaled down to one CPU core).
+Trained from scratch with this repository's `elmo-bench pretrain` (bilm-tf's recipe, scaled down to a 2-core CPU).
+The first shipped biLM (v1) stays reachable as `bilm=shipped_v1` (`elmo_bench/resources/bilm_v1/`).
 
 ## Architecture
 * Char CNN: {cnn['embedding']['dim']}-d char embeddings, filters {cnn['filters']} ({sum(n for _, n in cnn['filters'])} total), {cnn['n_highway']} highway layer, {cnn['activation']}, projection to {lstm['projection_dim']}.
@@ -133,8 +178,10 @@ Trained from scratch with this repository's `elmo-bench pretrain` (bilm-tf's rec
 
 ## Training
 * {t['steps']:,} steps × batch {t['config']['batch_size']} × unroll {t['config']['unroll_steps']} = **{t['tokens_seen']:,} tokens seen** (each trains both directions); {t['config']['optimizer']} lr {t['config']['lr']} (initial accumulator {t['config']['initial_accumulator']}), dropout {t['config']['dropout']}, global grad-norm clip {t['config']['grad_clip']}, seed {t['config']['seed']}.
-* {t['train_seconds'] / 60:.0f} minutes of training ({t['wall_start']} → {t['wall_end']}), {t['stop_reason']}; {t['tokens_seen'] / t['train_seconds']:.0f} tokens/s on average; machine: {t['machine']['cpu']}, 1 torch thread ({t['machine']['note']}), torch {t['machine']['torch']}.
+* {t['train_seconds'] / 60:.0f} minutes of training ({t['wall_start']} → {t['wall_end']}), {t['stop_reason']}; {t['tokens_seen'] / t['train_seconds']:.0f} tokens/s on average; machine: {t['machine']['cpu']}, {t['machine']['torch_threads']} torch thread(s) ({t['machine']['note']}), torch {t['machine']['torch']}.
 {''.join(chr(10) + '* ' + n for n in t['notes'])}
+
+![training curve](training_curve.png)
 
 ## Held-out perplexity (full softmax, every sentence from a zero state, OOV scored as `<UNK>`)
 
@@ -158,4 +205,4 @@ same vocabulary, same tokens (the reference a model that learned nothing beyond 
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:5])
