@@ -31,6 +31,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from elmo_bench.bilm.token_encoder import PADDING_ID  # noqa: E402
+from elmo_bench.bilm.window_lstm import set_direction_threads  # noqa: E402
 from elmo_bench.pretrain.data import load_corpus  # noqa: E402
 from elmo_bench.pretrain.train import Trainer  # noqa: E402
 from pretrain_reference import reference_step  # noqa: E402
@@ -86,8 +87,12 @@ def gemm_gflops(trainer: Trainer, seconds: float = 2.0) -> float:
     return n * 2 * 2 * m * options.projection_dim * 4 * options.lstm_dim / (time.perf_counter() - start) / 1e9
 
 
-def compare(cfg: dict, corpus, steps: int) -> dict:
-    fast = Trainer(cfg, corpus=corpus, device="cpu")
+def compare(cfg: dict, corpus, steps: int, threads: int, layout: str) -> dict:
+    """Both steps on ``threads`` cores: the baseline with torch's intra-op threads; the fast step either the same
+    way (``layout="intra"``) or with one intra-op thread and each LM direction's recurrence on its own core
+    (``layout="directions"``, needs threads == 2)."""
+    fast_threads, direction_threads = (threads, 1) if layout == "intra" or threads == 1 else (1, 2)
+    fast = Trainer({**cfg, "direction_threads": direction_threads}, corpus=corpus, device="cpu")
     baseline = Trainer(cfg, corpus=corpus, device="cpu")
     baseline.model.load_state_dict(fast.model.state_dict())
     batches = [fast.batcher.next_batch() for _ in range(steps + 2)]
@@ -96,6 +101,8 @@ def compare(cfg: dict, corpus, steps: int) -> dict:
     for index, (inputs, targets) in enumerate(batches):
         for name, trainer in (("baseline", baseline), ("fast", fast)):
             trainer.batcher.next_batch = lambda batch=(inputs, targets): batch  # the same windows for both
+            torch.set_num_threads(fast_threads if name == "fast" else threads)
+            set_direction_threads(direction_threads if name == "fast" else 1)
             start = time.perf_counter()
             if name == "fast":
                 trainer.train_step()
@@ -107,7 +114,9 @@ def compare(cfg: dict, corpus, steps: int) -> dict:
             flops += step_flops(fast, inputs)
     tokens = steps * cfg["batch_size"] * cfg["unroll_steps"]
     rate, base = tokens / times["fast"], tokens / times["baseline"]
-    return {"tokens_per_s": round(rate, 1), "baseline_tokens_per_s": round(base, 1),
+    torch.set_num_threads(threads)
+    return {"fast_layout": {"intra_op_threads": fast_threads, "direction_threads": direction_threads},
+            "tokens_per_s": round(rate, 1), "baseline_tokens_per_s": round(base, 1),
             "speedup": round(rate / base, 2), "gflops": round(flops / times["fast"] / 1e9, 2),
             "gemm_gflops": round(gemm_gflops(fast), 2)}
 
@@ -118,6 +127,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--corpus", help="one tokenised sentence a line (default: an invented 3000-sentence text)")
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--threads", type=int, default=2, help="intra-op threads (default: both cores)")
+    parser.add_argument("--layout", choices=["directions", "intra"], default="directions",
+                        help="how the fast step uses the cores: each LM direction on its own core (default) or "
+                             "torch's intra-op threads, as the baseline does")
     parser.add_argument("--compare-baseline", action="store_true",
                         help="time the pre-v2 reference step against the fast step on the same batches")
     parser.add_argument("variants", nargs="*", help="JSON overrides, e.g. '{\"lstm_dim\": 256, \"num_sampled\": 512}'")
@@ -137,7 +149,7 @@ def main(argv: list[str] | None = None) -> None:
                 (cfg["model"] if key in cfg["model"] else cfg)[key] = value
             cfg.update(out_dir=str(Path(tmp) / "out"), max_tokens=10**12, threads=args.threads)
             if args.compare_baseline:
-                result = compare(cfg, corpus, args.steps)
+                result = compare(cfg, corpus, args.steps, args.threads, args.layout)
                 print(json.dumps({"variant": over, "threads": args.threads, "batch_size": cfg["batch_size"],
                                   **result}), flush=True)
                 continue

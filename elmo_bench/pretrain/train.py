@@ -25,6 +25,7 @@ import torch
 from torch import distributed as dist
 
 from elmo_bench.atomic import atomic_path, atomic_write_text
+from elmo_bench.bilm.window_lstm import set_direction_threads
 from elmo_bench.errors import DataError
 from elmo_bench.pretrain.corpus import read_sentences
 from elmo_bench.pretrain.data import Corpus, StreamBatcher, load_corpus
@@ -80,6 +81,7 @@ class Trainer:
         self.corpus = corpus or load_corpus(cfg["train_files"], cfg.get("vocab_file"), cfg.get("min_count", 1),
                                             cfg.get("max_vocab"))
         seed = int(cfg.get("seed", 0))
+        set_direction_threads(int(cfg.get("direction_threads") or 1))
         torch.manual_seed(seed + self.rank)
         vocab_size = len(self.corpus.vocab)
         self.options = make_options(cfg["model"], training_extra(cfg, vocab_size))
