@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 from elmo_bench.errors import DataError
+from elmo_bench.textio import open_text
 
 BOUNDARY = "-X-"
 
@@ -125,7 +126,7 @@ def read_rows(paths: Sequence[str | Path]) -> Iterable[Row]:
     """Rows of conlleval input files, read one after the other as if concatenated."""
     n_cols = -1
     for path in paths:
-        with open(path, encoding="utf-8") as handle:
+        with open_text(path) as handle:
             for lineno, line in enumerate(handle, start=1):
                 cols = line.split()
                 if not cols:

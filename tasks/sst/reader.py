@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 from elmo_bench.errors import DataError
 from elmo_bench.splits import read_splits as shared_read_splits
+from elmo_bench.textio import open_text
 
 Example = dict[str, Any]
 N_CLASSES = 5
@@ -78,7 +79,7 @@ def read_trees(path: str | Path, split: str = "data", train_phrases: str = "none
     min_len = {"all": 1, "min4": 4}.get(train_phrases)
     examples: list[Example] = []
     n_trees = 0
-    with open(path, encoding="utf-8") as handle:
+    with open_text(path) as handle:
         for lineno, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
