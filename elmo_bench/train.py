@@ -18,6 +18,7 @@ from torch import nn
 from tqdm import tqdm
 
 from elmo_bench.atomic import atomic_path
+from elmo_bench.batch import Batch
 from elmo_bench.batching import Collator, length_batches
 from elmo_bench.embedders import TaskEmbedder
 from elmo_bench.task_api import Example, Task
@@ -45,12 +46,8 @@ class TaskModel(nn.Module):
         super().__init__()
         self.embedder, self.head = embedder, head
 
-    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
-        fields = batch["fields"]
-        embedded, elmo_out = self.embedder(fields)
-        mask = {name: f["mask"] for name, f in fields.items()}
-        chars = {name: f["chars"] for name, f in fields.items()}
-        return self.head(embedded, mask, elmo_out, chars, batch.get("targets", {}))
+    def forward(self, batch: Batch) -> dict[str, torch.Tensor]:
+        return self.head(self.embedder(batch))
 
 
 def make_optimizer(model: nn.Module, cfg: TrainerConfig) -> torch.optim.Optimizer:

@@ -6,7 +6,6 @@ import logging
 from pathlib import Path
 
 import pytest
-import torch
 from hydra import compose, initialize_config_dir
 
 from elmo_bench.experiment import run_experiment

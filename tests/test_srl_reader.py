@@ -8,7 +8,7 @@ import pytest
 
 from elmo_bench.errors import DataError
 from tasks.srl.bio import bio_to_spans, brackets_to_spans, spans_to_bio
-from tasks.srl.reader import read_conll05_pair, read_conll05_split, read_conll2012_srl, read_props_blocks
+from tasks.srl.reader import read_conll05_split, read_conll2012_srl, read_props_blocks
 from tasks.srl.task import SrlTask, props_text
 from tasks.srl.metric import read_props, score_sentences
 
