@@ -3,6 +3,9 @@
     python run.py                                              # quickstart: NER sample, GloVe vs +ELMo, table
     python run.py task=sst embedder=glove_elmo                 # one run (the paper's +ELMo row for SST-5)
     python run.py -m task=ner embedder=glove,glove_elmo seed=1,2,3
+
+Bad data or config values end the run with one line on stderr and exit code 2; ``--debug`` (or
+``HYDRA_FULL_ERROR=1``) shows the traceback instead.
 """
 from __future__ import annotations
 
@@ -15,13 +18,19 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, open_dict
 
 from elmo_bench.hydra_setup import register_resolvers
+from elmo_bench.user_errors import debug_requested, exit_cleanly_on_sigterm, guarded
 
 register_resolvers()
 log = logging.getLogger("run")
+DEBUG = debug_requested(sys.argv)
 
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
 def main(cfg: DictConfig) -> float | None:
+    return guarded(lambda: _run(cfg), DEBUG)
+
+
+def _run(cfg: DictConfig) -> float | None:
     from elmo_bench.experiment import run_experiment
 
     hydra_cfg = HydraConfig.get()
@@ -36,4 +45,5 @@ def main(cfg: DictConfig) -> float | None:
 if __name__ == "__main__":
     if len(sys.argv) == 1:
         sys.argv.append("experiment=quickstart")
+    exit_cleanly_on_sigterm()
     main()

@@ -45,8 +45,10 @@ class Task:
         """
         raise NotImplementedError
 
-    def fit_labels(self, train: Sequence[Example]) -> None:
-        """Build label vocabularies from the training examples (called once before build_head)."""
+    def fit_labels(self, splits: Mapping[str, Sequence[Example]]) -> None:
+        """Build label vocabularies (called once before build_head). ``splits["train"]`` is the training subset
+        the run trains on; the other splits are there so that a gold label seen only in dev or test is known
+        (with a logged warning, elmo_bench.modules.labels) instead of crashing after the first epoch."""
 
     def targets(self, examples: Sequence[Example]) -> dict[str, torch.Tensor]:
         """Gold tensors for one batch, padded to the batch's longest text field."""

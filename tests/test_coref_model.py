@@ -32,7 +32,7 @@ def head_and_batch(seed: int = 0):
     torch.manual_seed(seed)
     task = CorefTask()
     ex = make_examples()
-    task.fit_labels(ex)
+    task.fit_labels({"train": ex})
     head = task.build_head({"hidden": 8, "max_span_width": 3, "feature_dim": 4, "ffnn_dim": 16, "ffnn_layers": 1,
                             "max_antecedents": 4, "max_segment_len": 4, "lexical_dropout": 0.0,
                             "lstm_dropout": 0.0, "ffnn_dropout": 0.0, "spans_per_word": 0.4},

@@ -33,7 +33,7 @@ def batch(examples, vocab_table: torch.Tensor, vocab: dict[str, int]):
 def setup():
     torch.manual_seed(0)
     task = NerTask()
-    task.fit_labels(EXAMPLES)
+    task.fit_labels({"train": EXAMPLES})
     vocab = {w: i for i, w in enumerate(sorted({w for e in EXAMPLES for w in e["tokens"]}))}
     table = torch.randn(len(vocab), DIM)
     head = task.build_head({"char_dim": 4, "char_filters": 5, "lstm_hidden": [8, 8], "dropout": 0.1},
@@ -70,7 +70,7 @@ def test_training_step_lowers_loss_and_decodes() -> None:
 def test_padding_does_not_change_emissions_and_elmo_out_is_used() -> None:
     torch.manual_seed(1)
     task = NerTask()
-    task.fit_labels(EXAMPLES)
+    task.fit_labels({"train": EXAMPLES})
     head = task.build_head({"char_dim": 4, "char_filters": 5, "lstm_hidden": [8], "dropout": 0.5},
                            {"tokens": DIM}, elmo_output_dim=3).eval()
     vocab = {w: i for i, w in enumerate(sorted({w for e in EXAMPLES for w in e["tokens"]}))}

@@ -48,7 +48,7 @@ def test_planted_signal_is_found_in_its_layer(tmp_path):
     accuracy = {}
     for layer in range(LAYERS):
         task = PosTask()
-        task.fit_labels(train)
+        task.fit_labels({"train": train})
         embedder = TaskEmbedder(None, False, True, LAYERS, DIM, "input", "layer", False, 0.0, 0.0, layer)
         model = TaskModel(embedder, task.build_head({}, {"tokens": embedder.input_dim}, embedder.output_dim))
         cfg = TrainerConfig(lr=0.05, batch_size=16, max_epochs=8, patience=8, grad_clip=None, progress=False)

@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 import torch
 from torch import nn
 
+from elmo_bench.modules.labels import bio_labels
 from elmo_bench.task_api import Example, Task
 from tasks.srl.bio import bio_to_spans, spans_to_brackets
 from tasks.srl.decode import decode_batch
@@ -41,10 +42,10 @@ class SrlTask(Task):
                 log.info("srl %s: %d propositions from %s", split, len(splits[split]), data_cfg.get(split))
         return splits
 
-    def fit_labels(self, train: Sequence[Example]) -> None:
-        """Label set = O plus B-X and I-X for every argument type X seen in training."""
-        types = sorted({t[2:] for ex in train for t in ex["tags"] if t != "O"})
-        self.labels = ["O"] + [f"{p}-{t}" for t in types for p in ("B", "I")]
+    def fit_labels(self, splits: Mapping[str, Sequence[Example]]) -> None:
+        """Label set = O plus B-X and I-X for every argument type X in the gold of any split (a type missing from
+        training is logged as a warning)."""
+        self.labels = bio_labels(splits, self.name)
 
     def targets(self, examples: Sequence[Example]) -> dict[str, torch.Tensor]:
         """predicate_indicator (batch, time) long 0/1; tags (batch, time) label ids (unseen labels → O)."""

@@ -1,0 +1,125 @@
+"""Run identity: a run directory remembers what made it, so a re-run never returns another configuration's numbers.
+
+``run.json`` (written when a run starts) holds the resolved config and its *identity*: every key that can change a
+number, flattened to ``dotted.key: value`` — the whole resolved config except keys that only change speed or
+logging (``progress``, ``threads``, ``logger``, ``paths``, Hydra's ``choices``), with the biLM files replaced by
+their content hash, every data path by a fingerprint of its content (files: sha256; directories: names and sizes),
+plus a hash of the task package's source (``code.task``). A run directory resumes or skips only when the identity
+matches; otherwise the run is refused with one line naming the keys that differ.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+from elmo_bench.atomic import atomic_write_text
+from elmo_bench.errors import ConfigError
+
+RUN_FILE = "run.json"
+#: top-level keys (or dotted prefixes) that never change a number
+IGNORED = ("progress", "threads", "logger", "paths", "choices", "bilm.options", "bilm.weights", "bilm.name")
+_fingerprints: dict[tuple[str, int, int], str] = {}
+
+
+def flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
+    """{"a": {"b": 1}, "c": [1, 2]} → {"a.b": 1, "c": [1, 2]} (lists stay values)."""
+    if isinstance(tree, Mapping):
+        out: dict[str, Any] = {}
+        for key, value in tree.items():
+            out.update(flatten(value, f"{prefix}{key}."))
+        return out
+    return {prefix[:-1]: tree}
+
+
+def fingerprint(path: Path) -> str:
+    """Content fingerprint of a data file (sha256) or directory (names and sizes of the files below it)."""
+    stat = path.stat()
+    memo = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if memo in _fingerprints:
+        return _fingerprints[memo]
+    digest = hashlib.sha256()
+    if path.is_dir():
+        for child in sorted(p for p in path.rglob("*") if p.is_file()):
+            digest.update(f"{child.relative_to(path)}\0{child.stat().st_size}\n".encode())
+        value = "dir:" + digest.hexdigest()[:16]
+    else:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        value = "sha256:" + digest.hexdigest()[:16]
+    _fingerprints[memo] = value
+    return value
+
+
+def task_code_hash(task_package: str) -> str:
+    """sha256 of the ``.py`` files of a task package (``tasks.ner``): a changed head or metric is a new run."""
+    import importlib
+
+    module = importlib.import_module(task_package)
+    root = Path(module.__file__).parent
+    digest = hashlib.sha256()
+    for source in sorted(root.rglob("*.py")):
+        digest.update(str(source.relative_to(root)).encode() + b"\0" + source.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def identity(config: Mapping[str, Any], bilm_hash: str | None, code_hash: str | None) -> dict[str, Any]:
+    """The flat identity of a resolved config (see the module docstring)."""
+    flat = flatten(config)
+    out: dict[str, Any] = {}
+    for key, value in flat.items():
+        if any(key == p or key.startswith(p + ".") for p in IGNORED):
+            continue
+        if key.startswith("data.") and isinstance(value, str) and value and Path(value).exists():
+            value = fingerprint(Path(value))
+        out[key] = value
+    if bilm_hash is not None:
+        out["bilm.hash"] = bilm_hash
+    if code_hash is not None:
+        out["code.task"] = code_hash
+    return out
+
+
+def differences(stored: Mapping[str, Any], current: Mapping[str, Any], skip: tuple[str, ...] = ()) -> list[str]:
+    """``key: old → new`` for every key whose value differs (missing on one side counts as a difference)."""
+    keys = sorted((set(stored) | set(current)) - set(skip))
+    missing = object()
+    out = []
+    for key in keys:
+        old, new = stored.get(key, missing), current.get(key, missing)
+        if old != new:
+            show = lambda v: "(absent)" if v is missing else json.dumps(v)  # noqa: E731
+            out.append(f"{key}: {show(old)} → {show(new)}")
+    return out
+
+
+def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str, Any]) -> None:
+    """Refuse (ConfigError, one line) when ``run_dir`` was made by a different identity; else record this one.
+
+    A directory without ``run.json`` but with a results.json of an older version of this project is compared on
+    its stored config (its biLM hash included; task code and data fingerprints are those of today).
+    """
+    record = run_dir / RUN_FILE
+    stored: dict[str, Any] | None = None
+    skip: tuple[str, ...] = ()
+    if record.exists():
+        stored = json.loads(record.read_text())["identity"]
+    elif (run_dir / "results.json").exists() or (run_dir / "checkpoint.pt").exists():
+        results_path = run_dir / "results.json"
+        if not results_path.exists():
+            raise ConfigError(f"{run_dir}: holds a checkpoint from before run identity was recorded; delete the "
+                              f"directory or choose another (hydra.run.dir=...)")
+        old = json.loads(results_path.read_text())
+        stored = identity(old.get("config", {}), (old.get("bilm") or {}).get("hash"), None)
+        skip = ("code.task",)
+    if stored is not None:
+        diff = differences(stored, current, skip)
+        if diff:
+            shown = "; ".join(diff[:6]) + (f"; and {len(diff) - 6} more" if len(diff) > 6 else "")
+            raise ConfigError(f"{run_dir}: made by a different configuration ({shown}); refusing to resume or reuse "
+                              f"it: choose another directory (hydra.run.dir=...) or delete it")
+    if not record.exists():
+        run_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(record, json.dumps({"identity": dict(current), "config": config}, indent=1, default=str))
