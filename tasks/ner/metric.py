@@ -148,7 +148,11 @@ def score_files(*paths: str) -> dict[str, float]:
     """Score conlleval-format files: {"precision": P, "recall": R, "f1": F} in percent, as conlleval computes them."""
     if not paths:
         raise ValueError("score_files needs at least one file in conlleval's format")
-    return count_chunks(read_rows(paths)).scores()
+    rows = list(read_rows(paths))
+    if not any(row is not None for row in rows):
+        raise DataError(f"{', '.join(map(str, paths))}: no tagged tokens; expected conlleval lines "
+                        f"'token gold predicted'")
+    return count_chunks(rows).scores()
 
 
 def conlleval_lines(tokens: Sequence[Sequence[str]], gold: Sequence[Sequence[str]],

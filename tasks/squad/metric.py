@@ -92,6 +92,8 @@ def score_files(gold_path: str, pred_path: str) -> dict[str, float]:
             from None
     if not isinstance(preds, dict):
         raise DataError(f"{pred_path}: expected a JSON object {{question id: answer text}}")
+    if not gold:
+        raise DataError(f"{gold_path}: no questions; expected a SQuAD v1.1 file with at least one question")
     scores, missing = evaluate(gold, preds)
     for qid in missing:
         print(f"Unanswered question {qid} will receive score 0.", file=sys.stderr)

@@ -21,6 +21,8 @@ def score_files(*paths: str) -> dict[str, float]:
     if len(paths) != 2:
         raise ValueError("sst score needs two files: the gold PTB trees and the predictions (one label 0..4 a line)")
     gold = [ex["label"] for ex in read_trees(paths[0], "gold", "none")]
+    if not gold:
+        raise DataError(f"{paths[0]}: no trees; expected a gold file of PTB-style sentiment trees")
     predicted: list[int] = []
     with open_text(paths[1]) as handle:
         for lineno, line in enumerate(handle, start=1):
