@@ -10,6 +10,7 @@ Bad data or config values end the run with one line on stderr and exit code 2; `
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -18,11 +19,13 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, open_dict
 
 from elmo_bench.hydra_setup import register_resolvers
-from elmo_bench.user_errors import debug_requested, exit_cleanly_on_sigterm, guarded
+from elmo_bench.user_errors import debug_requested, exit_cleanly_on_sigterm, guarded, report_hydra_errors
 
 register_resolvers()
 log = logging.getLogger("run")
 DEBUG = debug_requested(sys.argv)
+if DEBUG:  # Hydra's switch for the complete traceback
+    os.environ["HYDRA_FULL_ERROR"] = "1"
 
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
@@ -46,4 +49,5 @@ if __name__ == "__main__":
     if len(sys.argv) == 1:
         sys.argv.append("experiment=quickstart")
     exit_cleanly_on_sigterm()
+    report_hydra_errors(DEBUG)
     main()

@@ -98,15 +98,17 @@ def differences(stored: Mapping[str, Any], current: Mapping[str, Any], skip: tup
 def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str, Any]) -> None:
     """Refuse (ConfigError, one line) when ``run_dir`` was made by a different identity; else record this one.
 
-    A directory without ``run.json`` but with a results.json of an older version of this project is compared on
-    its stored config (its biLM hash included; task code and data fingerprints are those of today).
+    Only a directory holding a checkpoint or results is protected (one where a run failed before training simply
+    takes the new identity). A results.json of an older version of this project, without ``run.json``, is
+    compared on its stored config (its biLM hash included; task code and data fingerprints are those of today).
     """
     record = run_dir / RUN_FILE
+    computed = (run_dir / "results.json").exists() or (run_dir / "checkpoint.pt").exists()
     stored: dict[str, Any] | None = None
     skip: tuple[str, ...] = ()
-    if record.exists():
+    if computed and record.exists():
         stored = json.loads(record.read_text())["identity"]
-    elif (run_dir / "results.json").exists() or (run_dir / "checkpoint.pt").exists():
+    elif computed:
         results_path = run_dir / "results.json"
         if not results_path.exists():
             raise ConfigError(f"{run_dir}: holds a checkpoint from before run identity was recorded; delete the "
@@ -120,6 +122,6 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str
             shown = "; ".join(diff[:6]) + (f"; and {len(diff) - 6} more" if len(diff) > 6 else "")
             raise ConfigError(f"{run_dir}: made by a different configuration ({shown}); refusing to resume or reuse "
                               f"it: choose another directory (hydra.run.dir=...) or delete it")
-    if not record.exists():
+    if not (computed and record.exists()):  # a directory where nothing was computed yet takes the new identity
         run_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(record, json.dumps({"identity": dict(current), "config": config}, indent=1, default=str))

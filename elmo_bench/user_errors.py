@@ -35,12 +35,23 @@ def user_error_types() -> tuple[type[BaseException], ...]:
 
 
 def one_line(exc: BaseException) -> str:
-    """The first line of the message (OmegaConf appends ``full_key: ...`` detail lines; keep the key)."""
+    """One line: the message's first line, plus the parts of the rest that matter (OmegaConf's ``full_key``,
+    Hydra's list of available options, the cause of a wrapped config error)."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     if not lines:
         return type(exc).__name__
+    text = lines[0]
     key = next((line for line in lines[1:] if line.startswith("full_key:")), None)
-    return lines[0] + (f" ({key})" if key and key.split(":", 1)[1].strip() else "")
+    if key and key.split(":", 1)[1].strip():
+        text += f" ({key})"
+    if any(line.startswith("Available options in") for line in lines):
+        start = next(i for i, line in enumerate(lines) if line.startswith("Available options in")) + 1
+        options = [line for line in lines[start:] if not line.startswith(("Config search path", "provider="))]
+        text += f" (available: {', '.join(options)})"
+    cause = exc.__cause__
+    if cause is not None and isinstance(cause, user_error_types()) and str(cause).strip():
+        text += f" ({str(cause).strip().splitlines()[0]})"
+    return text
 
 
 def debug_requested(argv: list[str]) -> bool:
@@ -66,6 +77,32 @@ def guarded(function: Callable[[], T], debug: bool) -> T:
         report(exc)
 
 
+def report_hydra_errors(debug: bool) -> None:
+    """Make Hydra's own error path (config composition, bad overrides) print user errors as one line, exit 2.
+
+    Hydra reports exceptions raised before the task function through ``hydra._internal.utils.run_and_report``
+    (multi-line, exit code 1); this wraps it. Other exceptions keep Hydra's reporting.
+    """
+    import hydra._internal.utils as hydra_utils
+
+    original = hydra_utils.run_and_report
+    if getattr(original, "_elmo_bench", False):
+        return
+
+    def run_and_report(func: Callable[[], T]) -> T:
+        def call() -> T:
+            try:
+                return func()
+            except user_error_types() as exc:
+                if debug:
+                    raise
+                report(exc)
+        return original(call)
+
+    run_and_report._elmo_bench = True  # type: ignore[attr-defined]
+    hydra_utils.run_and_report = run_and_report
+
+
 def exit_cleanly_on_sigterm() -> None:
     """SIGTERM raises SystemExit, so ``finally``/``except BaseException`` blocks remove temporary files."""
     def handler(signum: int, frame: object) -> None:
@@ -78,4 +115,5 @@ def exit_cleanly_on_sigterm() -> None:
             pass
 
 
-__all__: Sequence[str] = ("guarded", "debug_requested", "report", "one_line", "exit_cleanly_on_sigterm")
+__all__: Sequence[str] = ("guarded", "debug_requested", "report", "one_line", "exit_cleanly_on_sigterm",
+                          "report_hydra_errors")
