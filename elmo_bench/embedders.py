@@ -97,6 +97,8 @@ class TaskEmbedder(nn.Module):
         fields = {}
         for name, f in batch.fields.items():
             words = self._words(f.word_ids) if self.glove is not None else None
+            if self.elmo is not None and f.layers is None:
+                raise ValueError(f"TaskEmbedder uses ELMo but the batch has no biLM layers for field {name!r}")
             mixed = self.elmo.mixed(f.layers, f.mask) if self.elmo is not None else {}
             fields[name] = replace(f, words=words, elmo_in=mixed.get("input"), elmo_out=mixed.get("output"))
         return Batch(fields, batch.targets)
