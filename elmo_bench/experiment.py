@@ -49,10 +49,10 @@ def task_target(name: str) -> str:
 
 
 def load_task(name: str) -> Task:
-    """Registry name (``ner``) → a fresh task instance."""
+    """Registry name (``ner``), or a registry value (``tasks.ner.task:NerTask``), → a fresh task instance."""
     import importlib
 
-    module, _, cls = task_target(name).partition(":")
+    module, _, cls = (name if ":" in name else task_target(name)).partition(":")
     return getattr(importlib.import_module(module), cls)()
 
 
