@@ -72,7 +72,7 @@ def identity(config: Mapping[str, Any], bilm_hash: str | None, code_hash: str | 
     for key, value in flat.items():
         if any(key == p or key.startswith(p + ".") for p in IGNORED):
             continue
-        if key.startswith("data.") and isinstance(value, str) and value and Path(value).exists():
+        if key.startswith("data.") and isinstance(value, str) and Path(value).is_absolute() and Path(value).exists():
             value = fingerprint(Path(value))
         out[key] = value
     if bilm_hash is not None:
@@ -82,9 +82,12 @@ def identity(config: Mapping[str, Any], bilm_hash: str | None, code_hash: str | 
     return out
 
 
-def differences(stored: Mapping[str, Any], current: Mapping[str, Any], skip: tuple[str, ...] = ()) -> list[str]:
-    """``key: old → new`` for every key whose value differs (missing on one side counts as a difference)."""
-    keys = sorted((set(stored) | set(current)) - set(skip))
+def differences(stored: Mapping[str, Any], current: Mapping[str, Any], skip: tuple[str, ...] = (),
+                shared_only: bool = False) -> list[str]:
+    """``key: old → new`` for every key whose value differs (missing on one side counts as a difference, unless
+    ``shared_only``: then only keys both sides have are compared)."""
+    keys = set(stored) & set(current) if shared_only else set(stored) | set(current)
+    keys = sorted(keys - set(skip))
     missing = object()
     out = []
     for key in keys:
@@ -100,12 +103,14 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str
 
     Only a directory holding a checkpoint or results is protected (one where a run failed before training simply
     takes the new identity). A results.json of an older version of this project, without ``run.json``, is
-    compared on its stored config (its biLM hash included; task code and data fingerprints are those of today).
+    compared on the keys its stored config shares with today's (its biLM hash included; task code and data
+    fingerprints are those of today).
     """
     record = run_dir / RUN_FILE
     computed = (run_dir / "results.json").exists() or (run_dir / "checkpoint.pt").exists()
     stored: dict[str, Any] | None = None
     skip: tuple[str, ...] = ()
+    legacy = False
     if computed and record.exists():
         stored = json.loads(record.read_text())["identity"]
     elif computed:
@@ -115,9 +120,9 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str
                               f"directory or choose another (hydra.run.dir=...)")
         old = json.loads(results_path.read_text())
         stored = identity(old.get("config", {}), (old.get("bilm") or {}).get("hash"), None)
-        skip = ("code.task",)
+        skip, legacy = ("code.task",), True  # keys added or removed since (schema changes) are not differences
     if stored is not None:
-        diff = differences(stored, current, skip)
+        diff = differences(stored, current, skip, shared_only=legacy)
         if diff:
             shown = "; ".join(diff[:6]) + (f"; and {len(diff) - 6} more" if len(diff) > 6 else "")
             raise ConfigError(f"{run_dir}: made by a different configuration ({shown}); refusing to resume or reuse "

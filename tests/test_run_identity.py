@@ -54,7 +54,11 @@ def test_data_files_are_identified_by_content_and_the_task_by_its_code(tmp_path)
 def test_a_results_json_from_before_run_identity_is_compared_on_its_config(tmp_path, tiny):
     run_dir = tmp_path / "old"
     run_experiment(compose_run(tmp_path, "trainer.max_epochs=1"), run_dir)
-    (run_dir / RUN_FILE).unlink()  # as written by an earlier version of the project
+    (run_dir / RUN_FILE).unlink()  # as written by an earlier version of the project, whose config had other keys
+    old = json.loads((run_dir / "results.json").read_text())
+    old["config"]["task"]["target"] = "tests.tiny_task.task:TinyTask"
+    del old["config"]["mix"]["gamma_init"]
+    (run_dir / "results.json").write_text(json.dumps(old))
     with pytest.raises(ConfigError, match="seed: 1 → 2"):
         run_experiment(compose_run(tmp_path, "trainer.max_epochs=1", "seed=2"), run_dir)
     assert run_experiment(compose_run(tmp_path, "trainer.max_epochs=1"), run_dir)["seed"] == 1
