@@ -6,13 +6,13 @@ at prediction time too; the gold ``tags`` tensor is included only when every exa
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import torch
 from torch import nn
 
+from elmo_bench.atomic import atomic_write_text
 from elmo_bench.modules.labels import bio_labels
 from elmo_bench.task_api import Example, Task
 from tasks.srl.bio import bio_to_spans, spans_to_brackets
@@ -107,8 +107,4 @@ def props_text(examples: Sequence[Example], tag_lists: Sequence[Sequence[str]]) 
 
 def write_props(path: str | Path, examples: Sequence[Example], tag_lists: Sequence[Sequence[str]]) -> None:
     """Write ``props_text`` atomically (temp file + rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(props_text(examples, tag_lists), encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write_text(path, props_text(examples, tag_lists))  # temporaries of killed writes are cleaned
