@@ -88,14 +88,18 @@ def differences(stored: Mapping[str, Any], current: Mapping[str, Any], skip: tup
     ``shared_only``: then only keys both sides have are compared)."""
     keys = set(stored) & set(current) if shared_only else set(stored) | set(current)
     keys = sorted(keys - set(skip))
-    missing = object()
     out = []
     for key in keys:
-        old, new = stored.get(key, missing), current.get(key, missing)
-        if old != new:
-            show = lambda v: "(absent)" if v is missing else json.dumps(v)  # noqa: E731
-            out.append(f"{key}: {show(old)} → {show(new)}")
+        if stored.get(key, _ABSENT) != current.get(key, _ABSENT):
+            out.append(f"{key}: {_show(stored.get(key, _ABSENT))} → {_show(current.get(key, _ABSENT))}")
     return out
+
+
+_ABSENT = object()
+
+
+def _show(value: Any) -> str:
+    return "(absent)" if value is _ABSENT else json.dumps(value, default=str)
 
 
 def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str, Any]) -> None:

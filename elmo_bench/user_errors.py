@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from typing import Callable, NoReturn, Sequence, TypeVar
+from typing import Callable, NoReturn, TypeVar
 
 from elmo_bench.errors import UserError
 
@@ -115,5 +115,4 @@ def exit_cleanly_on_sigterm() -> None:
             pass
 
 
-__all__: Sequence[str] = ("guarded", "debug_requested", "report", "one_line", "exit_cleanly_on_sigterm",
-                          "report_hydra_errors")
+__all__ = ["guarded", "debug_requested", "report", "one_line", "exit_cleanly_on_sigterm", "report_hydra_errors"]

@@ -140,3 +140,16 @@ def test_a_nan_loss_stops_training_naming_the_epoch_and_step(tmp_path):
     cfg = TrainerConfig(batch_size=len(train), max_epochs=2, progress=False)  # one batch an epoch: step 0
     with pytest.raises(TrainingError, match=r"loss is nan at epoch 0, step 0"):
         fit(model, task, train, train, collator, collator, cfg, tmp_path, seed=1)
+
+
+def test_perplexity_refuses_a_nan_softmax_in_one_line(tmp_path, capsys):
+    from elmo_bench.cli import main
+
+    model = _copy_model(tmp_path, files=("options.json", "weights.hdf5", "vocab.txt"))  # no weights.sha256
+    with h5py.File(model / "weights.hdf5", "r+") as handle:
+        handle["softmax/b"][3] = np.nan
+    (tmp_path / "held.txt").write_text("the cat sat .\n")
+    code = main(["perplexity", "--options", str(model / "options.json"), "--weights", str(model / "weights.hdf5"),
+                 "--vocab", str(model / "vocab.txt"), "--input", str(tmp_path / "held.txt")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "dataset 'softmax/b' holds 1 NaN or infinite values" in err[0]
