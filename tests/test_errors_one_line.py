@@ -83,3 +83,8 @@ def test_a_bad_hydra_override_of_pretrain_is_one_line(capsys):
     assert main(["pretrain", "pretrain.no_such_key=3"]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
         "error: Could not override 'pretrain.no_such_key'. (Key 'no_such_key' is not in struct)"]
+
+
+def test_elmo_bench_debug_shows_the_exception(tmp_path):
+    with pytest.raises(DataError, match="none.txt: file not found"):
+        main(["score", "ner", str(tmp_path / "none.txt"), "--debug"])
