@@ -13,7 +13,7 @@ from typing import Optional
 import torch
 from torch import nn
 
-from elmo_bench.modules.bio import bio_constraints, forbid, viterbi  # noqa: F401 (bio_constraints: old import path)
+from elmo_bench.modules.bio import forbid, viterbi
 
 
 class CRF(nn.Module):
