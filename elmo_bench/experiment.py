@@ -29,7 +29,7 @@ from elmo_bench.config_check import check_run
 from elmo_bench.embedders import TaskEmbedder, WordVocabulary, build_glove
 from elmo_bench.errors import ConfigError
 from elmo_bench.results import SCHEMA_VERSION, git_commit, write_results
-from elmo_bench.run_identity import check_run_dir, identity, task_code_hash
+from elmo_bench.run_identity import check_run_dir, identity, task_code_dir, task_code_hash
 from elmo_bench.run_logger import RunLogger
 from elmo_bench.subsets import nested_subset, scaled_epochs
 from elmo_bench.task_api import Example, Task
@@ -228,7 +228,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     task_package = task_target(task_name).partition(":")[0].rpartition(".")[0]
     bilm, bilm_info = load_bilm_info(cfg) if cfg.embedder.elmo else (None, None)
     check_run_dir(run_dir, identity(config, bilm_info["hash"] if bilm_info else None, task_code_hash(task_package)),
-                  config)
+                  config, task_code_dir(task_package))
     results_path = run_dir / "results.json"
     if results_path.exists():
         log.info("%s exists and was made by this configuration: nothing to do", results_path)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -53,12 +54,16 @@ def fingerprint(path: Path) -> str:
     return value
 
 
-def task_code_hash(task_package: str) -> str:
-    """sha256 of the ``.py`` files of a task package (``tasks.ner``): a changed head or metric is a new run."""
+def task_code_dir(task_package: str) -> Path:
+    """The directory of a task package (``tasks.ner`` → .../tasks/ner)."""
     import importlib
 
-    module = importlib.import_module(task_package)
-    root = Path(module.__file__).parent
+    return Path(importlib.import_module(task_package).__file__).parent
+
+
+def task_code_hash(task_package: str) -> str:
+    """sha256 of the ``.py`` files of a task package (``tasks.ner``): a changed head or metric is a new run."""
+    root = task_code_dir(task_package)
     digest = hashlib.sha256()
     for source in sorted(root.rglob("*.py")):
         digest.update(str(source.relative_to(root)).encode() + b"\0" + source.read_bytes())
@@ -102,13 +107,26 @@ def _show(value: Any) -> str:
     return "(absent)" if value is _ABSENT else json.dumps(value, default=str)
 
 
-def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str, Any]) -> None:
+def code_changed_since(commit: str | None, code_dir: Path | None) -> bool | None:
+    """Did ``code_dir`` (a task package) change between git ``commit`` and the working tree? None: cannot tell."""
+    if not commit or code_dir is None:
+        return None
+    try:
+        done = subprocess.run(["git", "-C", str(code_dir), "diff", "--quiet", commit, "--", "."],
+                              capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return {0: False, 1: True}.get(done.returncode)
+
+
+def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str, Any],
+                  code_dir: Path | None = None) -> None:
     """Refuse (ConfigError, one line) when ``run_dir`` was made by a different identity; else record this one.
 
     Only a directory holding a checkpoint or results is protected (one where a run failed before training simply
     takes the new identity). A results.json of an older version of this project, without ``run.json``, is
-    compared on the keys its stored config shares with today's (its biLM hash included; task code and data
-    fingerprints are those of today).
+    compared on the keys its stored config shares with today's (its biLM hash included; data fingerprints are those
+    of today), and refused when git says ``code_dir`` changed since the commit it records.
     """
     record = run_dir / RUN_FILE
     computed = (run_dir / "results.json").exists() or (run_dir / "checkpoint.pt").exists()
@@ -125,6 +143,11 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str
         old = json.loads(results_path.read_text())
         stored = identity(old.get("config", {}), (old.get("bilm") or {}).get("hash"), None)
         skip, legacy = ("code.task",), True  # keys added or removed since (schema changes) are not differences
+        if code_changed_since(old.get("git_commit"), code_dir):
+            commit = str(old["git_commit"])[:10]
+            raise ConfigError(f"{run_dir}: made by an earlier version of the task's code (git {commit}; "
+                              f"{code_dir} changed since); refusing to reuse it: choose another directory "
+                              f"(hydra.run.dir=...) or delete it")
     if stored is not None:
         diff = differences(stored, current, skip, shared_only=legacy)
         if diff:

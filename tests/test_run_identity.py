@@ -10,7 +10,7 @@ from elmo_bench.errors import ConfigError
 from elmo_bench.experiment import run_experiment
 from elmo_bench.hydra_setup import run_suffix
 from elmo_bench.run_identity import RUN_FILE, identity
-from tests.conftest import needs_fixtures
+from tests.conftest import REPO, needs_fixtures
 from tests.engine_helpers import TINY_TARGET, compose_run
 
 
@@ -67,3 +67,31 @@ def test_a_results_json_from_before_run_identity_is_compared_on_its_config(tmp_p
 def test_run_directory_names_carry_every_override_but_paths():
     assert run_suffix("cache=false,embedder=glove,paths.results_dir=/tmp/x,seed=7,trainer.max_epochs=2") == \
         "/cache=false,trainer.max_epochs=2"
+
+
+def _root_commit() -> str | None:
+    import subprocess
+
+    try:
+        shallow = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--is-shallow-repository"], capture_output=True,
+                                 text=True, timeout=30).stdout.strip()
+        roots = subprocess.run(["git", "-C", str(REPO), "rev-list", "--max-parents=0", "HEAD"], capture_output=True,
+                               text=True, timeout=30).stdout.split()
+    except OSError:
+        return None
+    return roots[0] if roots and shallow == "false" else None
+
+
+@needs_fixtures
+def test_a_results_json_from_before_run_identity_made_by_older_task_code_is_refused(tmp_path, tiny):
+    root = _root_commit()
+    if root is None:
+        pytest.skip("needs a full git history (the first commit predates tests/tiny_task)")
+    run_dir = tmp_path / "old"
+    run_experiment(compose_run(tmp_path, "trainer.max_epochs=1"), run_dir)
+    (run_dir / RUN_FILE).unlink()
+    old = json.loads((run_dir / "results.json").read_text())
+    old["git_commit"] = root  # written by the project's first commit, before this task's code existed
+    (run_dir / "results.json").write_text(json.dumps(old))
+    with pytest.raises(ConfigError, match="made by an earlier version of the task's code"):
+        run_experiment(compose_run(tmp_path, "trainer.max_epochs=1"), run_dir)
