@@ -7,6 +7,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import torch
 
+from elmo_bench.batch import Batch, FieldBatch
 from elmo_bench.bilm.chars import batch_to_ids
 from elmo_bench.embedders import WordVocabulary
 from elmo_bench.task_api import Example, Task
@@ -26,7 +27,7 @@ def length_batches(examples: Sequence[Example], fields: Sequence[str], batch_siz
 
 
 class Collator:
-    """Turns a list of examples into the batch dict that TaskEmbedder and the task head read.
+    """Turns a list of examples into the :class:`Batch` that TaskEmbedder fills and the task head reads.
 
     ``layer_sources[field]`` gives (L+1, n, dim) arrays by the example's ``_index`` (position in its full split);
     None when the embedder uses no ELMo.
@@ -35,7 +36,7 @@ class Collator:
     def __init__(self, task: Task, vocab: WordVocabulary | None, layer_sources: Mapping[str, Any] | None) -> None:
         self.task, self.vocab, self.layer_sources = task, vocab, layer_sources
 
-    def __call__(self, examples: Sequence[Example]) -> dict[str, Any]:
+    def __call__(self, examples: Sequence[Example]) -> Batch:
         fields = {}
         for name in self.task.text_fields:
             tokens = [e[name] for e in examples]
@@ -43,22 +44,22 @@ class Collator:
             mask = torch.zeros(len(examples), longest, dtype=torch.bool)
             for row, t in enumerate(tokens):
                 mask[row, : len(t)] = True
-            field: dict[str, torch.Tensor] = {"mask": mask, "chars": _pad_chars(batch_to_ids(tokens), longest)}
+            field = FieldBatch(mask=mask, chars=_pad_chars(batch_to_ids(tokens), longest))
             if self.vocab is not None:
                 words = torch.zeros(len(examples), longest, dtype=torch.long)
                 for row, t in enumerate(tokens):
                     words[row, : len(t)] = torch.tensor(self.vocab.ids(t), dtype=torch.long)
-                field["words"] = words
+                field.word_ids = words
             if self.layer_sources is not None:
                 source = self.layer_sources[name]
                 arrays = [source.get(e["_index"]) for e in examples]
                 layers = np.zeros((len(examples), arrays[0].shape[0], longest, arrays[0].shape[2]), dtype=np.float32)
                 for row, array in enumerate(arrays):
                     layers[row, :, : array.shape[1]] = array
-                field["layers"] = torch.from_numpy(layers)
+                field.layers = torch.from_numpy(layers)
             fields[name] = field
         # targets also at prediction time: some heads read inputs from them (SRL's predicate indicator)
-        return {"fields": fields, "targets": self.task.targets(examples)}
+        return Batch(fields, self.task.targets(examples))
 
 
 def _pad_chars(chars: torch.Tensor, longest: int) -> torch.Tensor:

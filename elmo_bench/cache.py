@@ -8,7 +8,8 @@ sweep over mixes, heads, lambda or placement reuses one entry (and over seeds to
 subset depends on the seed), and a small fraction computes only its own share.
 
 Writes are atomic: the entry is built in a temporary directory and renamed into place, so a run killed half-way
-leaves no entry that a later run would read. Long sequences go through the biLM in segments of at most
+leaves no entry that a later run would read, and its temporary directory is removed by the next cache build in
+the same directory (elmo_bench.atomic.remove_stale: the owner process is gone). Long sequences go through the biLM in segments of at most
 ``max_segment`` tokens, and batches are bounded by a token budget, so memory stays bounded on long documents.
 """
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from elmo_bench.atomic import remove_stale, temp_prefix
 from elmo_bench.bilm.chars import batch_to_ids
 from elmo_bench.bilm.model import BiLM
 
@@ -127,7 +129,8 @@ class ActivationCache:
         log.info("activation cache miss: %s %s: %d tokens", name, key, total)
         started = time.perf_counter()
         self.directory.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=self.directory))
+        remove_stale(self.directory)
+        tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(key), dir=self.directory))
         try:
             distinct, rows = deduplicate(sequences)
             offsets = np.zeros(len(distinct) + 1, dtype=np.int64)

@@ -1,4 +1,8 @@
-"""The ``elmo-bench`` command: one subcommand per job; each imports its machinery only when called."""
+"""The ``elmo-bench`` command: one subcommand per job; each imports its machinery only when called.
+
+Bad input (a DataError, a config error, an out-of-range option) ends every subcommand with one line on stderr and
+exit code 2; ``--debug`` anywhere on the command line shows the traceback instead.
+"""
 from __future__ import annotations
 
 import argparse
@@ -6,7 +10,18 @@ import json
 import sys
 from typing import Callable, Sequence
 
-from elmo_bench.errors import DataError
+from elmo_bench.user_errors import debug_requested, exit_cleanly_on_sigterm, guarded
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (``--batch-size 0`` or ``-1`` is a usage error, exit code 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, found {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, found {value}")
+    return value
 
 
 def _embed(argv: Sequence[str]) -> int:
@@ -18,7 +33,7 @@ def _embed(argv: Sequence[str]) -> int:
     parser.add_argument("--input", required=True, help="one whitespace-tokenised sentence a line")
     parser.add_argument("--output", required=True, help="hdf5 file to write")
     parser.add_argument("--layers", default="all", choices=["all", "top", "average"])
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--batch-size", type=positive_int, default=64, help="sentences per biLM batch (>= 1)")
     args = parser.parse_args(argv)
     from elmo_bench.bilm.weights import load_bilm
     from elmo_bench.embed import embed_file
@@ -62,15 +77,17 @@ COMMANDS: dict[str, tuple[Callable[[Sequence[str]], int], str]] = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    debug = debug_requested(argv)
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
         lines = [f"  {name:<12} {help_}" for name, (_, help_) in COMMANDS.items()]
         print("usage: elmo-bench COMMAND [ARGS]\n\ncommands:\n" + "\n".join(lines))
         return 0 if argv and argv[0] in ("-h", "--help") else 2
+    exit_cleanly_on_sigterm()
+    command = COMMANDS[argv[0]][0]
     try:
-        return COMMANDS[argv[0]][0](argv[1:])
-    except DataError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return guarded(lambda: command(argv[1:]), debug)
+    except SystemExit as stop:  # argparse usage errors and --help, user errors (2), SIGTERM: the exit code
+        return stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from tqdm import tqdm
 from elmo_bench.atomic import atomic_path
 from elmo_bench.bilm.chars import batch_to_ids
 from elmo_bench.bilm.model import BiLM
-from elmo_bench.errors import DataError
+from elmo_bench.errors import ConfigError, DataError
 
 LAYER_CHOICES = ("all", "top", "average")
 
@@ -34,11 +34,14 @@ def read_sentences(path: str | Path) -> list[list[str]]:
     if lines[-1] == b"":
         lines.pop()  # the final newline
     sentences = []
+    offset = 0
     for number, line in enumerate(lines, start=1):
         try:
             text = line.decode("utf-8").rstrip("\r")
-        except UnicodeDecodeError:
-            raise DataError(f"{path}: line {number}: not valid UTF-8 text (expected one sentence a line)") from None
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{path}: line {number}: byte offset {offset + exc.start}: not valid UTF-8 "
+                            f"(expected UTF-8 text, one sentence a line)") from None
+        offset += len(line) + 1
         tokens = text.split()
         if not tokens:
             raise DataError(f"{path}: line {number}: empty line (expected one whitespace-tokenised sentence)")
@@ -63,7 +66,9 @@ def embed_file(bilm: BiLM, input_path: str | Path, output_path: str | Path, laye
                batch_size: int = 64, progress: bool = True) -> int:
     """Embed every line of ``input_path`` into ``output_path``; returns the number of sentences."""
     if layers not in LAYER_CHOICES:
-        raise ValueError(f"--layers expected one of {LAYER_CHOICES}, found {layers!r}")
+        raise ConfigError(f"--layers expected one of {LAYER_CHOICES}, found {layers!r}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ConfigError(f"--batch-size expected an integer >= 1, found {batch_size!r}")
     sentences = read_sentences(input_path)
     order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
     bilm.eval()

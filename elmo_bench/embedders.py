@@ -1,18 +1,20 @@
 """Token embedders: ``glove``, ``elmo`` and ``glove_elmo``, with ELMo placed at a head's input, output or both.
 
 The biLM itself is not here: its layers arrive precomputed in the batch (from the activation cache), and this
-module only owns what a task learns: the GloVe table (frozen or fine-tuned) and one :class:`ScalarMix` per
-placement ("input", "output"), shared by all text fields of a task (premise and hypothesis use the same mix).
+module only owns what a task learns: the GloVe table (frozen or fine-tuned) and one :class:`Elmo` whose mixes are
+the placements ("input", "output"), shared by all text fields of a task (premise and hypothesis use the same mix).
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
-from elmo_bench.mix import ScalarMix
+from elmo_bench.batch import Batch
+from elmo_bench.mix import Elmo
 
 PAD, UNK = 0, 1
 PLACEMENTS = ("input", "output", "both")
@@ -47,11 +49,16 @@ def build_glove(all_words: set[str], source: str, path: str | None, seed: int) -
 
 
 class TaskEmbedder(nn.Module):
-    """Produces ``embedded[f]`` (batch, time, input_dim) and ``elmo_out[f]`` (batch, time, elmo_dim) | None."""
+    """Fills a :class:`Batch` with ``words`` (GloVe vectors, frozen or fine-tuned) and the task's ELMo mixes.
+
+    The ELMo part is one :class:`elmo_bench.mix.Elmo` (without a biLM: layers come from the cache) whose mixes are
+    named after their placement; it applies the ELMo dropout, once. GloVe columns are left to the head's own
+    input dropout (``Batch.inputs``).
+    """
 
     def __init__(self, glove: torch.Tensor | None, glove_trainable: bool, use_elmo: bool, num_layers: int,
                  elmo_dim: int, placement: str, mode: str, layer_norm: bool, l2_coef: float, dropout: float,
-                 layer_index: int | None = None) -> None:
+                 layer_index: int | None = None, gamma_init: float = 1.0) -> None:
         super().__init__()
         if placement not in PLACEMENTS:
             raise ValueError(f"ELMo placement expected one of {PLACEMENTS}, found {placement!r}")
@@ -60,25 +67,25 @@ class TaskEmbedder(nn.Module):
             self.glove = nn.Embedding.from_pretrained(glove, freeze=not glove_trainable, padding_idx=PAD)
             if not glove_trainable:  # the UNK row stays trainable under the OOV policy
                 self.unk = nn.Parameter(glove[UNK].clone())
-        self.use_elmo = use_elmo
         self.placement = placement
-        self.mixes = nn.ModuleDict()
-        if use_elmo:
-            for where in ("input", "output"):
-                if placement in (where, "both"):
-                    self.mixes[where] = ScalarMix(num_layers, mode=mode, layer_norm=layer_norm, l2_coef=l2_coef,
-                                                   layer_index=layer_index)
-        self.dropout = nn.Dropout(dropout)
+        where = [w for w in ("input", "output") if placement in (w, "both")] if use_elmo else []
+        self.elmo = Elmo(None, mode=mode, layer_norm=layer_norm, l2_coef=l2_coef, dropout=dropout,
+                         num_layers=num_layers, layer_index=layer_index, gamma_init=gamma_init,
+                         names=where) if where else None
         self.glove_dim = 0 if glove is None else glove.shape[1]
         self.elmo_dim = elmo_dim
 
     @property
+    def placements(self) -> list[str]:
+        return self.elmo.names if self.elmo is not None else []
+
+    @property
     def input_dim(self) -> int:
-        return self.glove_dim + (self.elmo_dim if "input" in self.mixes else 0)
+        return self.glove_dim + (self.elmo_dim if "input" in self.placements else 0)
 
     @property
     def output_dim(self) -> int:
-        return self.elmo_dim if "output" in self.mixes else 0
+        return self.elmo_dim if "output" in self.placements else 0
 
     def _words(self, words: torch.Tensor) -> torch.Tensor:
         vectors = self.glove(words)
@@ -86,23 +93,19 @@ class TaskEmbedder(nn.Module):
             vectors = torch.where((words == UNK).unsqueeze(-1), self.unk.expand_as(vectors), vectors)
         return vectors
 
-    def forward(self, fields: Mapping[str, Mapping[str, torch.Tensor]]) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor | None]]:
-        embedded, elmo_out = {}, {}
-        for name, field in fields.items():
-            parts = []
-            if self.glove is not None:
-                parts.append(self._words(field["words"]))
-            if "input" in self.mixes:
-                parts.append(self.dropout(self.mixes["input"](field["layers"], field["mask"])))
-            embedded[name] = torch.cat(parts, dim=-1)
-            elmo_out[name] = self.dropout(self.mixes["output"](field["layers"], field["mask"])) if "output" in self.mixes else None
-        return embedded, elmo_out
+    def forward(self, batch: Batch) -> Batch:
+        fields = {}
+        for name, f in batch.fields.items():
+            words = self._words(f.word_ids) if self.glove is not None else None
+            if self.elmo is not None and f.layers is None:
+                raise ValueError(f"TaskEmbedder uses ELMo but the batch has no biLM layers for field {name!r}")
+            mixed = self.elmo.mixed(f.layers, f.mask) if self.elmo is not None else {}
+            fields[name] = replace(f, words=words, elmo_in=mixed.get("input"), elmo_out=mixed.get("output"))
+        return Batch(fields, batch.targets)
 
     def penalty(self) -> torch.Tensor:
-        return sum((m.penalty() for m in self.mixes.values()), torch.zeros(()))
+        return self.elmo.penalty() if self.elmo is not None else torch.zeros(())
 
     def mix_summary(self) -> dict[str, Any]:
         """Learned softmax layer weights and gamma of every mix, for results.json and Figure 2."""
-        return {where: {"weights": [round(float(w), 6) for w in m.weights().detach()], "gamma": m.gamma.item(),
-                        "mode": m.mode, "layer_norm": m.layer_norm, "lambda": m.l2_coef}
-                for where, m in self.mixes.items()}
+        return self.elmo.summary() if self.elmo is not None else {}

@@ -9,10 +9,12 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 
-def results_table(root: Path) -> str:
-    """A Markdown table of every results.json below ``root`` (task, embedder, seed, dev/test main metric)."""
+def results_table(root: Path, run_dirs: list[Path] | None = None) -> str:
+    """A Markdown table of the results.json of ``run_dirs`` (default: every one below ``root``): task, embedder,
+    seed, dev/test main metric, time, layer weights."""
     rows = []
-    for path in sorted(root.rglob("results.json")):
+    paths = sorted(root.rglob("results.json")) if run_dirs is None else [d / "results.json" for d in run_dirs]
+    for path in [p for p in paths if p.exists()]:
         r = json.loads(path.read_text())
         key = r["main_metric"]
         cell = lambda split: f"{r['metrics'][split][key]:.2f}" if split in r["metrics"] else "—"  # noqa: E731
@@ -24,6 +26,17 @@ def results_table(root: Path) -> str:
 
 
 class ResultsTable(Callback):
+    """Prints the table of this sweep's jobs only (older runs in the same sweep directory are left out)."""
+
+    def __init__(self) -> None:
+        self.run_dirs: list[Path] = []
+
+    def on_job_end(self, config: DictConfig, job_return: Any, **kwargs: Any) -> None:
+        hydra_cfg = getattr(job_return, "hydra_cfg", None)
+        if hydra_cfg is not None:
+            self.run_dirs.append(Path(hydra_cfg.hydra.runtime.output_dir))
+
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         root = Path(config.hydra.sweep.dir)
-        print("\n" + results_table(root) + "\n", flush=True)
+        # jobs run by another process (e.g. a cluster launcher) are not seen here: then every run below the root
+        print("\n" + results_table(root, self.run_dirs or None) + "\n", flush=True)

@@ -8,11 +8,14 @@ from omegaconf import OmegaConf
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: keys already spelled out in the run directory path
 _IN_PATH = ("task", "embedder", "seed")
+#: key prefixes that say where files go, not what is computed (a run's identity check covers the rest)
+_NOT_IN_PATH = ("paths.", "hydra.")
 
 
 def run_suffix(override_dirname: str) -> str:
     """The part of Hydra's override dirname not already in the path, as '/k=v,k=v' (or '')."""
-    items = [item for item in override_dirname.split(",") if item and item.split("=", 1)[0] not in _IN_PATH]
+    items = [item for item in override_dirname.split(",") if item and item.split("=", 1)[0] not in _IN_PATH
+             and not item.split("=", 1)[0].lstrip("+~").startswith(_NOT_IN_PATH)]
     return ("/" + ",".join(items).replace("/", "_")) if items else ""
 
 

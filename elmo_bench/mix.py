@@ -1,7 +1,7 @@
 """The per-task layer mix of the paper (eq. 1) and the ``Elmo`` module that owns a frozen biLM.
 
 ``ELMo_task = gamma_task * sum_j softmax(s_task)_j * h_j``. Each task learns its own ``s_task`` (pre-softmax scalars,
-initialised to 0 so the mix starts uniform) and ``gamma_task`` (initialised to 1), separately for every place it
+initialised to 0 so the mix starts uniform) and ``gamma_task`` (initialised to ``gamma_init``, 1 by default), separately for every place it
 uses ELMo (input, output). The regulariser ``lambda * ||s||^2`` acts on the pre-softmax scalars, as bilm-tf's
 ``l2_coef``. Optional layer norm follows bilm-tf: one mean and one variance per layer over the whole masked batch
 tensor (not per token).
@@ -27,7 +27,7 @@ class ScalarMix(nn.Module):
     """
 
     def __init__(self, num_layers: int, mode: str = "learned", layer_norm: bool = False, l2_coef: float = 0.0,
-                 layer_index: int | None = None) -> None:
+                 layer_index: int | None = None, gamma_init: float = 1.0) -> None:
         super().__init__()
         if mode not in MODES:
             raise ValueError(f"ScalarMix mode expected one of {MODES}, found {mode!r}")
@@ -38,7 +38,7 @@ class ScalarMix(nn.Module):
         self.num_layers, self.mode, self.layer_norm, self.l2_coef = num_layers, mode, layer_norm, l2_coef
         self.layer_index = None if layer_index is None else layer_index % num_layers
         self.scalars = nn.Parameter(torch.zeros(num_layers), requires_grad=mode == "learned")
-        self.gamma = nn.Parameter(torch.ones(1))
+        self.gamma = nn.Parameter(torch.full((1,), float(gamma_init)))
 
     def weights(self) -> torch.Tensor:
         """The normalised layer weights (num_layers,) actually applied."""
@@ -76,37 +76,63 @@ def _masked_layer_norm(layers: torch.Tensor, mask: torch.Tensor, eps: float = 1e
 
 
 class Elmo(nn.Module):
-    """A frozen biLM plus ``num_mixes`` independent ScalarMixes (e.g. a task's input and output) and dropout."""
+    """The one "frozen biLM + mixes + dropout" module: ``num_mixes`` independent ScalarMixes (e.g. a task's input
+    and output), each followed by the ELMo dropout; the only place ELMo is dropped.
 
-    def __init__(self, bilm: BiLM, num_mixes: int = 1, mode: str = "learned", layer_norm: bool = False,
-                 l2_coef: float = 0.0, dropout: float = 0.5) -> None:
+    ``bilm`` may be None when the layers arrive precomputed (the engine reads them from the activation cache); then
+    ``num_layers`` says how many there are and only :meth:`mix` is available. ``names`` labels the mixes (the
+    engine uses "input" / "output"); by default they are "0", "1", ...
+    """
+
+    def __init__(self, bilm: BiLM | None, num_mixes: int = 1, mode: str = "learned", layer_norm: bool = False,
+                 l2_coef: float = 0.0, dropout: float = 0.5, *, num_layers: int | None = None,
+                 layer_index: int | None = None, gamma_init: float = 1.0, names: Sequence[str] | None = None) -> None:
         super().__init__()
         self.bilm = bilm
-        for parameter in self.bilm.parameters():
-            parameter.requires_grad_(False)
+        if bilm is not None:
+            for parameter in bilm.parameters():
+                parameter.requires_grad_(False)
+            num_layers = bilm.num_layers
+        if num_layers is None:
+            raise ValueError("Elmo without a biLM needs num_layers (the number of precomputed layers)")
+        self.names = list(names) if names is not None else [str(i) for i in range(num_mixes)]
         self.mixes = nn.ModuleList(
-            ScalarMix(bilm.num_layers, mode=mode, layer_norm=layer_norm, l2_coef=l2_coef) for _ in range(num_mixes)
-        )
+            ScalarMix(num_layers, mode=mode, layer_norm=layer_norm, l2_coef=l2_coef, layer_index=layer_index,
+                      gamma_init=gamma_init) for _ in self.names)
         self.dropout = nn.Dropout(dropout)
 
     def train(self, mode: bool = True) -> "Elmo":
         super().train(mode)
-        self.bilm.eval()  # frozen: never dropout, never a training-mode cache reset
+        if self.bilm is not None:
+            self.bilm.eval()  # frozen: never dropout, never a training-mode cache reset
         return self
 
     @torch.no_grad()
     def layers(self, sentences: Sequence[Sequence[str]]) -> tuple[torch.Tensor, torch.Tensor]:
         """The biLM's (batch, L+1, time, dim) layers and (batch, time) mask for tokenised sentences."""
+        if self.bilm is None:
+            raise ValueError("this Elmo has no biLM (its layers come precomputed): call mix(layers, mask)")
         output = self.bilm(batch_to_ids(sentences))
         return output.layers, output.mask
 
     def mix(self, layers: torch.Tensor, mask: torch.Tensor) -> list[torch.Tensor]:
-        """Apply every mix (with dropout) to precomputed layers: list of (batch, time, dim)."""
+        """Every mix of precomputed layers (batch, L+1, time, dim), each dropped once: list of (batch, time, dim)."""
         return [self.dropout(m(layers, mask)) for m in self.mixes]
+
+    def mixed(self, layers: torch.Tensor, mask: torch.Tensor) -> dict[str, torch.Tensor]:
+        """:meth:`mix` by mix name."""
+        return dict(zip(self.names, self.mix(layers, mask)))
 
     def forward(self, sentences: Sequence[Sequence[str]]) -> tuple[list[torch.Tensor], torch.Tensor]:
         layers, mask = self.layers(sentences)
         return self.mix(layers, mask), mask
 
     def penalty(self) -> torch.Tensor:
+        """lambda * ||s||^2 summed over the mixes."""
         return sum((m.penalty() for m in self.mixes), torch.zeros(()))
+
+    def summary(self) -> dict[str, dict]:
+        """Learned softmax layer weights and gamma of every mix by name, for results.json and Figure 2."""
+        return {name: {"weights": [round(float(w), 6) for w in m.weights().detach()], "gamma": m.gamma.item(),
+                       "mode": m.mode, "layer_norm": m.layer_norm, "lambda": m.l2_coef}
+                for name, m in zip(self.names, self.mixes)}

@@ -46,8 +46,28 @@ def _resolve(path: str) -> str:
     return str(p if p.is_absolute() else REPO / p)
 
 
+def hydra_help(command: str, default: str, what: str) -> str:
+    """``--help`` of the Hydra-override commands: usage, the presets of conf/pretrain/ and the default config."""
+    from omegaconf import OmegaConf
+
+    presets = sorted(p.stem for p in (CONF_DIR / "pretrain").glob("*.yaml"))
+    composed = compose_pretrain([], default=default)
+    return (f"usage: elmo-bench {command} [pretrain=PRESET] [pretrain.KEY=VALUE ...]\n\n{what}\n\n"
+            f"Hydra overrides of the conf/pretrain group (presets: {', '.join(presets)}; default: {default}).\n"
+            f"Relative paths resolve against {REPO}. The default config, resolved:\n\n"
+            + OmegaConf.to_yaml(OmegaConf.create({"pretrain": composed})))
+
+
+def _wants_help(argv: Sequence[str] | None) -> bool:
+    return any(a in ("-h", "--help") for a in (argv or []))
+
+
 def pretrain_main(argv: Sequence[str] | None = None) -> int:
     """``elmo-bench pretrain [hydra overrides]``: train to the budget, checkpoint, export; prints a JSON summary."""
+    if _wants_help(argv):
+        print(hydra_help("pretrain", "default", "Pretrain a biLM (bilm-tf's recipe), checkpointing as it goes; "
+                                                "exports options.json, weights.hdf5, vocab.txt, weights.sha256."))
+        return 0
     run_pretrain(argv)
     return 0
 
@@ -60,6 +80,10 @@ def perplexity_main(argv: Sequence[str] | None = None) -> int:
 
 def finetune_main(argv: Sequence[str] | None = None) -> int:
     """``elmo-bench finetune-lm [hydra overrides]``: prints a JSON summary."""
+    if _wants_help(argv):
+        print(hydra_help("finetune-lm", "finetune", "Continue LM training of an exported biLM on task text "
+                                                    "(pretrain.train_files=[...] pretrain.init_dir=DIR), then export."))
+        return 0
     run_finetune(argv)
     return 0
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 import importlib
 from typing import Sequence
 
+from elmo_bench.errors import ConfigError
+
 #: task → (module with ``score_files(*paths)``, number of files it takes)
 SCORERS: dict[str, tuple[str, int]] = {
     "ner": ("tasks.ner.metric", 1),
@@ -19,5 +21,5 @@ SCORERS: dict[str, tuple[str, int]] = {
 def score(task: str, files: Sequence[str]) -> dict:
     module, count = SCORERS[task]
     if len(files) != count:
-        raise SystemExit(f"elmo-bench score {task}: expected {count} file(s), found {len(files)}")
+        raise ConfigError(f"elmo-bench score {task}: expected {count} file(s), found {len(files)}")
     return importlib.import_module(module).score_files(*files)

@@ -1,20 +1,20 @@
 """The small surface every task package offers, so the engine never names a task.
 
 A task lives in ``tasks/<name>/`` (reader.py, model.py, metric.py, task.py) and is registered in
-``tasks/__init__.py`` by a dotted path to its ``Task`` subclass. The engine (run.py / elmo_bench.train) only
-calls the methods below.
+``tasks/__init__.py`` (``TASKS[name] = "module:Class"``, the only registry; ``conf/task/<name>.yaml`` has the same
+``name``). The engine (run.py / elmo_bench.experiment / elmo_bench.train) only calls the methods below.
 
-Data flow for one batch (shapes in brackets):
+Data flow for one batch (an elmo_bench.batch.Batch; shapes in brackets), per text field f:
 
-    examples (list of dicts) ──engine──▶ per text field f:
-        words[f]  LongTensor (batch, time)        GloVe ids (engine-owned vocabulary)
-        chars[f]  LongTensor (batch, time, 50)    bilm-tf character ids (elmo_bench.bilm.chars.batch_to_ids)
-        mask[f]   BoolTensor (batch, time)
-        layers[f] FloatTensor (batch, L+1, time, 2*proj)   cached frozen-biLM activations
-    embedder ──▶ embedded[f] (batch, time, input_dim[f])   GloVe ⊕ ScalarMix_in(layers)  (as configured)
-                 elmo_out[f] (batch, time, elmo_dim) | None ScalarMix_out(layers) when ELMo is placed at the output
-    task.targets(examples) ──▶ targets: dict of gold tensors
-    head(embedded, mask, elmo_out, chars, targets) ──▶ dict with "loss" (scalar) when targets are given
+    collator ──▶ mask (batch, time) bool · chars (batch, time, 50) bilm-tf character ids
+                 word_ids (batch, time) GloVe rows · layers (batch, L+1, time, 2*proj) cached frozen-biLM layers
+    embedder ──▶ words (batch, time, glove_dim)      GloVe vectors (not dropped yet)
+                 elmo_in / elmo_out (batch, time, elmo_dim) | None   ScalarMix_in / ScalarMix_out, each dropped
+                 once by the ELMo module (elmo_bench.mix.Elmo) with the config's ELMo dropout
+    task.targets(examples) ──▶ batch.targets: dict of gold tensors (and inputs such as SRL's predicate indicator)
+    head(batch) ──▶ dict with "loss" (scalar) when targets are given; the head's input is
+                 ``batch.inputs(f, its_input_dropout, extra)`` = [dropout(words ; extra) ; elmo_in] (every column
+                 dropped exactly once) and ``batch.elmo_output(f, dim, who)`` gives elmo_out (checked once, there)
     task.decode(output, examples) ──▶ one prediction per example
     task.metric(predictions, examples) ──▶ {metric name: value in percent}; task.main_metric picks the dev metric
 """
@@ -45,16 +45,19 @@ class Task:
         """
         raise NotImplementedError
 
-    def fit_labels(self, train: Sequence[Example]) -> None:
-        """Build label vocabularies from the training examples (called once before build_head)."""
+    def fit_labels(self, splits: Mapping[str, Sequence[Example]]) -> None:
+        """Build label vocabularies (called once before build_head). ``splits["train"]`` is the training subset
+        the run trains on; the other splits are there so that a gold label seen only in dev or test is known
+        (with a logged warning, elmo_bench.modules.labels) instead of crashing after the first epoch."""
 
     def targets(self, examples: Sequence[Example]) -> dict[str, torch.Tensor]:
         """Gold tensors for one batch, padded to the batch's longest text field."""
         raise NotImplementedError
 
     def build_head(self, head_cfg: Mapping[str, Any], input_dims: Mapping[str, int], elmo_output_dim: int) -> nn.Module:
-        """The task head. ``input_dims[f]`` is the width of ``embedded[f]``; ``elmo_output_dim`` is 0 when
-        ELMo is not placed at the output. forward(embedded, mask, elmo_out, chars, targets) -> dict."""
+        """The task head. ``input_dims[f]`` is the width of ``batch.inputs(f)`` before the head's own extra
+        features (GloVe + ELMo_in); ``elmo_output_dim`` is 0 when ELMo is not placed at the output.
+        forward(batch: elmo_bench.batch.Batch) -> dict."""
         raise NotImplementedError
 
     def decode(self, output: Mapping[str, torch.Tensor], examples: Sequence[Example]) -> list[Any]:

@@ -18,8 +18,10 @@ from torch import nn
 from tqdm import tqdm
 
 from elmo_bench.atomic import atomic_path
+from elmo_bench.batch import Batch
 from elmo_bench.batching import Collator, length_batches
 from elmo_bench.embedders import TaskEmbedder
+from elmo_bench.errors import TrainingError
 from elmo_bench.task_api import Example, Task
 
 log = logging.getLogger(__name__)
@@ -45,12 +47,8 @@ class TaskModel(nn.Module):
         super().__init__()
         self.embedder, self.head = embedder, head
 
-    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
-        fields = batch["fields"]
-        embedded, elmo_out = self.embedder(fields)
-        mask = {name: f["mask"] for name, f in fields.items()}
-        chars = {name: f["chars"] for name, f in fields.items()}
-        return self.head(embedded, mask, elmo_out, chars, batch.get("targets", {}))
+    def forward(self, batch: Batch) -> dict[str, torch.Tensor]:
+        return self.head(self.embedder(batch))
 
 
 def make_optimizer(model: nn.Module, cfg: TrainerConfig) -> torch.optim.Optimizer:
@@ -94,7 +92,11 @@ def fit(model: TaskModel, task: Task, train: Sequence[Example], dev: Sequence[Ex
         on_epoch: Callable[[int, dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Train with early stopping on ``task.main_metric``; resumes from ``run_dir/checkpoint.pt`` if present.
 
-    Leaves the best model's weights in ``model`` and returns the history.
+    Training stops after ``cfg.patience`` epochs without a better dev score (strictly higher than the best so far),
+    or at ``cfg.max_epochs``; a non-finite loss stops it with a TrainingError naming the epoch and step.
+    Leaves the best model's weights in ``model`` and returns the history: one record per epoch with ``epoch``,
+    ``train_loss``, ``dev`` (all dev metrics), ``dev_metric`` (the main one), ``train_seconds`` and ``seconds``
+    (training plus the dev evaluation).
     """
     checkpoint_path, best_path = run_dir / "checkpoint.pt", run_dir / "best.pt"
     optimizer = make_optimizer(model, cfg)
@@ -115,9 +117,13 @@ def fit(model: TaskModel, task: Task, train: Sequence[Example], dev: Sequence[Ex
         started, total_loss, batches = time.perf_counter(), 0.0, 0
         order = length_batches(train, task.text_fields, cfg.batch_size, shuffle=True, seed=seed * 1000 + epoch)
         bar = tqdm(order, desc=f"epoch {epoch}", unit="batch", disable=not cfg.progress, leave=False)
-        for rows in bar:
+        for step, rows in enumerate(bar):
             output = model(train_collator([train[i] for i in rows]))
             loss = output["loss"] + model.embedder.penalty()
+            if not torch.isfinite(loss):
+                raise TrainingError(f"training stopped: loss is {loss.item()} at epoch {epoch}, step {step} "
+                                    f"(batch of examples {[train[i].get('id', i) for i in rows][:5]}...); "
+                                    f"check the inputs and the biLM weights, or lower trainer.lr")
             optimizer.zero_grad()
             loss.backward()
             if cfg.grad_clip:
@@ -130,7 +136,7 @@ def fit(model: TaskModel, task: Task, train: Sequence[Example], dev: Sequence[Ex
         dev_metrics, _ = evaluate(model, task, dev, dev_collator, cfg.eval_batch_size)
         score = dev_metrics[task.main_metric]
         record = {"epoch": epoch, "train_loss": total_loss / max(batches, 1), "dev": dev_metrics,
-                  "train_seconds": train_seconds}
+                  "dev_metric": score, "train_seconds": train_seconds, "seconds": time.perf_counter() - started}
         history.append(record)
         log.info("epoch %d: loss %.4f dev %s %.3f", epoch, record["train_loss"], task.main_metric, score)
         if score > best:

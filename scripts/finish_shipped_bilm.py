@@ -18,6 +18,7 @@ from pathlib import Path
 import h5py
 import torch
 
+from elmo_bench.bilm.integrity import write_checksums
 from elmo_bench.pretrain.export import export_checkpoint
 from elmo_bench.pretrain.perplexity import evaluate, load_lm
 from elmo_bench.pretrain.train import heldout_sentences
@@ -55,6 +56,7 @@ def main(run_dir: str = "/work/lm_work/run_v2", work_dir: str = "/work/lm_work",
     SHIPPED.mkdir(parents=True, exist_ok=True)
     for name in ("options.json", "weights.hdf5", "vocab.txt"):
         shutil.copyfile(source / name, SHIPPED / name)
+    write_checksums(SHIPPED)  # weights.sha256 of the new files: load_bilm checks it on every load
     checkpoint = torch.load(run / "checkpoint.pt", map_location="cpu", weights_only=True)
     bilm, weight, bias, vocab, counts = load_lm(SHIPPED / "options.json", SHIPPED / "weights.hdf5",
                                                 SHIPPED / "vocab.txt")

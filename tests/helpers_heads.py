@@ -6,6 +6,8 @@ from typing import Callable, Sequence
 import torch
 from torch import nn
 
+from elmo_bench.batch import Batch
+
 
 def lengths_mask(lengths: Sequence[int]) -> torch.Tensor:
     """(batch, max(lengths)) bool mask, True on the first lengths[b] steps of row b."""
@@ -27,3 +29,8 @@ def train_losses(head: nn.Module, loss_fn: Callable[[], torch.Tensor], steps: in
         opt.step()
         losses.append(loss.item())
     return losses
+
+
+def call(head: nn.Module, embedded, mask, elmo_out=None, chars=None, targets=None):
+    """Run a head on per-field dicts (``embedded`` becomes the batch's word vectors: the head's dropout drops it)."""
+    return head(Batch.of(embedded, mask, elmo_out=elmo_out, chars=chars, targets=targets))

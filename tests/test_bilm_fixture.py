@@ -5,7 +5,6 @@ import json
 
 import h5py
 import numpy as np
-import pytest
 import torch
 
 from elmo_bench.bilm.chars import batch_to_ids

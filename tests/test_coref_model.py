@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import torch
 
-from tasks.coref.model import CorefHead, clusters_from_output, distance_bucket, segments
+from tasks.coref.model import clusters_from_output, distance_bucket, segments
 from tasks.coref.task import CorefTask
+from tests.helpers_heads import call
 from helpers_heads import train_losses
 
 
@@ -31,7 +32,7 @@ def head_and_batch(seed: int = 0):
     torch.manual_seed(seed)
     task = CorefTask()
     ex = make_examples()
-    task.fit_labels(ex)
+    task.fit_labels({"train": ex})
     head = task.build_head({"hidden": 8, "max_span_width": 3, "feature_dim": 4, "ffnn_dim": 16, "ffnn_layers": 1,
                             "max_antecedents": 4, "max_segment_len": 4, "lexical_dropout": 0.0,
                             "lstm_dropout": 0.0, "ffnn_dropout": 0.0, "spans_per_word": 0.4},
@@ -52,7 +53,7 @@ def test_span_enumeration_stays_inside_sentences() -> None:
 
 def test_shapes_and_pruning() -> None:
     task, head, ex, emb, mask = head_and_batch()
-    out = head(emb, mask, None, None, task.targets(ex))
+    out = call(head, emb, mask, None, None, task.targets(ex))
     # doc 0: ceil(0.4·9) = 4 kept spans, K = min(4, 3) = 3; doc 1: ceil(0.4·3) = 2 kept spans
     assert out["top_spans"].shape == (2, 4, 2)
     assert out["antecedents"].shape == (2, 4, 3)
@@ -73,10 +74,10 @@ def test_loss_falls_and_decoding_recovers_gold() -> None:
     # reach zero loss with every span linked to ε) and let every span reach every earlier one
     head.spans_per_word, head.max_antecedents = 3.0, 21
     targets = task.targets(ex)
-    losses = train_losses(head, lambda: head(emb, mask, None, None, targets)["loss"], steps=150, lr=0.01)
+    losses = train_losses(head, lambda: call(head, emb, mask, None, None, targets)["loss"], steps=150, lr=0.01)
     assert losses[-1] < 0.2 * losses[0]
     head.eval()
-    preds = task.decode(head(emb, mask, None, None, targets), ex)
+    preds = task.decode(call(head, emb, mask, None, None, targets), ex)
     assert sorted(map(sorted, preds[0])) == [[(0, 0), (4, 4)], [(2, 2), (7, 7)]]
     assert task.metric(preds, ex)["conll_f1"] > 99.0
 
@@ -84,7 +85,7 @@ def test_loss_falls_and_decoding_recovers_gold() -> None:
 def test_prediction_without_targets_uses_fixed_segments() -> None:
     task, head, ex, emb, mask = head_and_batch()
     head.eval()
-    out = head(emb, mask, None, None, {})
+    out = call(head, emb, mask, None, None, {})
     assert "loss" not in out and out["top_spans"].shape[0] == 2
 
 

@@ -39,17 +39,17 @@ def test_embed_all_top_average(tmp_path, capsys):
 
 @pytest.mark.parametrize("content, message", [
     (b"one line\n\nthird\n", "line 2: empty line"),
-    (b"fine\n\xff\xfe bad\n", "line 2: not valid UTF-8"),
+    (b"fine\n\xff\xfe bad\n", "line 2: byte offset 5: not valid UTF-8"),
 ])
 def test_bad_input_names_the_line_and_leaves_no_output(tmp_path, capsys, content, message):
     (tmp_path / "in.txt").write_bytes(content)
     out = tmp_path / "out.hdf5"
-    assert main(["embed", *MODEL, "--input", str(tmp_path / "in.txt"), "--output", str(out)]) == 1
+    assert main(["embed", *MODEL, "--input", str(tmp_path / "in.txt"), "--output", str(out)]) == 2
     err = capsys.readouterr().err
     assert message in err and str(tmp_path / "in.txt") in err and len(err.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == [tmp_path / "in.txt"]
 
 
 def test_missing_input_file(tmp_path, capsys):
-    assert main(["embed", *MODEL, "--input", str(tmp_path / "none.txt"), "--output", str(tmp_path / "o.hdf5")]) == 1
+    assert main(["embed", *MODEL, "--input", str(tmp_path / "none.txt"), "--output", str(tmp_path / "o.hdf5")]) == 2
     assert "cannot read input" in capsys.readouterr().err

@@ -6,7 +6,6 @@ import logging
 from pathlib import Path
 
 import pytest
-import torch
 from hydra import compose, initialize_config_dir
 
 from elmo_bench.experiment import run_experiment
@@ -50,11 +49,24 @@ def test_run_writes_results_and_second_seed_hits_the_cache(tmp_path, caplog):
     assert second["timings"]["bilm_seconds"] == 0.0
 
 
-def test_killed_run_resumes_to_the_same_result(tmp_path):
+def test_killed_run_resumes_to_the_same_result(tmp_path, monkeypatch):
+    import elmo_bench.experiment as experiment
+
     uninterrupted = run_experiment(_cfg(tmp_path, "trainer.max_epochs=3"), tmp_path / "full")
-    # "killed" after epoch 1: a run with a 1-epoch budget leaves its checkpoint; drop its results and go on
-    run_experiment(_cfg(tmp_path, "trainer.max_epochs=1"), tmp_path / "resumed")
-    (tmp_path / "resumed" / "results.json").unlink()
+    # "killed" right after the checkpoint of epoch 1 is written (an interrupt raised by the epoch hook)
+    real_fit = experiment.fit
+
+    def killed_fit(*args):
+        def on_epoch(epoch, record):
+            if epoch == 1:
+                raise KeyboardInterrupt
+        return real_fit(*args[:-1], on_epoch)
+
+    monkeypatch.setattr(experiment, "fit", killed_fit)
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment(_cfg(tmp_path, "trainer.max_epochs=3"), tmp_path / "resumed")
+    assert (tmp_path / "resumed" / "checkpoint.pt").exists() and not (tmp_path / "resumed" / "results.json").exists()
+    monkeypatch.setattr(experiment, "fit", real_fit)
     resumed = run_experiment(_cfg(tmp_path, "trainer.max_epochs=3"), tmp_path / "resumed")
     assert resumed["metrics"] == uninterrupted["metrics"]
     assert [h["train_loss"] for h in resumed["epochs"]["history"]] == pytest.approx(

@@ -381,14 +381,14 @@ def test_disk_source_errors_name_the_directory_and_the_split(tmp_path: Path) -> 
 
 
 def test_offline_hub_load_fails_in_one_line_naming_the_dataset_and_source_disk(tmp_path: Path) -> None:
-    """`python run.py ... data.source=hub` with the Hub unreachable (offline mode, empty cache): exit code 1 and
+    """`python run.py ... data.source=hub` with the Hub unreachable (offline mode, empty cache): exit code 2 and
     one line on stderr, no traceback."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1",
            "HF_DATASETS_OFFLINE": "1"}
     cmd = [sys.executable, "run.py", "task=ner", "data=conll2003", "data.source=hub", "embedder=glove",
            "logger=disabled", "progress=false", f"paths.results_dir={tmp_path / 'r'}"]
     done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 1
+    assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr[-3000:]
     assert lines[0].startswith("error: hub dataset 'conll2003' split 'train' could not be loaded")

@@ -6,7 +6,8 @@ import itertools
 import pytest
 import torch
 
-from tasks.ner.crf import CRF, bio_constraints
+from elmo_bench.modules.bio import bio_constraints
+from tasks.ner.crf import CRF
 
 
 @torch.no_grad()

@@ -4,6 +4,7 @@ from __future__ import annotations
 import torch
 
 from tasks.ner.task import NerTask
+from tests.helpers_heads import call
 from helpers_heads import train_losses
 
 EXAMPLES = [
@@ -32,7 +33,7 @@ def batch(examples, vocab_table: torch.Tensor, vocab: dict[str, int]):
 def setup():
     torch.manual_seed(0)
     task = NerTask()
-    task.fit_labels(EXAMPLES)
+    task.fit_labels({"train": EXAMPLES})
     vocab = {w: i for i, w in enumerate(sorted({w for e in EXAMPLES for w in e["tokens"]}))}
     table = torch.randn(len(vocab), DIM)
     head = task.build_head({"char_dim": 4, "char_filters": 5, "lstm_hidden": [8, 8], "dropout": 0.1},
@@ -53,10 +54,10 @@ def test_training_step_lowers_loss_and_decodes() -> None:
     emb, mask, chars = batch(EXAMPLES, table, vocab)
     targets = task.targets(EXAMPLES)
     head.train()
-    losses = train_losses(head, lambda: head(emb, mask, {"tokens": None}, chars, targets)["loss"], steps=40, lr=0.02)
+    losses = train_losses(head, lambda: call(head, emb, mask, {"tokens": None}, chars, targets)["loss"], steps=40, lr=0.02)
     assert losses[-1] < 0.5 * losses[0]
     head.eval()
-    out = head(emb, mask, None, chars, {})
+    out = call(head, emb, mask, None, chars, {})
     assert "loss" not in out
     assert out["emissions"].shape == (4, 5, len(task.labels))
     preds = task.decode(out, EXAMPLES)
@@ -69,7 +70,7 @@ def test_training_step_lowers_loss_and_decodes() -> None:
 def test_padding_does_not_change_emissions_and_elmo_out_is_used() -> None:
     torch.manual_seed(1)
     task = NerTask()
-    task.fit_labels(EXAMPLES)
+    task.fit_labels({"train": EXAMPLES})
     head = task.build_head({"char_dim": 4, "char_filters": 5, "lstm_hidden": [8], "dropout": 0.5},
                            {"tokens": DIM}, elmo_output_dim=3).eval()
     vocab = {w: i for i, w in enumerate(sorted({w for e in EXAMPLES for w in e["tokens"]}))}
@@ -77,12 +78,12 @@ def test_padding_does_not_change_emissions_and_elmo_out_is_used() -> None:
     emb, mask, chars = batch(EXAMPLES[1:3], table, vocab)
     elmo = {"tokens": torch.randn(2, 3, 3)}
     alone_emb, alone_mask, alone_chars = batch(EXAMPLES[2:3], table, vocab)
-    full = head(emb, mask, elmo, chars, {})
-    alone = head(alone_emb, alone_mask, {"tokens": elmo["tokens"][1:2]}, alone_chars, {})
+    full = call(head, emb, mask, elmo, chars, {})
+    alone = call(head, alone_emb, alone_mask, {"tokens": elmo["tokens"][1:2]}, alone_chars, {})
     assert torch.allclose(full["emissions"][1], alone["emissions"][0], atol=1e-6)
     assert full["predicted"][1].tolist() == alone["predicted"][0].tolist()
     elmo2 = {"tokens": elmo["tokens"] + 1.0}
-    assert not torch.allclose(head(emb, mask, elmo2, chars, {})["emissions"], full["emissions"])
+    assert not torch.allclose(call(head, emb, mask, elmo2, chars, {})["emissions"], full["emissions"])
 
 
 def test_state_dict_round_trip() -> None:

@@ -9,6 +9,7 @@ from elmo_bench.embedders import TaskEmbedder
 from elmo_bench.train import TaskModel, TrainerConfig, evaluate, fit
 from tasks.pos.model import LinearTagger
 from tasks.pos.task import PosTask
+from tests.helpers_heads import call
 from tests.conftest import REPO, needs_fixtures
 
 TAGS = ["A", "B", "C", "D"]
@@ -47,7 +48,7 @@ def test_planted_signal_is_found_in_its_layer(tmp_path):
     accuracy = {}
     for layer in range(LAYERS):
         task = PosTask()
-        task.fit_labels(train)
+        task.fit_labels({"train": train})
         embedder = TaskEmbedder(None, False, True, LAYERS, DIM, "input", "layer", False, 0.0, 0.0, layer)
         model = TaskModel(embedder, task.build_head({}, {"tokens": embedder.input_dim}, embedder.output_dim))
         cfg = TrainerConfig(lr=0.05, batch_size=16, max_epochs=8, patience=8, grad_clip=None, progress=False)
@@ -65,7 +66,7 @@ def test_head_loss_ignores_padding_and_unseen_tags():
         head.proj.bias.zero_()
     x = torch.tensor([[[2.0, 0, 0], [0, 2.0, 0], [9.0, 9.0, 9.0]]])
     mask = torch.tensor([[True, True, False]])
-    out = head({"tokens": x}, {"tokens": mask}, {"tokens": None}, None, {"tags": torch.tensor([[0, -100, 1]])})
+    out = call(head, {"tokens": x}, {"tokens": mask}, {"tokens": None}, None, {"tags": torch.tensor([[0, -100, 1]])})
     expected = -torch.log_softmax(torch.tensor([2.0, 0.0]), 0)[0]  # only the first token counts
     assert torch.allclose(out["loss"], expected)
     assert out["predicted"].tolist() == [[0, 1, -1]]

@@ -5,6 +5,7 @@ import torch
 
 from tasks.squad.model import span_loss
 from tasks.squad.task import SquadTask
+from tests.helpers_heads import call
 from helpers_heads import lengths_mask, train_losses
 
 D, E = 6, 4
@@ -32,10 +33,10 @@ def test_shapes_and_padding_invariance() -> None:
     head = task.build_head(HEAD, {"question": D, "context": D}, E).eval()
     assert task.max_span_length == 4
     emb, mask, elmo, chars = _inputs([3, 5], [7, 11], seed=1)
-    out = head(emb, mask, elmo, chars, {})
+    out = call(head, emb, mask, elmo, chars, {})
     assert out["span_start_logits"].shape == out["span_end_logits"].shape == (2, 11) and "loss" not in out
     lens = {"question": 3, "context": 7}
-    alone = head(_slice(emb, 0, lens), _slice(mask, 0, lens), _slice(elmo, 0, lens), _slice(chars, 0, lens), {})
+    alone = call(head, _slice(emb, 0, lens), _slice(mask, 0, lens), _slice(elmo, 0, lens), _slice(chars, 0, lens), {})
     for key in ("span_start_logits", "span_end_logits"):
         assert torch.allclose(alone[key], out[key][:1, :7], atol=1e-5)
         assert (out[key][0, 7:] < -1e30).all()                      # padding can never be chosen
@@ -51,9 +52,9 @@ def test_training_step_lowers_loss_and_decodes_gold() -> None:
     examples = [{"id": f"q{i}", "span": span, "answers": [ctx[offsets[span[0]][0]:offsets[span[1]][1]]],
                  "context_text": ctx, "offsets": offsets} for i, span in enumerate([(1, 2), (5, 7), (0, 0)])]
     targets = task.targets(examples)
-    losses = train_losses(head, lambda: head(emb, mask, None, chars, targets)["loss"], steps=30, lr=0.02)
+    losses = train_losses(head, lambda: call(head, emb, mask, None, chars, targets)["loss"], steps=30, lr=0.02)
     assert losses[-1] < 0.2 * losses[0]
-    preds = task.decode(head.eval()(emb, mask, None, chars, {}), examples)
+    preds = task.decode(call(head.eval(), emb, mask, None, chars), examples)
     assert preds == ["b c", "f g h", "k"]
     assert task.metric(preds, examples) == {"exact_match": 100.0, "f1": 100.0}
 

@@ -8,6 +8,7 @@ import torch
 
 from tasks.srl.decode import allowed_transitions, decode_batch, is_valid_bio, viterbi
 from tasks.srl.model import SrlHead, reverse_padded
+from tests.helpers_heads import call
 from helpers_heads import train_losses
 
 LABELS = ["O", "B-A0", "I-A0", "B-A1", "I-A1", "B-V"]
@@ -69,11 +70,11 @@ def test_shapes_and_padding_invariance() -> None:
     ind = torch.zeros(2, 7, dtype=torch.long)
     ind[:, 1] = 1
     elmo = torch.randn(2, 7, 5)
-    out = head({"tokens": x}, {"tokens": mask}, {"tokens": elmo}, {}, {"predicate_indicator": ind})
+    out = call(head, {"tokens": x}, {"tokens": mask}, {"tokens": elmo}, {}, {"predicate_indicator": ind})
     assert out["logits"].shape == (2, 7, len(LABELS))
     assert "loss" not in out
     # row 1 alone, without padding, gives the same logits on its 4 words (backward layers start at the last word)
-    alone = head({"tokens": x[1:, :4]}, {"tokens": mask[1:, :4]}, {"tokens": elmo[1:, :4]}, {},
+    alone = call(head, {"tokens": x[1:, :4]}, {"tokens": mask[1:, :4]}, {"tokens": elmo[1:, :4]}, {},
                  {"predicate_indicator": ind[1:, :4]})
     assert torch.allclose(alone["logits"][0], out["logits"][1, :4], atol=1e-5)
 
@@ -90,8 +91,8 @@ def test_layer_directions_alternate() -> None:
     assert torch.allclose(head.layers[0](h0)[0, :5], head.layers[0](h0b)[0, :5])
     # the whole head (layer 2 backward) lets the change reach word 0
     m = {"tokens": torch.ones(1, 6, dtype=torch.bool)}
-    a = head({"tokens": x}, m, None, None, {"predicate_indicator": ind})["logits"]
-    b = head({"tokens": x2}, m, None, None, {"predicate_indicator": ind})["logits"]
+    a = call(head, {"tokens": x}, m, None, None, {"predicate_indicator": ind})["logits"]
+    b = call(head, {"tokens": x2}, m, None, None, {"predicate_indicator": ind})["logits"]
     assert not torch.allclose(a[0, 0], b[0, 0])
 
 
@@ -105,6 +106,6 @@ def test_tiny_training_step_loss_falls() -> None:
     ind[torch.arange(4), torch.tensor([0, 2, 1, 4])] = 1
     tags = torch.randint(0, len(LABELS), (4, 5), generator=gen)
     targets = {"predicate_indicator": ind, "tags": tags}
-    losses = train_losses(head, lambda: head({"tokens": x}, {"tokens": mask}, None, None, targets)["loss"],
+    losses = train_losses(head, lambda: call(head, {"tokens": x}, {"tokens": mask}, None, None, targets)["loss"],
                           steps=30, lr=0.02)
     assert losses[-1] < 0.5 * losses[0]

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from elmo_bench.errors import DataError
+from tasks import TASKS
 from tasks.srl.bio import bio_to_spans, brackets_to_spans, spans_to_bio
-from tasks.srl.reader import read_conll05_pair, read_conll05_split, read_conll2012_srl, read_props_blocks
+from tasks.srl.reader import read_conll05_split, read_conll2012_srl, read_props_blocks
 from tasks.srl.task import SrlTask, props_text
 from tasks.srl.metric import read_props, score_sentences
 
@@ -120,7 +121,7 @@ def test_conll2012_reader(tmp_path: Path) -> None:
 def test_task_targets_and_labels(tmp_path: Path) -> None:
     task = SrlTask()
     ex = read_conll05_split(make_split(tmp_path / "devel", WORDS, PROPS))
-    task.fit_labels(ex)
+    task.fit_labels({"train": ex})
     assert task.labels == ["O", "B-A0", "I-A0", "B-A1", "I-A1", "B-V", "I-V"]
     t = task.targets(ex)
     assert t["predicate_indicator"].tolist()[1] == [0, 0, 0, 0, 0, 0, 1, 0]
@@ -161,4 +162,4 @@ def test_conll2005_config_reads_dev() -> None:
     data = {**data, "train": None, "test": None, "test_brown": None}
     splits = SrlTask().read(data)
     assert {k: len(v) for k, v in splits.items()} == {"dev": 3248}
-    assert OmegaConf.load(repo / "conf/task/srl.yaml").target == "tasks.srl.task:SrlTask"
+    assert TASKS[OmegaConf.load(repo / "conf/task/srl.yaml").name] == "tasks.srl.task:SrlTask"

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from tasks.sst.task import SstTask
+from tests.helpers_heads import call
 from helpers_heads import train_losses
 
 HEAD = {"pre_encode_dim": 8, "encoder_hidden": 6, "integrator_hidden": 5, "output_dims": [12, 7],
@@ -29,17 +30,17 @@ def test_shapes_and_padding_invariance() -> None:
     elmos = [torch.randn(n, 3) for n in (2, 7, 4)]
     x, mask = padded(seqs)
     e, _ = padded(elmos)
-    logits = head({"tokens": x}, {"tokens": mask}, {"tokens": e}, None, {})["logits"]
+    logits = call(head, {"tokens": x}, {"tokens": mask}, {"tokens": e}, None, {})["logits"]
     assert logits.shape == (3, 5)
     for b, (s, el) in enumerate(zip(seqs, elmos)):
-        alone = head({"tokens": s[None]}, {"tokens": torch.ones(1, s.size(0), dtype=torch.bool)},
+        alone = call(head, {"tokens": s[None]}, {"tokens": torch.ones(1, s.size(0), dtype=torch.bool)},
                      {"tokens": el[None]}, None, {})["logits"]
         assert torch.allclose(alone[0], logits[b], atol=1e-5), b
     # elmo_out really enters the integrator
-    changed = head({"tokens": x}, {"tokens": mask}, {"tokens": e + 1.0}, None, {})["logits"]
+    changed = call(head, {"tokens": x}, {"tokens": mask}, {"tokens": e + 1.0}, None, {})["logits"]
     assert not torch.allclose(changed, logits)
     with pytest.raises(ValueError, match="elmo_out"):
-        head({"tokens": x}, {"tokens": mask}, None, None, {})
+        call(head, {"tokens": x}, {"tokens": mask}, None, None, {})
 
 
 def test_training_lowers_loss_and_metric() -> None:
@@ -51,11 +52,11 @@ def test_training_lowers_loss_and_metric() -> None:
     x, mask = padded([torch.randn(len(ex["tokens"]), 4) for ex in examples])
     targets = task.targets(examples)
     assert targets["label"].tolist() == [0, 1, 2, 3, 4, 0]
-    losses = train_losses(head, lambda: head({"tokens": x}, {"tokens": mask}, None, None, targets)["loss"],
+    losses = train_losses(head, lambda: call(head, {"tokens": x}, {"tokens": mask}, None, None, targets)["loss"],
                           steps=40, lr=0.02)
     assert losses[-1] < 0.5 * losses[0]
     head.eval()
-    preds = task.decode(head({"tokens": x}, {"tokens": mask}, None, None, {}), examples)
+    preds = task.decode(call(head, {"tokens": x}, {"tokens": mask}, None, None, {}), examples)
     assert all(0 <= p < 5 for p in preds)
     assert task.metric(preds, examples)["accuracy"] == 100.0
 

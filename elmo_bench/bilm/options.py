@@ -60,6 +60,12 @@ class BiLMOptions:
         activation = get("char_cnn.activation", str)
         if activation not in ("relu", "tanh"):
             raise DataError(f"{source}: key 'char_cnn.activation' expected 'relu' or 'tanh', found {activation!r}")
+        for key, low in (("lstm.n_layers", 1), ("lstm.dim", 1), ("lstm.projection_dim", 1), ("char_cnn.n_highway", 0),
+                         ("char_cnn.embedding.dim", 1), ("char_cnn.max_characters_per_token", 1)):
+            if get(key, int) < low:
+                raise DataError(f"{source}: key '{key}' expected an integer >= {low}, found {get(key, int)}")
+        if any(w < 1 or n < 1 for w, n in filters):
+            raise DataError(f"{source}: key 'char_cnn.filters' expected positive [width, count] pairs, found {filters!r}")
         return cls(
             filters=tuple((int(w), int(n)) for w, n in filters),
             n_highway=get("char_cnn.n_highway", int),

@@ -10,12 +10,15 @@ Dataset names and shapes (F = total char filters, P = projection_dim, H = lstm d
     RNN_d/RNN/MultiRNNCell/Cellk/LSTMCell/B      (4H,)
     RNN_d/RNN/MultiRNNCell/Cellk/LSTMCell/W_P_0  (H, P)
 
-Every problem (missing dataset, wrong shape) is reported in one line naming the dataset, the expected and the
-found value. Saving writes to a temporary file and renames it, so a crash never leaves half a weights file.
+Every problem (missing dataset, wrong shape, a NaN or infinite value, a biLM dataset the options do not use, a
+sha256 that differs from the ``weights.sha256`` beside the file) is reported in one line naming the dataset or
+file, the expected and the found value. Saving writes to a temporary file and renames it, so a crash never leaves
+half a weights file.
 """
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -85,8 +88,19 @@ class _StackedWeight:
         return torch.cat([self.layer.input_weight.data[d], self.layer.hidden_weight.data[d]]).numpy()
 
 
+#: top-level names of the datasets that make the biLM itself (others, e.g. ``softmax/``, are training extras)
+_BILM_GROUPS = re.compile(r"^(char_embed|CNN|CNN_proj|CNN_high_\d+|RNN_\d+)(/|$)")
+
+
 def load_bilm(options_path: str | Path, weights_path: str | Path, stateful: bool = False) -> BiLM:
-    """Build a :class:`BiLM` from ``options.json`` and a bilm-tf ``weights.hdf5``; frozen and in eval mode."""
+    """Build a :class:`BiLM` from ``options.json`` and a bilm-tf ``weights.hdf5``; frozen and in eval mode.
+
+    When the weights' directory holds a ``weights.sha256`` (elmo_bench.bilm.integrity), the files it lists are
+    checked first: a corrupt or replaced file is refused before it can give NaN or silently wrong embeddings.
+    """
+    from elmo_bench.bilm.integrity import verify_checksums
+
+    verify_checksums(Path(weights_path).parent, [Path(options_path), Path(weights_path)])
     options = BiLMOptions.load(options_path)
     if options.n_characters not in (261, 262):
         raise DataError(f"{options_path}: key 'char_cnn.n_characters' expected 261 or 262, found {options.n_characters}")
@@ -107,14 +121,36 @@ def load_weights(model: BiLM, weights_path: str | Path) -> None:
     except OSError as exc:
         raise DataError(f"{weights_path}: not a readable hdf5 file ({exc})") from None
     with handle, torch.no_grad():
+        bound = set()
         for name, shape, target, to_torch, _ in _bindings(model):
             if name not in handle or not isinstance(handle[name], h5py.Dataset):
                 raise DataError(f"{weights_path}: missing dataset '{name}' (expected shape {shape})")
             found = handle[name].shape
             if tuple(found) != shape:
                 raise DataError(f"{weights_path}: dataset '{name}' expected shape {shape}, found {tuple(found)}")
-            target().copy_(torch.from_numpy(np.ascontiguousarray(to_torch(handle[name][...]))))
+            try:
+                value = handle[name][...]
+            except OSError as exc:
+                raise DataError(f"{weights_path}: dataset '{name}' cannot be read ({exc}); the file is corrupt") from None
+            if not np.isfinite(value).all():
+                bad = int((~np.isfinite(value)).sum())
+                raise DataError(f"{weights_path}: dataset '{name}' holds {bad} NaN or infinite values; "
+                                f"expected finite weights (the file is corrupt or training diverged)")
+            target().copy_(torch.from_numpy(np.ascontiguousarray(to_torch(value))))
+            bound.add(name)
+        unused = sorted(name for name in _datasets(handle) if _BILM_GROUPS.match(name) and name not in bound)
+        if unused:
+            o = model.options
+            raise DataError(f"{weights_path}: {len(unused)} biLM datasets are not used by the options "
+                            f"(n_layers={o.n_layers}, n_highway={o.n_highway}, {len(o.filters)} filter widths), "
+                            f"e.g. '{unused[0]}'; expected the options.json written with these weights")
     model.token_encoder.clear_cache()
+
+
+def _datasets(handle: h5py.File) -> list[str]:
+    names: list[str] = []
+    handle.visititems(lambda name, item: names.append(name) if isinstance(item, h5py.Dataset) else None)
+    return names
 
 
 def save_bilm(model: BiLM, options_path: str | Path, weights_path: str | Path,

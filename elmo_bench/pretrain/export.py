@@ -1,7 +1,7 @@
 """Export a trained LM as the framework loads a biLM: ``options.json`` + ``weights.hdf5`` (bilm-tf layout) +
 ``vocab.txt``. The softmax travels in the weights file as extra datasets ``softmax/W`` (vocab, proj) and
 ``softmax/b`` (vocab,), the unigram reference counts as ``unigram/counts`` (vocab,); loaders that do not know
-them (ours, AllenNLP's) ignore them.
+them (ours, AllenNLP's) ignore them. ``weights.sha256`` (elmo_bench.bilm.integrity) records the files' hashes.
 """
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from elmo_bench.bilm.integrity import write_checksums
 from elmo_bench.bilm.weights import save_bilm
 from elmo_bench.pretrain.model import LanguageModel
 from elmo_bench.pretrain.vocab import Vocab
@@ -27,6 +28,7 @@ def export_lm(model: LanguageModel, vocab: Vocab, out_dir: str | Path) -> dict[s
     paths = {"options": out / "options.json", "weights": out / "weights.hdf5", "vocab": out / "vocab.txt"}
     save_bilm(model.bilm, paths["options"], paths["weights"], extra_datasets=extra)
     vocab.save(paths["vocab"])
+    write_checksums(out)  # weights.sha256: load_bilm refuses a later corrupt or half-replaced copy
     return paths
 
 

@@ -90,4 +90,8 @@ def load_lm(options: str | Path, weights: str | Path, vocab_path: str | Path
         counts = handle["unigram/counts"][...].tolist() if "unigram/counts" in handle else None
     if weight.shape[0] != len(vocab):
         raise DataError(f"{weights}: softmax/W has {weight.shape[0]} rows but {vocab_path} has {len(vocab)} tokens")
+    for name, tensor in (("softmax/W", weight), ("softmax/b", bias)):
+        if not torch.isfinite(tensor).all():
+            raise DataError(f"{weights}: dataset '{name}' holds {int((~torch.isfinite(tensor)).sum())} NaN or infinite "
+                            f"values; expected finite weights (the file is corrupt or training diverged)")
     return bilm, weight, bias, vocab, counts

@@ -26,7 +26,7 @@ from torch import distributed as dist
 
 from elmo_bench.atomic import atomic_path, atomic_write_text
 from elmo_bench.bilm.window_lstm import set_direction_threads
-from elmo_bench.errors import DataError
+from elmo_bench.errors import DataError, TrainingError
 from elmo_bench.pretrain.corpus import read_sentences
 from elmo_bench.pretrain.data import Corpus, StreamBatcher, load_corpus
 from elmo_bench.pretrain.model import LanguageModel, make_options
@@ -214,7 +214,8 @@ class Trainer:
             loss = self.train_step()
             self.train_seconds += time.time() - t0
             if not math.isfinite(loss):
-                raise FloatingPointError(f"pretrain: loss became {loss} at step {self.step}")
+                raise TrainingError(f"pretrain: loss became {loss} at step {self.step} (tokens seen "
+                                    f"{self.tokens_seen}); lower pretrain.lr or check the corpus")
             self.loss_ema = loss if self.loss_ema is None else 0.98 * self.loss_ema + 0.02 * loss
             step_tokens = self.cfg["batch_size"] * self.cfg["unroll_steps"]
             window_tokens += step_tokens

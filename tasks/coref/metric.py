@@ -23,6 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from elmo_bench.errors import DataError
 from tasks.coref.reader import Cluster, iter_documents
 
 Counts = tuple[float, float, float, float]  # recall num, recall den, precision num, precision den
@@ -180,5 +181,7 @@ def read_clusters(path: str | Path) -> dict[tuple[str, int], list[Cluster]]:
 def score_files(key_conll: str, response_conll: str) -> dict:
     """``elmo-bench score coref KEY RESPONSE``: v8.01's MUC, B-cubed, CEAF-e and their mean F1, in percent."""
     key = read_clusters(key_conll)
+    if not key:
+        raise DataError(f"{key_conll}: no documents; expected a CoNLL-2012 key file ('#begin document' lines)")
     resp = read_clusters(response_conll)
     return score_documents((clusters, resp.get(doc, [])) for doc, clusters in key.items())

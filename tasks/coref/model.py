@@ -12,11 +12,12 @@ the two mentions, as in the authors' implementation.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import torch
 from torch import nn
 
+from elmo_bench.batch import Batch
 from elmo_bench.modules.char_cnn import CharCnn
 from elmo_bench.modules.masked_rnn import MaskedBiRnn
 
@@ -52,7 +53,7 @@ def segments(sentence_ids: torch.Tensor, length: int, max_len: int) -> list[tupl
 
 
 class CorefHead(nn.Module):
-    """forward(embedded, mask, elmo_out, chars, targets) → top spans, antecedents and their scores (+ "loss").
+    """forward(batch) → top spans, antecedents and their scores (+ "loss").
 
     targets keys (from CorefTask.targets): ``sentence_ids`` (batch, time) — if absent, fixed windows of
     ``max_segment_len`` are used as sentences; optional ``speaker_ids`` (batch, time), ``genre`` (batch,);
@@ -93,13 +94,10 @@ class CorefHead(nn.Module):
         self.antecedent_scorer = ffnn(3 * span_dim + pair_feat, ffnn_dim, ffnn_layers, ffnn_dropout)
 
     # ---- pieces -------------------------------------------------------------------------------------------------
-    def _words(self, x: torch.Tensor, chars: torch.Tensor | None) -> torch.Tensor:
-        """x (batch, time, input_dim) [+ char CNN of chars (batch, time, 50)] → (batch, time, word_dim)."""
-        if self.char_cnn is not None:
-            if chars is None:
-                raise KeyError(f"CorefHead built with char_cnn=True but chars has no {self.field!r}")
-            x = torch.cat([x, self.char_cnn(chars)], dim=-1)
-        return self.lexical_dropout(x)
+    def _words(self, batch: Batch) -> torch.Tensor:
+        """[lexical dropout(GloVe ; char CNN) ; ELMo_in] → (batch, time, word_dim); ELMo was dropped once upstream."""
+        extra = [self.char_cnn(batch.chars(self.field, "CorefHead"))] if self.char_cnn is not None else []
+        return batch.inputs(self.field, self.lexical_dropout, extra)
 
     def _contextualize(self, words: torch.Tensor, lengths: list[int], sentence_ids: torch.Tensor | None
                        ) -> torch.Tensor:
@@ -160,24 +158,21 @@ class CorefHead(nn.Module):
         return self.antecedent_scorer[1:](hidden).squeeze(-1)
 
     # ---- forward ------------------------------------------------------------------------------------------------
-    def forward(self, embedded: Mapping[str, torch.Tensor], mask: Mapping[str, torch.Tensor],
-                elmo_out: Mapping[str, Any] | None = None, chars: Mapping[str, Any] | None = None,
-                targets: Mapping[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
-        targets = targets or {}
-        x = embedded[self.field]  # (batch, time, input_dim)
-        m = mask[self.field]
+    def forward(self, batch: Batch) -> dict[str, torch.Tensor]:
+        targets = batch.targets
+        m = batch.mask(self.field)
         lengths = m.long().sum(1).tolist()
-        words = self._words(x, (chars or {}).get(self.field))
+        words = self._words(batch)  # (batch, time, word_dim)
         sentence_ids = targets.get("sentence_ids")
         ctx = self._contextualize(words, lengths, sentence_ids)
         results = []
         losses = []
         for b, n in enumerate(lengths):
             sent = sentence_ids[b, :n] if sentence_ids is not None else torch.arange(n) // self.max_segment_len
-            results.append(self._document(ctx[b, :n], words[b, :n], sent.to(x.device), b, targets))
+            results.append(self._document(ctx[b, :n], words[b, :n], sent.to(words.device), b, targets))
             if "loss" in results[-1]:
                 losses.append(results[-1]["loss"])
-        return self._collate(results, losses, x)
+        return self._collate(results, losses, words)
 
     def _document(self, ctx: torch.Tensor, words: torch.Tensor, sent: torch.Tensor, b: int,
                   targets: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:

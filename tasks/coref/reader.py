@@ -18,6 +18,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from elmo_bench.errors import DataError
 from elmo_bench.splits import source_of, split_location
+from elmo_bench.textio import open_text, read_text
 
 Example = dict[str, Any]
 Cluster = list[tuple[int, int]]
@@ -66,7 +67,7 @@ def iter_documents(path: str | Path) -> Iterator[Example]:
     open_starts: dict[int, list[tuple[int, int]]] = {}
     sentence = 0
     in_sentence = False
-    with open(path, encoding="utf-8") as handle:
+    with open_text(path) as handle:
         for lineno, line in enumerate(handle, 1):
             where = f"{path}:{lineno}"
             stripped = line.strip()
@@ -141,7 +142,7 @@ def _ids_to_paths(ids_file: Path, conll_dir: Path | None) -> list[Path]:
     ``conll`` folder next to ``litbank_tenfold_splits``)."""
     conll_dir = conll_dir or ids_file.parents[2] / "conll"
     out = []
-    for lineno, line in enumerate(ids_file.read_text(encoding="utf-8").splitlines(), 1):
+    for lineno, line in enumerate(read_text(ids_file).splitlines(), 1):
         name = line.strip()
         if not name:
             continue
@@ -176,7 +177,7 @@ def litbank_eval_documents(root: str | Path, fold: int) -> list[str]:
         ids = split_dir / f"{split}.ids"
         if not ids.exists():
             raise DataError(f"{ids}: LitBank split list not found (fold {fold})")
-        names += [line.strip()[: -len(".tsv")] for line in ids.read_text(encoding="utf-8").splitlines()
+        names += [line.strip()[: -len(".tsv")] for line in read_text(ids).splitlines()
                   if line.strip()]
     return names
 

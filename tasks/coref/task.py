@@ -40,9 +40,9 @@ class CorefTask(Task):
                          sum(len(c) for d in splits[split] for c in d["clusters"]), split_location(data_cfg, split))
         return splits
 
-    def fit_labels(self, train: Sequence[Example]) -> None:
-        """Genre vocabulary (OntoNotes name prefixes); empty for LitBank."""
-        self.genres = sorted({ex["genre"] for ex in train if ex.get("genre")})
+    def fit_labels(self, splits: Mapping[str, Sequence[Example]]) -> None:
+        """Genre vocabulary (OntoNotes name prefixes) of the training documents; empty for LitBank."""
+        self.genres = sorted({ex["genre"] for ex in splits["train"] if ex.get("genre")})
 
     def targets(self, examples: Sequence[Example]) -> dict[str, torch.Tensor]:
         """sentence_ids (batch, time) −1 padded; speaker_ids (batch, time) when speakers are known; genre (batch,)

@@ -1,10 +1,10 @@
 """Write predicted clusters as a CoNLL-2012 file: the key's rows with the last column replaced, for the scorer."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from elmo_bench.atomic import atomic_write_text
 from elmo_bench.errors import DataError
 from tasks.coref.reader import Cluster, _BEGIN, _NAME_PART
 
@@ -73,8 +73,4 @@ def conll_text(key_path: str | Path, predictions: Mapping[DocKey, Sequence[Clust
 
 def write_conll(key_path: str | Path, out_path: str | Path, predictions: Mapping[DocKey, Sequence[Cluster]]) -> None:
     """Atomic write (temp file + rename) of ``conll_text``."""
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.with_name(f".{out_path.name}.tmp")
-    tmp.write_text(conll_text(key_path, predictions), encoding="utf-8")
-    os.replace(tmp, out_path)
+    atomic_write_text(out_path, conll_text(key_path, predictions))  # temporaries of killed writes are cleaned

@@ -8,23 +8,12 @@ Optional transition constraints (e.g. BIO validity) apply to decoding only, as i
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional
 
 import torch
 from torch import nn
 
-
-def bio_constraints(labels: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Allowed (start (T,), transitions (T, T) [from, to], end (T,)) for BIO: ``I-X`` only after ``B-X``/``I-X``."""
-    n = len(labels)
-    allowed = torch.ones(n, n, dtype=torch.bool)
-    start = torch.ones(n, dtype=torch.bool)
-    for j, to in enumerate(labels):
-        if to.startswith("I-"):
-            start[j] = False
-            for i, frm in enumerate(labels):
-                allowed[i, j] = frm in ("B-" + to[2:], to)
-    return start, allowed, torch.ones(n, dtype=torch.bool)
+from elmo_bench.modules.bio import forbid, viterbi
 
 
 class CRF(nn.Module):
@@ -73,28 +62,7 @@ class CRF(nn.Module):
     @torch.no_grad()
     def viterbi(self, emissions: torch.Tensor, mask: torch.Tensor, constrained: bool = True) -> list[list[int]]:
         """Best tag path per sequence (lists of length mask.sum). emissions (batch, time, T), mask (batch, time)."""
-        neg = torch.finfo(emissions.dtype).min / 4
         start, trans, end = self.start, self.transitions, self.end
         if constrained:
-            start = start.masked_fill(~self.start_ok, neg)
-            trans = trans.masked_fill(~self.trans_ok, neg)
-            end = end.masked_fill(~self.end_ok, neg)
-        batch, time, _ = emissions.shape
-        score = start.unsqueeze(0) + emissions[:, 0]  # (batch, T)
-        backpointers = []
-        for t in range(1, time):
-            best, idx = (score.unsqueeze(2) + trans.unsqueeze(0)).max(dim=1)  # (batch, T) over "from"
-            step = mask[:, t].unsqueeze(1)
-            score = torch.where(step, best + emissions[:, t], score)
-            backpointers.append(idx)
-        score = score + end.unsqueeze(0)
-        lengths = mask.long().sum(1).tolist()
-        paths: list[list[int]] = []
-        for b in range(batch):
-            tag = int(score[b].argmax())
-            path = [tag]
-            for t in range(lengths[b] - 1, 0, -1):
-                tag = int(backpointers[t - 1][b, tag])
-                path.append(tag)
-            paths.append(path[::-1])
-        return paths
+            start, trans, end = forbid(start, self.start_ok), forbid(trans, self.trans_ok), forbid(end, self.end_ok)
+        return viterbi(emissions, mask, trans, start, end)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 from elmo_bench.errors import DataError
+from elmo_bench.textio import open_text
 
 BOUNDARY = "-X-"
 
@@ -125,7 +126,7 @@ def read_rows(paths: Sequence[str | Path]) -> Iterable[Row]:
     """Rows of conlleval input files, read one after the other as if concatenated."""
     n_cols = -1
     for path in paths:
-        with open(path, encoding="utf-8") as handle:
+        with open_text(path) as handle:
             for lineno, line in enumerate(handle, start=1):
                 cols = line.split()
                 if not cols:
@@ -147,7 +148,11 @@ def score_files(*paths: str) -> dict[str, float]:
     """Score conlleval-format files: {"precision": P, "recall": R, "f1": F} in percent, as conlleval computes them."""
     if not paths:
         raise ValueError("score_files needs at least one file in conlleval's format")
-    return count_chunks(read_rows(paths)).scores()
+    rows = list(read_rows(paths))
+    if not any(row is not None for row in rows):
+        raise DataError(f"{', '.join(map(str, paths))}: no tagged tokens; expected conlleval lines "
+                        f"'token gold predicted'")
+    return count_chunks(rows).scores()
 
 
 def conlleval_lines(tokens: Sequence[Sequence[str]], gold: Sequence[Sequence[str]],

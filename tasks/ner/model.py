@@ -1,33 +1,23 @@
 """NER head after Peters et al. (2017) and the ELMo paper's NER model.
 
     chars (batch, time, 50) ─char embedding─▶ CNN (width w, ReLU) ─max over chars─▶ (batch, time, filters)
-    [embedded[tokens] ; char features] ─variational dropout─▶ BiLSTM 1 ─variational dropout─▶ BiLSTM 2
-    [BiLSTM output ; elmo_out (when ELMo is placed at the output)] ─dropout─▶ linear ─▶ emissions ─▶ CRF
+    [variational dropout(GloVe ; char features) ; ELMo_in] ─▶ BiLSTM 1 ─variational dropout─▶ BiLSTM 2
+    [dropout(BiLSTM output) ; ELMo_out (when ELMo is placed at the output)] ─▶ linear ─▶ emissions ─▶ CRF
+ELMo columns were dropped once by the ELMo module (elmo_bench.mix.Elmo) and are not dropped here again.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Sequence
 
 import torch
 from torch import nn
 
+from elmo_bench.batch import Batch
 from elmo_bench.modules.char_cnn import CharCnn
+from elmo_bench.modules.dropout import LockedDropout
 from elmo_bench.modules.masked_rnn import MaskedBiRnn
-from tasks.ner.crf import CRF, bio_constraints
-
-
-class LockedDropout(nn.Module):
-    """Variational dropout: one mask per sequence, shared over time. x (batch, time, dim)."""
-
-    def __init__(self, p: float):
-        super().__init__()
-        self.p = p
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if not self.training or self.p == 0:
-            return x
-        keep = x.new_empty(x.size(0), 1, x.size(2)).bernoulli_(1 - self.p) / (1 - self.p)
-        return x * keep
+from elmo_bench.modules.bio import bio_constraints
+from tasks.ner.crf import CRF
 
 
 class NerHead(nn.Module):
@@ -62,36 +52,24 @@ class NerHead(nn.Module):
         self.crf = CRF(len(self.labels), bio_constraints(self.labels))
         self.constrain_decoding = constrain_decoding
 
-    def forward(
-        self,
-        embedded: Mapping[str, torch.Tensor],
-        mask: Mapping[str, torch.Tensor],
-        elmo_out: Optional[Mapping[str, Optional[torch.Tensor]]] = None,
-        chars: Optional[Mapping[str, Optional[torch.Tensor]]] = None,
-        targets: Optional[Mapping[str, torch.Tensor]] = None,
-    ) -> dict[str, Any]:
-        """embedded[f] (batch, time, input_dim), mask[f] (batch, time) bool, chars[f] (batch, time, 50),
-        elmo_out[f] (batch, time, elmo_output_dim), targets["tags"] (batch, time) → {"loss", "emissions", "mask",
+    def forward(self, batch: Batch) -> dict[str, Any]:
+        """batch.fields[f]: words (batch, time, glove_dim), elmo_in / elmo_out (batch, time, elmo_dim), chars
+        (batch, time, 50), mask (batch, time); targets["tags"] (batch, time) → {"loss", "emissions", "mask",
         "predicted" (eval mode only: (batch, time) Viterbi tag ids, -1 at padding)}."""
         f = self.field
-        x, m = embedded[f], mask[f]
-        parts = [x]
-        if self.char_cnn is not None:
-            c = (chars or {}).get(f)
-            if c is None:
-                raise ValueError(f"NER head: char_filters > 0 but no chars[{f!r}] were given")
-            parts.append(self.char_cnn(c))
-        h = torch.cat(parts, dim=-1)
-        for lstm in self.lstms:
-            h = lstm(self.input_dropout(h), m)
-        if self.elmo_output_dim:
-            e = (elmo_out or {}).get(f)
-            if e is None:
-                raise ValueError(f"NER head: built with elmo_output_dim={self.elmo_output_dim} but elmo_out[{f!r}] is missing")
-            h = torch.cat([h, e], dim=-1)
-        emissions = self.proj(self.output_dropout(h))  # (batch, time, n_labels)
+        m = batch.mask(f)
+        extra = [self.char_cnn(batch.chars(f, "NER head"))] if self.char_cnn is not None else []
+        h = batch.inputs(f, self.input_dropout, extra)  # GloVe and chars dropped here, ELMo once upstream
+        for k, lstm in enumerate(self.lstms):
+            h = lstm(h if k == 0 else self.input_dropout(h), m)
+        parts = [self.output_dropout(h)]
+        e = batch.elmo_output(f, self.elmo_output_dim, "NER head")
+        if e is not None:
+            parts.append(e)
+        emissions = self.proj(torch.cat(parts, dim=-1))  # (batch, time, n_labels)
         out: dict[str, Any] = {"emissions": emissions, "mask": m}
-        if targets and "tags" in targets:
+        targets = batch.targets
+        if "tags" in targets:
             out["loss"] = -self.crf.log_likelihood(emissions, targets["tags"], m).mean()
         if not self.training:
             paths = self.crf.viterbi(emissions, m, constrained=self.constrain_decoding)

@@ -9,13 +9,13 @@ the end of each file, with no final newline).
 """
 from __future__ import annotations
 
-import gzip
 import re
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from elmo_bench.errors import DataError
 from elmo_bench.splits import read_splits as shared_read_splits
+from elmo_bench.textio import open_text
 
 Example = dict[str, Any]
 
@@ -41,7 +41,7 @@ def iob1_to_bio(tags: Sequence[str]) -> list[str]:
 
 
 def _open(path: Path):
-    return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")
+    return open_text(path)  # decoding errors name the file, line and byte offset
 
 
 def read_conll(path: str | Path, split: str = "data") -> list[Example]:

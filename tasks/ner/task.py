@@ -6,6 +6,7 @@ from typing import Any, Mapping, Optional, Sequence
 import torch
 from torch import nn
 
+from elmo_bench.modules.labels import bio_labels
 from elmo_bench.task_api import Example, Task
 from tasks.ner import metric, reader
 from tasks.ner.model import NerHead
@@ -23,10 +24,10 @@ class NerTask(Task):
     def read(self, data_cfg: Mapping[str, Any]) -> dict[str, list[Example]]:
         return reader.read_splits(data_cfg)
 
-    def fit_labels(self, train: Sequence[Example]) -> None:
-        """``O`` then ``B-X``, ``I-X`` for every entity type X seen in training (sorted: stable across runs)."""
-        kinds = sorted({tag[2:] for ex in train for tag in ex["tags"] if tag != "O"})
-        self.labels = ["O"] + [f"{p}-{k}" for k in kinds for p in ("B", "I")]
+    def fit_labels(self, splits: Mapping[str, Sequence[Example]]) -> None:
+        """``O`` then ``B-X``, ``I-X`` for every entity type X in the gold of any split (sorted: stable across runs);
+        a type missing from training is logged as a warning instead of crashing the first dev evaluation."""
+        self.labels = bio_labels(splits, self.name)
 
     @property
     def _index(self) -> dict[str, int]:

@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Sequence
 
 from elmo_bench.errors import DataError
+from elmo_bench.textio import read_text
 
 
 def token_accuracy(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]) -> dict[str, float]:
@@ -26,7 +27,7 @@ def _read_tagged(path: str) -> list[list[tuple[str, str]]]:
     if not file.exists():
         raise DataError(f"{path}: file not found (expected 'word TAG' lines, blank line between sentences)")
     sentences: list[list[tuple[str, str]]] = [[]]
-    for lineno, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
+    for lineno, line in enumerate(read_text(file).splitlines(), start=1):
         cols = line.split()
         if not cols:
             if sentences[-1]:

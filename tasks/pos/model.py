@@ -5,13 +5,13 @@ learn features of its own and blur the comparison between biLM layers.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
-
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-IGNORE = -100  # target at padding and for tags unseen in training
+from elmo_bench.batch import Batch
+from elmo_bench.modules.labels import IGNORE
+
 
 
 class LinearTagger(nn.Module):
@@ -23,21 +23,20 @@ class LinearTagger(nn.Module):
             raise ValueError(f"LinearTagger needs tags and inputs, found {num_tags} tags, width {input_dim}+{elmo_output_dim}")
         self.proj = nn.Linear(input_dim + elmo_output_dim, num_tags, bias=bias)
 
-    def forward(self, embedded: Mapping[str, torch.Tensor], mask: Mapping[str, torch.Tensor],
-                elmo_out: Optional[Mapping[str, Optional[torch.Tensor]]] = None, chars: Any = None,
-                targets: Optional[Mapping[str, torch.Tensor]] = None) -> dict[str, torch.Tensor]:
+    def forward(self, batch: Batch) -> dict[str, torch.Tensor]:
         """Returns logits (batch, time, tags), predicted (batch, time) with -1 at padding, and the loss: cross
         entropy averaged over the real tokens of the batch (tokens, not sentences: long sentences weigh more, as
         every tagged word is one probe example)."""
-        inputs = embedded["tokens"]
-        extra = (elmo_out or {}).get("tokens")
+        inputs = batch.inputs("tokens")
+        extra = batch.fields["tokens"].elmo_out
         if extra is not None:
             inputs = torch.cat([inputs, extra], dim=-1)
         logits = self.proj(inputs)
-        token_mask = mask["tokens"]
+        token_mask = batch.mask("tokens")
         predicted = logits.argmax(-1).masked_fill(~token_mask, -1)
         out = {"logits": logits, "predicted": predicted, "mask": token_mask}
-        if targets and "tags" in targets:
+        targets = batch.targets
+        if "tags" in targets:
             gold = targets["tags"].masked_fill(~token_mask, IGNORE)
             if (gold != IGNORE).any():
                 out["loss"] = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), gold.reshape(-1), ignore_index=IGNORE)

@@ -6,13 +6,13 @@ column was assigned by the Brill tagger, not by annotators: ``read_splits`` logs
 """
 from __future__ import annotations
 
-import gzip
 import logging
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from elmo_bench.errors import DataError
 from elmo_bench.splits import read_splits as shared_read_splits
+from elmo_bench.textio import open_text
 
 log = logging.getLogger(__name__)
 Example = dict[str, Any]
@@ -23,8 +23,7 @@ BRILL_NOTE = "CoNLL-2000 POS tags were assigned by the Brill tagger: they are no
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
+    with open_text(path) as handle:
         for lineno, line in enumerate(handle, start=1):
             yield lineno, line.rstrip("\n")
 

@@ -8,7 +8,8 @@ from torch import nn
 
 from elmo_bench.task_api import Example, Task
 from tasks.pos import metric, reader
-from tasks.pos.model import IGNORE, LinearTagger
+from elmo_bench.modules.labels import IGNORE
+from tasks.pos.model import LinearTagger
 
 
 class PosTask(Task):
@@ -23,9 +24,9 @@ class PosTask(Task):
     def read(self, data_cfg: Mapping[str, Any]) -> dict[str, list[Example]]:
         return reader.read_splits(data_cfg)
 
-    def fit_labels(self, train: Sequence[Example]) -> None:
+    def fit_labels(self, splits: Mapping[str, Sequence[Example]]) -> None:
         """The tags seen in training, sorted (stable across runs); a dev/test tag outside them is always wrong."""
-        self.labels = sorted({tag for ex in train for tag in ex["tags"]})
+        self.labels = sorted({tag for ex in splits["train"] for tag in ex["tags"]})
 
     def targets(self, examples: Sequence[Example]) -> dict[str, torch.Tensor]:
         """{"tags": (batch, time) label ids, -100 at padding and for unseen tags}; empty without gold."""

@@ -62,6 +62,8 @@ def score_files(gold_path: str, pred_path: str) -> dict[str, float]:
     Gold pairs without a prediction count as wrong and are reported on stderr.
     """
     gold, _ = read_jsonl(gold_path)
+    if not gold:
+        raise DataError(f"{gold_path}: no labelled pairs; expected an SNLI jsonl gold file")
     preds = _read_predictions(Path(pred_path))
     missing = [ex["id"] for ex in gold if ex["id"] not in preds]
     for pair_id in missing:

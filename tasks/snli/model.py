@@ -5,11 +5,10 @@ packed BiLSTMs, masked softmax for the soft alignment, masked average and max po
 """
 from __future__ import annotations
 
-from typing import Mapping
-
 import torch
 from torch import nn
 
+from elmo_bench.batch import Batch
 from elmo_bench.modules.masked_rnn import MaskedBiRnn
 from elmo_bench.modules.masked_softmax import masked_softmax
 
@@ -27,7 +26,7 @@ def masked_mean_max(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 class Esim(nn.Module):
     """ESIM head: encode, align, enhance, project, compose, pool, classify.
 
-    forward(embedded, mask, elmo_out, chars, targets) → {"logits": (batch, num_classes), "loss": scalar if targets}.
+    forward(batch) → {"logits": (batch, num_classes), "loss": scalar if targets}.
     """
 
     def __init__(self, input_dim: int, elmo_output_dim: int = 0, hidden_dim: int = 300,
@@ -47,23 +46,18 @@ class Esim(nn.Module):
             nn.Dropout(dropout), nn.Linear(8 * hidden_dim, mlp_dim), nn.Tanh(),
             nn.Dropout(dropout), nn.Linear(mlp_dim, num_classes))
 
-    def _encode(self, x: torch.Tensor, mask: torch.Tensor, elmo: torch.Tensor | None) -> torch.Tensor:
-        """(batch, time, input_dim) → (batch, time, 2*hidden [+ elmo_output_dim])."""
-        enc = self.encoder(self.dropout(x), mask)
-        if self.elmo_output_dim:
-            if elmo is None:
-                raise ValueError(f"Esim was built with elmo_output_dim={self.elmo_output_dim} but got no elmo_out")
-            enc = torch.cat([enc, self.dropout(elmo) * mask.unsqueeze(-1).to(enc.dtype)], dim=-1)
-        return enc
+    def _encode(self, batch: Batch, name: str) -> tuple[torch.Tensor, torch.Tensor]:
+        """→ mask (batch, time), encoding (batch, time, 2*hidden [+ elmo_output_dim]); ELMo is not dropped again."""
+        mask = batch.mask(name)
+        enc = self.encoder(batch.inputs(name, self.dropout), mask)
+        elmo = batch.elmo_output(name, self.elmo_output_dim, "Esim")
+        if elmo is not None:
+            enc = torch.cat([enc, elmo * mask.unsqueeze(-1).to(enc.dtype)], dim=-1)
+        return mask, enc
 
-    def forward(self, embedded: Mapping[str, torch.Tensor], mask: Mapping[str, torch.Tensor],
-                elmo_out: Mapping[str, torch.Tensor | None] | None = None,
-                chars: Mapping[str, torch.Tensor | None] | None = None,
-                targets: Mapping[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
-        elmo_out = elmo_out or {}
-        mask_a, mask_b = mask[PREMISE].bool(), mask[HYPOTHESIS].bool()
-        a = self._encode(embedded[PREMISE], mask_a, elmo_out.get(PREMISE))      # (batch, Ta, D)
-        b = self._encode(embedded[HYPOTHESIS], mask_b, elmo_out.get(HYPOTHESIS))  # (batch, Tb, D)
+    def forward(self, batch: Batch) -> dict[str, torch.Tensor]:
+        mask_a, a = self._encode(batch, PREMISE)                                # (batch, Ta, D)
+        mask_b, b = self._encode(batch, HYPOTHESIS)                             # (batch, Tb, D)
 
         scores = torch.bmm(a, b.transpose(1, 2))                                # (batch, Ta, Tb)
         pair_mask = mask_a.unsqueeze(2) & mask_b.unsqueeze(1)                   # (batch, Ta, Tb)
@@ -78,6 +72,6 @@ class Esim(nn.Module):
         pooled = torch.cat([masked_mean_max(v_a, mask_a), masked_mean_max(v_b, mask_b)], dim=-1)  # (batch, 8*hidden)
         logits = self.classifier(pooled)                                        # (batch, num_classes)
         output = {"logits": logits}
-        if targets and "label" in targets:
-            output["loss"] = nn.functional.cross_entropy(logits, targets["label"])
+        if "label" in batch.targets:
+            output["loss"] = nn.functional.cross_entropy(logits, batch.targets["label"])
         return output

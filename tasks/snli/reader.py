@@ -6,13 +6,13 @@ every reader returns ``(examples, n_dropped)`` so the caller can report the coun
 """
 from __future__ import annotations
 
-import gzip
 import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator, TextIO
 
 from elmo_bench.errors import DataError
+from elmo_bench.textio import open_text as _open_text
 
 LABELS: tuple[str, ...] = ("entailment", "neutral", "contradiction")
 #: the hub's ClassLabel names, in the order of the ``snli`` dataset card (0 entailment, 1 neutral, 2 contradiction)
@@ -26,10 +26,7 @@ Example = dict[str, Any]
 
 def open_text(path: str | Path) -> TextIO:
     """Open a UTF-8 text file, transparently un-gzipping a ``.gz`` suffix."""
-    path = Path(path)
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
+    return _open_text(path)  # decoding errors name the file, line and byte offset
 
 
 def tokens_from_binary_parse(parse: str) -> list[str]:

@@ -11,10 +11,10 @@ import re
 import string
 import sys
 from collections import Counter
-from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
 from elmo_bench.errors import DataError
+from elmo_bench.textio import read_text
 
 _PUNCT = set(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -86,12 +86,14 @@ def score_files(gold_path: str, pred_path: str) -> dict[str, float]:
     except (KeyError, TypeError) as err:
         raise DataError(f"{gold_path}: missing field {err}; expected the SQuAD v1.1 layout") from None
     try:
-        preds = json.loads(Path(pred_path).read_text(encoding="utf-8"))
+        preds = json.loads(read_text(pred_path))
     except json.JSONDecodeError as err:
         raise DataError(f"{pred_path}:{err.lineno}: malformed JSON ({err.msg}); expected {{question id: answer}}")\
             from None
     if not isinstance(preds, dict):
         raise DataError(f"{pred_path}: expected a JSON object {{question id: answer text}}")
+    if not gold:
+        raise DataError(f"{gold_path}: no questions; expected a SQuAD v1.1 file with at least one question")
     scores, missing = evaluate(gold, preds)
     for qid in missing:
         print(f"Unanswered question {qid} will receive score 0.", file=sys.stderr)

@@ -8,17 +8,16 @@ All steps are masked so that padding never changes a question's scores.
 """
 from __future__ import annotations
 
-from typing import Mapping
-
 import torch
 from torch import nn
 
+from elmo_bench.batch import Batch
 from elmo_bench.modules.char_cnn import CharCnn
 from elmo_bench.modules.masked_rnn import MaskedBiRnn
+from elmo_bench.modules.labels import IGNORE
 from elmo_bench.modules.masked_softmax import masked_softmax
 
 QUESTION, CONTEXT = "question", "context"
-IGNORE = -100
 
 
 class TriLinear(nn.Module):
@@ -35,7 +34,7 @@ class TriLinear(nn.Module):
 
 
 class BidafSelfAttention(nn.Module):
-    """The span head. forward(embedded, mask, elmo_out, chars, targets) →
+    """The span head. forward(batch) →
     {"span_start_logits", "span_end_logits": (batch, context_time), "loss" when targets hold span_start/end}."""
 
     def __init__(self, input_dim: int, elmo_output_dim: int = 0, hidden_dim: int = 90, linear_dim: int = 180,
@@ -58,30 +57,20 @@ class BidafSelfAttention(nn.Module):
         self.end_gru = MaskedBiRnn(2 * hidden_dim + linear_dim, hidden_dim, "gru")
         self.end_out = nn.Linear(2 * hidden_dim, 1)
 
-    def _contextualise(self, field: str, embedded: Mapping[str, torch.Tensor], mask: torch.Tensor,
-                       elmo_out: Mapping[str, torch.Tensor | None], chars: Mapping[str, torch.Tensor | None]
-                       ) -> torch.Tensor:
-        """(batch, time, input_dim) → (batch, time, 2*hidden [+ elmo_output_dim])."""
-        x = embedded[field]
-        if self.char_cnn is not None:
-            if chars.get(field) is None:
-                raise ValueError(f"the SQuAD head uses a char CNN but got no chars[{field!r}]")
-            x = torch.cat([x, self.char_cnn(chars[field])], dim=-1)
-        h = self.contextual(self.dropout(x), mask)
-        if self.elmo_output_dim:
-            if elmo_out.get(field) is None:
-                raise ValueError(f"built with elmo_output_dim={self.elmo_output_dim} but got no elmo_out[{field!r}]")
-            h = torch.cat([h, self.dropout(elmo_out[field]) * mask.unsqueeze(-1).to(h.dtype)], dim=-1)
+    def _contextualise(self, batch: Batch, field: str) -> torch.Tensor:
+        """→ (batch, time, 2*hidden [+ elmo_output_dim]): [GRU(dropout(GloVe ; chars) ; ELMo_in) ; ELMo_out]."""
+        mask = batch.mask(field)
+        extra = [self.char_cnn(batch.chars(field, "SQuAD head"))] if self.char_cnn is not None else []
+        h = self.contextual(batch.inputs(field, self.dropout, extra), mask)
+        elmo = batch.elmo_output(field, self.elmo_output_dim, "SQuAD head")
+        if elmo is not None:  # already dropped once by the ELMo module
+            h = torch.cat([h, elmo * mask.unsqueeze(-1).to(h.dtype)], dim=-1)
         return h
 
-    def forward(self, embedded: Mapping[str, torch.Tensor], mask: Mapping[str, torch.Tensor],
-                elmo_out: Mapping[str, torch.Tensor | None] | None = None,
-                chars: Mapping[str, torch.Tensor | None] | None = None,
-                targets: Mapping[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
-        elmo_out, chars = elmo_out or {}, chars or {}
-        c_mask, q_mask = mask[CONTEXT].bool(), mask[QUESTION].bool()
-        c = self._contextualise(CONTEXT, embedded, c_mask, elmo_out, chars)     # (batch, Tc, D)
-        q = self._contextualise(QUESTION, embedded, q_mask, elmo_out, chars)    # (batch, Tq, D)
+    def forward(self, batch: Batch) -> dict[str, torch.Tensor]:
+        c_mask, q_mask = batch.mask(CONTEXT), batch.mask(QUESTION)
+        c = self._contextualise(batch, CONTEXT)                                 # (batch, Tc, D)
+        q = self._contextualise(batch, QUESTION)                                # (batch, Tq, D)
 
         # bi-attention
         sim = self.bi_similarity(c, q)                                          # (batch, Tc, Tq)
@@ -90,8 +79,11 @@ class BidafSelfAttention(nn.Module):
         best = sim.masked_fill(~pair, torch.finfo(sim.dtype).min).max(dim=2).values  # (batch, Tc)
         q2c_w = masked_softmax(best, c_mask, dim=1)                             # (batch, Tc)
         q2c = torch.bmm(q2c_w.unsqueeze(1), c)                                  # (batch, 1, D)
-        att = torch.cat([c, c2q, c * c2q, q2c * c2q], dim=-1)                   # (batch, Tc, 4D)
-        x = torch.relu(self.bi_linear(self.dropout(att)))                       # (batch, Tc, linear)
+        # dropout on [c; c2q; c*c2q; q2c*c2q] (batch, Tc, 4D), except c's ELMo_out columns: they were dropped once
+        own = c.shape[-1] - self.elmo_output_dim
+        att = torch.cat([self.dropout(c[..., :own]), c[..., own:],
+                         self.dropout(torch.cat([c2q, c * c2q, q2c * c2q], dim=-1))], dim=-1)
+        x = torch.relu(self.bi_linear(att))                                     # (batch, Tc, linear)
 
         # residual self-attention, a token never attends to itself
         s = self.self_gru(self.dropout(x), c_mask)                              # (batch, Tc, 2h)
@@ -108,7 +100,8 @@ class BidafSelfAttention(nn.Module):
         start_logits = self.start_out(self.dropout(start_h)).squeeze(-1).masked_fill(~c_mask, neg)
         end_logits = self.end_out(self.dropout(end_h)).squeeze(-1).masked_fill(~c_mask, neg)
         output = {"span_start_logits": start_logits, "span_end_logits": end_logits, "context_mask": c_mask}
-        if targets and "span_start" in targets:
+        targets = batch.targets
+        if "span_start" in targets:
             output["loss"] = span_loss(start_logits, end_logits, targets["span_start"], targets["span_end"])
         return output
 

@@ -16,7 +16,6 @@ and any contexts truncated by ``max_context_tokens`` with the answers that lost 
 """
 from __future__ import annotations
 
-import gzip
 import json
 import random
 from dataclasses import asdict, dataclass
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from elmo_bench.errors import DataError
+from elmo_bench.textio import open_text
 from tasks.squad.tokenize import char_span_to_tokens, tokenize_with_offsets
 
 Example = dict[str, Any]
@@ -52,8 +52,7 @@ def load_json(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.exists():
         raise DataError(f"{path}: file not found; expected a SQuAD v1.1 JSON file")
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
+    with open_text(path) as handle:
         try:
             obj = json.load(handle)
         except json.JSONDecodeError as err:

@@ -13,7 +13,8 @@ from elmo_bench.splits import source_of, split_location
 from elmo_bench.task_api import Example, Task
 from tasks.squad.decode import best_spans, span_text
 from tasks.squad.metric import evaluate
-from tasks.squad.model import IGNORE, BidafSelfAttention
+from elmo_bench.modules.labels import IGNORE
+from tasks.squad.model import BidafSelfAttention
 from tasks.squad.reader import article_indices, carve_articles, examples_from_squad, hub_to_squad, load_json
 
 log = logging.getLogger(__name__)

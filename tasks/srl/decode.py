@@ -8,18 +8,13 @@ from typing import Sequence
 
 import torch
 
+from elmo_bench.modules.bio import bio_constraints, forbid
+from elmo_bench.modules.bio import viterbi as shared_viterbi
+
 
 def allowed_transitions(labels: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
     """(start_ok (n,), trans_ok (n, n)) booleans: trans_ok[a, b] says label b may follow label a."""
-    n = len(labels)
-    start_ok = torch.ones(n, dtype=torch.bool)
-    trans_ok = torch.ones(n, n, dtype=torch.bool)
-    for b, lab in enumerate(labels):
-        if lab.startswith("I-"):
-            start_ok[b] = False
-            typ = lab[2:]
-            for a, prev in enumerate(labels):
-                trans_ok[a, b] = prev in (f"B-{typ}", f"I-{typ}")
+    start_ok, trans_ok, _ = bio_constraints(labels)
     return start_ok, trans_ok
 
 
@@ -27,29 +22,22 @@ def viterbi(scores: torch.Tensor, start_ok: torch.Tensor, trans_ok: torch.Tensor
     """Best label path under the constraints for one sequence; ``scores`` (time, n_labels) are summed per step.
 
     Assumes at least one valid path exists (true whenever some label is not ``I-``)."""
-    neg = torch.finfo(scores.dtype).min / 4
-    t_len = scores.shape[0]
-    if t_len == 0:
+    if scores.shape[0] == 0:
         return []
-    trans = torch.where(trans_ok, 0.0, neg).to(scores.dtype)
-    best = scores[0] + torch.where(start_ok, 0.0, neg).to(scores.dtype)
-    back = []
-    for t in range(1, t_len):
-        cand = best.unsqueeze(1) + trans  # (prev, cur)
-        best, arg = cand.max(dim=0)
-        best = best + scores[t]
-        back.append(arg)
-    path = [int(best.argmax())]
-    for arg in reversed(back):
-        path.append(int(arg[path[-1]]))
-    return path[::-1]
+    zeros = scores.new_zeros(scores.shape[1])
+    mask = torch.ones(1, scores.shape[0], dtype=torch.bool)
+    return shared_viterbi(scores[None], mask, forbid(zeros.expand(len(zeros), -1), trans_ok),
+                          forbid(zeros, start_ok), zeros)[0]
 
 
 def decode_batch(logits: torch.Tensor, lengths: Sequence[int], labels: Sequence[str]) -> list[list[str]]:
     """logits (batch, time, n_labels) → valid BIO label sequences, one per row, cut to its length."""
-    start_ok, trans_ok = allowed_transitions(labels)
+    start_ok, trans_ok, _ = bio_constraints(labels)
     logp = torch.log_softmax(logits.detach().float().cpu(), dim=-1)
-    return [[labels[i] for i in viterbi(logp[b, :n], start_ok, trans_ok)] for b, n in enumerate(lengths)]
+    zeros = logp.new_zeros(logp.shape[-1])
+    mask = torch.arange(logp.shape[1])[None] < torch.tensor(list(lengths))[:, None]
+    paths = shared_viterbi(logp, mask, forbid(zeros.expand(len(zeros), -1), trans_ok), forbid(zeros, start_ok), zeros)
+    return [[labels[i] for i in path] for path in paths]
 
 
 def is_valid_bio(tags: Sequence[str]) -> bool:

@@ -178,7 +178,10 @@ def score_sentences(gold: Sequence[Sentence], pred: Sequence[Sentence],
 
 def score_files(gold_props: str, pred_props: str) -> dict[str, float]:
     """``elmo-bench score srl GOLD PRED``: srl-eval.pl's Overall precision/recall/F1 in percent."""
-    res = score_sentences(read_props(gold_props), read_props(pred_props), str(gold_props), str(pred_props))
+    gold = read_props(gold_props)
+    if not gold:
+        raise DataError(f"{gold_props}: no sentences; expected a CoNLL-2005 props file")
+    res = score_sentences(gold, read_props(pred_props), str(gold_props), str(pred_props))
     return {k: res[k] for k in ("precision", "recall", "f1")}
 
 

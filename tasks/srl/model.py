@@ -7,10 +7,10 @@ Each layer is an LSTM whose output is gated with a highway connection to the lay
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
-
 import torch
 from torch import nn
+
+from elmo_bench.batch import Batch
 
 
 class HighwayLSTMLayer(nn.Module):
@@ -66,7 +66,7 @@ def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
 
 
 class SrlHead(nn.Module):
-    """forward(embedded, mask, elmo_out, chars, targets) → {"logits" (batch, time, labels), "mask", "loss"?}."""
+    """forward(batch) → {"logits" (batch, time, labels), "mask", "loss"?}."""
 
     def __init__(self, input_dim: int, n_labels: int, hidden: int = 300, layers: int = 8,
                  predicate_dim: int = 100, recurrent_dropout: float = 0.1, elmo_output_dim: int = 0,
@@ -79,12 +79,12 @@ class SrlHead(nn.Module):
         self.elmo_output_dim = elmo_output_dim
         self.output = nn.Linear(hidden + elmo_output_dim, n_labels)
 
-    def forward(self, embedded: Mapping[str, torch.Tensor], mask: Mapping[str, torch.Tensor],
-                elmo_out: Mapping[str, Any] | None = None, chars: Mapping[str, Any] | None = None,
-                targets: Mapping[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
-        x = embedded[self.field]  # (batch, time, input_dim)
-        m = mask[self.field]  # (batch, time)
-        targets = targets or {}
+    def forward(self, batch: Batch) -> dict[str, torch.Tensor]:
+        """batch.fields[f] words / elmo_in (batch, time, ·), elmo_out (batch, time, elmo_dim); targets
+        predicate_indicator (batch, time) (an input), tags (batch, time) → {"logits", "mask", "loss"?}."""
+        x = batch.inputs(self.field)  # (batch, time, input_dim); no input dropout in this head (He et al.)
+        m = batch.mask(self.field)  # (batch, time)
+        targets = batch.targets
         lengths = m.long().sum(1)
         indicator = targets.get("predicate_indicator")
         if indicator is None:
@@ -97,11 +97,8 @@ class SrlHead(nn.Module):
             else:
                 h = layer(h)
         h = h * m.unsqueeze(-1)
-        if self.elmo_output_dim:
-            out = (elmo_out or {}).get(self.field)
-            if out is None:
-                raise KeyError(f"SrlHead built with elmo_output_dim={self.elmo_output_dim} but elmo_out has no "
-                               f"{self.field!r}")
+        out = batch.elmo_output(self.field, self.elmo_output_dim, "SrlHead")
+        if out is not None:
             h = torch.cat([h, out], dim=-1)
         logits = self.output(h)  # (batch, time, n_labels)
         result = {"logits": logits, "mask": m}

@@ -13,13 +13,13 @@ Three sources give the same example shape::
 """
 from __future__ import annotations
 
-import gzip
 import io
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from elmo_bench.errors import DataError
 from elmo_bench.splits import source_of, split_location
+from elmo_bench.textio import open_text
 from tasks.srl.bio import Span, bio_to_spans, brackets_to_spans, spans_to_bio
 
 Example = dict[str, Any]
@@ -29,9 +29,7 @@ DEFAULT_PROPS_GLOB = "props/*.props.gz"
 
 
 def _open_text(path: Path) -> io.TextIOBase:
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
+    return open_text(path)  # decoding errors name the file, line and byte offset
 
 
 def read_props_blocks(path: str | Path) -> Iterator[tuple[list[list[str]], list[int]]]:

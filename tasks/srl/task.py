@@ -6,7 +6,6 @@ at prediction time too; the gold ``tags`` tensor is included only when every exa
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -14,6 +13,8 @@ import torch
 from torch import nn
 
 from elmo_bench.splits import split_location
+from elmo_bench.atomic import atomic_write_text
+from elmo_bench.modules.labels import bio_labels
 from elmo_bench.task_api import Example, Task
 from tasks.srl.bio import bio_to_spans, spans_to_brackets
 from tasks.srl.decode import decode_batch
@@ -42,10 +43,10 @@ class SrlTask(Task):
                 log.info("srl %s: %d propositions from %s", split, len(splits[split]), split_location(data_cfg, split))
         return splits
 
-    def fit_labels(self, train: Sequence[Example]) -> None:
-        """Label set = O plus B-X and I-X for every argument type X seen in training."""
-        types = sorted({t[2:] for ex in train for t in ex["tags"] if t != "O"})
-        self.labels = ["O"] + [f"{p}-{t}" for t in types for p in ("B", "I")]
+    def fit_labels(self, splits: Mapping[str, Sequence[Example]]) -> None:
+        """Label set = O plus B-X and I-X for every argument type X in the gold of any split (a type missing from
+        training is logged as a warning)."""
+        self.labels = bio_labels(splits, self.name)
 
     def targets(self, examples: Sequence[Example]) -> dict[str, torch.Tensor]:
         """predicate_indicator (batch, time) long 0/1; tags (batch, time) label ids (unseen labels → O)."""
@@ -107,8 +108,4 @@ def props_text(examples: Sequence[Example], tag_lists: Sequence[Sequence[str]]) 
 
 def write_props(path: str | Path, examples: Sequence[Example], tag_lists: Sequence[Sequence[str]]) -> None:
     """Write ``props_text`` atomically (temp file + rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(props_text(examples, tag_lists), encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write_text(path, props_text(examples, tag_lists))  # temporaries of killed writes are cleaned

@@ -1,10 +1,10 @@
 """SST-5 metric: fine-grained accuracy on the roots of the trees, in percent."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Sequence
 
 from elmo_bench.errors import DataError
+from elmo_bench.textio import open_text
 from tasks.sst.reader import N_CLASSES, read_trees
 
 
@@ -21,8 +21,10 @@ def score_files(*paths: str) -> dict[str, float]:
     if len(paths) != 2:
         raise ValueError("sst score needs two files: the gold PTB trees and the predictions (one label 0..4 a line)")
     gold = [ex["label"] for ex in read_trees(paths[0], "gold", "none")]
+    if not gold:
+        raise DataError(f"{paths[0]}: no trees; expected a gold file of PTB-style sentiment trees")
     predicted: list[int] = []
-    with open(Path(paths[1]), encoding="utf-8") as handle:
+    with open_text(paths[1]) as handle:
         for lineno, line in enumerate(handle, start=1):
             value = line.strip()
             if not value:

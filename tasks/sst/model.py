@@ -1,6 +1,6 @@
 """BCN, the biattentive classification network (McCann et al. 2017), in the ELMo paper's variant.
 
-    embedded (batch, time, d_in) ─dropout─▶ ReLU feed-forward ─▶ encoder BiLSTM ─▶ X (batch, time, 2h)
+    [dropout(GloVe) ; ELMo_in] (batch, time, d_in) ─▶ ReLU feed-forward ─▶ encoder BiLSTM ─▶ X (batch, time, 2h)
     biattention of X with itself: A = softmax_keys(X Xᵀ) (batch, time, time), X̃ = A X
     integrator BiLSTM over [X ; X - X̃ ; X ⊙ X̃ (; elmo_out when ELMo is at the output)] ─▶ H (batch, time, 2k)
     pool H over time: max, min, mean, self-attentive ─▶ (batch, 8k) ─dropout─▶ ReLU feed-forward ─▶ linear ─▶ logits
@@ -10,18 +10,19 @@ both LSTMs run on packed sequences, attention ignores padded keys, and every poo
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Sequence
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
+from elmo_bench.batch import Batch
 from elmo_bench.modules.masked_rnn import MaskedBiRnn
 from elmo_bench.modules.masked_softmax import masked_softmax
 
 
 class BCN(nn.Module):
-    """forward(embedded, mask, elmo_out, chars, targets) → {"logits" (batch, n_classes), "loss" with targets}."""
+    """forward(batch) → {"logits" (batch, n_classes), "loss" with targets}."""
 
     def __init__(
         self,
@@ -55,27 +56,18 @@ class BCN(nn.Module):
         layers.append(nn.Linear(dim, n_classes))
         self.output = nn.Sequential(*layers)
 
-    def forward(
-        self,
-        embedded: Mapping[str, torch.Tensor],
-        mask: Mapping[str, torch.Tensor],
-        elmo_out: Optional[Mapping[str, Optional[torch.Tensor]]] = None,
-        chars: Optional[Mapping[str, Optional[torch.Tensor]]] = None,
-        targets: Optional[Mapping[str, torch.Tensor]] = None,
-    ) -> dict[str, Any]:
-        """embedded[f] (batch, time, d_in), mask[f] (batch, time) bool, elmo_out[f] (batch, time, elmo_dim),
-        targets["label"] (batch,) → {"logits": (batch, n_classes), "loss": scalar mean cross-entropy}."""
+    def forward(self, batch: Batch) -> dict[str, Any]:
+        """batch.fields[f]: words (batch, time, d_glove), elmo_in / elmo_out (batch, time, elmo_dim), mask
+        (batch, time); targets["label"] (batch,) → {"logits": (batch, n_classes), "loss": mean cross-entropy}."""
         f = self.field
-        m = mask[f]
-        x = self.pre_encode(self.embedding_dropout(embedded[f]))
+        m = batch.mask(f)
+        x = self.pre_encode(batch.inputs(f, self.embedding_dropout))  # ELMo_in dropped once upstream
         encoded = self.encoder(x, m)  # (batch, time, 2h)
         weights = masked_softmax(encoded @ encoded.transpose(1, 2), m.unsqueeze(1))  # (batch, time, time)
         attended = weights @ encoded
         parts = [encoded, encoded - attended, encoded * attended]
-        if self.elmo_output_dim:
-            e = (elmo_out or {}).get(f)
-            if e is None:
-                raise ValueError(f"BCN: built with elmo_output_dim={self.elmo_output_dim} but elmo_out[{f!r}] is missing")
+        e = batch.elmo_output(f, self.elmo_output_dim, "BCN")
+        if e is not None:
             parts.append(e)
         integrated = self.integrator(torch.cat(parts, dim=-1), m)  # (batch, time, 2k)
         m3 = m.unsqueeze(2)
@@ -88,6 +80,6 @@ class BCN(nn.Module):
         pooled = self.integrator_dropout(torch.cat([max_pool, min_pool, mean_pool, self_pool], dim=-1))
         logits = self.output(pooled)
         out: dict[str, Any] = {"logits": logits}
-        if targets and "label" in targets:
-            out["loss"] = F.cross_entropy(logits, targets["label"])
+        if "label" in batch.targets:
+            out["loss"] = F.cross_entropy(logits, batch.targets["label"])
         return out

@@ -15,6 +15,7 @@ from typing import Any, Iterable, Mapping
 
 from elmo_bench.errors import DataError
 from elmo_bench.splits import read_splits as shared_read_splits
+from elmo_bench.textio import open_text
 
 Example = dict[str, Any]
 N_CLASSES = 5
@@ -102,7 +103,7 @@ def read_trees(path: str | Path, split: str = "data", train_phrases: str = "none
     path = Path(path)
     if not path.exists():
         raise DataError(f"{path}: file not found (expected SST PTB trees, one per line)")
-    with open(path, encoding="utf-8") as handle:
+    with open_text(path) as handle:
         return trees_to_examples(((f"{path}:{n}", line) for n, line in enumerate(handle, start=1)), split,
                                  train_phrases)
 

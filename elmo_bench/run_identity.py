@@ -1,0 +1,159 @@
+"""Run identity: a run directory remembers what made it, so a re-run never returns another configuration's numbers.
+
+``run.json`` (written when a run starts) holds the resolved config and its *identity*: every key that can change a
+number, flattened to ``dotted.key: value`` — the whole resolved config except keys that only change speed or
+logging (``progress``, ``threads``, ``logger``, ``paths``, Hydra's ``choices``), with the biLM files replaced by
+their content hash, every data path by a fingerprint of its content (files: sha256; directories: names and sizes),
+plus a hash of the task package's source (``code.task``). A run directory resumes or skips only when the identity
+matches; otherwise the run is refused with one line naming the keys that differ.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+from typing import Any, Mapping
+
+from elmo_bench.atomic import atomic_write_text
+from elmo_bench.errors import ConfigError
+
+RUN_FILE = "run.json"
+#: top-level keys (or dotted prefixes) that never change a number
+IGNORED = ("progress", "threads", "logger", "paths", "choices", "bilm.options", "bilm.weights", "bilm.name")
+_fingerprints: dict[tuple[str, int, int], str] = {}
+
+
+def flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
+    """{"a": {"b": 1}, "c": [1, 2]} → {"a.b": 1, "c": [1, 2]} (lists stay values)."""
+    if isinstance(tree, Mapping):
+        out: dict[str, Any] = {}
+        for key, value in tree.items():
+            out.update(flatten(value, f"{prefix}{key}."))
+        return out
+    return {prefix[:-1]: tree}
+
+
+def fingerprint(path: Path) -> str:
+    """Content fingerprint of a data file (sha256) or directory (names and sizes of the files below it)."""
+    stat = path.stat()
+    memo = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if memo in _fingerprints:
+        return _fingerprints[memo]
+    digest = hashlib.sha256()
+    if path.is_dir():
+        for child in sorted(p for p in path.rglob("*") if p.is_file()):
+            digest.update(f"{child.relative_to(path)}\0{child.stat().st_size}\n".encode())
+        value = "dir:" + digest.hexdigest()[:16]
+    else:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        value = "sha256:" + digest.hexdigest()[:16]
+    _fingerprints[memo] = value
+    return value
+
+
+def task_code_dir(task_package: str) -> Path:
+    """The directory of a task package (``tasks.ner`` → .../tasks/ner)."""
+    import importlib
+
+    return Path(importlib.import_module(task_package).__file__).parent
+
+
+def task_code_hash(task_package: str) -> str:
+    """sha256 of the ``.py`` files of a task package (``tasks.ner``): a changed head or metric is a new run."""
+    root = task_code_dir(task_package)
+    digest = hashlib.sha256()
+    for source in sorted(root.rglob("*.py")):
+        digest.update(str(source.relative_to(root)).encode() + b"\0" + source.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def identity(config: Mapping[str, Any], bilm_hash: str | None, code_hash: str | None) -> dict[str, Any]:
+    """The flat identity of a resolved config (see the module docstring)."""
+    flat = flatten(config)
+    out: dict[str, Any] = {}
+    for key, value in flat.items():
+        if any(key == p or key.startswith(p + ".") for p in IGNORED):
+            continue
+        if key.startswith("data.") and isinstance(value, str) and Path(value).is_absolute() and Path(value).exists():
+            value = fingerprint(Path(value))
+        out[key] = value
+    if bilm_hash is not None:
+        out["bilm.hash"] = bilm_hash
+    if code_hash is not None:
+        out["code.task"] = code_hash
+    return out
+
+
+def differences(stored: Mapping[str, Any], current: Mapping[str, Any], skip: tuple[str, ...] = (),
+                shared_only: bool = False) -> list[str]:
+    """``key: old → new`` for every key whose value differs (missing on one side counts as a difference, unless
+    ``shared_only``: then only keys both sides have are compared)."""
+    keys = set(stored) & set(current) if shared_only else set(stored) | set(current)
+    keys = sorted(keys - set(skip))
+    out = []
+    for key in keys:
+        if stored.get(key, _ABSENT) != current.get(key, _ABSENT):
+            out.append(f"{key}: {_show(stored.get(key, _ABSENT))} → {_show(current.get(key, _ABSENT))}")
+    return out
+
+
+_ABSENT = object()
+
+
+def _show(value: Any) -> str:
+    return "(absent)" if value is _ABSENT else json.dumps(value, default=str)
+
+
+def code_changed_since(commit: str | None, code_dir: Path | None) -> bool | None:
+    """Did ``code_dir`` (a task package) change between git ``commit`` and the working tree? None: cannot tell."""
+    if not commit or code_dir is None:
+        return None
+    try:
+        done = subprocess.run(["git", "-C", str(code_dir), "diff", "--quiet", commit, "--", "."],
+                              capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return {0: False, 1: True}.get(done.returncode)
+
+
+def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str, Any],
+                  code_dir: Path | None = None) -> None:
+    """Refuse (ConfigError, one line) when ``run_dir`` was made by a different identity; else record this one.
+
+    Only a directory holding a checkpoint or results is protected (one where a run failed before training simply
+    takes the new identity). A results.json of an older version of this project, without ``run.json``, is
+    compared on the keys its stored config shares with today's (its biLM hash included; data fingerprints are those
+    of today), and refused when git says ``code_dir`` changed since the commit it records.
+    """
+    record = run_dir / RUN_FILE
+    computed = (run_dir / "results.json").exists() or (run_dir / "checkpoint.pt").exists()
+    stored: dict[str, Any] | None = None
+    skip: tuple[str, ...] = ()
+    legacy = False
+    if computed and record.exists():
+        stored = json.loads(record.read_text())["identity"]
+    elif computed:
+        results_path = run_dir / "results.json"
+        if not results_path.exists():
+            raise ConfigError(f"{run_dir}: holds a checkpoint from before run identity was recorded; delete the "
+                              f"directory or choose another (hydra.run.dir=...)")
+        old = json.loads(results_path.read_text())
+        stored = identity(old.get("config", {}), (old.get("bilm") or {}).get("hash"), None)
+        skip, legacy = ("code.task",), True  # keys added or removed since (schema changes) are not differences
+        if code_changed_since(old.get("git_commit"), code_dir):
+            commit = str(old["git_commit"])[:10]
+            raise ConfigError(f"{run_dir}: made by an earlier version of the task's code (git {commit}; "
+                              f"{code_dir} changed since); refusing to reuse it: choose another directory "
+                              f"(hydra.run.dir=...) or delete it")
+    if stored is not None:
+        diff = differences(stored, current, skip, shared_only=legacy)
+        if diff:
+            shown = "; ".join(diff[:6]) + (f"; and {len(diff) - 6} more" if len(diff) > 6 else "")
+            raise ConfigError(f"{run_dir}: made by a different configuration ({shown}); refusing to resume or reuse "
+                              f"it: choose another directory (hydra.run.dir=...) or delete it")
+    if not (computed and record.exists()):  # a directory where nothing was computed yet takes the new identity
+        run_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(record, json.dumps({"identity": dict(current), "config": config}, indent=1, default=str))

@@ -1,0 +1,118 @@
+"""How a user-fixable error reaches the terminal: ``error: <one line>`` on stderr and exit code 2, no traceback.
+
+Shared by ``run.py`` and every ``elmo-bench`` command. ``--debug`` (or ``HYDRA_FULL_ERROR=1``, Hydra's own switch)
+re-raises instead, so the traceback is there when a developer wants it.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from typing import Callable, NoReturn, TypeVar
+
+from elmo_bench.errors import UserError
+
+EXIT_USER_ERROR = 2
+T = TypeVar("T")
+
+
+def user_error_types() -> tuple[type[BaseException], ...]:
+    """UserError plus the config libraries' errors (bad override values, missing keys, interpolation errors)."""
+    kinds: list[type[BaseException]] = [UserError]
+    try:
+        from omegaconf.errors import OmegaConfBaseException
+
+        kinds.append(OmegaConfBaseException)
+    except ImportError:  # pragma: no cover - omegaconf is a dependency
+        pass
+    try:
+        from hydra.errors import HydraException
+
+        kinds.append(HydraException)
+    except ImportError:  # pragma: no cover
+        pass
+    return tuple(kinds)
+
+
+def one_line(exc: BaseException) -> str:
+    """One line: the message's first line, plus the parts of the rest that matter (OmegaConf's ``full_key``,
+    Hydra's list of available options, the cause of a wrapped config error)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    text = lines[0]
+    key = next((line for line in lines[1:] if line.startswith("full_key:")), None)
+    if key and key.split(":", 1)[1].strip():
+        text += f" ({key})"
+    if any(line.startswith("Available options in") for line in lines):
+        start = next(i for i, line in enumerate(lines) if line.startswith("Available options in")) + 1
+        options = [line for line in lines[start:] if not line.startswith(("Config search path", "provider="))]
+        text += f" (available: {', '.join(options)})"
+    cause = exc.__cause__
+    if cause is not None and isinstance(cause, user_error_types()) and str(cause).strip():
+        text += f" ({str(cause).strip().splitlines()[0]})"
+    return text
+
+
+def debug_requested(argv: list[str]) -> bool:
+    """True (and ``--debug`` removed from argv) when the user asked for tracebacks."""
+    wanted = "--debug" in argv
+    while "--debug" in argv:
+        argv.remove("--debug")
+    return wanted or os.environ.get("HYDRA_FULL_ERROR") == "1"
+
+
+def report(exc: BaseException) -> NoReturn:
+    print(f"error: {one_line(exc)}", file=sys.stderr, flush=True)
+    raise SystemExit(EXIT_USER_ERROR)
+
+
+def guarded(function: Callable[[], T], debug: bool) -> T:
+    """``function()``, with user errors turned into one line on stderr and exit code 2 (unless ``debug``)."""
+    try:
+        return function()
+    except user_error_types() as exc:
+        if debug:
+            raise
+        report(exc)
+
+
+def report_hydra_errors(debug: bool) -> None:
+    """Make Hydra's own error path (config composition, bad overrides) print user errors as one line, exit 2.
+
+    Hydra reports exceptions raised before the task function through ``hydra._internal.utils.run_and_report``
+    (multi-line, exit code 1); this wraps it. Other exceptions keep Hydra's reporting.
+    """
+    import hydra._internal.utils as hydra_utils
+
+    original = hydra_utils.run_and_report
+    if getattr(original, "_elmo_bench", False):
+        return
+
+    def run_and_report(func: Callable[[], T]) -> T:
+        def call() -> T:
+            try:
+                return func()
+            except user_error_types() as exc:
+                if debug:
+                    raise
+                report(exc)
+        return original(call)
+
+    run_and_report._elmo_bench = True  # type: ignore[attr-defined]
+    hydra_utils.run_and_report = run_and_report
+
+
+def exit_cleanly_on_sigterm() -> None:
+    """SIGTERM raises SystemExit, so ``finally``/``except BaseException`` blocks remove temporary files."""
+    def handler(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    if hasattr(signal, "SIGTERM"):
+        try:
+            signal.signal(signal.SIGTERM, handler)
+        except ValueError:  # not the main thread
+            pass
+
+
+__all__ = ["guarded", "debug_requested", "report", "one_line", "exit_cleanly_on_sigterm", "report_hydra_errors"]

@@ -1,0 +1,25 @@
+"""Composing run configs for engine tests: the real conf/ (plus tests/tiny_task/conf for the test-only task)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from hydra import compose, initialize_config_dir
+from omegaconf import DictConfig, open_dict
+
+from elmo_bench.hydra_setup import register_resolvers
+from tests.conftest import REPO
+
+TINY_CONF = REPO / "tests" / "tiny_task" / "conf"
+TINY_TARGET = "tests.tiny_task.task:TinyTask"
+register_resolvers()
+
+
+def compose_run(tmp_path: Path, *overrides: str, tiny: bool = True) -> DictConfig:
+    """A resolved-on-demand run config: the tiny task (or whatever ``overrides`` pick), fixture biLM, no logging."""
+    base = [f"hydra.searchpath=[file://{TINY_CONF}]", "task=tiny"] if tiny else []
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        cfg = compose("config", overrides=[*base, "bilm=fixture", "logger=disabled", "progress=false",
+                                           f"paths.cache_dir={tmp_path / 'cache'}", *overrides])
+    with open_dict(cfg):
+        cfg.data.name = cfg.data.get("name") or "test"
+    return cfg

@@ -1,0 +1,88 @@
+"""Issue 12, "one shape": one task registry, one ELMo module, one Batch type, shared modules; a seventh task
+(tests/tiny_task) added with one folder and one registry line runs through the unchanged engine."""
+from __future__ import annotations
+
+import pytest
+import torch
+from omegaconf import OmegaConf
+
+import tasks
+from elmo_bench.batch import Batch
+from elmo_bench.embedders import TaskEmbedder
+from elmo_bench.experiment import load_task, run_experiment
+from elmo_bench.mix import Elmo
+from elmo_bench.results import read_results
+from tests.conftest import REPO, needs_fixtures
+from tests.engine_helpers import TINY_TARGET, compose_run
+
+
+@needs_fixtures
+def test_a_seventh_task_needs_one_folder_one_config_and_one_registry_line(tmp_path, monkeypatch):
+    monkeypatch.setitem(tasks.TASKS, "tiny", TINY_TARGET)  # the one registry line
+    results = run_experiment(compose_run(tmp_path), tmp_path / "run")
+    saved = read_results(tmp_path / "run" / "results.json")
+    assert saved["task"] == "tiny" and set(saved["metrics"]) == {"dev", "test"}
+    assert 0.0 <= saved["metrics"]["test"]["accuracy"] <= 100.0
+    assert results["mixes"]["input"]["weights"] and saved["epochs"]["run"] >= 1
+
+
+def test_without_its_registry_line_the_task_is_refused_by_name():
+    from elmo_bench.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="'tiny' is not a registered task; expected one of"):
+        load_task("tiny")
+
+
+def test_the_registry_is_the_only_one():
+    names = {p.stem for p in (REPO / "conf" / "task").glob("*.yaml")}
+    assert names == set(tasks.TASKS)
+    for name in names:
+        task_cfg = OmegaConf.load(REPO / "conf" / "task" / f"{name}.yaml")
+        assert task_cfg.name == name and "target" not in task_cfg
+        assert load_task(name).name == name
+
+
+def test_one_elmo_module_behind_the_embedder_and_the_readme_api():
+    embedder = TaskEmbedder(None, False, True, 3, 4, "both", "learned", False, 0.1, 0.0)
+    assert isinstance(embedder.elmo, Elmo) and embedder.elmo.names == ["input", "output"]
+    assert not any(isinstance(m, torch.nn.Dropout) for m in embedder.modules() if m is not embedder.elmo.dropout)
+    layers, mask = torch.randn(2, 3, 5, 4), torch.ones(2, 5, dtype=torch.bool)
+    elmo = Elmo(None, num_mixes=2, num_layers=3, dropout=0.0, names=["input", "output"])
+    elmo.load_state_dict(embedder.elmo.state_dict())
+    with pytest.raises(ValueError, match="no biLM layers"):
+        embedder(Batch.of({"tokens": None}, {"tokens": mask}))
+    batch = Batch.of({"tokens": None}, {"tokens": mask})
+    batch.fields["tokens"].layers = layers
+    filled = embedder(batch)
+    expected_in, expected_out = elmo.mix(layers, mask)
+    assert torch.equal(filled.fields["tokens"].elmo_in, expected_in)
+    assert torch.equal(filled.fields["tokens"].elmo_out, expected_out)
+
+
+def test_heads_share_bio_constraints_viterbi_and_dropout_modules():
+    import elmo_bench.modules.bio as bio
+    import tasks.ner.crf as crf
+    import tasks.ner.model as ner_model
+    import tasks.srl.decode as srl_decode
+    from elmo_bench.modules.dropout import LockedDropout
+    from elmo_bench.modules.labels import IGNORE
+    import tasks.pos.task as pos_task
+    import tasks.squad.task as squad_task
+
+    assert crf.viterbi is bio.viterbi and srl_decode.shared_viterbi is bio.viterbi
+    assert ner_model.bio_constraints is bio.bio_constraints and srl_decode.bio_constraints is bio.bio_constraints
+    assert ner_model.LockedDropout is LockedDropout
+    assert pos_task.IGNORE == squad_task.IGNORE == IGNORE == -100
+    labels = ["O", "B-A", "I-A"]
+    start, trans = srl_decode.allowed_transitions(labels)
+    assert start.tolist() == [True, True, False] and trans[0, 2].item() is False and trans[1, 2].item() is True
+
+
+def test_the_batch_checks_a_missing_elmo_output_once_for_every_head():
+    mask = torch.ones(1, 2, dtype=torch.bool)
+    batch = Batch.of({"tokens": torch.zeros(1, 2, 3)}, {"tokens": mask})
+    with pytest.raises(ValueError, match="built with elmo_output_dim=4 but the batch's elmo_out\\['tokens'\\] has none"):
+        batch.elmo_output("tokens", 4, "some head")
+    assert batch.elmo_output("tokens", 0, "some head") is None
+    with pytest.raises(ValueError, match="character CNN but the batch has no chars"):
+        batch.chars("tokens", "some head")

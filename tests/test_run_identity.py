@@ -1,0 +1,97 @@
+"""Issue 12, run identity: a run directory is reused (resumed or skipped) only by the configuration that made it."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import tasks
+from elmo_bench.errors import ConfigError
+from elmo_bench.experiment import run_experiment
+from elmo_bench.hydra_setup import run_suffix
+from elmo_bench.run_identity import RUN_FILE, identity
+from tests.conftest import REPO, needs_fixtures
+from tests.engine_helpers import TINY_TARGET, compose_run
+
+
+@pytest.fixture
+def tiny(monkeypatch):
+    monkeypatch.setitem(tasks.TASKS, "tiny", TINY_TARGET)
+
+
+@needs_fixtures
+def test_a_different_seed_epochs_or_cache_setting_is_refused_naming_the_keys(tmp_path, tiny):
+    run_dir = tmp_path / "run"
+    first = run_experiment(compose_run(tmp_path, "seed=1", "trainer.max_epochs=2"), run_dir)
+    stored = json.loads((run_dir / RUN_FILE).read_text())
+    assert stored["identity"]["seed"] == 1 and stored["config"]["trainer"]["max_epochs"] == 2
+    assert stored["identity"]["bilm.hash"] == first["bilm"]["hash"] and stored["identity"]["code.task"]
+    stamp = (run_dir / "results.json").stat().st_mtime_ns
+    with pytest.raises(ConfigError, match=r"made by a different configuration \(seed: 1 → 7; "
+                                          r"trainer.max_epochs: 2 → 3\)"):
+        run_experiment(compose_run(tmp_path, "seed=7", "trainer.max_epochs=3"), run_dir)
+    with pytest.raises(ConfigError, match=r"\(cache: true → false\)"):
+        run_experiment(compose_run(tmp_path, "seed=1", "trainer.max_epochs=2", "cache=false"), run_dir)
+    assert (run_dir / "results.json").stat().st_mtime_ns == stamp  # nothing was overwritten
+    # the same configuration (speed-only keys may differ) skips the finished run
+    again = run_experiment(compose_run(tmp_path, "seed=1", "trainer.max_epochs=2", "threads=2"), run_dir)
+    assert again["metrics"] == first["metrics"] and (run_dir / "results.json").stat().st_mtime_ns == stamp
+
+
+def test_data_files_are_identified_by_content_and_the_task_by_its_code(tmp_path):
+    data = tmp_path / "train.txt"
+    data.write_text("a\n")
+    config = {"seed": 1, "progress": True, "paths": {"x": "y"}, "data": {"train": str(data), "fraction": 1.0}}
+    before = identity(config, "abc", "code1")
+    assert "progress" not in before and "paths.x" not in before and before["data.train"].startswith("sha256:")
+    data.write_text("b\n")
+    after = identity(config, "abc", "code1")
+    assert after["data.train"] != before["data.train"]
+    assert identity(config, "abc", "code2")["code.task"] == "code2"
+
+
+@needs_fixtures
+def test_a_results_json_from_before_run_identity_is_compared_on_its_config(tmp_path, tiny):
+    run_dir = tmp_path / "old"
+    run_experiment(compose_run(tmp_path, "trainer.max_epochs=1"), run_dir)
+    (run_dir / RUN_FILE).unlink()  # as written by an earlier version of the project, whose config had other keys
+    old = json.loads((run_dir / "results.json").read_text())
+    old["config"]["task"]["target"] = "tests.tiny_task.task:TinyTask"
+    del old["config"]["mix"]["gamma_init"]
+    (run_dir / "results.json").write_text(json.dumps(old))
+    with pytest.raises(ConfigError, match="seed: 1 → 2"):
+        run_experiment(compose_run(tmp_path, "trainer.max_epochs=1", "seed=2"), run_dir)
+    assert run_experiment(compose_run(tmp_path, "trainer.max_epochs=1"), run_dir)["seed"] == 1
+
+
+def test_run_directory_names_carry_every_override_but_paths():
+    assert run_suffix("cache=false,embedder=glove,paths.results_dir=/tmp/x,seed=7,trainer.max_epochs=2") == \
+        "/cache=false,trainer.max_epochs=2"
+
+
+def _root_commit() -> str | None:
+    import subprocess
+
+    try:
+        shallow = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--is-shallow-repository"], capture_output=True,
+                                 text=True, timeout=30).stdout.strip()
+        roots = subprocess.run(["git", "-C", str(REPO), "rev-list", "--max-parents=0", "HEAD"], capture_output=True,
+                               text=True, timeout=30).stdout.split()
+    except OSError:
+        return None
+    return roots[0] if roots and shallow == "false" else None
+
+
+@needs_fixtures
+def test_a_results_json_from_before_run_identity_made_by_older_task_code_is_refused(tmp_path, tiny):
+    root = _root_commit()
+    if root is None:
+        pytest.skip("needs a full git history (the first commit predates tests/tiny_task)")
+    run_dir = tmp_path / "old"
+    run_experiment(compose_run(tmp_path, "trainer.max_epochs=1"), run_dir)
+    (run_dir / RUN_FILE).unlink()
+    old = json.loads((run_dir / "results.json").read_text())
+    old["git_commit"] = root  # written by the project's first commit, before this task's code existed
+    (run_dir / "results.json").write_text(json.dumps(old))
+    with pytest.raises(ConfigError, match="made by an earlier version of the task's code"):
+        run_experiment(compose_run(tmp_path, "trainer.max_epochs=1"), run_dir)
