@@ -88,7 +88,9 @@ def test_submitit_local_runs_each_quickstart_job_in_its_own_process(tmp_path: Pa
     assert done.returncode == 0, done.stderr[-3000:]
     sweep = tmp_path / "quickstart"
     for embedder in ("glove", "glove_elmo"):
-        results = json.loads((sweep / embedder / "results.json").read_text())
+        found = sorted((sweep / f"{embedder}-seed1").rglob("results.json"))  # run dirs carry seed and overrides
+        assert len(found) == 1, sorted(p.name for p in sweep.iterdir())
+        results = json.loads(found[0].read_text())
         assert results["embedder"] == embedder and results["epochs"]["run"] == 1 and "test" in results["metrics"]
     jobs = sorted(p.name for p in (sweep / ".submitit").iterdir() if p.is_dir() and p.name.isdigit())
     assert len(jobs) == 2 and str(os.getpid()) not in jobs          # local job id = the job process's pid
