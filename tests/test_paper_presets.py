@@ -197,3 +197,21 @@ def test_paper_coref_head_uses_chars_speakers_and_genre() -> None:
     assert not torch.allclose(reference, scores(base, {"tokens": torch.randint(1, 262, (1, n, 50))}))
     with pytest.raises(KeyError, match="char_cnn=True"):
         head(embedded, mask, None, {}, base)
+
+
+def test_public_elmo_options_give_the_1024_dims_the_counts_assume() -> None:
+    """The paper's biLM (options of elmo_2x4096_512_2048cnn_2xhighway, as published with the weights): 2 x 512
+    projections = the 1024-d ELMo vectors every count above adds to GloVe's 300."""
+    from elmo_bench.bilm.options import BiLMOptions
+
+    public = {"lstm": {"use_skip_connections": True, "projection_dim": 512, "cell_clip": 3, "proj_clip": 3,
+                       "dim": 4096, "n_layers": 2},
+              "char_cnn": {"activation": "relu", "n_highway": 2, "embedding": {"dim": 16}, "n_characters": 262,
+                           "max_characters_per_token": 50,
+                           "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]}}
+    options = BiLMOptions.from_dict(public, "elmo_2x4096_512_2048cnn_2xhighway_options.json")
+    assert (options.output_dim, options.n_filters, options.n_layers) == (1024, 2048, 2)
+    for name in TABLE1_TASKS:
+        settings, _, _ = parse_counts(PRESETS / f"paper_{name}.yaml")
+        assert settings["input_dim"] == 300 + options.output_dim
+        assert settings["elmo_output_dim"] in (0, options.output_dim)
