@@ -5,12 +5,13 @@ An adapted model is built once and cached under ``<cache_dir>/adapted_bilm/<key>
 biLM's files, the training text and the recipe: every run of a sweep with the same three reuses it, and changing any
 of them builds a new one. The build writes into a temporary directory that is renamed into place only when complete
 (a killed build leaves nothing that a later run could mistake for a finished model; the temp dir is removed on the
-next build). ``adapted.json`` beside the weights records the base hash, the adapted hash, the text hash and size,
+next build). ``train_text.txt.gz`` keeps the exact text it was tuned on; ``adapted.json`` beside the weights records the base hash, the adapted hash, the text hash and size,
 the recipe, and (when the caller gives held-out text, e.g. the task's dev sentences) that text's perplexity under the
 base and the adapted model: the paper's Table 7. Held-out text is only ever scored, never trained on.
 """
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import shutil
@@ -120,5 +121,7 @@ def _build(base: Path, sentences: list[list[str]], recipe: dict[str, Any], final
             "train_seconds": summary["train_seconds"],
             "heldout_perplexity": perplexity}
     (work / "adapted.json").write_text(json.dumps(info, indent=2) + "\n")
+    with open(text, "rb") as raw, gzip.open(work / "train_text.txt.gz", "wb") as packed:  # what it saw, for audits
+        shutil.copyfileobj(raw, packed)
     text.unlink()
     work.rename(final)

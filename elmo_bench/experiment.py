@@ -16,7 +16,7 @@ import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import torch
@@ -143,6 +143,41 @@ def load_bilm_info(cfg: DictConfig) -> tuple[Any, dict[str, Any]]:
     return bilm, info
 
 
+def distinct_text(task: Task, examples: Sequence[Example]) -> list[list[str]]:
+    """Every text field of ``examples`` as token sequences, each distinct sequence once, in first-seen order."""
+    seen: set[tuple[str, ...]] = set()
+    out: list[list[str]] = []
+    for example in examples:
+        for name in task.text_fields:
+            key = tuple(example[name])
+            if key and key not in seen:
+                seen.add(key)
+                out.append(list(key))
+    return out
+
+
+def adapt_bilm(cfg: DictConfig, task: Task, prepared: Prepared, base_info: dict[str, Any],
+               run_dir: Path) -> tuple[Any, dict[str, Any]]:
+    """bilm=adapted: the base biLM fine-tuned on the training examples this run uses (built once, cached), loaded
+    frozen; its record keeps the base and the adapted hash. The dev text is scored (never trained on) for Table 7."""
+    from elmo_bench.adapted import ensure_adapted
+    from elmo_bench.bilm.weights import load_bilm
+
+    started = time.perf_counter()
+    recipe = OmegaConf.to_container(cfg.bilm.recipe, resolve=True) if cfg.bilm.get("recipe") else None
+    adapted = ensure_adapted(cfg.bilm.base_dir, distinct_text(task, prepared.splits["train"]), cfg.paths.cache_dir,
+                             recipe, progress=bool(cfg.get("progress", True)),
+                             heldout=distinct_text(task, prepared.splits["dev"]))
+    bilm = load_bilm(adapted.options, adapted.weights)
+    info = {**base_info, "options": str(adapted.options), "weights": str(adapted.weights),
+            "hash": adapted.adapted_hash, **adapted.record(), "built_here": adapted.built}
+    record = json.loads((adapted.weights.parent / "adapted.json").read_text())
+    atomic_write_text(run_dir / "lm_adaptation.json", json.dumps({"task": task.name, "data": cfg.data.get("name"),
+                                                                  **record}, indent=2) + "\n")
+    prepared.timings["adapt_seconds"] = time.perf_counter() - started
+    return bilm, info
+
+
 def prepare_layers(cfg: DictConfig, task: Task, prepared: Prepared, bilm: Any, bilm_info: dict[str, Any]) -> None:
     """Attach per split and text field a source of the frozen biLM's layers (the activation cache or live)."""
     started = time.perf_counter()
@@ -238,6 +273,8 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     torch.set_num_threads(int(cfg.get("threads", 1)) or 1)
     task = load_task(task_name)
     prepared = read_data(cfg, task, seed)
+    if bilm is not None and cfg.bilm.get("name") == "adapted":
+        bilm, bilm_info = adapt_bilm(cfg, task, prepared, bilm_info, run_dir)
     if bilm is not None:
         prepare_layers(cfg, task, prepared, bilm, bilm_info)
     model, collators, _ = build_model(cfg, task, prepared, seed)
