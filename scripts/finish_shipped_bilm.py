@@ -1,7 +1,7 @@
 """Finish the shipped biLM: export the run (or its latest checkpoint), copy it into elmo_bench/resources/bilm/,
 measure held-out perplexities and write TRAINING.json + TRAINING.md next to the weights.
 
-Usage: python scripts/finish_shipped_bilm.py [RUN_DIR] [WORK_DIR] [PRETRAIN_CONFIG] [MAX_SENTENCES]
+Usage: python scripts/finish_shipped_bilm.py [RUN_DIR] [WORK_DIR] [PRETRAIN_CONFIG] [MAX_SENTENCES] [TARGET_DIR]
        (defaults: /work/lm_work/run_v2 /work/lm_work default, as made by scripts/prepare_lm_corpus.py and
        `elmo-bench pretrain` with conf/pretrain/default.yaml; scripts/lm_curve.py adds the held-out curve)
 """
@@ -19,7 +19,9 @@ import h5py
 import torch
 
 from elmo_bench.bilm.integrity import write_checksums
-from elmo_bench.pretrain.export import export_checkpoint
+from elmo_bench.pretrain.export import export_checkpoint, write_activation_check
+from elmo_bench.pretrain.model import LanguageModel, make_options
+from elmo_bench.pretrain.train import training_extra
 from elmo_bench.pretrain.perplexity import evaluate, load_lm
 from elmo_bench.pretrain.train import heldout_sentences
 from elmo_bench.pretrain_cli import SHIPPED, compose_pretrain
@@ -44,29 +46,35 @@ HELDOUT = {"litbank_fold0_devtest": "litbank_fold0_devtest.txt", "ptb_test": "pt
 
 
 def main(run_dir: str = "/work/lm_work/run_v2", work_dir: str = "/work/lm_work", config: str = "default",
-         max_sentences: str | None = None) -> None:
+         max_sentences: str | None = None, target_dir: str | None = None) -> None:
+    """``target_dir`` (default: the package's resources/bilm) receives the model, TRAINING.{json,md}, the plot."""
     torch.set_num_threads(1)
     run, work = Path(run_dir), Path(work_dir)
+    target = Path(target_dir) if target_dir else SHIPPED
     cfg = compose_pretrain([f"pretrain={config}"])
     finished = (run / "summary.json").exists() and (run / "export" / "weights.hdf5").exists()
     source = run / "export"
     if not finished:
         source = run / "export_from_checkpoint"
         export_checkpoint(run / "checkpoint.pt", cfg, source)
-    SHIPPED.mkdir(parents=True, exist_ok=True)
+    target.mkdir(parents=True, exist_ok=True)
     for name in ("options.json", "weights.hdf5", "vocab.txt"):
-        shutil.copyfile(source / name, SHIPPED / name)
-    write_checksums(SHIPPED)  # weights.sha256 of the new files: load_bilm checks it on every load
+        shutil.copyfile(source / name, target / name)
+    write_checksums(target)  # weights.sha256 of the new files: load_bilm checks it on every load
     checkpoint = torch.load(run / "checkpoint.pt", map_location="cpu", weights_only=True)
-    bilm, weight, bias, vocab, counts = load_lm(SHIPPED / "options.json", SHIPPED / "weights.hdf5",
-                                                SHIPPED / "vocab.txt")
+    trained = LanguageModel(make_options(cfg["model"], training_extra(cfg, len(checkpoint["vocab"]))),
+                            len(checkpoint["vocab"]), cfg.get("num_sampled"))
+    trained.load_state_dict(checkpoint["model"])
+    write_activation_check(trained, target / "activation_check.json")  # the training graph's own numbers
+    bilm, weight, bias, vocab, counts = load_lm(target / "options.json", target / "weights.hdf5",
+                                                target / "vocab.txt")
     heldout = {}
     for label, name in HELDOUT.items():
         file = work / name
         heldout[label] = evaluate(bilm, weight, bias, vocab, counts, heldout_sentences([str(file)], int(max_sentences) if max_sentences else None))
         print(label, json.dumps(heldout[label]), flush=True)
     core = sum(p.numel() for p in bilm.parameters())
-    with h5py.File(SHIPPED / "weights.hdf5", "r") as handle:
+    with h5py.File(target / "weights.hdf5", "r") as handle:
         softmax = int(handle["softmax/W"].size + handle["softmax/b"].size)
     history = checkpoint.get("history", [])  # the surviving run's own log (train_log.jsonl may hold duplicates)
     started = (run / "pid").stat().st_mtime if (run / "pid").exists() else None
@@ -74,9 +82,9 @@ def main(run_dir: str = "/work/lm_work/run_v2", work_dir: str = "/work/lm_work",
     prep = json.loads((work / "prepare_stats.json").read_text())
     corpus_tokens = json.loads((run / "summary.json").read_text())["corpus_tokens"] if finished else None
     info = {
-        "options": json.loads((SHIPPED / "options.json").read_text()),
+        "options": json.loads((target / "options.json").read_text()),
         "parameters": {"bilm": core, "softmax": softmax, "total": core + softmax},
-        "weights_hdf5_bytes": (SHIPPED / "weights.hdf5").stat().st_size,
+        "weights_hdf5_bytes": (target / "weights.hdf5").stat().st_size,
         "vocab_size": len(vocab),
         "corpus": {
             "train_files": cfg["train_files"], "novels": prep["books"], "excluded_litbank_fold0_dev_test":
@@ -115,9 +123,9 @@ def main(run_dir: str = "/work/lm_work/run_v2", work_dir: str = "/work/lm_work",
             "speed": "python bench/pretrain_speed.py --compare-baseline --corpus /work/lm_work/novels.heldout.txt",
         },
     }
-    plot_curves(info, SHIPPED / "training_curve.png")
-    (SHIPPED / "TRAINING.json").write_text(json.dumps(info, indent=2) + "\n")
-    (SHIPPED / "TRAINING.md").write_text(render(info))
+    plot_curves(info, target / "training_curve.png")
+    (target / "TRAINING.json").write_text(json.dumps(info, indent=2) + "\n")
+    (target / "TRAINING.md").write_text(render(info))
     print(json.dumps({"parameters": info["parameters"], "training": {k: info["training"][k] for k in
                       ("steps", "tokens_seen", "train_seconds")}, "heldout": heldout}))
 
@@ -207,4 +215,4 @@ same vocabulary, same tokens (the reference a model that learned nothing beyond 
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:5])
+    main(*sys.argv[1:6])

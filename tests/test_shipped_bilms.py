@@ -33,3 +33,25 @@ def test_shipped_default_loads_and_differs_from_v1_only_by_design():
     bilm = load_bilm(options, weights)
     assert bilm.num_layers >= 2
     assert Path(weights).stat().st_size <= 25_000_000  # the size budget of the shipped model
+
+
+def test_shipped_default_reproduces_the_training_graphs_activations():
+    """activation_check.json (written by scripts/finish_shipped_bilm.py from the training checkpoint, through the
+    training graph: window LSTM, reversed backward stream) = what the exported files compute on the inference path."""
+    import json
+
+    import numpy as np
+    import pytest
+    import torch
+
+    from elmo_bench.bilm.chars import batch_to_ids
+
+    options, weights = _bilm_paths("shipped")
+    check = Path(weights).parent / "activation_check.json"
+    if not check.exists():
+        pytest.skip("the shipped model has no activation_check.json (it predates the check)")
+    bilm = load_bilm(options, weights).eval()
+    for row in json.loads(check.read_text())["sentences"]:
+        with torch.no_grad():
+            top = bilm(batch_to_ids([row["tokens"]]), keep_boundaries=True).layers[0, -1].numpy()
+        assert np.abs(top - np.asarray(row["top_layer"], dtype=np.float32)).max() < 1e-5

@@ -44,3 +44,40 @@ def export_checkpoint(checkpoint: str | Path, cfg: dict, out_dir: str | Path) ->
     model.load_state_dict(payload["model"])
     counts = payload.get("vocab_counts")
     return export_lm(model, Vocab(tokens, counts), out_dir)
+
+
+CHECK_SENTENCES = [["The", "old", "man", "looked", "at", "the", "river", "."],
+                   ["She", "put", "her", "money", "in", "the", "bank", "on", "Monday", "."],
+                   ["Unfamiliarly-spelled", "tokens", "go", "through", "the", "character", "CNN", "!"]]
+
+
+@torch.no_grad()
+def window_activations(model: LanguageModel, sentence: list[str]) -> np.ndarray:
+    """The top LSTM layer of the *training* graph (time-major windows, hand-written LSTM, reversed backward
+    stream) for ``<S> sentence </S>`` from a zero state: (time + 2, 2 * projection_dim) as ``[forward ; backward]``
+    in token order, for comparison with what the exported biLM computes on the inference path."""
+    from elmo_bench.bilm.chars import BOS_TOKEN, EOS_TOKEN, word_to_ids
+
+    was_training = model.training
+    model.eval()
+    stream = [BOS_TOKEN, *sentence, EOS_TOKEN]
+    chars = torch.tensor([word_to_ids(w) for w in stream], dtype=torch.long)  # one "type" per position
+    n = len(stream)
+    inverse = torch.stack([torch.arange(n), torch.arange(n - 1, -1, -1)]).unsqueeze(1)  # (2, 1, n)
+    x = model.bilm.token_encoder.encode_words(chars)[inverse.transpose(1, 2)]  # (2, n, 1, proj)
+    state = model.zero_state(1)
+    for k, layer in enumerate(model.bilm.lstm.layers):
+        out, _ = layer.forward_window(x, state[k])
+        x = out + x if k > 0 and model.bilm.options.use_skip_connections else out
+    model.train(was_training)
+    forward, backward = x[0, :, 0], x[1, :, 0].flip(0)  # the backward stream ran reversed
+    return torch.cat([forward, backward], dim=-1).numpy()
+
+
+def write_activation_check(model: LanguageModel, target: str | Path) -> None:
+    """``activation_check.json``: the training graph's top layer on :data:`CHECK_SENTENCES`, which the exported
+    model must reproduce (tests/test_shipped_bilms.py)."""
+    import json
+
+    rows = [{"tokens": s, "top_layer": np.round(window_activations(model, s), 7).tolist()} for s in CHECK_SENTENCES]
+    Path(target).write_text(json.dumps({"sentences": rows}) + "\n")
