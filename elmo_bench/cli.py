@@ -34,11 +34,14 @@ def _embed(argv: Sequence[str]) -> int:
     parser.add_argument("--output", required=True, help="hdf5 file to write")
     parser.add_argument("--layers", default="all", choices=["all", "top", "average"])
     parser.add_argument("--batch-size", type=positive_int, default=64, help="sentences per biLM batch (>= 1)")
+    parser.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N (default auto)")
     args = parser.parse_args(argv)
     from elmo_bench.bilm.weights import load_bilm
+    from elmo_bench.device import resolve_device
     from elmo_bench.embed import embed_file
 
-    bilm = load_bilm(args.options, args.weights)
+    device = resolve_device(args.device, "--device")
+    bilm = load_bilm(args.options, args.weights).to(device)
     count = embed_file(bilm, args.input, args.output, layers=args.layers, batch_size=args.batch_size)
     print(json.dumps({"sentences": count, "output": args.output, "layers": args.layers}))
     return 0
