@@ -70,6 +70,7 @@ def _delegate(module: str, function: str) -> Callable[[Sequence[str]], int]:
 COMMANDS: dict[str, tuple[Callable[[Sequence[str]], int], str]] = {
     "embed": (_embed, "biLM layers of a sentence file into hdf5"),
     "score": (_score, "score prediction files with the official scorers' semantics"),
+    "evaluate": (_delegate("elmo_bench.evaluate_run", "evaluate_main"), "re-evaluate a run from its best model"),
     "pretrain": (_delegate("elmo_bench.pretrain_cli", "pretrain_main"), "pretrain a biLM (Hydra overrides)"),
     "perplexity": (_delegate("elmo_bench.pretrain_cli", "perplexity_main"), "held-out perplexity of a biLM"),
     "finetune-lm": (_delegate("elmo_bench.pretrain_cli", "finetune_main"), "continue LM training on task text"),

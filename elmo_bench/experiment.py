@@ -8,7 +8,7 @@ Before anything is read, every numeric option is range-checked (elmo_bench.confi
 resolved (elmo_bench.device: CUDA asked for where there is none is a one-line error) and the run directory's
 identity is checked (elmo_bench.run_identity): a directory made by another configuration is never reused. The
 biLM (cache building, live layers) and the task model run on that device; ``amp`` sets the heads' precision.
-:func:`rebuild` and :func:`evaluate_run_dir` re-evaluate a finished run from its ``best.pt`` (``elmo-bench evaluate``).
+elmo_bench.evaluate_run rebuilds a finished run from its ``best.pt`` with these steps (``elmo-bench evaluate``).
 """
 from __future__ import annotations
 

@@ -130,7 +130,8 @@ class Elmo(nn.Module):
 
     def penalty(self) -> torch.Tensor:
         """lambda * ||s||^2 summed over the mixes."""
-        zero = self.mixes[0].scalars.new_zeros(()) if len(self.mixes) else torch.zeros(())
+        first = next(self.parameters(), None)  # the zero follows the module's device
+        zero = torch.zeros((), device=first.device if first is not None else None)
         return sum((m.penalty() for m in self.mixes), zero)
 
     def summary(self) -> dict[str, dict]:
