@@ -39,8 +39,10 @@ def _load_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, 
     return saved["config"], saved.get("identity", {}), state
 
 
-def evaluate_run_dir(run_dir: str | Path, split: str | None = None, device: str | None = None) -> dict[str, Any]:
-    """Metrics of ``split`` (default: every split but train, as in results.json) from the run's ``best.pt``."""
+def evaluate_run_dir(run_dir: str | Path, split: str | None = None, device: str | None = None,
+                     with_predictions: bool = False) -> dict[str, Any]:
+    """Metrics of ``split`` (default: every split but train, as in results.json) from the run's ``best.pt``;
+    ``with_predictions`` adds ``predictions`` by split, in the layout of the run's ``predictions_<split>.json``."""
     from elmo_bench.device import resolve_device
     from elmo_bench.embedders import WordVocabulary
     from elmo_bench.experiment import (build_model, load_bilm_info, load_task, prepare_layers, read_data,
@@ -77,8 +79,14 @@ def evaluate_run_dir(run_dir: str | Path, split: str | None = None, device: str 
     model.load_state_dict(state["model"])
     model.to(target)
     batch_size = trainer_config(cfg, prepared.fraction).eval_batch_size
-    metrics = {s: evaluate(model, task, prepared.splits[s], collators[s], batch_size)[0] for s in chosen}
-    return {"run": str(run_dir), "epoch": int(state["epoch"]), "device": str(target), "metrics": metrics}
+    out: dict[str, Any] = {"run": str(run_dir), "epoch": int(state["epoch"]), "device": str(target), "metrics": {}}
+    for s in chosen:
+        examples = prepared.splits[s]
+        out["metrics"][s], predictions = evaluate(model, task, examples, collators[s], batch_size)
+        if with_predictions:
+            out.setdefault("predictions", {})[s] = [{"id": e.get("id", i), "prediction": p}
+                                                    for i, (e, p) in enumerate(zip(examples, predictions))]
+    return out
 
 
 def evaluate_main(argv: Sequence[str] | None = None) -> int:
