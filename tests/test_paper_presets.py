@@ -16,6 +16,7 @@ from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
+from elmo_bench.batch import Batch
 from elmo_bench.experiment import load_task
 from elmo_bench.hydra_setup import register_resolvers
 from tasks import TASKS
@@ -78,11 +79,11 @@ def _prepared_task(name: str, settings: dict[str, int]):
     task = load_task(TASKS[name])
     labels = settings.get("labels")
     if name == "ner":  # O + B-/I- per entity type
-        task.fit_labels([{"tags": [f"B-T{k}" for k in range((labels - 1) // 2)]}])
+        task.fit_labels({"train": [{"tags": [f"B-T{k}" for k in range((labels - 1) // 2)]}]})
     elif name == "srl":
-        task.fit_labels([{"tags": [f"B-ARG{k}" for k in range((labels - 1) // 2)]}])
+        task.fit_labels({"train": [{"tags": [f"B-ARG{k}" for k in range((labels - 1) // 2)]}]})
     elif name == "coref":
-        task.fit_labels([{"genre": f"g{k}"} for k in range(settings["genres"])])
+        task.fit_labels({"train": [{"genre": f"g{k}"} for k in range(settings["genres"])]})
     if labels is not None and hasattr(task, "labels"):
         assert len(task.labels) == labels, f"{name}: {len(task.labels)} labels, the count assumes {labels}"
     return task
@@ -188,15 +189,15 @@ def test_paper_coref_head_uses_chars_speakers_and_genre() -> None:
 
     def scores(targets: dict, char_ids: dict = chars) -> torch.Tensor:
         with torch.no_grad():
-            return head(embedded, mask, None, char_ids, targets)["antecedent_scores"]
+            return head(Batch.of(embedded, mask, chars=char_ids, targets=targets))["antecedent_scores"]
 
     reference = scores(base)
     assert torch.equal(reference, scores(dict(base)))                           # deterministic in eval mode
     assert not torch.allclose(reference, scores({**base, "speaker_ids": torch.zeros(1, n, dtype=torch.long)}))
     assert not torch.allclose(reference, scores({**base, "genre": torch.tensor([5])}))
     assert not torch.allclose(reference, scores(base, {"tokens": torch.randint(1, 262, (1, n, 50))}))
-    with pytest.raises(KeyError, match="char_cnn=True"):
-        head(embedded, mask, None, {}, base)
+    with pytest.raises(ValueError, match="built with a character CNN but the batch has no chars"):
+        head(Batch.of(embedded, mask, chars={}, targets=base))
 
 
 def test_public_elmo_options_give_the_1024_dims_the_counts_assume() -> None:
