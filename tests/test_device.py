@@ -198,3 +198,11 @@ def test_production_code_never_uses_the_meta_device_or_hard_coded_cuda():
     offenders = [f"{p.relative_to(REPO)}:{i}" for p in sources for i, line in enumerate(p.read_text().splitlines(), 1)
                  if meta.search(line)]
     assert not offenders, offenders
+
+
+@no_cuda
+def test_pretraining_asking_for_cuda_is_one_line_too():
+    from elmo_bench.pretrain.train import Trainer
+
+    with pytest.raises(ConfigError, match=r"^config: pretrain.device=cuda:1 asks for CUDA, but .*pretrain.device=auto$"):
+        Trainer({"device": "cuda:1"})

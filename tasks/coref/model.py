@@ -135,15 +135,15 @@ class CorefHead(nn.Module):
         offsets = torch.arange(self.max_span_width, device=ctx.device)
         idx = (starts.unsqueeze(1) + offsets).clamp(max=ctx.shape[0] - 1)  # (spans, W)
         inside = offsets.unsqueeze(0) <= widths.unsqueeze(1)
-        logits = self.head_scorer(ctx).squeeze(-1)[idx].masked_fill(~inside, -1e9)
+        logits = self.head_scorer(ctx).squeeze(-1).float()[idx].masked_fill(~inside, -1e9)  # fp32: -1e9 overflows fp16
         attn = torch.softmax(logits, dim=1)  # (spans, W)
         # head = Σ_w attn[s, w] · words[start_s + w], as a sparse (spans, time) @ (time, word_dim) product so the
         # (spans, W, word_dim) gather of word vectors is never built (it dominates memory on long documents)
         rows = torch.arange(idx.shape[0], device=ctx.device).unsqueeze(1).expand_as(idx)[inside]
         weights = torch.sparse_coo_tensor(torch.stack([rows, idx[inside]]), attn[inside].float(),
                                           (idx.shape[0], words.shape[0]), check_invariants=False)
-        # in fp32 whatever autocast does (sparse products take one dtype for both sides)
-        head = torch.sparse.mm(weights, words.float())
+        with torch.autocast(ctx.device.type, enabled=False):  # fp32: autocast's addmm casts one side only
+            head = torch.sparse.mm(weights, words.float())
         return torch.cat([ctx[starts], ctx[ends], head, self.width_embedding(widths)], dim=-1)
 
     def pair_scores(self, g: torch.Tensor, ant: torch.Tensor, feats: torch.Tensor) -> torch.Tensor:
