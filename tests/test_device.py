@@ -147,6 +147,7 @@ def test_amp_is_part_of_the_run_identity_and_device_is_not(tmp_path, tiny):
 # ---- static checks over the code that runs inside forward passes ------------------------------------------------
 
 FORWARD_CODE = [*sorted((REPO / "tasks").glob("*/model.py")), *sorted((REPO / "tasks").glob("*/decode.py")),
+                *sorted((REPO / "tasks").glob("*/task.py")), *sorted((REPO / "tasks").glob("*/metric.py")),
                 REPO / "tasks/ner/crf.py", *sorted((REPO / "elmo_bench/modules").glob("*.py")),
                 REPO / "elmo_bench/mix.py", REPO / "elmo_bench/embedders.py", REPO / "elmo_bench/batch.py",
                 REPO / "elmo_bench/bilm/model.py", REPO / "elmo_bench/bilm/lstm.py",
@@ -156,6 +157,7 @@ FACTORIES = {"zeros", "ones", "arange", "tensor", "full", "empty", "eye", "rand"
 #: functions that build tensors on the CPU on purpose (each says why)
 CPU_ON_PURPOSE = {
     "__init__": "parameters and buffers: nn.Module.to moves them",
+    "targets": "gold tensors of a batch, built on the CPU with the collator and moved by Batch.to",
     "bio_constraints": "BIO masks built once, registered as CRF buffers (moved with the module) or used on the CPU",
     "decode_batch": "SRL decoding moves the logits to the CPU first (logits.detach().float().cpu())",
     "build_glove": "the GloVe table, wrapped in nn.Embedding (moved with the module)",
