@@ -236,8 +236,6 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     task_name = cfg.task.name
     task_package = task_target(task_name).partition(":")[0].rpartition(".")[0]
     bilm, bilm_info = load_bilm_info(cfg) if cfg.embedder.elmo else (None, None)
-    if bilm is not None:
-        bilm = bilm.to(device)  # cache building and live layers compute on the run's device
     check_run_dir(run_dir, identity(config, bilm_info["hash"] if bilm_info else None, task_code_hash(task_package)),
                   config, task_code_dir(task_package))
     results_path = run_dir / "results.json"
@@ -249,8 +247,8 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     torch.set_num_threads(int(cfg.get("threads", 1)) or 1)
     task = load_task(task_name)
     prepared = read_data(cfg, task, seed)
-    if bilm is not None:
-        prepare_layers(cfg, task, prepared, bilm, bilm_info)
+    if bilm is not None:  # cache building and live layers compute on the run's device
+        prepare_layers(cfg, task, prepared, bilm.to(device), bilm_info)
     model, collators, vocab = build_model(cfg, task, prepared, seed)
     model.to(device)
 
