@@ -57,7 +57,7 @@ def adapted_key(base_hash: str, sentences_hash: str, recipe: Mapping[str, Any]) 
 
 def ensure_adapted(base_dir: str | Path, sentences: Sequence[Sequence[str]], cache_dir: str | Path,
                    recipe: Mapping[str, Any] | None = None, progress: bool = True,
-                   heldout: Sequence[Sequence[str]] | None = None) -> AdaptedBiLM:
+                   heldout: Sequence[Sequence[str]] | None = None, device: str = "cpu") -> AdaptedBiLM:
     """The biLM in ``base_dir`` (options.json, weights.hdf5 with its softmax, vocab.txt) fine-tuned on
     ``sentences`` (the task's training text only), built on first use and cached."""
     from elmo_bench.errors import DataError
@@ -77,7 +77,7 @@ def ensure_adapted(base_dir: str | Path, sentences: Sequence[Sequence[str]], cac
     final = root / adapted_key(base_hash, sentences_hash, recipe)
     built = False
     if not (final / "adapted.json").exists():
-        _build(base, sentences, recipe, final, base_hash, sentences_hash, progress, heldout)
+        _build(base, sentences, recipe, final, base_hash, sentences_hash, progress, heldout, device)
         built = True
     info = json.loads((final / "adapted.json").read_text())
     return AdaptedBiLM(final / "options.json", final / "weights.hdf5", final / "vocab.txt", base_hash,
@@ -85,7 +85,7 @@ def ensure_adapted(base_dir: str | Path, sentences: Sequence[Sequence[str]], cac
 
 
 def _build(base: Path, sentences: list[list[str]], recipe: dict[str, Any], final: Path, base_hash: str,
-           sentences_hash: str, progress: bool, heldout: Sequence[Sequence[str]] | None) -> None:
+           sentences_hash: str, progress: bool, heldout: Sequence[Sequence[str]] | None, device: str) -> None:
     import torch
 
     from elmo_bench.pretrain.finetune import finetune
@@ -99,7 +99,7 @@ def _build(base: Path, sentences: list[list[str]], recipe: dict[str, Any], final
     text = work / "train_text.txt"
     text.write_text("".join(" ".join(s) + "\n" for s in sentences), encoding="utf-8")
     cfg = {**recipe, "init_dir": str(base), "train_files": [str(text)], "heldout_files": [], "max_tokens": None,
-           "max_train_seconds": None, "device": "cpu", "shuffle": True, "resume": False,
+           "max_train_seconds": None, "device": device, "shuffle": True, "resume": False,
            "out_dir": str(work / "run"), "export_dir": str(work), "checkpoint_every_steps": 0,
            "checkpoint_every_s": 0, "log_every": 50, "log_file": None}
     threads = torch.get_num_threads()

@@ -8,7 +8,7 @@ ELMo output present when it was built for one) live here, once.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Mapping, Sequence
 
 import torch
@@ -27,6 +27,10 @@ class FieldBatch:
     elmo_in: torch.Tensor | None = None      # (batch, time, elmo_dim) ScalarMix_in, already dropped once
     elmo_out: torch.Tensor | None = None     # (batch, time, elmo_dim) ScalarMix_out, already dropped once
 
+    def to(self, device: torch.device) -> "FieldBatch":
+        """Every tensor of the field on ``device`` (dtypes kept)."""
+        return replace(self, **{f.name: _to(getattr(self, f.name), device) for f in fields(self)})
+
 
 @dataclass
 class Batch:
@@ -44,6 +48,12 @@ class Batch:
         return cls({name: FieldBatch(mask=m.bool(), chars=chars.get(name), words=words.get(name),
                                      elmo_in=elmo_in.get(name), elmo_out=elmo_out.get(name))
                     for name, m in mask.items()}, dict(targets or {}))
+
+    def to(self, device: torch.device) -> "Batch":
+        """The batch with every field tensor and every target on ``device`` (the collator builds batches on the
+        CPU; the task model moves each batch to its own device before the embedder sees it)."""
+        return Batch({name: f.to(device) for name, f in self.fields.items()},
+                     {name: _to(t, device) for name, t in self.targets.items()})
 
     def mask(self, name: str) -> torch.Tensor:
         return self.fields[name].mask
@@ -81,3 +91,9 @@ class Batch:
             found = "none" if out is None else f"width {out.shape[-1]}"
             raise ValueError(f"{who}: built with elmo_output_dim={dim} but the batch's elmo_out[{name!r}] has {found}")
         return out
+
+
+def _to(value: torch.Tensor | None, device: torch.device) -> torch.Tensor | None:
+    if not isinstance(value, torch.Tensor) or value.device == device:
+        return value
+    return value.to(device, non_blocking=torch.device(device).type == "cuda")

@@ -66,11 +66,14 @@ def segments(length: int, max_segment: int) -> list[tuple[int, int]]:
 
 def compute_layers(bilm: BiLM, sequences: Sequence[Sequence[str]], out: np.ndarray, offsets: np.ndarray,
                    max_segment: int = 256, batch_tokens: int = 4096, progress: bool = True) -> None:
-    """Fill ``out`` (total_tokens, L+1, dim) with the biLM layers of every sequence (segments batched by length)."""
+    """Fill ``out`` (total_tokens, L+1, dim) with the biLM layers of every sequence (segments batched by length).
+
+    The biLM computes on its own device (``bilm.to(device)`` beforehand); ``out`` is a CPU array."""
     pieces = [(i, a, b) for i, seq in enumerate(sequences) for a, b in segments(len(seq), max_segment) if b > a]
     pieces.sort(key=lambda p: p[2] - p[1])
     bar = tqdm(total=int(offsets[-1]), desc="biLM", unit="tok", disable=not progress)
     bilm.eval()
+    device = next(bilm.parameters()).device  # the biLM runs where it lives (fp32), its layers come back to the CPU
     start = 0
     with torch.no_grad():
         while start < len(pieces):
@@ -78,8 +81,8 @@ def compute_layers(bilm: BiLM, sequences: Sequence[Sequence[str]], out: np.ndarr
             while end < len(pieces) and (end + 1 - start) * (pieces[end][2] - pieces[end][1]) <= batch_tokens:
                 end += 1
             batch = pieces[start:end]
-            result = bilm(batch_to_ids([sequences[i][a:b] for i, a, b in batch]))
-            layers = result.layers.permute(0, 2, 1, 3).numpy()  # (batch, time, L+1, dim)
+            chars = batch_to_ids([sequences[i][a:b] for i, a, b in batch]).to(device)
+            layers = bilm(chars).layers.permute(0, 2, 1, 3).float().cpu().numpy()  # (batch, time, L+1, dim)
             for row, (i, a, b) in enumerate(batch):
                 out[offsets[i] + a: offsets[i] + b] = layers[row, : b - a]
             bar.update(sum(b - a for _, a, b in batch))

@@ -34,11 +34,14 @@ def _embed(argv: Sequence[str]) -> int:
     parser.add_argument("--output", required=True, help="hdf5 file to write")
     parser.add_argument("--layers", default="all", choices=["all", "top", "average"])
     parser.add_argument("--batch-size", type=positive_int, default=64, help="sentences per biLM batch (>= 1)")
+    parser.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N (default auto)")
     args = parser.parse_args(argv)
     from elmo_bench.bilm.weights import load_bilm
+    from elmo_bench.device import resolve_device
     from elmo_bench.embed import embed_file
 
-    bilm = load_bilm(args.options, args.weights)
+    device = resolve_device(args.device, "--device")
+    bilm = load_bilm(args.options, args.weights).to(device)
     count = embed_file(bilm, args.input, args.output, layers=args.layers, batch_size=args.batch_size)
     print(json.dumps({"sentences": count, "output": args.output, "layers": args.layers}))
     return 0
@@ -67,6 +70,7 @@ def _delegate(module: str, function: str) -> Callable[[Sequence[str]], int]:
 COMMANDS: dict[str, tuple[Callable[[Sequence[str]], int], str]] = {
     "embed": (_embed, "biLM layers of a sentence file into hdf5"),
     "score": (_score, "score prediction files with the official scorers' semantics"),
+    "evaluate": (_delegate("elmo_bench.evaluate_run", "evaluate_main"), "re-evaluate a run from its best model"),
     "pretrain": (_delegate("elmo_bench.pretrain_cli", "pretrain_main"), "pretrain a biLM (Hydra overrides)"),
     "perplexity": (_delegate("elmo_bench.pretrain_cli", "perplexity_main"), "held-out perplexity of a biLM"),
     "finetune-lm": (_delegate("elmo_bench.pretrain_cli", "finetune_main"), "continue LM training on task text"),

@@ -1,7 +1,8 @@
 """Validation at the door: every numeric option of a run is range-checked before any data is read.
 
 A wrong value (``trainer.batch_size=0``, ``trainer.max_epochs=-3``, ``seed=abc``, ``trainer.lr=abc``,
-``data.fraction=2``) is one ConfigError line naming the key, what was expected and what was found.
+``data.fraction=2``, ``trainer.rho=1.5``, ``device=gpu``, ``amp=fp8``) is one ConfigError line naming the key, what
+was expected and what was found. (Whether the device exists is checked next, by elmo_bench.device.resolve_device.)
 """
 from __future__ import annotations
 
@@ -48,6 +49,8 @@ def check_trainer(trainer: Mapping[str, Any], prefix: str = "trainer") -> None:
     _number(f"{prefix}.lr", trainer.get("lr"), float, 0, low_open=True)
     _number(f"{prefix}.grad_clip", trainer.get("grad_clip"), float, 0, low_open=True, optional=True)
     _number(f"{prefix}.weight_decay", trainer.get("weight_decay", 0.0), float, 0)
+    _number(f"{prefix}.rho", trainer.get("rho"), float, 0, 1, optional=True)  # torch.optim.Adadelta: 0 <= rho <= 1
+    _number(f"{prefix}.eps", trainer.get("eps"), float, 0, low_open=True, optional=True)
     if trainer.get("optimizer") not in OPTIMIZERS:
         raise ConfigError(f"config: {prefix}.optimizer expected one of {list(OPTIMIZERS)}, "
                           f"found {trainer.get('optimizer')!r}")
@@ -55,10 +58,13 @@ def check_trainer(trainer: Mapping[str, Any], prefix: str = "trainer") -> None:
 
 def check_run(cfg: Mapping[str, Any], trainer: Mapping[str, Any]) -> None:
     """A resolved run config (plain containers) and its merged trainer settings."""
+    from elmo_bench.device import check_device_spec, normalise_amp
     from elmo_bench.embedders import PLACEMENTS
     from elmo_bench.mix import MODES
 
     _number("seed", cfg.get("seed"), int, 0)
+    check_device_spec(cfg.get("device", "auto"))
+    normalise_amp(cfg.get("amp", "off"))
     _number("threads", cfg.get("threads", 1), int, 0)
     _number("max_segment", cfg.get("max_segment", 256), int, 1)
     if not isinstance(cfg.get("cache", True), bool):

@@ -72,15 +72,16 @@ def embed_file(bilm: BiLM, input_path: str | Path, output_path: str | Path, laye
     sentences = read_sentences(input_path)
     order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
     bilm.eval()
+    device = next(bilm.parameters()).device  # the biLM computes where it lives (--device)
     with atomic_path(output_path, suffix=".hdf5") as tmp, h5py.File(tmp, "w") as out, torch.no_grad():
         bar = tqdm(total=len(sentences), desc="embed", unit="sent", disable=not progress)
         for start in range(0, len(order), batch_size):
             rows = order[start: start + batch_size]
-            result = bilm(batch_to_ids([sentences[i] for i in rows]))
+            result = bilm(batch_to_ids([sentences[i] for i in rows]).to(device))
             for j, i in enumerate(rows):
                 n = len(sentences[i])
                 chosen = select_layers(result.layers[j, :, :n], layers)
-                out.create_dataset(str(i), data=chosen.numpy().astype(np.float32))
+                out.create_dataset(str(i), data=chosen.float().cpu().numpy())
             bar.update(len(rows))
         bar.close()
         index = {" ".join(s): str(i) for i, s in enumerate(sentences)}

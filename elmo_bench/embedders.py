@@ -74,6 +74,8 @@ class TaskEmbedder(nn.Module):
                          names=where) if where else None
         self.glove_dim = 0 if glove is None else glove.shape[1]
         self.elmo_dim = elmo_dim
+        # follows the module's device (a zero penalty on the CPU would not add to a loss on a GPU in every op)
+        self.register_buffer("_zero", torch.zeros(()), persistent=False)
 
     @property
     def placements(self) -> list[str]:
@@ -104,7 +106,7 @@ class TaskEmbedder(nn.Module):
         return Batch(fields, batch.targets)
 
     def penalty(self) -> torch.Tensor:
-        return self.elmo.penalty() if self.elmo is not None else torch.zeros(())
+        return self.elmo.penalty() if self.elmo is not None else self._zero
 
     def mix_summary(self) -> dict[str, Any]:
         """Learned softmax layer weights and gamma of every mix, for results.json and Figure 2."""

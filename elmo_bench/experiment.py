@@ -4,8 +4,11 @@
 here: :func:`read_data`, :func:`prepare_layers`, :func:`build_model`, :func:`train_model` (elmo_bench.train.fit),
 :func:`evaluate_splits` and :func:`write_run`. It never names a task: the registry (``tasks.TASKS``) maps
 ``cfg.task.name`` to the task package that supplies reader, head, decoding and metric (elmo_bench.task_api).
-Before anything is read, every numeric option is range-checked (elmo_bench.config_check) and the run directory's
-identity is checked (elmo_bench.run_identity): a directory made by another configuration is never reused.
+Before anything is read, every numeric option is range-checked (elmo_bench.config_check), the ``device`` is
+resolved (elmo_bench.device: CUDA asked for where there is none is a one-line error) and the run directory's
+identity is checked (elmo_bench.run_identity): a directory made by another configuration is never reused. The
+biLM (cache building, live layers) and the task model run on that device; ``amp`` sets the heads' precision.
+elmo_bench.evaluate_run rebuilds a finished run from its ``best.pt`` with these steps (``elmo-bench evaluate``).
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from elmo_bench.atomic import atomic_write_text
 from elmo_bench.batching import Collator
 from elmo_bench.cache import ActivationCache, LiveLayers
 from elmo_bench.config_check import check_run
+from elmo_bench.device import describe, normalise_amp, resolve_device
 from elmo_bench.embedders import TaskEmbedder, WordVocabulary, build_glove
 from elmo_bench.errors import ConfigError
 from elmo_bench.results import SCHEMA_VERSION, git_commit, write_results
@@ -157,7 +161,7 @@ def distinct_text(task: Task, examples: Sequence[Example]) -> list[list[str]]:
 
 
 def adapt_bilm(cfg: DictConfig, task: Task, prepared: Prepared, base_info: dict[str, Any],
-               run_dir: Path) -> tuple[Any, dict[str, Any]]:
+               run_dir: Path, device: torch.device) -> tuple[Any, dict[str, Any]]:
     """bilm=adapted: the base biLM fine-tuned on the training examples this run uses (built once, cached), loaded
     frozen; its record keeps the base and the adapted hash. The dev text is scored (never trained on) for Table 7."""
     from elmo_bench.adapted import ensure_adapted
@@ -167,7 +171,7 @@ def adapt_bilm(cfg: DictConfig, task: Task, prepared: Prepared, base_info: dict[
     recipe = OmegaConf.to_container(cfg.bilm.recipe, resolve=True) if cfg.bilm.get("recipe") else None
     adapted = ensure_adapted(cfg.bilm.base_dir, distinct_text(task, prepared.splits["train"]), cfg.paths.cache_dir,
                              recipe, progress=bool(cfg.get("progress", True)),
-                             heldout=distinct_text(task, prepared.splits["dev"]))
+                             heldout=distinct_text(task, prepared.splits["dev"]), device=str(device))
     bilm = load_bilm(adapted.options, adapted.weights)
     info = {**base_info, "options": str(adapted.options), "weights": str(adapted.weights),
             "hash": adapted.adapted_hash, **adapted.record(), "built_here": adapted.built}
@@ -196,11 +200,14 @@ def prepare_layers(cfg: DictConfig, task: Task, prepared: Prepared, bilm: Any, b
     prepared.timings["activation_seconds"] = time.perf_counter() - started
 
 
-def build_model(cfg: DictConfig, task: Task, prepared: Prepared, seed: int
+def build_model(cfg: DictConfig, task: Task, prepared: Prepared, seed: int,
+                glove_table: tuple[WordVocabulary, torch.Tensor] | None = None
                 ) -> tuple[TaskModel, dict[str, Collator], WordVocabulary | None]:
-    """GloVe table + ELMo mixes (TaskEmbedder) + the task head, and one collator per split."""
-    vocab, glove = None, None
-    if cfg.embedder.glove:
+    """GloVe table + ELMo mixes (TaskEmbedder) + the task head (a TaskModel on the CPU, with the run's ``amp``),
+    and one collator per split. ``glove_table`` (vocabulary, (rows, dim) table) replaces reading the GloVe file,
+    when a saved model is rebuilt: its checkpoint holds the vocabulary and the table."""
+    vocab, glove = glove_table if glove_table is not None else (None, None)
+    if cfg.embedder.glove and glove_table is None:
         words = {w for examples in prepared.splits.values() for e in examples for f in task.text_fields for w in e[f]}
         vocab, glove = build_glove(words, cfg.embedder.glove_source, cfg.embedder.get("glove_path"), seed)
     elmo = elmo_settings(cfg)
@@ -211,7 +218,7 @@ def build_model(cfg: DictConfig, task: Task, prepared: Prepared, seed: int
     head_cfg = OmegaConf.to_container(cfg.task.head, resolve=True)
     head = task.build_head(head_cfg, {f: embedder.input_dim for f in task.text_fields}, embedder.output_dim)
     collators = {split: Collator(task, vocab, prepared.layer_sources.get(split)) for split in prepared.splits}
-    return TaskModel(embedder, head), collators, vocab
+    return TaskModel(embedder, head, amp=normalise_amp(cfg.get("amp"))), collators, vocab
 
 
 def evaluate_splits(model: TaskModel, task: Task, prepared: Prepared, collators: dict[str, Collator],
@@ -247,6 +254,7 @@ def write_run(run_dir: Path, cfg: DictConfig, task: Task, prepared: Prepared, mo
         "history": [{"epoch": h["epoch"], "dev_metric": h["dev_metric"], "loss": h["train_loss"],
                      "seconds": h["seconds"]} for h in history["history"]],
         "timings": prepared.timings,
+        "device": describe(model.device, str(cfg.get("device", "auto")), model.amp),
         "bilm": prepared.bilm_info,
         "git_commit": git_commit(REPO),
     }
@@ -259,6 +267,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     config = OmegaConf.to_container(cfg, resolve=True)
     check_run(config, merged_trainer(cfg))
     seed = int(cfg.seed)
+    device = resolve_device(cfg.get("device", "auto"))
     task_name = cfg.task.name
     task_package = task_target(task_name).partition(":")[0].rpartition(".")[0]
     bilm, bilm_info = load_bilm_info(cfg) if cfg.embedder.elmo else (None, None)
@@ -274,10 +283,11 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     task = load_task(task_name)
     prepared = read_data(cfg, task, seed)
     if bilm is not None and cfg.bilm.get("name") == "adapted":
-        bilm, bilm_info = adapt_bilm(cfg, task, prepared, bilm_info, run_dir)
-    if bilm is not None:
-        prepare_layers(cfg, task, prepared, bilm, bilm_info)
-    model, collators, _ = build_model(cfg, task, prepared, seed)
+        bilm, bilm_info = adapt_bilm(cfg, task, prepared, bilm_info, run_dir, device)
+    if bilm is not None:  # cache building and live layers compute on the run's device
+        prepare_layers(cfg, task, prepared, bilm.to(device), bilm_info)
+    model, collators, vocab = build_model(cfg, task, prepared, seed)
+    model.to(device)
 
     trainer = trainer_config(cfg, prepared.fraction)
     logger = RunLogger(cfg.logger.mode, run_dir, cfg.logger.project, run_dir.name, config)
@@ -287,7 +297,8 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
 
     t0 = time.perf_counter()
     history = fit(model, task, prepared.splits["train"], prepared.splits["dev"], collators["train"],
-                  collators["dev"], trainer, run_dir, seed, on_epoch)
+                  collators["dev"], trainer, run_dir, seed, on_epoch,
+                  extra={"vocab": vocab.words if vocab is not None else None})
     prepared.timings["train_seconds"] = time.perf_counter() - t0
     t1 = time.perf_counter()
     metrics = evaluate_splits(model, task, prepared, collators, trainer, run_dir)

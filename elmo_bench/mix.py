@@ -112,7 +112,8 @@ class Elmo(nn.Module):
         """The biLM's (batch, L+1, time, dim) layers and (batch, time) mask for tokenised sentences."""
         if self.bilm is None:
             raise ValueError("this Elmo has no biLM (its layers come precomputed): call mix(layers, mask)")
-        output = self.bilm(batch_to_ids(sentences))
+        device = next(self.bilm.parameters()).device  # the characters follow the biLM's device
+        output = self.bilm(batch_to_ids(sentences).to(device))
         return output.layers, output.mask
 
     def mix(self, layers: torch.Tensor, mask: torch.Tensor) -> list[torch.Tensor]:
@@ -129,7 +130,9 @@ class Elmo(nn.Module):
 
     def penalty(self) -> torch.Tensor:
         """lambda * ||s||^2 summed over the mixes."""
-        return sum((m.penalty() for m in self.mixes), torch.zeros(()))
+        first = next(self.parameters(), None)  # the zero follows the module's device
+        zero = torch.zeros((), device=first.device if first is not None else None)
+        return sum((m.penalty() for m in self.mixes), zero)
 
     def summary(self) -> dict[str, dict]:
         """Learned softmax layer weights and gamma of every mix by name, for results.json and Figure 2."""

@@ -115,9 +115,14 @@ def run_perplexity(argv: Sequence[str] | None = None) -> dict[str, Any]:
                         help="held-out text: one whitespace-tokenised sentence a line (globs, .gz)")
     parser.add_argument("--max-sentences", type=int, default=None)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N (default auto)")
     args = parser.parse_args(list(argv) if argv is not None else None)
+    from elmo_bench.device import resolve_device
+
+    device = resolve_device(args.device, "--device")
     torch.set_num_threads(args.threads)
     bilm, weight, bias, vocab, counts = load_lm(args.options, args.weights, args.vocab)
+    bilm, weight, bias = bilm.to(device), weight.to(device), bias.to(device)
     result = evaluate(bilm, weight, bias, vocab, counts, heldout_sentences(args.input, args.max_sentences))
     print(json.dumps(result))
     return result

@@ -19,8 +19,12 @@ from elmo_bench.atomic import atomic_write_text
 from elmo_bench.errors import ConfigError
 
 RUN_FILE = "run.json"
-#: top-level keys (or dotted prefixes) that never change a number
-IGNORED = ("progress", "threads", "logger", "paths", "choices", "bilm.options", "bilm.weights", "bilm.name")
+#: top-level keys (or dotted prefixes) that never change a number (``device``, like ``threads``, changes speed and
+#: floating-point rounding only: a run killed on one GPU may resume on another, or on the CPU)
+IGNORED = ("progress", "threads", "logger", "paths", "choices", "bilm.options", "bilm.weights", "bilm.name", "device")
+#: keys added to the config after run directories already existed, with the value that reproduces the old behaviour:
+#: a stored identity without the key equals one that holds this value
+ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.eps": None}
 _fingerprints: dict[tuple[str, int, int], str] = {}
 
 
@@ -149,6 +153,7 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str
                               f"{code_dir} changed since); refusing to reuse it: choose another directory "
                               f"(hydra.run.dir=...) or delete it")
     if stored is not None:
+        stored = {**{k: v for k, v in ADDED_DEFAULTS.items() if k in current}, **stored}
         diff = differences(stored, current, skip, shared_only=legacy)
         if diff:
             shown = "; ".join(diff[:6]) + (f"; and {len(diff) - 6} more" if len(diff) > 6 else "")

@@ -56,11 +56,11 @@ def test_killed_run_resumes_to_the_same_result(tmp_path, monkeypatch):
     # "killed" right after the checkpoint of epoch 1 is written (an interrupt raised by the epoch hook)
     real_fit = experiment.fit
 
-    def killed_fit(*args):
+    def killed_fit(*args, **kwargs):
         def on_epoch(epoch, record):
             if epoch == 1:
                 raise KeyboardInterrupt
-        return real_fit(*args[:-1], on_epoch)
+        return real_fit(*args[:-1], on_epoch, **kwargs)
 
     monkeypatch.setattr(experiment, "fit", killed_fit)
     with pytest.raises(KeyboardInterrupt):

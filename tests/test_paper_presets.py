@@ -197,8 +197,8 @@ def test_paper_coref_head_uses_chars_speakers_and_genre() -> None:
     assert not torch.allclose(reference, scores({**base, "speaker_ids": torch.zeros(1, n, dtype=torch.long)}))
     assert not torch.allclose(reference, scores({**base, "genre": torch.tensor([5])}))
     assert not torch.allclose(reference, scores(base, {"tokens": torch.randint(1, 262, (1, n, 50))}))
-    with pytest.raises(ValueError, match="character CNN"):
-        head(Batch.of(embedded, mask, targets=base))
+    with pytest.raises(ValueError, match="built with a character CNN but the batch has no chars"):
+        head(Batch.of(embedded, mask, chars={}, targets=base))
 
 
 def test_public_elmo_options_give_the_1024_dims_the_counts_assume() -> None:

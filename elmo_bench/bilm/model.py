@@ -35,8 +35,9 @@ def add_sentence_boundaries(chars: torch.Tensor) -> tuple[torch.Tensor, torch.Te
     lengths = (chars[:, :, 0] > 0).sum(dim=1)
     out = chars.new_zeros(batch, time + 2, max_chars)
     out[:, 1: time + 1] = chars
-    out[:, 0] = torch.tensor(BOS_IDS[:max_chars], dtype=chars.dtype)
-    out[torch.arange(batch), lengths + 1] = torch.tensor(EOS_IDS[:max_chars], dtype=chars.dtype)
+    out[:, 0] = torch.tensor(BOS_IDS[:max_chars], dtype=chars.dtype, device=chars.device)
+    out[torch.arange(batch, device=chars.device), lengths + 1] = torch.tensor(EOS_IDS[:max_chars], dtype=chars.dtype,
+                                                                              device=chars.device)
     return out, lengths + 2
 
 

@@ -117,7 +117,7 @@ class CharTokenEncoder(nn.Module):
     def _encode_cached(self, words: torch.Tensor) -> torch.Tensor:
         """Encode only word types not seen before; (words, max_chars) → (words, projection_dim)."""
         types, inverse = torch.unique(words, dim=0, return_inverse=True)
-        keys = [row.tobytes() for row in types.to(torch.int16).numpy()]
+        keys = [row.tobytes() for row in types.to(torch.int16).cpu().numpy()]
         missing = [i for i, key in enumerate(keys) if key not in self._type_cache]
         fresh = dict(zip(missing, self.encode_words(types[missing]))) if missing else {}
         vectors = torch.stack([fresh[i] if i in fresh else self._type_cache[key] for i, key in enumerate(keys)])

@@ -85,7 +85,7 @@ class _StackedWeight:
 
     def numpy(self) -> np.ndarray:
         d = self.direction
-        return torch.cat([self.layer.input_weight.data[d], self.layer.hidden_weight.data[d]]).numpy()
+        return torch.cat([self.layer.input_weight.data[d], self.layer.hidden_weight.data[d]]).cpu().numpy()
 
 
 #: top-level names of the datasets that make the biLM itself (others, e.g. ``softmax/``, are training extras)

@@ -27,7 +27,9 @@ from elmo_bench.pretrain.vocab import Vocab
 @torch.no_grad()
 def lm_log_likelihoods(bilm: BiLM, weight: torch.Tensor, bias: torch.Tensor, vocab: Vocab,
                        sentences: Sequence[Sequence[str]], batch_size: int = 64) -> tuple[float, float, int]:
-    """Summed negative log-likelihood (nats) of the forward and the backward LM, and the number of predictions."""
+    """Summed negative log-likelihood (nats) of the forward and the backward LM, and the number of predictions.
+
+    Computes on the device of ``weight`` (the softmax); the biLM must be on the same device."""
     was_training = bilm.training
     bilm.eval()
     order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
@@ -35,13 +37,13 @@ def lm_log_likelihoods(bilm: BiLM, weight: torch.Tensor, bias: torch.Tensor, voc
     count = 0
     for start in range(0, len(order), batch_size):
         batch = [list(sentences[i]) for i in order[start: start + batch_size]]
-        chars, lengths = add_sentence_boundaries(batch_to_ids(batch))
+        chars, lengths = add_sentence_boundaries(batch_to_ids(batch).to(weight.device))
         tokens = bilm.token_encoder(chars)
         outputs, _ = bilm.lstm(tokens, lengths)
         top = outputs[-1]  # (batch, time, 2 * proj)
         p = top.shape[-1] // 2
         for row, sentence in enumerate(batch):
-            ids = torch.tensor([vocab.bos, *vocab.encode(sentence), vocab.eos])
+            ids = torch.tensor([vocab.bos, *vocab.encode(sentence), vocab.eos], device=weight.device)
             n = len(sentence) + 1
             fw = F.linear(top[row, :n, :p], weight, bias)
             bw = F.linear(top[row, 1: n + 1, p:], weight, bias)

@@ -26,6 +26,7 @@ from torch import distributed as dist
 
 from elmo_bench.atomic import atomic_path, atomic_write_text
 from elmo_bench.bilm.window_lstm import set_direction_threads
+from elmo_bench.device import resolve_device
 from elmo_bench.errors import DataError, TrainingError
 from elmo_bench.pretrain.corpus import read_sentences
 from elmo_bench.pretrain.data import Corpus, StreamBatcher, load_corpus
@@ -69,7 +70,8 @@ class Trainer:
 
     def __init__(self, cfg: dict[str, Any], corpus: Corpus | None = None, device: str | None = None) -> None:
         self.cfg = cfg
-        self.device = torch.device(device or cfg.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
+        # auto | cpu | cuda | cuda:N; CUDA where there is none is a one-line ConfigError (elmo_bench.device)
+        self.device = resolve_device(device or cfg.get("device") or "auto", "pretrain.device")
         self.owns_group = _maybe_init_distributed(self.device)
         self.rank, self.world = _dist_info()
         if self.device.type == "cuda" and self.world > 1:

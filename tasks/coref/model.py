@@ -105,7 +105,7 @@ class CorefHead(nn.Module):
         batch, t_len, _ = words.shape
         pieces: list[tuple[int, int, int]] = []
         for b in range(batch):
-            sid = sentence_ids[b] if sentence_ids is not None else torch.arange(t_len) // self.max_segment_len
+            sid = sentence_ids[b] if sentence_ids is not None else torch.arange(t_len, device=words.device) // self.max_segment_len
             pieces += [(b, s, e) for s, e in segments(sid, lengths[b], self.max_segment_len)]
         seg_len = max(e - s for _, s, e in pieces)
         seg = words.new_zeros(len(pieces), seg_len, words.shape[-1])
@@ -135,14 +135,15 @@ class CorefHead(nn.Module):
         offsets = torch.arange(self.max_span_width, device=ctx.device)
         idx = (starts.unsqueeze(1) + offsets).clamp(max=ctx.shape[0] - 1)  # (spans, W)
         inside = offsets.unsqueeze(0) <= widths.unsqueeze(1)
-        logits = self.head_scorer(ctx).squeeze(-1)[idx].masked_fill(~inside, -1e9)
+        logits = self.head_scorer(ctx).squeeze(-1).float()[idx].masked_fill(~inside, -1e9)  # fp32: -1e9 overflows fp16
         attn = torch.softmax(logits, dim=1)  # (spans, W)
         # head = Σ_w attn[s, w] · words[start_s + w], as a sparse (spans, time) @ (time, word_dim) product so the
         # (spans, W, word_dim) gather of word vectors is never built (it dominates memory on long documents)
         rows = torch.arange(idx.shape[0], device=ctx.device).unsqueeze(1).expand_as(idx)[inside]
-        weights = torch.sparse_coo_tensor(torch.stack([rows, idx[inside]]), attn[inside],
+        weights = torch.sparse_coo_tensor(torch.stack([rows, idx[inside]]), attn[inside].float(),
                                           (idx.shape[0], words.shape[0]), check_invariants=False)
-        head = torch.sparse.mm(weights, words)
+        with torch.autocast(ctx.device.type, enabled=False):  # fp32: autocast's addmm casts one side only
+            head = torch.sparse.mm(weights, words.float())
         return torch.cat([ctx[starts], ctx[ends], head, self.width_embedding(widths)], dim=-1)
 
     def pair_scores(self, g: torch.Tensor, ant: torch.Tensor, feats: torch.Tensor) -> torch.Tensor:
@@ -168,7 +169,7 @@ class CorefHead(nn.Module):
         results = []
         losses = []
         for b, n in enumerate(lengths):
-            sent = sentence_ids[b, :n] if sentence_ids is not None else torch.arange(n) // self.max_segment_len
+            sent = sentence_ids[b, :n] if sentence_ids is not None else torch.arange(n, device=words.device) // self.max_segment_len
             results.append(self._document(ctx[b, :n], words[b, :n], sent.to(words.device), b, targets))
             if "loss" in results[-1]:
                 losses.append(results[-1]["loss"])
@@ -195,7 +196,7 @@ class CorefHead(nn.Module):
         elif self.use_speakers:
             feats.append(self.speaker_embedding(torch.zeros(k, n_ant, dtype=torch.long, device=ctx.device)))
         if self.n_genres:
-            genre = targets["genre"][b] if "genre" in targets else torch.tensor(0)
+            genre = targets["genre"][b] if "genre" in targets else torch.tensor(0, device=ctx.device)
             feats.append(self.genre_embedding(genre.to(ctx.device).view(1, 1)).expand(k, n_ant, -1))
         pair_scores = self.pair_scores(t_g, ant, torch.cat(feats, dim=-1)) + t_s.unsqueeze(1) + t_s[ant]
         pair_scores = pair_scores.masked_fill(~valid, NEG)

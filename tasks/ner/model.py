@@ -75,6 +75,6 @@ class NerHead(nn.Module):
             paths = self.crf.viterbi(emissions, m, constrained=self.constrain_decoding)
             predicted = torch.full(m.shape, -1, dtype=torch.long, device=m.device)
             for b, path in enumerate(paths):
-                predicted[b, : len(path)] = torch.tensor(path, dtype=torch.long)
+                predicted[b, : len(path)] = torch.tensor(path, dtype=torch.long, device=m.device)
             out["predicted"] = predicted
         return out

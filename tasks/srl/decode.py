@@ -25,7 +25,7 @@ def viterbi(scores: torch.Tensor, start_ok: torch.Tensor, trans_ok: torch.Tensor
     if scores.shape[0] == 0:
         return []
     zeros = scores.new_zeros(scores.shape[1])
-    mask = torch.ones(1, scores.shape[0], dtype=torch.bool)
+    mask = torch.ones(1, scores.shape[0], dtype=torch.bool, device=scores.device)
     return shared_viterbi(scores[None], mask, forbid(zeros.expand(len(zeros), -1), trans_ok),
                           forbid(zeros, start_ok), zeros)[0]
 
