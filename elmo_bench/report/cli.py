@@ -16,7 +16,7 @@ FIGURE2 = "figure2_layer_weights.png"
 
 
 def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int = 1000,
-                 recompute_samples: int = 200, significance: bool = True) -> Path:
+                 significance: bool = True) -> Path:
     """Read the results below ``dirs``, write report.md / report.tex and the PNGs into ``out``; return the report."""
     found = collect(dirs)
     for warning in found.warnings:
@@ -25,7 +25,7 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
     gold_cache: dict = {}
 
     def p_value(elmo_runs, base_runs):
-        return bootstrap.compare_runs(elmo_runs, base_runs, samples, recompute_samples, gold_cache)
+        return bootstrap.compare_runs(elmo_runs, base_runs, samples, gold_cache)
 
     out.mkdir(parents=True, exist_ok=True)
     made = {FIGURE1: figures.figure1(runs, out / FIGURE1), FIGURE2: figures.figure2(runs, out / FIGURE2)}
@@ -64,13 +64,10 @@ def report_main(argv: Sequence[str]) -> int:
     parser.add_argument("dirs", nargs="+", metavar="RESULTS_DIR", help="directories searched for results.json")
     parser.add_argument("--format", choices=["md", "latex"], default="md")
     parser.add_argument("--out", default="report", help="output directory (default: ./report)")
-    parser.add_argument("--bootstrap-samples", type=int, default=1000,
-                        help="resamples for per-example metrics (accuracy, SQuAD)")
-    parser.add_argument("--recompute-samples", type=int, default=200,
-                        help="resamples for corpus-level metrics recomputed per resample (span F1, coref)")
+    parser.add_argument("--bootstrap-samples", type=int, default=1000, help="paired bootstrap resamples")
     parser.add_argument("--no-bootstrap", action="store_true", help="skip p-values (they read the test gold data)")
     args = parser.parse_args(argv)
-    path = build_report(args.dirs, Path(args.out), args.format, args.bootstrap_samples, args.recompute_samples,
+    path = build_report(args.dirs, Path(args.out), args.format, args.bootstrap_samples,
                         not args.no_bootstrap)
     print(path)
     return 0
