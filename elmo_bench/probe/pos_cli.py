@@ -41,8 +41,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-train-sentences", type=_positive_int, default=None,
                    help="the first N training sentences (default: all of them)")
     p.add_argument("--l2-grid", default=DEFAULT_L2, help=f"L2 strengths tried, best on dev kept (default {DEFAULT_L2})")
-    p.add_argument("--max-iter", type=_positive_int, default=500, help="L-BFGS iterations per fit at most")
-    p.add_argument("--tol", type=float, default=1e-5, help="converged when the gradient max-norm is below this")
+    p.add_argument("--max-iter", type=_positive_int, default=1000, help="L-BFGS iterations per fit at most")
+    p.add_argument("--tol", type=float, default=1e-4, help="converged when the gradient max-norm is below this")
     p.add_argument("--no-glove", action="store_true", help="leave out the GloVe row")
     p.add_argument("--cache-dir", default=str(REPO / ".cache" / "activations"), help="activation cache directory")
     p.add_argument("--threads", type=_positive_int, default=1, help="torch intra-op threads")
