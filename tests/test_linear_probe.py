@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from elmo_bench.probe.linear import Standardiser, accuracy, fit_select_l2, fit_softmax
@@ -64,3 +65,18 @@ def test_l2_chosen_on_dev_and_unseen_tags_count_wrong():
     chosen = fit_select_l2(xa, ya, xd, yd, 3, grid=[1.0, 1e-3])
     assert [p["l2"] for p in chosen.path] == [1.0, 1e-3] and chosen.dev_accuracy > 90
     assert accuracy(chosen.probe, xd[:4], torch.tensor([-1, -1, -1, -1])) == 0.0
+
+
+def test_grid_extends_down_while_the_weakest_l2_wins():
+    rng = np.random.default_rng(2)
+    centres = rng.normal(scale=3, size=(3, 5))
+    def sample(n):
+        y = rng.integers(0, 3, n)
+        return torch.tensor(centres[y] + rng.normal(size=(n, 5))), torch.tensor(y)
+    (xa, ya), (xd, yd) = sample(300), sample(300)
+    chosen = fit_select_l2(xa, ya, xd, yd, 3, grid=[100.0, 30.0], extend=2)
+    tried = [p["l2"] for p in chosen.path]
+    assert tried[:2] == [100.0, 30.0] and len(tried) >= 3 and tried[2] == pytest.approx(3.0)
+    assert chosen.dev_accuracy == max(p["dev"] for p in chosen.path)
+    no_extension = fit_select_l2(xa, ya, xd, yd, 3, grid=[100.0, 30.0], extend=0)
+    assert [p["l2"] for p in no_extension.path] == [100.0, 30.0]

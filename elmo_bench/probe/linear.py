@@ -122,22 +122,42 @@ class Selection:
 
 
 def fit_select_l2(x_train: torch.Tensor, y_train: torch.Tensor, x_dev: torch.Tensor, y_dev: torch.Tensor,
-                  num_classes: int, grid: Sequence[float], max_iter: int = 1000, tol: float = 1e-6) -> Selection:
+                  num_classes: int, grid: Sequence[float], max_iter: int = 1000, tol: float = 1e-6,
+                  extend: int = 3) -> Selection:
     """Fit along ``grid`` from the strongest L2 to the weakest (each fit warm-started from the previous one) and
-    keep the probe with the best dev accuracy (ties: the stronger L2)."""
+    keep the probe with the best dev accuracy (ties: the stronger L2).
+
+    When the weakest L2 of the grid is the best, the grid was too narrow: up to ``extend`` more fits go on down by
+    factors of 10 while dev accuracy still improves."""
     if not grid:
         raise ValueError("fit_select_l2: empty L2 grid")
     best: Selection | None = None
     path: list[dict[str, float]] = []
     previous: SoftmaxProbe | None = None
-    for l2 in sorted(grid, reverse=True):
+
+    def step(l2: float) -> bool:
+        nonlocal best, previous
         probe = fit_softmax(x_train, y_train, num_classes, l2, max_iter, tol, init=previous)
         dev = accuracy(probe, x_dev, y_dev)
         path.append({"l2": l2, "dev": dev, "iterations": probe.iterations, "grad_norm": probe.grad_norm})
         log.info("probe l2=%g: dev %.2f (%d L-BFGS iterations, grad %.1e)", l2, dev, probe.iterations, probe.grad_norm)
+        previous = probe
         if best is None or dev > best.dev_accuracy:
             best = Selection(probe, dev, path)
-        previous = probe
+            return True
+        return False
+
+    ordered = sorted(grid, reverse=True)
+    for l2 in ordered:
+        step(l2)
     assert best is not None
+    weakest = ordered[-1]
+    for _ in range(extend):
+        if best.probe.l2 != weakest or weakest <= 0:
+            break
+        weakest /= 10.0
+        log.info("probe: the weakest L2 was the best on dev; trying l2=%g", weakest)
+        if not step(weakest):
+            break
     best.path = path
     return best
