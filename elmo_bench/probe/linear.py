@@ -94,6 +94,8 @@ def fit_softmax(x: torch.Tensor, y: torch.Tensor, num_classes: int, l2: float = 
     iterations = 0
     for _ in range(5):
         optimiser.state.clear()
+        left = max_iter - iterations                   # the budget is for all restarts together
+        optimiser.param_groups[0].update(max_iter=left, max_eval=left * 5 // 4)
         optimiser.step(closure)
         iterations += int(optimiser.state[optimiser._params[0]].get("n_iter", 0))
         loss = closure()
