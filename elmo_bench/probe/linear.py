@@ -157,7 +157,7 @@ def fit_select_l2(x_train: torch.Tensor, y_train: torch.Tensor, x_dev: torch.Ten
     for _ in range(extend):
         if best.probe.l2 != weakest or weakest <= 0:
             break
-        weakest /= 10.0
+        weakest = float(f"{weakest / 10.0:.6g}")        # 1e-06, not 1.0000000000000002e-07
         log.info("probe: the weakest L2 was the best on dev; trying l2=%g", weakest)
         if not step(weakest):
             break
