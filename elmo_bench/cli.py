@@ -75,7 +75,11 @@ COMMANDS: dict[str, tuple[Callable[[Sequence[str]], int], str]] = {
     "perplexity": (_delegate("elmo_bench.pretrain_cli", "perplexity_main"), "held-out perplexity of a biLM"),
     "finetune-lm": (_delegate("elmo_bench.pretrain_cli", "finetune_main"), "continue LM training on task text"),
     "report": (_delegate("elmo_bench.report.cli", "report_main"), "paper tables and figures from results"),
+    "export-results": (_delegate("elmo_bench.report.export", "export_main"),
+                       "copy a results tree into the compact committable form the report reads"),
     "probe-wsd": (_delegate("elmo_bench.probe.cli", "probe_wsd_main"), "WSD probe of every biLM layer (Table 5)"),
+    "probe-pos": (_delegate("elmo_bench.probe.pos_cli", "probe_pos_main"),
+                  "converged linear POS probe: every layer, GloVe, most frequent tag (Table 6)"),
 }
 
 

@@ -11,11 +11,12 @@ from elmo_bench.report.cli import report_main
 from elmo_bench.report.collect import collect
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "report_small.md"
+GOLDEN_JSON = GOLDEN.with_suffix(".json")
 TEST_TREES = [f"({label} (2 word{i}) (2 more{i}))" for i, label in enumerate([0, 1, 2, 3, 4] * 4)]   # 20 invented
 
 
 def result(task, embedder, seed, *, data, test=None, dev=None, main="f1", fraction=1.0, mode="learned",
-           placement="input", l2=0.0, layer=None, mix=None, mixes=None, data_cfg=None):
+           placement="input", l2=0.0, layer=None, mix=None, mixes=None, data_cfg=None, history=None):
     """A results.json dict as the engine writes it (only the fields the report reads are meaningful)."""
     elmo = None if embedder == "glove" else {"placement": placement, "l2_coef": l2, "layer_norm": False,
                                              "dropout": 0.5, "mode": mode, "layer_index": layer}
@@ -31,7 +32,8 @@ def result(task, embedder, seed, *, data, test=None, dev=None, main="f1", fracti
                        # fractions below 1 stand for sample-efficiency runs, which scale their epochs
                        "trainer": {"scale_epochs": fraction < 1.0}, "choices": {"data": data}},
             "data": {"name": data, "fraction": fraction}, "metrics": metrics, "main_metric": main,
-            "mixes": mixes or {}, "elmo": elmo, "epochs": {}, "timings": {}, "bilm": None, "git_commit": None}
+            "mixes": mixes or {}, "elmo": elmo, "epochs": {"history": history or []}, "timings": {}, "bilm": None,
+            "git_commit": None}
 
 
 def write(root: Path, rel: str, results: dict, predictions: list | None = None) -> None:
@@ -45,9 +47,12 @@ def make_tree(root: Path) -> None:
     mix3 = {"input": {"weights": [0.2, 0.3, 0.5], "gamma": 1.0}}
     t1 = root / "table1"
     for seed, base, elmo in [(1, 90.0, 92.0), (2, 91.0, 92.5)]:
-        write(t1, f"ner/glove-seed{seed}", result("ner", "glove", seed, data="conll2003", test=base, dev=base + 1))
+        curve = [{"epoch": e, "dev": {"f1": base + 1 - 3.0 / (e + 1)}, "train_loss": 1.0} for e in range(4)]
+        write(t1, f"ner/glove-seed{seed}", result("ner", "glove", seed, data="conll2003", test=base, dev=base + 1,
+                                                  history=curve))
         write(t1, f"ner/glove_elmo-seed{seed}", result("ner", "glove_elmo", seed, data="conll2003", test=elmo,
-                                                      dev=elmo + 1, l2=0.1, mixes=mix3))
+                                                      dev=elmo + 1, l2=0.1, mixes=mix3,
+                                                      history=[{"epoch": e, "dev": elmo + e - 2} for e in range(3)]))
     write(t1, "srl/glove-seed1", result("srl", "glove", 1, data="conll2005", test=80.0, dev=81.0))
     # SST with predictions on an invented test file: baseline right on 10 of 20, +ELMo on 18 of 20
     sst_test = root / "sst_test.txt"
@@ -91,8 +96,22 @@ def make_tree(root: Path) -> None:
                                                       main="accuracy"))
     (root / "probe_wsd" / "wsd").mkdir(parents=True)
     (root / "probe_wsd" / "wsd" / "results.json").write_text(json.dumps({"task": "wsd", "metrics": {
-        "ALL": {"layer_0_f1": 60.0, "layer_1_f1": 66.0, "layer_2_f1": 68.5, "average_f1": 67.0},
-        "senseval2": {"layer_0_f1": 61.0, "layer_1_f1": 67.0, "layer_2_f1": 69.0, "average_f1": 68.0}}}))
+        "ALL": {"layer_0_f1": 60.0, "layer_1_f1": 66.0, "layer_2_f1": 68.5, "average_f1": 67.0, "mfs_f1": 64.0,
+                "wordnet_first_sense_f1": 65.25},
+        "senseval2": {"layer_0_f1": 61.0, "layer_1_f1": 67.0, "layer_2_f1": 69.0, "average_f1": 68.0}},
+        "data": {"coverage": {"ALL": {"layer_0": [7250, 7253], "wordnet_first_sense": [7253, 7253]}}}}))
+    probe = result("pos_probe", "elmo", 0, data="ud_ewt_pos", main="layer_1_accuracy")
+    probe["elmo"] = None
+    probe["data"].update({"train_sentences": 4000, "all_train_sentences": None})
+    probe["metrics"] = {"test": {"layer_0_accuracy": 80.5, "layer_1_accuracy": 88.25, "layer_2_accuracy": 87.0,
+                                 "average_accuracy": 88.0, "glove_accuracy": 84.0,
+                                 "most_frequent_tag_accuracy": 79.75}}
+    write(root / "probe_pos_converged", "ewt4000", probe)
+    (root / "adapted" / "ner").mkdir(parents=True)
+    (root / "adapted" / "ner" / "lm_adaptation.json").write_text(json.dumps({
+        "schema": "elmo_bench.lm_adaptation/1", "task": "ner", "data": "conll2003", "text": "dev", "tokens": 51362,
+        "before": {"forward": 560.0, "backward": 546.8, "average": 553.4},
+        "after": {"forward": 230.0, "backward": 226.6, "average": 228.3}, "base_bilm": "a", "adapted_bilm": "b"}))
     se = root / "sample_efficiency"
     for fraction, base, elmo in [(0.01, 40.0, 60.0), (0.1, 70.0, 80.0)]:
         for seed, delta in [(1, 0.0), (2, 2.0)]:
@@ -122,9 +141,29 @@ def test_report_matches_golden(report_dir):
     assert text == GOLDEN.read_text()
 
 
+def test_json_report_matches_golden(report_dir, tmp_path):
+    root, _ = report_dir
+    assert report_main([str(root), "--out", str(tmp_path), "--format", "json", "--bootstrap-samples", "2000"]) == 0
+    text = (tmp_path / "report.json").read_text()
+    if not GOLDEN_JSON.exists():
+        GOLDEN_JSON.write_text(text)
+        pytest.fail(f"{GOLDEN_JSON} was missing and has been written: review it and run again")
+    assert text == GOLDEN_JSON.read_text()
+    report = json.loads(text)
+    rows = report["tables"]["table1"]["rows"]
+    assert all(set(row) == {"task", "data", "metric", "baseline", "elmo", "p"} for row in rows)
+    ner = next(r for r in rows if r["task"] == "ner")
+    assert ner["baseline"] == {"mean": 90.5, "std": pytest.approx(0.5 ** 0.5), "n": 2}
+    assert ner["elmo"]["mean"] == pytest.approx(92.25) and ner["p"] is None        # no predictions: no p-value
+    sst = next(r for r in rows if r["task"] == "sst")
+    assert sst["p"] is not None and sst["p"] < 0.01 and sst["elmo"] == {"mean": 90.0, "std": None, "n": 1}
+    assert report["tables"]["table1"]["paper"]["snli"]["elmo_std"] == 0.17
+    assert report["tables"]["table7"]["rows"][1]["after"] == 228.3
+
+
 def test_figures_are_nonempty_pngs(report_dir):
     _, out = report_dir
-    for name in ("figure1_sample_efficiency.png", "figure2_layer_weights.png"):
+    for name in ("figure1_sample_efficiency.png", "figure2_layer_weights.png", "dev_curves.png"):
         data = (out / name).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
 
@@ -149,6 +188,7 @@ def test_latex_format(report_dir, tmp_path):
 def test_empty_dir_gives_all_missing_cells(tmp_path):
     assert report_main([str(tmp_path), "--out", str(tmp_path / "r")]) == 0
     text = (tmp_path / "r" / "report.md").read_text()
-    assert "| squad | — | — | — | — | — | — | 0/0 | 81.10 | 85.80 | +4.70 / 24.9% | — |" in text
+    assert "| squad | — | — | — | — | — | — | 0/0 | 84.40 | 81.10 | 85.80 | +4.70 / 24.9% | — |" in text
+    assert "| snli | — | — | — | — | — | — | 0/0 | 88.60 | 88.00 | 88.70 ± 0.17 | +0.70 / 5.8% | — |" in text
     assert " 0.00 " not in text
     shutil.rmtree(tmp_path / "r")

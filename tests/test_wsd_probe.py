@@ -71,12 +71,11 @@ def test_fallbacks_mfs_then_wordnet_then_unanswered():
     predictions, how = wsd.disambiguate(centroids, test, layers, {("bank", "v"): "bank%2:31:00::"},
                                         lambda lemma, pos: wordnet((lemma, pos)), progress=False)
     assert predictions["layer_1"] == {"i0": "bank%2:31:00::", "i1": "cat%1:05:00::"}  # dog: unanswered
+    assert predictions["mfs"] == predictions["layer_1"]
+    assert predictions["wordnet_first_sense"] == {"i1": "cat%1:05:00::"}           # WordNet alone: no bank verb
     assert how == {"mfs": 1, "wordnet": 1, "none": 1}
-
-
-def test_wordnet_detection_never_fails():
-    first = wsd.load_wordnet_first_sense()
-    assert first is None or callable(first)
+    without, _ = wsd.disambiguate(centroids, test, layers, {}, None, progress=False)
+    assert "wordnet_first_sense" not in without and without["mfs"] == {}
 
 
 SEMCOR = """<contextfile concordance="brown"><context filename="br-z01" paras="yes"><p pnum="1">
@@ -94,9 +93,14 @@ XML = """<?xml version="1.0" encoding="UTF-8" ?>
 
 
 @needs_fixtures
-def test_cli_writes_keys_and_results(tmp_path, capsys):
+def test_cli_writes_keys_and_results(tmp_path, capsys, monkeypatch):
+    nltk = pytest.importorskip("nltk", reason="nltk is a dependency of the WSD probe (pip install nltk)")
     from elmo_bench.cli import main
     from elmo_bench.probe.wsd_metric import score_files
+    from tests.test_wordnet import make_wordnet
+
+    monkeypatch.setattr(nltk.data, "path", list(nltk.data.path))
+    make_wordnet(tmp_path / "wordnet")       # bank: institution first; river; no otter
 
     (tmp_path / "semcor").mkdir()
     (tmp_path / "semcor" / "brown1_br-z01").write_text(SEMCOR)
@@ -106,8 +110,9 @@ def test_cli_writes_keys_and_results(tmp_path, capsys):
     gold.write_text("d000.s000.t000 bank%1:17:01::\nd000.s000.t001 river%1:17:00::\nd000.s000.t002 otter%1:05:00::\n")
     code = main(["probe-wsd", "--options", str(FIXTURES / "options.json"), "--weights",
                  str(FIXTURES / "lm_weights.hdf5"), "--semcor", str(tmp_path / "semcor"), "--eval-root",
-                 str(tmp_path / "eval"), "--sets", "toy", "--cache-dir", str(tmp_path / "cache"), "--no-wordnet",
-                 "--no-progress", "--out", str(tmp_path / "out")])
+                 str(tmp_path / "eval"), "--sets", "toy", "--cache-dir", str(tmp_path / "cache"), "--wordnet",
+                 str(tmp_path / "wordnet"), "--wordnet-work", str(tmp_path / "nltk"), "--no-progress",
+                 "--out", str(tmp_path / "out")])
     assert code == 0
     printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     results = json.loads((tmp_path / "out" / "results.json").read_text())
@@ -121,3 +126,9 @@ def test_cli_writes_keys_and_results(tmp_path, capsys):
         assert score_files(str(gold), str(tmp_path / "out" / "keys" / f"toy.{view}.key"))["f1"] == pytest.approx(
             metrics[f"{view}_f1"])
     assert results["data"]["answered_by"]["toy"] == {"1nn": 2, "none": 1}
+    assert results["data"]["coverage"]["toy"]["layer_1"] == [2, 3] and metrics["layer_1_coverage"] == pytest.approx(200 / 3)
+    # WordNet's first sense alone: bank → the institution (wrong), river right, otter unanswered: P 1/2, R 1/3
+    assert results["data"]["coverage"]["toy"]["wordnet_first_sense"] == [2, 3]
+    assert metrics["wordnet_first_sense_precision"] == pytest.approx(50.0)
+    assert metrics["wordnet_first_sense_f1"] == pytest.approx(40.0)
+    assert printed["toy"]["wordnet_first_sense_coverage"] == pytest.approx(66.67)

@@ -4,8 +4,9 @@ Training: the representation of every sense-tagged SemCor word (mean over the to
 to the centroid of each of its sense keys, separately for every view: each biLM layer 0..L and the average of all
 layers. Test: an instance whose (lemma, pos) has senses seen in training gets the sense whose centroid is nearest by
 cosine; otherwise the lemma's most frequent SemCor sense (counted over all SemCor sentences read, which may be more
-than the ones embedded), otherwise WordNet's first sense when an installed ``nltk`` has its WordNet data, otherwise no
-answer (the scorer then counts the instance in recall only).
+than the ones embedded), otherwise WordNet's first sense (``elmo_bench.probe.wordnet``), otherwise no answer (the
+scorer then counts the instance in recall only). Two baselines come with every run: ``mfs`` (the SemCor most frequent
+sense, then WordNet's first sense) and ``wordnet_first_sense`` (WordNet's first sense alone, the paper's 65.9).
 """
 from __future__ import annotations
 
@@ -96,43 +97,23 @@ def build_centroids(sentences: Sequence[WsdSentence], layers: Any, progress: boo
     return SenseCentroids(keys, vectors, by_lemma, view_names(sums.shape[0] - 1))
 
 
-def load_wordnet_first_sense() -> Optional[Callable[[str, str], Optional[str]]]:
-    """WordNet's first sense (lemma, pos) → key when nltk and its WordNet data are installed; else None.
-
-    Never downloads: a missing package or missing data only disables this fallback.
-    """
-    try:
-        from nltk.corpus import wordnet as wn
-
-        wn.synsets("dog")  # loads the data: LookupError when nltk has no WordNet installed
-    except (ImportError, LookupError, OSError, AttributeError) as err:
-        log.info("WordNet first-sense fallback off (%s)", type(err).__name__)
-        return None
-
-    def first_sense(lemma: str, pos: str) -> Optional[str]:
-        for synset in wn.synsets(lemma, pos=pos):
-            for name in synset.lemmas():
-                if name.name().lower() == lemma:
-                    return name.key()
-        return None
-
-    return first_sense
-
-
 def disambiguate(centroids: SenseCentroids, sentences: Sequence[WsdSentence], layers: Any,
                  mfs: dict[LemmaPos, str], wordnet: Optional[Callable[[str, str], Optional[str]]] = None,
                  progress: bool = True) -> tuple[dict[str, dict[str, str]], Counter]:
-    """Predictions {view: {instance id: key}} for every view plus ``mfs`` (the SemCor most-frequent-sense baseline),
-    and counts of how each instance was answered (1nn, mfs, wordnet, none)."""
-    predictions: dict[str, dict[str, str]] = {view: {} for view in [*centroids.views, "mfs"]}
+    """Predictions {view: {instance id: key}} for every view plus the baselines ``mfs`` (SemCor most frequent
+    sense, else WordNet's first sense) and, with ``wordnet``, ``wordnet_first_sense``; and counts of how each
+    instance was answered by the layer views (1nn, mfs, wordnet, none)."""
+    baselines = ["mfs"] + (["wordnet_first_sense"] if wordnet is not None else [])
+    predictions: dict[str, dict[str, str]] = {view: {} for view in [*centroids.views, *baselines]}
     how: Counter = Counter()
     for i, sentence in enumerate(tqdm(sentences, desc="1-NN", unit="sent", disable=not progress)):
         array = layers.get(i) if sentence.spans else None
         for span in sentence.spans:
             lp = (span.lemma, span.pos)
-            fallback = mfs.get(lp)
-            if fallback is None and wordnet is not None:
-                fallback = wordnet(*lp)
+            first = wordnet(*lp) if wordnet is not None else None
+            if first is not None:
+                predictions["wordnet_first_sense"][span.id] = first
+            fallback = mfs.get(lp, first)
             if fallback is not None:
                 predictions["mfs"][span.id] = fallback
             rows = centroids.by_lemma.get(lp)

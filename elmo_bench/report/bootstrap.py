@@ -5,11 +5,9 @@ statistic is the difference of the test metric, +ELMo minus baseline, each avera
 The p-value is one-sided, after Berg-Kirkpatrick et al. (2012): the share of resamples whose difference exceeds
 twice the observed one (the resampled differences shifted to mean zero under the null), with add-one smoothing.
 
-Two ways to get the metric of a resample:
-- ``per_example``: metrics that are a mean over examples (accuracy, SQuAD EM/F1 per question) are scored once
-  per example and resampled as numbers: fast.
-- ``recompute``: corpus-level metrics (span F1 of NER and SRL, CoNLL coreference F1) are recomputed on each
-  resample with the task's own metric function (``Task.metric``) from the task registry: exact but slower.
+The report bootstraps from per-example sufficient statistics (``elmo_bench.report.statistics``): every resample's
+exact corpus metric (accuracy, span F1, CoNLL F1) is a function of column sums. ``paired_bootstrap`` (per-example
+scores) and ``paired_bootstrap_metric`` (any metric function, recomputed per resample) are the general forms.
 """
 from __future__ import annotations
 
@@ -79,16 +77,55 @@ def paired_bootstrap_metric(metric: Metric, preds_elmo: Sequence[Sequence[Any]],
 
 
 # ---- the report's use: +ELMo vs baseline runs of one Table 1 row -------------------------------------------------
+# Each run's test predictions become per-example sufficient statistics (elmo_bench.report.statistics): read from
+# the compact export's scores_test.json.gz when present, else computed from predictions_test.json(.gz) and the gold
+# test set. The bootstrap then recomputes the exact corpus metric of every resample from column sums, so a report
+# built from a compact tree (no data) and one built from the full results (with data) give the same p-values.
 
-def _predictions(run_dir: Any) -> tuple[list[Any], list[Any]] | None:
+SCORES_FILE = "scores_test.json.gz"
+
+
+def _read_json(path: Any) -> Any:
+    import gzip
     import json
     from pathlib import Path
 
-    path = Path(run_dir) / "predictions_test.json"
+    path = Path(path)
+    if path.suffix == ".gz":
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            return json.load(handle)
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def read_predictions(run_dir: Any) -> list[Any] | None:
+    """The test predictions in example order, from predictions_test.json (engine: [{"id", "prediction"}]) or the
+    compact predictions_test.json.gz ([{"index", "prediction"}]); None when neither exists."""
+    from pathlib import Path
+
+    for name in ("predictions_test.json", "predictions_test.json.gz"):
+        path = Path(run_dir) / name
+        if path.exists():
+            records = _read_json(path)
+            if records and "index" in records[0]:
+                records = sorted(records, key=lambda r: r["index"])
+                if [r["index"] for r in records] != list(range(len(records))):
+                    raise ValueError(f"{path}: indices are not 0..n-1")
+            return [r["prediction"] for r in records]
+    return None
+
+
+def read_statistics(run_dir: Any) -> Any:
+    """The compact export's per-example statistics of a run, or None."""
+    from pathlib import Path
+
+    from elmo_bench.report.statistics import Statistics
+
+    path = Path(run_dir) / SCORES_FILE
     if not path.exists():
         return None
-    records = json.loads(path.read_text(encoding="utf-8"))
-    return [r["id"] for r in records], [r["prediction"] for r in records]
+    data = _read_json(path)
+    return Statistics(data["kind"], data["metric"], np.asarray(data["rows"], dtype=np.float64).reshape(
+        len(data["rows"]), -1))
 
 
 def _gold(run: Any, cache: dict[str, Any]) -> tuple[Any, list[Any]]:
@@ -113,42 +150,52 @@ def _gold(run: Any, cache: dict[str, Any]) -> tuple[Any, list[Any]]:
     return cache[key]
 
 
-def compare_runs(elmo_runs: Sequence[Any], base_runs: Sequence[Any], samples: int = 1000,
-                 recompute_samples: int = 200, cache: dict[str, Any] | None = None) -> tuple[float | None, str]:
-    """p-value of +ELMo > baseline from the runs' predictions_test.json, or (None, why not)."""
-    cache = {} if cache is None else cache
-    loaded = [_predictions(r.path.parent) for r in [*elmo_runs, *base_runs]]
-    if not elmo_runs or not base_runs or any(p is None for p in loaded):
-        return None, "no predictions"
-    ids = loaded[0][0]
-    if any(p[0] != ids for p in loaded):
-        return None, "prediction ids differ between runs"
-    run = elmo_runs[0]
+def run_statistics(run: Any, cache: dict[str, Any]) -> tuple[Any, str]:
+    """(Statistics, "") of one run's test predictions, or (None, why not)."""
+    from elmo_bench.report import statistics
+
+    stats = read_statistics(run.path.parent)
+    if stats is not None:
+        return stats, ""
     try:
-        task, examples = _gold(run, cache)
+        predictions = read_predictions(run.path.parent)
+    except (ValueError, KeyError, OSError) as exc:
+        return None, f"unreadable predictions ({exc})"
+    if predictions is None:
+        return None, "no predictions"
+    if (run.task, run.main_metric) not in statistics.EXTRACTORS:
+        return None, f"no per-example statistics for {run.task} {run.main_metric}"
+    try:
+        _, examples = _gold(run, cache)
     except Exception as exc:                                  # data absent, hub offline, reader error, ...
         return None, f"test gold not readable ({exc.__class__.__name__}: {exc})"
-    gold_ids = [e.get("id", i) for i, e in enumerate(examples)]
-    if [str(i) for i in gold_ids] != [str(i) for i in ids]:
-        return None, "prediction ids do not match the test set"
-    main = run.main_metric
-
-    def metric(predictions: Sequence[Any], picked: Sequence[Any]) -> float:
-        return float(task.metric(list(predictions), list(picked))[main])
-
-    preds = [p[1] for p in loaded]
+    if len(predictions) != len(examples):
+        return None, f"{len(predictions)} predictions for {len(examples)} test examples"
     try:
-        for r, p in zip([*elmo_runs, *base_runs], preds):   # the recomputed metric must be the recorded one
-            recorded = r.value("test")
-            if recorded is None or abs(metric(p, examples) - recorded) > 0.01:
-                return None, f"recomputed test {main} differs from {r.path}"
-        n_elmo = len(elmo_runs)
-        if is_per_example(run.task, main):
-            scores = np.array([[metric([p[i]], [examples[i]]) for i in range(len(examples))] for p in preds])
-            _, p_value = paired_bootstrap(scores[:n_elmo], scores[n_elmo:], samples)
-            return p_value, "per-example"
-        _, p_value = paired_bootstrap_metric(metric, preds[:n_elmo], preds[n_elmo:], examples, recompute_samples)
-        return p_value, "recomputed"
+        return statistics.compute(run.task, run.main_metric, predictions, examples), ""
     except Exception as exc:
-        log.warning("bootstrap failed for %s: %s", run.task, exc)
+        log.warning("statistics failed for %s: %s", run.path, exc)
         return None, f"metric failed ({exc.__class__.__name__})"
+
+
+def compare_runs(elmo_runs: Sequence[Any], base_runs: Sequence[Any], samples: int = 1000,
+                 cache: dict[str, Any] | None = None) -> tuple[float | None, str]:
+    """p-value of +ELMo > baseline over the test examples, or (None, why not)."""
+    from elmo_bench.report.statistics import paired_bootstrap_sums
+
+    cache = {} if cache is None else cache
+    if not elmo_runs or not base_runs:
+        return None, "no predictions"
+    found = []
+    for run in [*elmo_runs, *base_runs]:
+        stats, why = run_statistics(run, cache)
+        if stats is None:
+            return None, why
+        recorded = run.value("test")
+        if recorded is None or abs(stats.value() - recorded) > 0.01:
+            return None, f"recomputed test {run.main_metric} differs from {run.path}"
+        found.append(stats)
+    if len({s.rows.shape[0] for s in found}) != 1:
+        return None, "runs were tested on different numbers of examples"
+    _, p_value = paired_bootstrap_sums(found[: len(elmo_runs)], found[len(elmo_runs):], samples)
+    return p_value, found[0].kind

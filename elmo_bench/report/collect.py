@@ -79,7 +79,7 @@ class Run:
         key = {"task": self.task, "embedder": self.embedder, "seed": self.seed, "data": self.data,
                "fraction": self.fraction, "elmo": self.elmo, "head": task_cfg.get("head"), "trainer": trainer,
                "bilm": (self.raw.get("bilm") or {}).get("hash")}
-        if self.task == "wsd":
+        if self.task in ("wsd", "pos_probe"):          # probes: no training config tells two runs apart
             key["metrics"] = self.metrics
         return json.dumps(key, sort_keys=True, default=str)
 
@@ -129,11 +129,15 @@ class Collection:
     files: int
     duplicates: int
     warnings: list[str]
+    adaptations: list[dict[str, Any]] = field(default_factory=list)   # lm_adaptation.json records (Table 7)
 
 
 def collect(dirs: Iterable[str | Path]) -> Collection:
     """Every results.json below ``dirs`` (sorted, each file once), duplicates of one experiment kept once."""
+    from elmo_bench import lm_adaptation
+
     paths: list[Path] = []
+    adaptation_paths: list[Path] = []
     warnings: list[str] = []
     for root in dirs:
         root = Path(root)
@@ -141,8 +145,15 @@ def collect(dirs: Iterable[str | Path]) -> Collection:
             paths.append(root.resolve())
         elif root.is_dir():
             paths.extend(p.resolve() for p in root.rglob("results.json"))
+            adaptation_paths.extend(p.resolve() for p in root.rglob(lm_adaptation.FILENAME))
         else:
             warnings.append(f"warning: {root}: no such directory")
+    adaptations = []
+    for path in sorted(set(adaptation_paths)):
+        try:
+            adaptations.append(lm_adaptation.read(path))
+        except ValueError as exc:
+            warnings.append(f"warning: skipping {exc}")
     runs: list[Run] = []
     seen: set[str] = set()
     duplicates = 0
@@ -159,4 +170,4 @@ def collect(dirs: Iterable[str | Path]) -> Collection:
             continue
         seen.add(signature)
         runs.append(run)
-    return Collection(runs=runs, files=len(unique), duplicates=duplicates, warnings=warnings)
+    return Collection(runs=runs, files=len(unique), duplicates=duplicates, warnings=warnings, adaptations=adaptations)

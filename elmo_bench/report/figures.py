@@ -1,4 +1,5 @@
-"""Figure 1 (sample efficiency) and Figure 2 (learned layer weights) as PNGs, written atomically."""
+"""Figure 1 (sample efficiency), Figure 2 (learned layer weights) and the per-epoch dev curves as PNGs, written
+atomically."""
 from __future__ import annotations
 
 import io
@@ -13,7 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 
 from elmo_bench.atomic import atomic_write_bytes  # noqa: E402
 from elmo_bench.report.collect import Run  # noqa: E402
-from elmo_bench.report.tables import learned_mixes, sample_efficiency_points  # noqa: E402
+from elmo_bench.report.tables import dev_curves, learned_mixes, sample_efficiency_points  # noqa: E402
 
 LABELS = {"glove": "baseline (GloVe)", "glove_elmo": "+ELMo", "elmo": "ELMo only"}
 
@@ -67,6 +68,35 @@ def figure2(runs: Sequence[Run], path: Path) -> bool:
         ax.set_xlabel("biLM layer")
         ax.set_title(f"{task} ({where})", fontsize="small")
     for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    _save(fig, path)
+    return True
+
+
+def dev_curve_figure(runs: Sequence[Run], path: Path) -> bool:
+    """One panel per Table 1 task: dev main metric against epoch, one line per run (colour = embedder, style =
+    seed); False if no run has a history."""
+    curves = dev_curves(runs)
+    if not curves:
+        return False
+    cols = min(3, len(curves))
+    rows = math.ceil(len(curves) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
+    styles = ["-", "--", ":", "-."]
+    for ax, ((task, data), lines) in zip(axes.flat, curves.items()):
+        colours: dict[str, str] = {}
+        seeds = sorted({run.seed for run, _ in lines})
+        for run, points in lines:
+            colour = colours.setdefault(run.embedder, f"C{len(colours)}")
+            ax.plot([e for e, _ in points], [v for _, v in points], color=colour, marker="o", markersize=3,
+                    linestyle=styles[seeds.index(run.seed) % len(styles)],
+                    label=f"{LABELS.get(run.embedder, run.embedder)}, seed {run.seed}")
+        ax.set_xlabel("epoch")
+        ax.set_ylabel(f"dev {lines[0][0].main_metric}")
+        ax.set_title(f"{task} ({data})", fontsize="small")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="x-small")
+    for ax in list(axes.flat)[len(curves):]:
         ax.axis("off")
     _save(fig, path)
     return True

@@ -36,3 +36,37 @@ TABLE5_WORDNET_FIRST_SENSE = 65.9
 
 #: Table 6 (PTB WSJ test POS accuracy): biLM first / second biLSTM layer = our layers 1 and 2
 TABLE6_BILM: dict[int, float] = {1: 97.3, 2: 96.8}
+
+#: Table 1's "previous SOTA" column (the system the paper compares against, and its number)
+TABLE1_PREVIOUS_SOTA: dict[str, tuple[str, float]] = {
+    "squad": ("Liu et al. (2017)", 84.4),
+    "snli": ("Chen et al. (2017)", 88.6),
+    "srl": ("He et al. (2017)", 81.7),
+    "coref": ("Lee et al. (2017)", 67.2),
+    "ner": ("Peters et al. (2017)", 91.93),
+    "sst": ("McCann et al. (2017)", 53.7),
+}
+#: the ± the paper prints in Table 1 (standard deviation over five seeds): its +ELMo column, and NER's previous SOTA
+#: (as printed there: SNLI ±0.17, NER ±0.10, SST-5 ±0.5)
+TABLE1_ELMO_PM: dict[str, str] = {"snli": "0.17", "ner": "0.10", "sst": "0.5"}
+TABLE1_PREVIOUS_SOTA_PM: dict[str, str] = {"ner": "0.19"}
+
+#: Table 5's other rows (all-words WSD F1 on Raganato et al.'s ALL): CoVe's first / second layer in our layer
+#: numbering (1, 2), and the supervised systems the paper lists
+TABLE5_COVE: dict[int, float] = {1: 59.4, 2: 64.7}
+TABLE5_OTHERS: dict[str, float] = {"Raganato et al. (2017a)": 69.9, "Iacobacci et al. (2016)": 70.1}
+
+#: Table 6's other rows (PTB WSJ test accuracy): CoVe's first / second layer, and the supervised taggers
+TABLE6_COVE: dict[int, float] = {1: 93.3, 2: 92.8}
+TABLE6_OTHERS: dict[str, float] = {"Collobert et al. (2011)": 97.3, "Ma and Hovy (2016)": 97.6,
+                                   "Ling et al. (2015)": 97.8}
+
+#: Table 7: biLM perplexity on each task's text before -> after fine-tuning the biLM on that task's training text;
+#: keyed by our task names (CoNLL-2003 = ner, SQuAD = its contexts)
+TABLE7: dict[str, tuple[str, float, float]] = {
+    "snli": ("SNLI", 72.1, 16.8),
+    "ner": ("CoNLL-2003", 103.2, 46.3),
+    "squad": ("SQuAD (context)", 99.1, 43.5),
+    "sst": ("SST", 131.5, 78.6),
+}
+TABLE7_ORDER = ("snli", "ner", "squad", "sst")

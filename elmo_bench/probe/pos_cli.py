@@ -1,0 +1,164 @@
+"""``elmo-bench probe-pos``: the converged linear POS probe of every biLM layer, GloVe and the most-frequent-tag
+baseline on one split (paper Table 6), printed as one JSON object.
+
+Prints ``{"data", "tag_column", "train_sentences", "train_tokens", "dev_tokens", "test_tokens", "bilm",
+"test": {row: accuracy}, "dev": {row: accuracy}, "l2": {row: chosen L2}, "converged": {row: bool}}`` with rows
+``layer_0 .. layer_L, average, glove, most_frequent_tag`` (accuracy in percent). With ``--out DIR`` it also writes
+``DIR/results.json`` (task ``pos_probe``; the report's Table 6 reads it). The biLM layers come from the activation
+cache (``--cache-dir``): a second run on the same sentences and biLM does not run the biLM.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "pos" / "ud_english_ewt"
+DEFAULT_L2 = "1e-2,1e-3,1e-4,1e-5"
+log = logging.getLogger("elmo_bench.probe.pos")
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, found {text}")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
+
+    p = argparse.ArgumentParser(prog="elmo-bench probe-pos", description=__doc__.splitlines()[0])
+    p.add_argument("--options", default=str(DEFAULT_OPTIONS), help="biLM options.json (default: the shipped biLM)")
+    p.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="biLM weights.hdf5 (default: the shipped biLM)")
+    p.add_argument("--data-dir", default=str(DEFAULT_DATA),
+                   help="UD English-EWT directory (en_ewt-ud-{train,dev,test}.conllu, train may be .gz)")
+    p.add_argument("--tag-column", default="xpos", choices=["xpos", "upos"], help="xpos = PTB tags (the paper's)")
+    p.add_argument("--max-train-sentences", type=_positive_int, default=None,
+                   help="the first N training sentences (default: all of them)")
+    p.add_argument("--l2-grid", default=DEFAULT_L2, help=f"L2 strengths tried, best on dev kept; when the weakest wins, up to 3 more fits go "
+                        f"down by factors of 10 (default {DEFAULT_L2})")
+    p.add_argument("--max-iter", type=_positive_int, default=1000, help="L-BFGS iterations per fit at most")
+    p.add_argument("--tol", type=float, default=1e-4, help="converged when the gradient max-norm is below this")
+    p.add_argument("--no-glove", action="store_true", help="leave out the GloVe row")
+    p.add_argument("--cache-dir", default=str(REPO / ".cache" / "activations"), help="activation cache directory")
+    p.add_argument("--threads", type=_positive_int, default=1, help="torch intra-op threads")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--out", default=None, help="also write OUT/results.json")
+    return p
+
+
+def _split_paths(directory: Path) -> dict[str, str]:
+    from elmo_bench.errors import DataError
+
+    paths = {}
+    for split in ("train", "dev", "test"):
+        found = [directory / f"en_ewt-ud-{split}.conllu{ext}" for ext in ("", ".gz")]
+        found = [p for p in found if p.exists()]
+        if not found:
+            raise DataError(f"{directory}: no en_ewt-ud-{split}.conllu(.gz) (expected a UD English-EWT directory)")
+        paths[split] = str(found[0])
+    return paths
+
+
+def read(args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
+    """The three splits, the training split cut to ``--max-train-sentences``."""
+    from tasks.pos.reader import read_conllu
+
+    splits = {s: read_conllu(p, args.tag_column, s) for s, p in _split_paths(Path(args.data_dir)).items()}
+    if args.max_train_sentences:
+        splits["train"] = splits["train"][: args.max_train_sentences]
+    return splits
+
+
+def bilm_features(args: argparse.Namespace, splits: dict[str, list[dict[str, Any]]], progress: bool):
+    """{split: (n_tokens, L+1, dim)} from the activation cache (computed once), and the biLM's identity."""
+    from elmo_bench.bilm.weights import bilm_identity, load_bilm
+    from elmo_bench.cache import ActivationCache
+    from elmo_bench.probe.pos import layer_features
+
+    bilm = load_bilm(args.options, args.weights)
+    bilm_id = bilm_identity(args.options, args.weights)
+    cache = ActivationCache(args.cache_dir, bilm, bilm_id, progress=progress)
+    features = {}
+    for split, examples in splits.items():
+        layers = cache.layers([ex["tokens"] for ex in examples], name=f"pos/{split}")
+        features[split] = layer_features(layers, len(examples))
+    return features, {"hash": bilm_id, "options": args.options, "weights": args.weights,
+                      "layers": bilm.num_layers, "dim": bilm.output_dim, "seconds_in_bilm": cache.seconds_in_bilm}
+
+
+def probe_pos_main(argv: Sequence[str]) -> int:
+    args = _parser().parse_args(list(argv))
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    import numpy as np
+    import torch
+
+    from elmo_bench.probe.pos import SPLITS, baseline_accuracy, glove_features, probe_features, tag_ids
+
+    try:
+        grid = [float(v) for v in args.l2_grid.split(",") if v.strip()]
+    except ValueError:
+        raise SystemExit(f"elmo-bench probe-pos: --l2-grid expects comma-separated numbers, found {args.l2_grid!r}")
+    if not grid or any(v < 0 for v in grid):
+        raise SystemExit(f"elmo-bench probe-pos: --l2-grid expects non-negative numbers, found {args.l2_grid!r}")
+    torch.set_num_threads(args.threads)
+    started = time.perf_counter()
+    splits = read(args)
+    labels = sorted({t for ex in splits["train"] for t in ex["tags"]})
+    y = {s: tag_ids(splits[s], labels) for s in SPLITS}
+    layers, bilm = bilm_features(args, splits, not args.no_progress)
+    views: dict[str, dict[str, np.ndarray]] = {}
+    for k in range(bilm["layers"]):
+        views[f"layer_{k}"] = {s: layers[s][:, k] for s in SPLITS}
+    views["average"] = {s: layers[s].mean(axis=1) for s in SPLITS}
+    if not args.no_glove:
+        from elmo_bench.glove import load_glove
+
+        vectors, dim = load_glove({w for ex in (e for s in SPLITS for e in splits[s]) for w in ex["tokens"]})
+        views["glove"] = {s: glove_features(splits[s], vectors, dim) for s in SPLITS}
+    rows = {}
+    for name, features in views.items():
+        log.info("probe %s: %s features", name, features["train"].shape)
+        rows[name] = probe_features(features, y, len(labels), grid, args.max_iter, args.tol)
+    baseline = {s: baseline_accuracy(splits["train"], splits[s]) for s in ("dev", "test")}
+    summary = {
+        "data": "ud_ewt_pos", "tag_column": args.tag_column, "train_sentences": len(splits["train"]),
+        **{f"{s}_tokens": int(len(y[s])) for s in SPLITS}, "bilm": bilm["hash"],
+        "test": {**{n: round(r.test, 2) for n, r in rows.items()}, "most_frequent_tag": round(baseline["test"], 2)},
+        "dev": {**{n: round(r.dev, 2) for n, r in rows.items()}, "most_frequent_tag": round(baseline["dev"], 2)},
+        "l2": {n: r.l2 for n, r in rows.items()},
+        "converged": {n: r.converged for n, r in rows.items()},
+    }
+    if args.out:
+        write_results(Path(args.out), args, splits, rows, baseline, bilm, time.perf_counter() - started)
+    print(json.dumps(summary))
+    return 0
+
+
+def write_results(out: Path, args: argparse.Namespace, splits, rows, baseline, bilm, seconds: float) -> None:
+    """OUT/results.json in the engine's schema (task ``pos_probe``), one metric per row and split."""
+    from elmo_bench.probe.cli import _bilm_name
+    from elmo_bench.results import SCHEMA_VERSION, git_commit, write_results as write
+
+    metrics = {split: {**{f"{n}_accuracy": getattr(r, split) for n, r in rows.items()},
+                       "most_frequent_tag_accuracy": baseline[split]} for split in ("dev", "test")}
+    config = dict(vars(args))
+    config["choices"] = {"task": "pos_probe", "data": "ud_ewt_pos", "bilm": _bilm_name(args.options), "embedder": "elmo"}
+    full = len(splits["train"]) if not args.max_train_sentences else None
+    out.mkdir(parents=True, exist_ok=True)
+    write(out / "results.json", {
+        "schema": SCHEMA_VERSION, "task": "pos_probe", "embedder": "elmo", "seed": 0, "config": config,
+        "data": {"name": "ud_ewt_pos", "fraction": 1.0, "train_sentences": len(splits["train"]),
+                 "all_train_sentences": full, "tag_column": args.tag_column},
+        "metrics": metrics, "main_metric": "layer_1_accuracy",
+        "probes": {n: {**r.summary(), "l2_path": r.path} for n, r in rows.items()},
+        "mixes": {}, "elmo": None, "epochs": {"run": 0, "best": None, "history": []},
+        "timings": {"total_seconds": seconds, "bilm_seconds": bilm["seconds_in_bilm"]},
+        "bilm": {"name": _bilm_name(args.options), **{k: v for k, v in bilm.items() if k != "seconds_in_bilm"}},
+        "git_commit": git_commit(REPO),
+    })

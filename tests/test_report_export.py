@@ -1,0 +1,74 @@
+"""``elmo-bench export-results``: a compact copy (results.json, gzipped labels keyed by example index, per-example
+statistics) from which ``elmo-bench report`` rebuilds exactly the report of the full tree, without the data."""
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+
+import pytest
+
+from elmo_bench.cli import main
+from elmo_bench.errors import DataError
+from elmo_bench.report.export import _squad_spans, export_results
+from tests.test_report_golden import make_tree
+
+
+def _files(root):
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def tree(tmp_path):
+    make_tree(tmp_path / "results")
+    shutil.rmtree(tmp_path / "results" / "broken")
+    return tmp_path
+
+
+def test_compact_tree_rebuilds_the_report_without_the_data(tree, capsys):
+    src, dst = tree / "results", tree / "docs" / "results"
+    for fmt in ("md", "json"):
+        assert main(["report", str(src), "--out", str(tree / "full"), "--format", fmt]) == 0
+    assert main(["export-results", str(src), str(dst)]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["runs"] == 27
+    (src / "sst_test.txt").unlink()                  # the gold test data is gone: only the compact tree remains
+    for fmt in ("md", "json"):
+        assert main(["report", str(dst), "--out", str(tree / "compact"), "--format", fmt]) == 0
+    for name in ("report.md", "report.json", "figure1_sample_efficiency.png", "figure2_layer_weights.png",
+                 "dev_curves.png"):
+        assert (tree / "compact" / name).read_bytes() == (tree / "full" / name).read_bytes(), name
+    assert "| sst | sst | accuracy | 50.00 | 90.00 |" in (tree / "compact" / "report.md").read_text()
+    assert json.loads((tree / "compact" / "report.json").read_text())["tables"]["table1"]["rows"][5]["p"] < 0.01
+
+
+def test_compact_files_hold_labels_by_index_and_statistics(tree):
+    src, dst = tree / "results", tree / "compact"
+    count, warnings = export_results(src, dst)
+    assert count == 27 and warnings == []
+    run = dst / "table1" / "sst" / "glove_elmo-seed1"
+    assert sorted(p.name for p in run.iterdir()) == ["predictions_test.json.gz", "results.json", "scores_test.json.gz"]
+    predictions = json.loads(gzip.decompress((run / "predictions_test.json.gz").read_bytes()))
+    original = json.loads((src / "table1" / "sst" / "glove_elmo-seed1" / "predictions_test.json").read_text())
+    assert [p["index"] for p in predictions] == list(range(20))
+    assert [p["prediction"] for p in predictions] == [r["prediction"] for r in original]
+    scores = json.loads(gzip.decompress((run / "scores_test.json.gz").read_bytes()))
+    assert scores["kind"] == "ratio" and sum(r[0] for r in scores["rows"]) == 18 and len(scores["rows"]) == 20
+    assert json.loads((run / "results.json").read_text()) == json.loads(
+        (src / "table1" / "sst" / "glove_elmo-seed1" / "results.json").read_text())
+    assert (dst / "adapted" / "ner" / "lm_adaptation.json").exists()
+    before = _files(dst)
+    export_results(src, dst)                          # deterministic: the same bytes again
+    assert _files(dst) == before
+
+
+def test_squad_answers_become_character_spans():
+    examples = [{"context_text": "The cat sat on the mat."}, {"context_text": "No answer here."}]
+    assert _squad_spans(["the mat", "elsewhere"], examples) == [[15, 22], None]
+
+
+def test_export_refuses_bad_trees(tmp_path):
+    with pytest.raises(DataError, match="not a directory"):
+        export_results(tmp_path / "absent", tmp_path / "out")
+    (tmp_path / "r").mkdir()
+    with pytest.raises(DataError, match="must not lie inside"):
+        export_results(tmp_path / "r", tmp_path / "r" / "compact")
