@@ -113,8 +113,9 @@ def _build(base: Path, sentences: list[list[str]], recipe: dict[str, Any], final
     if heldout:
         before = evaluate(*load_lm(base / "options.json", base / "weights.hdf5", base / "vocab.txt"), heldout)
         after = evaluate(*load_lm(work / "options.json", work / "weights.hdf5", work / "vocab.txt"), heldout)
-        perplexity = {"before": before["average"], "after": after["average"], "tokens": before["tokens"],
-                      "sentences": len(heldout)}
+        keep = ("forward", "backward", "average")
+        perplexity = {"before": {k: before[k] for k in keep}, "after": {k: after[k] for k in keep},
+                      "tokens": before["tokens"], "sentences": len(heldout)}
     info = {"base_hash": base_hash, "adapted_hash": bilm_identity(work / "options.json", work / "weights.hdf5"),
             "text_hash": sentences_hash, "sentences": len(sentences), "tokens": sum(len(s) for s in sentences),
             "recipe": recipe, "steps": summary["steps"], "tokens_seen": summary["tokens_seen"],

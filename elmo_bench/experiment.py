@@ -164,6 +164,7 @@ def adapt_bilm(cfg: DictConfig, task: Task, prepared: Prepared, base_info: dict[
                run_dir: Path, device: torch.device) -> tuple[Any, dict[str, Any]]:
     """bilm=adapted: the base biLM fine-tuned on the training examples this run uses (built once, cached), loaded
     frozen; its record keeps the base and the adapted hash. The dev text is scored (never trained on) for Table 7."""
+    from elmo_bench import lm_adaptation
     from elmo_bench.adapted import ensure_adapted
     from elmo_bench.bilm.weights import load_bilm
 
@@ -176,8 +177,11 @@ def adapt_bilm(cfg: DictConfig, task: Task, prepared: Prepared, base_info: dict[
     info = {**base_info, "options": str(adapted.options), "weights": str(adapted.weights),
             "hash": adapted.adapted_hash, **adapted.record(), "built_here": adapted.built}
     record = json.loads((adapted.weights.parent / "adapted.json").read_text())
-    atomic_write_text(run_dir / "lm_adaptation.json", json.dumps({"task": task.name, "data": cfg.data.get("name"),
-                                                                  **record}, indent=2) + "\n")
+    scored = record["heldout_perplexity"]
+    if scored:  # Table 7: the dev text's perplexity under the base and the adapted biLM
+        lm_adaptation.write(run_dir / lm_adaptation.FILENAME, task.name, str(cfg.data.get("name")), "dev",
+                            scored["tokens"], scored["before"], scored["after"], adapted.base_hash,
+                            adapted.adapted_hash, record["recipe"])
     prepared.timings["adapt_seconds"] = time.perf_counter() - started
     return bilm, info
 

@@ -39,7 +39,7 @@ def test_builds_once_then_hits_its_cache(base_dir, tmp_path):
     assert info["base_hash"] == first.base_hash != first.adapted_hash == info["adapted_hash"]
     assert info["tokens_seen"] >= info["tokens"]  # one epoch of the task text
     # the held-out (dev) text got more likely under the adapted model: it is in the task's domain
-    assert info["heldout_perplexity"]["after"] < info["heldout_perplexity"]["before"]
+    assert info["heldout_perplexity"]["after"]["average"] < info["heldout_perplexity"]["before"]["average"]
     with h5py.File(base_dir / "weights.hdf5") as a, h5py.File(first.weights) as b:
         assert not np.array_equal(a["softmax/W"][...], b["softmax/W"][...])
     stamp = first.weights.stat().st_mtime_ns

@@ -12,6 +12,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import open_dict
 
+from elmo_bench import lm_adaptation
 from elmo_bench.experiment import run_experiment
 from elmo_bench.hydra_setup import register_resolvers
 from elmo_bench.pretrain.train import train
@@ -64,9 +65,10 @@ def test_adapted_run_tunes_on_train_text_only_and_is_reused(tmp_path, base_dir):
     assert {tuple(s) for s in seen} == train_text and len(seen) == len(train_text)
     held_out = {tuple(s) for s in _sentences("dev") + _sentences("test")} - train_text
     assert held_out and not held_out & {tuple(s) for s in seen}
-    table7 = json.loads((tmp_path / "run1" / "lm_adaptation.json").read_text())
-    assert table7["task"] == "ner" and table7["base_hash"] == record["base_hash"]
-    assert table7["heldout_perplexity"]["sentences"] == len({tuple(s) for s in _sentences("dev")})
+    table7 = lm_adaptation.read(tmp_path / "run1" / "lm_adaptation.json")  # the report's Table 7 input
+    assert table7["task"] == "ner" and table7["text"] == "dev" and table7["base_bilm"] == record["base_hash"]
+    assert table7["adapted_bilm"] == record["adapted_hash"]
+    assert table7["tokens"] == sum(len(s) + 1 for s in {tuple(s) for s in _sentences("dev")})
     second = run_experiment(_cfg(tmp_path, base_dir, "seed=2"), tmp_path / "run2")
     assert not second["bilm"]["built_here"] and second["bilm"]["adapted_hash"] == record["adapted_hash"]
 
