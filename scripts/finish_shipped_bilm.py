@@ -107,7 +107,9 @@ def main(run_dir: str = "/work/lm_work/run_v2", work_dir: str = "/work/lm_work",
                         "torch": torch.__version__, "python": platform.python_version(),
                         "note": "2 cores shared with other jobs during training"},
             "notes": (run / "NOTES.txt").read_text().strip().splitlines() if (run / "NOTES.txt").exists() else [],
-            "loss_curve_sampled": [{"tokens": h["tokens"], "loss": round(h["loss_ema"], 3)} for h in history[::10]],
+            "loss_curve_sampled": [{"tokens": h["tokens"], "loss": round(h["loss_ema"], 3)}
+                                   for h in [h for h in history if "loss_ema" in h][::5]],
+            "events": [h for h in history if "event" in h],
             "heldout_curve": _heldout_curve(run),
         },
         "heldout_perplexity": heldout,
@@ -189,7 +191,7 @@ The first shipped biLM (v1) stays reachable as `bilm=shipped_v1` (`elmo_bench/re
 ## Training
 * {t['steps']:,} steps × batch {t['config']['batch_size']} × unroll {t['config']['unroll_steps']} = **{t['tokens_seen']:,} tokens seen** (each trains both directions); {t['config']['optimizer']} lr {t['config']['lr']} (initial accumulator {t['config']['initial_accumulator']}), dropout {t['config']['dropout']}, global grad-norm clip {t['config']['grad_clip']}, seed {t['config']['seed']}.
 * {t['train_seconds'] / 60:.0f} minutes of training ({t['wall_start']} → {t['wall_end']}), {t['stop_reason']}; {t['tokens_seen'] / t['train_seconds']:.0f} tokens/s on average; machine: {t['machine']['cpu']}, {t['machine']['torch_threads']} torch thread(s) ({t['machine']['note']}), torch {t['machine']['torch']}.
-{''.join(chr(10) + '* ' + n for n in t['notes'])}
+{''.join(chr(10) + '* ' + n for n in t['notes'])}{''.join(chr(10) + '* step ' + format(e['step'], ',') + ' (' + format(e['tokens'], ',') + ' tokens): ' + e['event'] for e in t.get('events', []))}
 
 ![training curve](training_curve.png)
 

@@ -157,3 +157,30 @@ def test_export_from_checkpoint_matches_export_of_the_live_model(tmp_path):
         assert "softmax/W" in names and "unigram/counts" in names
         assert all(np.array_equal(a[n][...], b[n][...]) for n in names)
     assert saved["vocab"].read_text() == live["vocab"].read_text()
+
+
+def test_batch_size_phase_keeps_weights_and_restarts_streams_deterministically(tmp_path):
+    """Resuming with another batch_size (a recipe phase): step/token counters, weights and optimizer carry on, the
+    streams restart from zero state at the checkpoint's sentence, the history records it, and the two-phase run is
+    reproducible."""
+    train_file = write_lines(tmp_path / "train.txt", grammar_sentences(120, seed=0))
+
+    def two_phases(out: Path) -> Trainer:
+        train(tiny_config(train_file, out, batch_size=8, max_tokens=8 * 6 * 10), progress=False)
+        second = Trainer(tiny_config(train_file, out, batch_size=4, max_tokens=8 * 6 * 10 + 4 * 6 * 10))
+        second.run(progress=False)
+        return second
+
+    a = two_phases(tmp_path / "a")
+    assert a.step == 20 and a.tokens_seen == 8 * 6 * 10 + 4 * 6 * 10
+    events = [h for h in a.history if "event" in h]
+    assert len(events) == 1 and events[0]["step"] == 10 and "batch_size 8 -> 4" in events[0]["event"]
+    b = two_phases(tmp_path / "b")
+    for (name, x), y in zip(a.model.state_dict().items(), b.model.state_dict().values()):
+        assert torch.equal(x, y), name
+    # the phase-2 streams start exactly where phase 1's shuffled order stood
+    restarted = StreamBatcher(a.corpus, 4, 6, seed=0)
+    restarted.restart_at(0, 5)
+    first_row = restarted.next_batch()[0][0, 0]
+    assert list(first_row[: len(a.corpus.sentence(int(restarted._order[5])))]) == \
+        list(a.corpus.sentence(int(restarted._order[5])))[:6]

@@ -137,6 +137,13 @@ class StreamBatcher:
                 buffers[row] = buf[self.unroll:]
         return inputs, targets
 
+    def restart_at(self, epoch: int, cursor: int) -> None:
+        """Empty streams that continue from sentence ``cursor`` of epoch ``epoch``'s order (a batch-size change)."""
+        self.epoch, self.cursor = int(epoch), int(cursor)
+        self._order = self._make_order(self.epoch)
+        self.forward = [np.empty(0, dtype=np.int64) for _ in range(self.batch)]
+        self.backward = [np.empty(0, dtype=np.int64) for _ in range(self.batch)]
+
     def state(self) -> dict[str, Any]:
         return {"epoch": self.epoch, "cursor": self.cursor,
                 "forward": [b.tolist() for b in self.forward], "backward": [b.tolist() for b in self.backward]}

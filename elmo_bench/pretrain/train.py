@@ -5,7 +5,10 @@ the LSTM state is carried (detached) from window to window. The run stops at a t
 ``epochs`` × corpus tokens): never endless. A checkpoint (model, optimizer, sampler RNG, torch RNG, data
 position, carried LSTM state of the whole global batch) is written atomically every ``checkpoint_every_steps``
 steps or ``checkpoint_every_s`` seconds and at the end; rerunning with the same ``out_dir`` resumes from it and
-ends with the same weights as an uninterrupted run. ``max_train_seconds`` (optional) also stops the run cleanly
+ends with the same weights as an uninterrupted run. Resuming with another ``batch_size`` is a recipe phase, not an
+error: weights, optimizer, sampler, RNG and counters carry on, and the streams restart from zero state at the
+checkpoint's place in the shuffled sentence order (recorded in the history; deterministic, so two phases run as
+``max_tokens=N batch_size=B1`` then ``batch_size=B2`` reproduce exactly). ``max_train_seconds`` (optional) also stops the run cleanly
 once that much training time is spent (a deadline), with the same checkpoint and export as at the budget.
 
 Distributed: under ``torchrun`` (``WORLD_SIZE`` > 1) the model is wrapped in DistributedDataParallel (gloo on
@@ -188,11 +191,18 @@ class Trainer:
         rng = [rng] if isinstance(rng, torch.Tensor) else rng  # checkpoints of the first version: rank 0 only
         if len(rng) == self.world:  # same world size: every rank continues its own dropout stream
             torch.set_rng_state(rng[self.rank])
-        self.batcher.set_state(payload["data"])
-        self.state = [(h.to(self.device), c.to(self.device)) for h, c in payload["lstm_state"]]
         self.step, self.tokens_seen = payload["step"], payload["tokens_seen"]
         self.train_seconds, self.loss_ema = payload["train_seconds"], payload["loss_ema"]
         self.history = payload.get("history", [])
+        saved_batch = len(payload["data"]["forward"])
+        if saved_batch == self.cfg["batch_size"]:
+            self.batcher.set_state(payload["data"])
+            self.state = [(h.to(self.device), c.to(self.device)) for h, c in payload["lstm_state"]]
+        else:  # a new batch size (a recipe phase): same weights, optimizer and counters; the streams restart
+            self.batcher.restart_at(payload["data"]["epoch"], payload["data"]["cursor"])
+            self.history.append({"step": self.step, "tokens": self.tokens_seen, "event":
+                                 f"batch_size {saved_batch} -> {self.cfg['batch_size']}: streams restart at "
+                                 f"epoch {payload['data']['epoch']} sentence {payload['data']['cursor']}, zero state"})
         return True
 
     # ---- the loop ------------------------------------------------------------------------------------------
