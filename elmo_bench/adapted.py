@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from elmo_bench.bilm.weights import bilm_identity
+from elmo_bench.cache import stream_hash
 
 #: The default recipe: bilm-tf's training settings, one epoch of the task's text (the paper's Table 7).
 DEFAULT_RECIPE: dict[str, Any] = {"epochs": 1, "batch_size": 64, "unroll_steps": 20, "num_sampled": 1024,
@@ -43,11 +44,8 @@ class AdaptedBiLM:
 
 
 def text_hash(sentences: Sequence[Sequence[str]]) -> str:
-    digest = hashlib.sha256()
-    for sentence in sentences:
-        digest.update(" ".join(sentence).encode("utf-8"))
-        digest.update(b"\n")
-    return digest.hexdigest()[:16]
+    """The activation cache's content hash of a token stream (16 hex digits)."""
+    return stream_hash(sentences)[:16]
 
 
 def adapted_key(base_hash: str, sentences_hash: str, recipe: Mapping[str, Any]) -> str:
