@@ -148,10 +148,13 @@ def load_bilm_info(cfg: DictConfig) -> tuple[Any, dict[str, Any]]:
 
 
 def distinct_text(task: Task, examples: Sequence[Example]) -> list[list[str]]:
-    """Every text field of ``examples`` as token sequences, each distinct sequence once, in first-seen order."""
+    """Every text field of ``examples`` as token sequences, each distinct sequence once, in first-seen order.
+    Phrase examples (``is_root`` false, SST's sub-sentence phrases) are left out: their sentence is in the text."""
     seen: set[tuple[str, ...]] = set()
     out: list[list[str]] = []
     for example in examples:
+        if not example.get("is_root", True):
+            continue
         for name in task.text_fields:
             key = tuple(example[name])
             if key and key not in seen:

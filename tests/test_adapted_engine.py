@@ -78,3 +78,18 @@ def test_a_smaller_training_fraction_adapts_on_its_own_subset(tmp_path, base_dir
     part = run_experiment(_cfg(tmp_path, base_dir, "data.fraction=0.5"), tmp_path / "half")
     assert part["bilm"]["text_hash"] != full["bilm"]["text_hash"]
     assert part["bilm"]["adapted_hash"] != full["bilm"]["adapted_hash"]
+
+
+def test_adaptation_text_is_each_training_sentence_once_without_sub_phrases():
+    from elmo_bench.experiment import distinct_text
+
+    class Pair:
+        text_fields = ("premise", "hypothesis")
+
+    class Phrases:
+        text_fields = ("tokens",)
+
+    pairs = [{"premise": ["a", "dog"], "hypothesis": ["it", "runs"]}, {"premise": ["a", "dog"], "hypothesis": ["no"]}]
+    assert distinct_text(Pair, pairs) == [["a", "dog"], ["it", "runs"], ["no"]]
+    sst = [{"tokens": ["so", "good", "."], "is_root": True}, {"tokens": ["so", "good"], "is_root": False}]
+    assert distinct_text(Phrases, sst) == [["so", "good", "."]]
