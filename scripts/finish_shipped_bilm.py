@@ -48,7 +48,7 @@ HELDOUT = {"litbank_fold0_devtest": "litbank_fold0_devtest.txt", "ptb_test": "pt
 def main(run_dir: str = "/work/lm_work/run_v2", work_dir: str = "/work/lm_work", config: str = "default",
          max_sentences: str | None = None, target_dir: str | None = None) -> None:
     """``target_dir`` (default: the package's resources/bilm) receives the model, TRAINING.{json,md}, the plot."""
-    torch.set_num_threads(1)
+    torch.set_num_threads(os.cpu_count() or 1)  # run it while the training run is stopped
     run, work = Path(run_dir), Path(work_dir)
     target = Path(target_dir) if target_dir else SHIPPED
     cfg = compose_pretrain([f"pretrain={config}"])
@@ -73,6 +73,14 @@ def main(run_dir: str = "/work/lm_work/run_v2", work_dir: str = "/work/lm_work",
         file = work / name
         heldout[label] = evaluate(bilm, weight, bias, vocab, counts, heldout_sentences([str(file)], int(max_sentences) if max_sentences else None))
         print(label, json.dumps(heldout[label]), flush=True)
+    curve = run / "heldout_curve.jsonl"  # this checkpoint's point of the held-out curve (scripts/lm_curve.py format)
+    steps_done = {json.loads(line)["step"] for line in curve.read_text().splitlines()} if curve.exists() else set()
+    if checkpoint["step"] not in steps_done:
+        point = {"step": checkpoint["step"], "tokens": checkpoint["tokens_seen"], "train_seconds": checkpoint["train_seconds"],
+                 **{k: {m: round(v, 2) if isinstance(v, float) else v for m, v in heldout[k].items()}
+                    for k in ("litbank_fold0_devtest", "ptb_test")}}
+        with open(curve, "a") as handle:
+            handle.write(json.dumps(point) + "\n")
     core = sum(p.numel() for p in bilm.parameters())
     with h5py.File(target / "weights.hdf5", "r") as handle:
         softmax = int(handle["softmax/W"].size + handle["softmax/b"].size)
