@@ -42,6 +42,9 @@ class TrainerConfig:
     eval_batch_size: int = 64
     max_epochs: int = 10
     patience: int = 3
+    #: early stopping never ends a run before this many epochs: a small data fraction can score 0 on dev for
+    #: several epochs before it finds its first entity, and patience would otherwise stop it there
+    min_epochs: int = 0
     grad_clip: float | None = 5.0
     weight_decay: float = 0.0
     #: Adadelta's decay of the squared-gradient averages (None: torch's 0.9; He et al. 2017 use 0.95)
@@ -123,7 +126,7 @@ def fit(model: TaskModel, task: Task, train: Sequence[Example], dev: Sequence[Ex
     the optimiser (and the fp16 loss scaler) and the history. Resuming restores the task's state too.
 
     Training stops after ``cfg.patience`` epochs without a better dev score (strictly higher than the best so far),
-    or at ``cfg.max_epochs``; a non-finite loss stops it with a TrainingError naming the epoch and step.
+    but never before ``cfg.min_epochs`` epochs, or at ``cfg.max_epochs``; a non-finite loss stops it with a TrainingError naming the epoch and step.
     Leaves the best model's weights in ``model`` and returns the history: one record per epoch with ``epoch``,
     ``train_loss``, ``dev`` (all dev metrics), ``dev_metric`` (the main one), ``train_seconds`` and ``seconds``
     (training plus the dev evaluation).
@@ -148,7 +151,7 @@ def fit(model: TaskModel, task: Task, train: Sequence[Example], dev: Sequence[Ex
         start_epoch = state["epoch"] + 1
         log.info("resuming from %s after epoch %d (best %s %.3f)", checkpoint_path, state["epoch"], task.main_metric, best)
     for epoch in range(start_epoch, cfg.max_epochs):
-        if epoch - best_epoch > cfg.patience and best_epoch >= 0:
+        if epoch - best_epoch > cfg.patience and best_epoch >= 0 and epoch >= cfg.min_epochs:
             break
         torch.manual_seed(seed * 1000 + epoch)
         model.train()

@@ -117,3 +117,18 @@ def test_every_task_and_embedder_composes(task, embedder):
     resolved = OmegaConf.to_container(cfg, resolve=True)
     assert resolved["task"]["name"] == task and resolved["embedder"]["name"] == embedder
     assert resolved["data"] and "target" not in resolved["task"]  # the registry (tasks.TASKS) is the only one
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_budget_cpu_sets_each_tasks_preset_and_the_command_line_still_wins(task):
+    preset = OmegaConf.load(CONF / "budget_preset" / f"cpu_{task}.yaml")
+    cfg = OmegaConf.to_container(_compose([f"task={task}", "budget=cpu"]), resolve=True)
+    for key, value in (preset.get("trainer") or {}).items():
+        assert cfg["trainer"][key] == value
+    for key, value in (preset.get("data") or {}).items():
+        assert cfg["data"][key] == value
+    plain = OmegaConf.to_container(_compose([f"task={task}"]), resolve=True)
+    assert plain["trainer"]["max_epochs"] is None and plain["data"]["fraction"] == 1.0  # no budget: the task's own
+    overridden = OmegaConf.to_container(_compose([f"task={task}", "budget=cpu", "data.fraction=0.01",
+                                                  "trainer.max_epochs=3"]), resolve=True)
+    assert overridden["data"]["fraction"] == 0.01 and overridden["trainer"]["max_epochs"] == 3

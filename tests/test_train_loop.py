@@ -36,6 +36,13 @@ def test_training_stops_patience_epochs_after_the_best_dev_score(tmp_path, patie
     assert result["best_epoch"] == 0 and len(result["history"]) == 1 + patience
 
 
+def test_min_epochs_keeps_a_flat_start_training(tmp_path):
+    task, train, dev, model, collator = _setup()
+    cfg = TrainerConfig(lr=0.0, batch_size=8, max_epochs=10, patience=1, min_epochs=6, progress=False)
+    result = fit(model, task, train, dev, collator, collator, cfg, tmp_path, seed=1)
+    assert result["best_epoch"] == 0 and len(result["history"]) == 6  # patience alone would stop after 2
+
+
 def test_early_stopping_keeps_the_best_epoch_weights(tmp_path):
     task, train, dev, model, collator = _setup()
     cfg = TrainerConfig(lr=0.05, batch_size=8, max_epochs=40, patience=3, progress=False)
