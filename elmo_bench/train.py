@@ -126,7 +126,8 @@ def fit(model: TaskModel, task: Task, train: Sequence[Example], dev: Sequence[Ex
     the optimiser (and the fp16 loss scaler) and the history. Resuming restores the task's state too.
 
     Training stops after ``cfg.patience`` epochs without a better dev score (strictly higher than the best so far),
-    but never before ``cfg.min_epochs`` epochs, or at ``cfg.max_epochs``; a non-finite loss stops it with a TrainingError naming the epoch and step.
+    but never before ``cfg.min_epochs`` epochs, or at ``cfg.max_epochs``; a non-finite loss stops it with a
+    TrainingError naming the epoch and step.
     Leaves the best model's weights in ``model`` and returns the history: one record per epoch with ``epoch``,
     ``train_loss``, ``dev`` (all dev metrics), ``dev_metric`` (the main one), ``train_seconds`` and ``seconds``
     (training plus the dev evaluation).
