@@ -475,3 +475,32 @@ def dev_curve_table(runs: Sequence[Run]) -> Table:
                                                             "Best epoch", "Best dev", "Last dev"], rows,
                  ["From each Table 1 run's per-epoch history; the plot shows whether the dev curve had flattened "
                   "when training stopped."], key="dev_curves", records=records)
+
+
+def _run_seconds(run: Run) -> float | None:
+    value = (run.raw.get("timings") or {}).get("total_seconds")
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def budget_table(runs: Sequence[Run]) -> Table:
+    """What each Table 1 configuration cost: epochs trained, best epoch and wall time per run (README's budget)."""
+    rows, records = [], []
+    for (task, data), curves in dev_curves(runs).items():
+        by_embedder: dict[str, list[tuple[Run, list[tuple[int, float]]]]] = {}
+        for run, points in curves:
+            by_embedder.setdefault(run.embedder, []).append((run, points))
+        for embedder, group in sorted(by_embedder.items()):
+            epochs = stat(float(len(points)) for _, points in group)
+            best = stat(float(max(points, key=lambda p: (p[1], -p[0]))[0]) for _, points in group)
+            known = [s / 60 for s in (_run_seconds(r) for r, _ in group) if s is not None]
+            minutes = stat(known)
+            rows.append([task, data, embedder, str(len(group)), fmt(_mean(epochs), 1), fmt(_mean(best), 1),
+                         fmt(_mean(minutes), 1), fmt(max(known), 1) if known else MISSING])
+            records.append({"task": task, "data": data, "embedder": embedder, "runs": len(group),
+                            "epochs": _mean(epochs), "best_epoch": _mean(best), "minutes": _mean(minutes)})
+    return Table("CPU budget: what each run cost", ["Task", "Data", "Embedder", "Runs", "Epochs (mean)",
+                                                    "Best epoch (mean)", "Minutes per run (mean)",
+                                                    "Minutes (longest)"], rows,
+                 ["Wall time of the whole run (reading, biLM cache on a miss, training, dev and test evaluation), "
+                  "one torch thread; epochs counts every epoch trained, the early-stopping patience included."],
+                 key="budget", records=records)
