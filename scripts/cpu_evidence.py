@@ -3,6 +3,8 @@ a separate one-thread job, N at a time, all under one results root that `elmo-be
 
     python scripts/cpu_evidence.py table1 --seeds 1,2,3 --jobs 2          # 6 tasks x GloVe / +ELMo x seeds
     python scripts/cpu_evidence.py figure1 --seeds 1,2,3 --tasks ner      # NER at 1%, 10%, 100% of train
+    python scripts/cpu_evidence.py layer_norm --seeds 1                   # the dev ablation of elmo.layer_norm
+    python scripts/cpu_evidence.py adapted --seeds 1,2,3                  # +ELMo with the task-adapted biLM
     python scripts/cpu_evidence.py table1 --dry-run                       # print the commands only
 
 Every run uses `budget=cpu` (conf/budget_preset/cpu_<task>.yaml). A finished run is skipped and a killed one
@@ -44,6 +46,9 @@ def plan(name: str, tasks: list[str], embedders: list[str], seeds: list[int]) ->
     if name == "adapted":
         return [[f"task={task}", "embedder=glove_elmo", f"seed={seed}", "bilm=adapted"]
                 for seed in seeds for task in tasks]
+    if name == "layer_norm":  # the dev ablation behind each task's elmo.layer_norm default (both values explicit)
+        return [[f"task={task}", "embedder=glove_elmo", f"seed={seed}", f"mix.layer_norm={value}"]
+                for seed in seeds for task in tasks for value in ("true", "false")]
     if name == "figure1":
         depth = max(len(FIGURE1_POINTS[task]) for task in tasks)
         return [[f"task={task}", f"embedder={embedder}", f"seed={seed}", *FIGURE1_POINTS[task][point]]
@@ -64,7 +69,7 @@ def run_one(overrides: list[str], results: Path, logs: Path) -> tuple[str, int, 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("plan", choices=["table1", "figure1", "adapted"])
+    parser.add_argument("plan", choices=["table1", "figure1", "adapted", "layer_norm"])
     parser.add_argument("--seeds", default="1,2,3")
     parser.add_argument("--tasks", default=None, help="comma-separated (default: all of the plan's tasks)")
     parser.add_argument("--embedders", default="glove,glove_elmo")
