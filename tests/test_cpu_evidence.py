@@ -1,0 +1,38 @@
+"""scripts/cpu_evidence.py: each plan expands to the runs the README's numbers need, cheap points first, and every
+run's overrides compose into the intended config."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+from omegaconf import OmegaConf
+
+from tests.conftest import REPO
+from tests.test_presets import _compose
+
+spec = importlib.util.spec_from_file_location("cpu_evidence", REPO / "scripts" / "cpu_evidence.py")
+cpu_evidence = importlib.util.module_from_spec(spec)
+sys.modules["cpu_evidence"] = cpu_evidence
+spec.loader.exec_module(cpu_evidence)
+
+
+def test_table1_plan_is_every_task_embedder_and_seed_once():
+    runs = cpu_evidence.plan("table1", cpu_evidence.TASKS, ["glove", "glove_elmo"], [1, 2, 3])
+    assert len(runs) == len({tuple(r) for r in runs}) == 6 * 2 * 3
+    assert runs[0] == ["task=ner", "embedder=glove", "seed=1"] and runs[12][2] == "seed=2"  # seed 1 first
+
+
+def test_figure1_plan_runs_every_seed_of_a_small_fraction_before_the_full_data():
+    runs = cpu_evidence.plan("figure1", ["ner", "srl"], ["glove"], [1, 2, 3])
+    fractions = [next((o for o in r if o.startswith("data.fraction=")), "budget") for r in runs]
+    assert fractions == ["data.fraction=0.01"] * 6 + ["budget"] * 6 + ["data.fraction=1.0"] * 6
+    assert len(runs) == len({tuple(r) for r in runs})
+
+
+def test_layer_norm_plan_sets_both_values_explicitly_and_every_run_composes():
+    runs = cpu_evidence.plan("layer_norm", ["ner"], ["glove", "glove_elmo"], [1])
+    assert [r[-1] for r in runs] == ["mix.layer_norm=true", "mix.layer_norm=false"]
+    for overrides in runs + cpu_evidence.plan("figure1", ["ner"], ["glove_elmo"], [1]):
+        cfg = OmegaConf.to_container(_compose([*overrides, "budget=cpu"]), resolve=True)
+        assert cfg["task"]["name"] == "ner" and cfg["embedder"]["name"] == "glove_elmo"
+        assert cfg["data"]["fraction"] in (0.01, 0.1, 1.0)
