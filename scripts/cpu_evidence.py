@@ -4,6 +4,8 @@ a separate one-thread job, N at a time, all under one results root that `elmo-be
     python scripts/cpu_evidence.py table1 --seeds 1,2,3 --jobs 2          # 6 tasks x GloVe / +ELMo x seeds
     python scripts/cpu_evidence.py figure1 --seeds 1,2,3 --tasks ner      # NER at 1%, 10%, 100% of train
     python scripts/cpu_evidence.py layer_norm --seeds 1                   # the dev ablation of elmo.layer_norm
+    python scripts/cpu_evidence.py table2 --seeds 1,2,3                   # SNLI, SRL: layers and lambda
+    python scripts/cpu_evidence.py table3 --seeds 1,2,3                   # SNLI, SRL: ELMo's placement
     python scripts/cpu_evidence.py adapted --seeds 1,2,3                  # +ELMo with the task-adapted biLM
     python scripts/cpu_evidence.py table1 --dry-run                       # print the commands only
 
@@ -40,6 +42,14 @@ FIGURE1_POINTS: dict[str, list[list[str]]] = {
             ["data.fraction=1.0", "trainer.max_epochs=6", "trainer.patience=2"]],
 }
 
+#: the paper's Tables 2 and 3 as +ELMo variants (the GloVe baseline is Table 1's run): which layers and lambda
+#: (last layer only, all layers with lambda 1 or 0.001), and where ELMo enters the head
+VARIANTS: dict[str, list[list[str]]] = {
+    "table2": [["mix=top"], ["mix.lambda=1.0"], ["mix.lambda=0.001"]],
+    "table3": [["mix.placement=input"], ["mix.placement=both"], ["mix.placement=output"]],
+}
+VARIANT_TASKS = ["snli", "srl"]
+
 
 def plan(name: str, tasks: list[str], embedders: list[str], seeds: list[int]) -> list[list[str]]:
     """The override lists of every run in the plan: every seed of a cheap point before any expensive one."""
@@ -49,6 +59,9 @@ def plan(name: str, tasks: list[str], embedders: list[str], seeds: list[int]) ->
     if name == "layer_norm":  # the dev ablation behind each task's elmo.layer_norm default (both values explicit)
         return [[f"task={task}", "embedder=glove_elmo", f"seed={seed}", f"mix.layer_norm={value}"]
                 for seed in seeds for task in tasks for value in ("true", "false")]
+    if name in VARIANTS:
+        return [[f"task={task}", "embedder=glove_elmo", f"seed={seed}", *extra]
+                for seed in seeds for task in tasks for extra in VARIANTS[name]]
     if name == "figure1":
         depth = max(len(FIGURE1_POINTS[task]) for task in tasks)
         return [[f"task={task}", f"embedder={embedder}", f"seed={seed}", *FIGURE1_POINTS[task][point]]
@@ -69,7 +82,7 @@ def run_one(overrides: list[str], results: Path, logs: Path) -> tuple[str, int, 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("plan", choices=["table1", "figure1", "adapted", "layer_norm"])
+    parser.add_argument("plan", choices=["table1", "figure1", "adapted", "layer_norm", *VARIANTS])
     parser.add_argument("--seeds", default="1,2,3")
     parser.add_argument("--tasks", default=None, help="comma-separated (default: all of the plan's tasks)")
     parser.add_argument("--embedders", default="glove,glove_elmo")
@@ -77,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", default=str(REPO / "results" / "cpu"))
     parser.add_argument("--dry-run", action="store_true")
     args = parser.parse_args(argv)
-    default_tasks = list(FIGURE1_POINTS) if args.plan == "figure1" else TASKS
+    default_tasks = (list(FIGURE1_POINTS) if args.plan == "figure1" else VARIANT_TASKS if args.plan in VARIANTS
+                     else TASKS)
     tasks = args.tasks.split(",") if args.tasks else default_tasks
     runs = plan(args.plan, tasks, args.embedders.split(","), [int(s) for s in args.seeds.split(",")])
     results = Path(args.results).resolve()

@@ -36,3 +36,13 @@ def test_layer_norm_plan_sets_both_values_explicitly_and_every_run_composes():
         cfg = OmegaConf.to_container(_compose([*overrides, "budget=cpu"]), resolve=True)
         assert cfg["task"]["name"] == "ner" and cfg["embedder"]["name"] == "glove_elmo"
         assert cfg["data"]["fraction"] in (0.01, 0.1, 1.0)
+
+
+def test_table2_and_table3_plans_compose_to_the_papers_variants():
+    seen = []
+    for name in ("table2", "table3"):
+        for overrides in cpu_evidence.plan(name, ["snli"], ["glove"], [1]):
+            elmo = OmegaConf.to_container(_compose([*overrides, "budget=cpu"]), resolve=True)["mix"]
+            seen.append((elmo["mode"], elmo["lambda"], elmo["placement"]))
+    assert seen == [("top", None, None), ("learned", 1.0, None), ("learned", 0.001, None),
+                    ("learned", None, "input"), ("learned", None, "both"), ("learned", None, "output")]
