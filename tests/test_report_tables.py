@@ -83,3 +83,13 @@ def test_budget_table_counts_epochs_best_epoch_and_minutes():
     # epochs 3 and 5 -> 4.0; best epochs 1 and 2 (the first of two equal bests) -> 1.5; 2 and 4 minutes -> 3.0
     assert table.rows == [["ner", "d", "glove", "2", "4.0", "1.5", "3.0", "4.0"]]
     assert table.records[0]["minutes"] == pytest.approx(3.0)
+
+
+def test_dev_history_reads_the_results_json_schema():
+    from elmo_bench.report.tables import dev_history
+    r = run(test=80.0)
+    r.raw = {"history": [{"epoch": 0, "dev_metric": 10.0, "loss": 2.0, "seconds": 1.0},
+                         {"epoch": 1, "dev_metric": 30.0, "loss": 1.0, "seconds": 1.0}]}
+    assert dev_history(r) == [(0, 10.0), (1, 30.0)]
+    r.raw = {"epochs": {"history": [{"epoch": 0, "dev": {"f1": 12.0, "precision": 1.0}, "dev_metric": 12.0}]}}
+    assert dev_history(r) == [(0, 12.0)]

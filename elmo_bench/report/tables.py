@@ -435,7 +435,8 @@ def figure2_table(runs: Sequence[Run]) -> Table:
 def dev_history(run: Run) -> list[tuple[int, float]]:
     """(epoch, dev main metric) per epoch from results.json ``history`` (or ``epochs.history``); [] if absent.
 
-    An entry's ``dev`` is the metric value or a dict of dev metrics holding the run's main metric."""
+    results.json's ``history`` entries carry ``dev_metric`` (the main metric); ``epochs.history`` entries a ``dev``
+    dict of every dev metric (older files: ``dev`` as the value itself)."""
     history = run.raw.get("history")
     if history is None:
         history = (run.raw.get("epochs") or {}).get("history") or []
@@ -443,7 +444,7 @@ def dev_history(run: Run) -> list[tuple[int, float]]:
     for entry in history if isinstance(history, list) else []:
         if not isinstance(entry, dict) or "epoch" not in entry:
             continue
-        dev = entry.get("dev")
+        dev = entry.get("dev_metric", entry.get("dev"))
         value = dev.get(run.main_metric) if isinstance(dev, dict) else dev
         if isinstance(value, (int, float)) and not math.isnan(float(value)):
             points.append((int(entry["epoch"]), float(value)))
