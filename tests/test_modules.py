@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from elmo_bench.modules.char_cnn import CharCnn
+from elmo_bench.bilm.chars import batch_to_ids
+from elmo_bench.modules import char_cnn as char_cnn_module
+from elmo_bench.modules.char_cnn import CharCnn, trim_slots
 from elmo_bench.modules.masked_rnn import MaskedBiRnn
 from elmo_bench.modules.masked_softmax import masked_softmax
 from helpers_heads import lengths_mask
@@ -76,6 +78,34 @@ def test_char_cnn_relu_after_max_equals_relu_before_max_with_gradients() -> None
     ref.sum().backward()
     assert torch.equal(out, ref)
     assert all(torch.equal(g, p.grad) for g, p in zip(grads, cnn.parameters()))
+
+
+@pytest.mark.parametrize("padding", ["same", "full"])
+@pytest.mark.parametrize("longest", [1, 7, 47, 48])
+def test_char_cnn_over_trimmed_slots_equals_all_fifty_slots(padding: str, longest: int, monkeypatch) -> None:
+    torch.manual_seed(0)
+    cnn = CharCnn(char_dim=4, filters=5, widths=(2, 3, 5), padding=padding).double()
+    sentences = [["a" * longest, "of", "x"], ["bb"]]               # a padded token row in the second sentence
+    chars = batch_to_ids(sentences)
+    kept = trim_slots(chars, 5).shape[-1]
+    assert kept == min(50, max(longest, 2) + 2 + 5)                  # BOW + bytes + EOW, then one window
+    out = cnn(chars)
+    out.sum().backward()
+    grads = [p.grad.clone() for p in cnn.parameters()]
+    cnn.zero_grad()
+    monkeypatch.setattr(char_cnn_module, "trim_slots", lambda c, width: c)
+    ref = cnn(chars)
+    ref.sum().backward()
+    assert torch.allclose(out, ref, atol=1e-12, rtol=0)
+    assert all(torch.allclose(g, p.grad, atol=1e-12, rtol=0) for g, p in zip(grads, cnn.parameters()))
+
+
+def test_trim_slots_keeps_every_slot_up_to_the_last_non_padding_id() -> None:
+    chars = batch_to_ids([["ab"]])
+    chars[0, 0, 30] = 7                                              # an id after the padding starts
+    assert trim_slots(chars, 3).shape[-1] == 34                      # kept up to it, plus one window
+    chars[0, 0, 49] = 9                                              # the last slot is no padding: keep all
+    assert trim_slots(chars, 3) is chars
 
 
 def test_masked_softmax_hand_values_and_fully_masked_row() -> None:
