@@ -6,8 +6,10 @@ Every id is then shifted by +1 so that an all-zero row marks a padded (absent) t
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Sequence
 
+import numpy as np
 import torch
 
 MAX_CHARS = 50
@@ -42,14 +44,22 @@ BOS_IDS = word_to_ids(BOS_TOKEN)
 EOS_IDS = word_to_ids(EOS_TOKEN)
 
 
+@lru_cache(maxsize=1 << 18)
+def _word_array(word: str, max_chars: int) -> np.ndarray:
+    """word_to_ids as a read-only int64 array, cached: a task sees the same words every epoch."""
+    ids = np.asarray(word_to_ids(word, max_chars), dtype=np.int64)
+    ids.flags.writeable = False
+    return ids
+
+
 def batch_to_ids(sentences: Sequence[Sequence[str]], max_chars: int = MAX_CHARS) -> torch.Tensor:
     """Character ids of a batch of tokenised sentences, without sentence boundaries.
 
     Returns a LongTensor (batch, max_sentence_length, max_chars); padded token positions are all zeros.
     """
     longest = max((len(s) for s in sentences), default=0)
-    out = torch.zeros(len(sentences), longest, max_chars, dtype=torch.long)
+    out = np.zeros((len(sentences), longest, max_chars), dtype=np.int64)
     for row, sentence in enumerate(sentences):
         if sentence:
-            out[row, : len(sentence)] = torch.tensor([word_to_ids(w, max_chars) for w in sentence])
-    return out
+            out[row, : len(sentence)] = np.stack([_word_array(w, max_chars) for w in sentence])
+    return torch.from_numpy(out)
