@@ -36,7 +36,8 @@ class CharCnn(nn.Module):
     The convolutions run only over the character slots the batch's longest word needs plus one window of its
     padding (``trim_slots``): every window that lies wholly in a word's padding slots has the same value, so one
     such window per word stands for all of them and the max (and its gradient) is unchanged. Words are mostly
-    under 12 of the 50 bilm-tf slots, so this is 2-4x less convolution.
+    under 12 of the 50 bilm-tf slots, so this is 2-4x less convolution. Each distinct word of the batch goes
+    through the CNN once (the output is indexed back; the gradients of repeats add up, as they would).
     """
 
     def __init__(self, char_dim: int, filters: int, widths: int | Sequence[int],
@@ -55,6 +56,8 @@ class CharCnn(nn.Module):
         """chars (batch, time, chars_per_token) long → (batch, time, filters * len(widths))."""
         chars = trim_slots(chars, max(conv.kernel_size[0] for conv in self.convs))
         batch, time, n_chars = chars.shape
-        x = self.embedding(chars.reshape(batch * time, n_chars)).transpose(1, 2)  # (batch*time, char_dim, n_chars)
-        pooled = torch.cat([conv(x).max(dim=2).values for conv in self.convs], dim=1)  # (batch*time, output_dim)
-        return torch.relu(pooled).view(batch, time, -1)
+        # each distinct word once: a SQuAD batch repeats its paragraphs' words 3-5 times, a coref document more
+        words, inverse = torch.unique(chars.reshape(batch * time, n_chars), dim=0, return_inverse=True)
+        x = self.embedding(words).transpose(1, 2)  # (distinct words, char_dim, n_chars)
+        pooled = torch.cat([conv(x).max(dim=2).values for conv in self.convs], dim=1)  # (distinct, output_dim)
+        return torch.relu(pooled)[inverse].view(batch, time, -1)
