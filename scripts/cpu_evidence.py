@@ -75,7 +75,7 @@ def run_one(overrides: list[str], results: Path, logs: Path) -> tuple[str, int, 
     name = "_".join(o.split("=", 1)[1].replace("/", "-") for o in overrides)
     command = [sys.executable, str(REPO / "run.py"), *overrides, *COMMON, f"paths.results_dir={results}"]
     started = time.perf_counter()
-    with open(logs / f"{name}.log", "w") as log:
+    with open(logs / f"{name}.log", "a") as log:  # a resumed run keeps its earlier lines
         code = subprocess.call(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
     return name, code, time.perf_counter() - started
 
