@@ -479,7 +479,14 @@ def dev_curve_table(runs: Sequence[Run]) -> Table:
 
 
 def _run_seconds(run: Run) -> float | None:
-    value = (run.raw.get("timings") or {}).get("total_seconds")
+    """Every epoch's seconds (training + dev) from the history, plus reading, the biLM and the final evaluation:
+    a resumed run's ``total_seconds`` covers only its last process, its history every epoch."""
+    timings = run.raw.get("timings") or {}
+    epochs = [h.get("seconds") for h in run.raw.get("history") or [] if isinstance(h, dict)]
+    if epochs and all(isinstance(s, (int, float)) for s in epochs):
+        extra = [timings.get(k) for k in ("read_seconds", "bilm_seconds", "eval_seconds")]
+        return float(sum(epochs) + sum(x for x in extra if isinstance(x, (int, float))))
+    value = timings.get("total_seconds")
     return float(value) if isinstance(value, (int, float)) else None
 
 
