@@ -509,6 +509,7 @@ def budget_table(runs: Sequence[Run]) -> Table:
     return Table("CPU budget: what each run cost", ["Task", "Data", "Embedder", "Runs", "Epochs (mean)",
                                                     "Best epoch (mean)", "Minutes per run (mean)",
                                                     "Minutes (longest)"], rows,
-                 ["Wall time of the whole run (reading, biLM cache on a miss, training, dev and test evaluation), "
+                 ["Minutes of the whole run: every epoch's training and dev evaluation (from its history, so a resumed "
+                  "run counts all of them), reading, the biLM cache on a miss and the final evaluation; "
                   "one torch thread; epochs counts every epoch trained, the early-stopping patience included."],
                  key="budget", records=records)
