@@ -46,7 +46,7 @@ def check_trainer(trainer: Mapping[str, Any], prefix: str = "trainer") -> None:
     _number(f"{prefix}.eval_batch_size", trainer.get("eval_batch_size"), int, 1)
     _number(f"{prefix}.max_epochs", trainer.get("max_epochs"), int, 1)
     _number(f"{prefix}.patience", trainer.get("patience"), int, 0)
-    _number(f"{prefix}.min_epochs", trainer.get("min_epochs"), int, 0)
+    _number(f"{prefix}.min_epochs", trainer.get("min_epochs"), int, 0, optional=True)
     _number(f"{prefix}.lr", trainer.get("lr"), float, 0, low_open=True)
     _number(f"{prefix}.grad_clip", trainer.get("grad_clip"), float, 0, low_open=True, optional=True)
     _number(f"{prefix}.weight_decay", trainer.get("weight_decay", 0.0), float, 0)

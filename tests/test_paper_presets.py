@@ -129,7 +129,7 @@ def test_every_task_has_a_paper_preset_and_head_paper_composes_with_it() -> None
 
 @pytest.mark.parametrize("name, key, cpu, paper", [
     ("srl", "layers", 4, 8), ("srl", "hidden", 100, 300), ("coref", "max_antecedents", 50, 250),
-    ("coref", "char_cnn", False, True), ("coref", "use_speakers", False, True), ("snli", "hidden_dim", 100, 300),
+    ("coref", "hidden", 100, 200), ("coref", "char_cnn", True, True), ("coref", "use_speakers", False, True), ("snli", "hidden_dim", 100, 300),
     ("ner", "lstm_hidden", [100, 100], [200, 100]), ("squad", "hidden_dim", 45, 90), ("sst", "encoder_hidden", 100, 300),
 ])
 def test_cpu_heads_stay_the_default(name: str, key: str, cpu, paper) -> None:
