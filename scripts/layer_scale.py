@@ -20,22 +20,9 @@ from elmo_bench.bilm.chars import batch_to_ids
 from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 from elmo_bench.bilm.weights import load_bilm
 from elmo_bench.glove import load_glove, lookup
+from tasks.ner.reader import read_conll
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def conll_sentences(path: Path, limit: int) -> list[list[str]]:
-    sentences, current = [], []
-    for line in path.read_text().splitlines():
-        if not line.strip() or line.startswith("-DOCSTART-"):
-            if current:
-                sentences.append(current)
-                current = []
-            if len(sentences) >= limit:
-                break
-            continue
-        current.append(line.split()[0])
-    return sentences[:limit]
 
 
 def describe(vectors: np.ndarray) -> dict[str, float]:
@@ -53,7 +40,7 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=500)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    sentences = conll_sentences(Path(args.input), args.sentences)
+    sentences = [example["tokens"] for example in read_conll(args.input)[: args.sentences]]
     bilm = load_bilm(args.options, args.weights).eval()
     layers: list[list[np.ndarray]] = []
     with torch.no_grad():

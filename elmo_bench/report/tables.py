@@ -463,11 +463,16 @@ def dev_curves(runs: Sequence[Run]) -> dict[tuple[str, str], list[tuple[Run, lis
     return out
 
 
+def best_point(points: Sequence[tuple[int, float]]) -> tuple[int, float]:
+    """The (epoch, dev) of the best dev score, the earliest epoch on a tie (the epoch early stopping keeps)."""
+    return max(points, key=lambda p: (p[1], -p[0]))
+
+
 def dev_curve_table(runs: Sequence[Run]) -> Table:
     rows, records = [], []
     for (task, data), curves in dev_curves(runs).items():
         for run, points in curves:
-            best_epoch, best = max(points, key=lambda p: (p[1], -p[0]))
+            best_epoch, best = best_point(points)
             rows.append([task, data, run.embedder, str(run.seed), str(len(points)), str(best_epoch), fmt(best),
                          fmt(points[-1][1])])
             records.append({"task": task, "data": data, "embedder": run.embedder, "seed": run.seed,
@@ -499,7 +504,7 @@ def budget_table(runs: Sequence[Run]) -> Table:
             by_embedder.setdefault(run.embedder, []).append((run, points))
         for embedder, group in sorted(by_embedder.items()):
             epochs = stat(float(len(points)) for _, points in group)
-            best = stat(float(max(points, key=lambda p: (p[1], -p[0]))[0]) for _, points in group)
+            best = stat(float(best_point(points)[0]) for _, points in group)
             known = [s / 60 for s in (_run_seconds(r) for r, _ in group) if s is not None]
             minutes = stat(known)
             rows.append([task, data, embedder, str(len(group)), fmt(_mean(epochs), 1), fmt(_mean(best), 1),
