@@ -4,7 +4,9 @@
 number, flattened to ``dotted.key: value`` — the whole resolved config except keys that only change speed or
 logging (``progress``, ``threads``, ``logger``, ``paths``, Hydra's ``choices``), with the biLM files replaced by
 their content hash, every data path by a fingerprint of its content (files: sha256; directories: names and sizes),
-plus a hash of the task package's source (``code.task``). A run directory resumes or skips only when the identity
+plus a hash of the task package's source (``code.task``). A run without ELMo (``embedder.elmo: false``) leaves out
+the ELMo settings (``task.elmo.*``, ``mix.*``): they cannot change its numbers, so choosing a task's ELMo default
+later does not orphan its finished baseline runs. A run directory resumes or skips only when the identity
 matches; otherwise the run is refused with one line naming the keys that differ.
 """
 from __future__ import annotations
@@ -25,7 +27,16 @@ IGNORED = ("progress", "threads", "logger", "paths", "choices", "bilm.options", 
 #: keys added to the config after run directories already existed, with the value that reproduces the old behaviour:
 #: a stored identity without the key equals one that holds this value
 ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.eps": None}
+#: key prefixes that only matter when the run uses ELMo
+ELMO_ONLY = ("task.elmo.", "mix.")
 _fingerprints: dict[tuple[str, int, int], str] = {}
+
+
+def without_elmo_only(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored identity as today's rule writes it: a run without ELMo drops its ELMo-only keys."""
+    if flat.get("embedder.elmo") is not False:
+        return dict(flat)
+    return {k: v for k, v in flat.items() if not k.startswith(ELMO_ONLY)}
 
 
 def flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
@@ -80,6 +91,8 @@ def identity(config: Mapping[str, Any], bilm_hash: str | None, code_hash: str | 
     out: dict[str, Any] = {}
     for key, value in flat.items():
         if any(key == p or key.startswith(p + ".") for p in IGNORED):
+            continue
+        if flat.get("embedder.elmo") is False and key.startswith(ELMO_ONLY):
             continue
         if key.startswith("data.") and isinstance(value, str) and Path(value).is_absolute() and Path(value).exists():
             value = fingerprint(Path(value))
@@ -138,7 +151,7 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str
     skip: tuple[str, ...] = ()
     legacy = False
     if computed and record.exists():
-        stored = json.loads(record.read_text())["identity"]
+        stored = without_elmo_only(json.loads(record.read_text())["identity"])
     elif computed:
         results_path = run_dir / "results.json"
         if not results_path.exists():

@@ -3,7 +3,7 @@ a separate one-thread job, N at a time, all under one results root that `elmo-be
 
     python scripts/cpu_evidence.py table1 --seeds 1,2,3 --jobs 2          # 6 tasks x GloVe / +ELMo x seeds
     python scripts/cpu_evidence.py figure1 --seeds 1,2,3 --tasks ner      # NER at 1%, 10%, 100% of train
-    python scripts/cpu_evidence.py layer_norm --seeds 1                   # the dev ablation of elmo.layer_norm
+    python scripts/cpu_evidence.py layer_norm --seeds 1                   # elmo.layer_norm's other value (dev)
     python scripts/cpu_evidence.py table2 --seeds 1,2,3                   # SNLI, SRL: layers and lambda
     python scripts/cpu_evidence.py table3 --seeds 1,2,3                   # SNLI, SRL: ELMo's placement
     python scripts/cpu_evidence.py adapted --seeds 1,2,3                  # +ELMo with the task-adapted biLM
@@ -51,14 +51,22 @@ VARIANTS: dict[str, list[list[str]]] = {
 VARIANT_TASKS = ["snli", "srl"]
 
 
+def task_layer_norm(task: str) -> bool:
+    """The task's configured ``elmo.layer_norm`` (conf/task/<task>.yaml)."""
+    from omegaconf import OmegaConf
+
+    return bool(OmegaConf.load(REPO / "conf" / "task" / f"{task}.yaml").get("elmo", {}).get("layer_norm", False))
+
+
 def plan(name: str, tasks: list[str], embedders: list[str], seeds: list[int]) -> list[list[str]]:
     """The override lists of every run in the plan: every seed of a cheap point before any expensive one."""
     if name == "adapted":
         return [[f"task={task}", "embedder=glove_elmo", f"seed={seed}", "bilm=adapted"]
                 for seed in seeds for task in tasks]
-    if name == "layer_norm":  # the dev ablation behind each task's elmo.layer_norm default (both values explicit)
-        return [[f"task={task}", "embedder=glove_elmo", f"seed={seed}", f"mix.layer_norm={value}"]
-                for seed in seeds for task in tasks for value in ("true", "false")]
+    if name == "layer_norm":  # the dev ablation's other arm: the default arm is Table 1's +ELMo run (same seed)
+        return [[f"task={task}", "embedder=glove_elmo", f"seed={seed}",
+                 f"mix.layer_norm={str(not task_layer_norm(task)).lower()}"]
+                for seed in seeds for task in tasks]
     if name in VARIANTS:
         return [[f"task={task}", "embedder=glove_elmo", f"seed={seed}", *extra]
                 for seed in seeds for task in tasks for extra in VARIANTS[name]]

@@ -29,9 +29,11 @@ def test_figure1_plan_runs_every_seed_of_a_small_fraction_before_the_full_data()
     assert len(runs) == len({tuple(r) for r in runs})
 
 
-def test_layer_norm_plan_sets_both_values_explicitly_and_every_run_composes():
+def test_layer_norm_plan_runs_the_value_opposite_to_each_tasks_default_and_every_run_composes():
     runs = cpu_evidence.plan("layer_norm", ["ner"], ["glove", "glove_elmo"], [1])
-    assert [r[-1] for r in runs] == ["mix.layer_norm=true", "mix.layer_norm=false"]
+    default = cpu_evidence.task_layer_norm("ner")
+    assert [r[-1] for r in runs] == [f"mix.layer_norm={str(not default).lower()}"]   # the other arm: Table 1's run
+    assert _compose(["task=ner", "budget=cpu"]).task.elmo.layer_norm is default
     for overrides in runs + cpu_evidence.plan("figure1", ["ner"], ["glove_elmo"], [1]):
         cfg = OmegaConf.to_container(_compose([*overrides, "budget=cpu"]), resolve=True)
         assert cfg["task"]["name"] == "ner" and cfg["embedder"]["name"] == "glove_elmo"

@@ -95,3 +95,40 @@ def test_dev_history_reads_the_results_json_schema():
     assert dev_history(r) == [(0, 10.0), (1, 30.0)]
     r.raw = {"epochs": {"history": [{"epoch": 0, "dev": {"f1": 12.0, "precision": 1.0}, "dev_metric": 12.0}]}}
     assert dev_history(r) == [(0, 12.0)]
+
+
+def _ablation_run(seed, dev, *, layer_norm, task_layer_norm, override=None, fraction=0.1, lambda_=None):
+    """A +ELMo NER run on 10% of train: the effective layer norm, the task's default and the mix override."""
+    return Run(path=Path(f"/x/ner/{seed}/{layer_norm}/{override}/{lambda_}/results.json"), task="ner",
+               embedder="glove_elmo", seed=seed, data="conll2003", fraction=fraction, main_metric="f1",
+               metrics={"dev": {"f1": dev}, "test": {"f1": dev - 1}},
+               elmo={"mode": "learned", "placement": "input", "l2_coef": 0.1 if lambda_ is None else lambda_,
+                     "layer_norm": layer_norm, "gamma_init": 1.0, "dropout": 0.5, "layer_index": None},
+               mix_config={"layer_norm": override, "lambda": lambda_},
+               raw={"config": {"task": {"elmo": {"layer_norm": task_layer_norm, "lambda": 0.1}}}})
+
+
+def test_a_mix_override_equal_to_the_tasks_own_value_is_the_default_run():
+    from elmo_bench.report.tables import scale_ablation_table
+
+    default = _ablation_run(1, 80.0, layer_norm=True, task_layer_norm=True)
+    same = _ablation_run(2, 82.0, layer_norm=True, task_layer_norm=True, override=True)   # an arm equal to default
+    other = _ablation_run(1, 78.0, layer_norm=False, task_layer_norm=True, override=False)
+    assert default.is_default and same.is_default and not other.is_default
+    assert not _ablation_run(1, 1, layer_norm=True, task_layer_norm=True, lambda_=0.1).overrides("lambda")
+    assert _ablation_run(1, 1, layer_norm=True, task_layer_norm=True, lambda_=1.0).overrides("lambda")
+    table = scale_ablation_table([default, same, other])
+    assert [r[2:6] for r in table.rows] == [["false", "1", "", "78.00"], ["true", "1", "yes", "81.00 ± 1.41"]]
+    assert table.rows[0][1] == "conll2003 (0.1 of train)" and table.records[1]["seeds"] == [1, 2]
+    assert scale_ablation_table([default, same]).rows == []          # one setting only: nothing was ablated
+
+
+def test_tables_2_and_3_show_budget_fraction_rows_only_where_a_variant_ran():
+    from elmo_bench.report.tables import table2
+
+    runs = [_ablation_run(1, 80.0, layer_norm=True, task_layer_norm=True),
+            _ablation_run(1, 83.0, layer_norm=True, task_layer_norm=True, lambda_=1.0),
+            _ablation_run(1, 70.0, layer_norm=True, task_layer_norm=True, fraction=0.01, lambda_=0.1)]
+    rows = {(r[0], r[1]): r for r in table2(runs).rows}
+    assert rows[("ner", "conll2003 (0.1 of train)")][4] == "83.00"         # the lambda = 1 column
+    assert ("ner", "conll2003 (0.01 of train)") not in rows                # only a default run at 1%: no row

@@ -95,3 +95,27 @@ def test_a_results_json_from_before_run_identity_made_by_older_task_code_is_refu
     (run_dir / "results.json").write_text(json.dumps(old))
     with pytest.raises(ConfigError, match="made by an earlier version of the task's code"):
         run_experiment(compose_run(tmp_path, "trainer.max_epochs=1"), run_dir)
+
+
+def test_a_run_without_elmo_leaves_the_elmo_settings_out_of_its_identity():
+    config = {"seed": 1, "embedder": {"elmo": False, "glove": True}, "task": {"elmo": {"layer_norm": False}, "lr": 1},
+              "mix": {"layer_norm": None}}
+    glove = identity(config, None, "code1")
+    assert "task.elmo.layer_norm" not in glove and "mix.layer_norm" not in glove and glove["task.lr"] == 1
+    config["task"]["elmo"]["layer_norm"] = True          # choosing the task's ELMo default later ...
+    assert identity(config, None, "code1") == glove      # ... leaves a GloVe run's identity unchanged
+    config["embedder"]["elmo"] = True
+    with_elmo = identity(config, "abc", "code1")
+    assert with_elmo["task.elmo.layer_norm"] is True and with_elmo["mix.layer_norm"] is None
+
+
+@needs_fixtures
+def test_a_finished_baseline_run_is_reused_after_the_task_elmo_default_changes(tmp_path, tiny):
+    run_dir = tmp_path / "glove"
+    first = run_experiment(compose_run(tmp_path, "embedder=glove", "trainer.max_epochs=1"), run_dir)
+    stored = json.loads((run_dir / RUN_FILE).read_text())
+    stored["identity"]["task.elmo.layer_norm"] = "a value an older default wrote"   # recorded by the earlier rule
+    (run_dir / RUN_FILE).write_text(json.dumps(stored))
+    again = run_experiment(compose_run(tmp_path, "embedder=glove", "trainer.max_epochs=1", "mix.layer_norm=true"),
+                           run_dir)
+    assert again["metrics"] == first["metrics"]

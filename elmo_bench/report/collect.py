@@ -14,7 +14,9 @@ from typing import Any, Iterable
 from elmo_bench.results import REQUIRED_KEYS
 
 #: overrides of the mix group that make a run differ from the task's paper settings
-MIX_OVERRIDES = ("placement", "lambda", "layer_norm", "dropout")
+MIX_OVERRIDES = ("placement", "lambda", "layer_norm", "gamma_init", "dropout")
+#: the value a task without the key uses (as elmo_bench.experiment.elmo_settings picks it)
+TASK_ELMO_DEFAULTS = {"placement": "input", "lambda": 0.0, "layer_norm": False, "gamma_init": 1.0, "dropout": 0.5}
 
 
 @dataclass
@@ -56,8 +58,18 @@ class Run:
         return None if value is None else int(value)
 
     def overrides(self, *keys: str) -> bool:
-        """True when any of the mix keys was set away from the task's paper setting."""
-        return any(self.mix_config.get(k) is not None for k in keys)
+        """True when any of the mix keys was set away from the task's own setting (a ``mix.layer_norm=true`` run of
+        a task whose default is already true is that task's default run: an ablation arm equal to the default)."""
+        task_elmo = ((self.raw.get("config") or {}).get("task") or {}).get("elmo")
+        for key in keys:
+            value = self.mix_config.get(key)
+            if value is None:
+                continue
+            if not isinstance(task_elmo, dict):       # the task's own settings are not recorded: any override counts
+                return True
+            if value != task_elmo.get(key, TASK_ELMO_DEFAULTS.get(key)):
+                return True
+        return False
 
     @property
     def is_default(self) -> bool:

@@ -189,6 +189,11 @@ def _no_override(r: Run, *keys: str) -> bool:
     return not r.overrides(*keys)
 
 
+def _is_variant(r: Run) -> bool:
+    """An ablation run of Tables 2-3: +ELMo with another mix mode or a mix override of lambda or placement."""
+    return r.has_elmo and (r.mode != "learned" or r.overrides("lambda", "placement"))
+
+
 TABLE2_COLUMNS: dict[str, Callable[[Run], bool]] = {
     "baseline": lambda r: not r.has_elmo,
     "last_only": lambda r: r.has_elmo and r.mode == "top" and _no_override(r, "placement", "layer_norm", "dropout"),
@@ -202,10 +207,15 @@ TABLE2_COLUMNS: dict[str, Callable[[Run], bool]] = {
 def _column_table(title: str, runs: Sequence[Run], columns: dict[str, Callable[[Run], bool]],
                   labels: Sequence[str], reference: dict[str, dict[str, float]], order: Sequence[str],
                   notes: list[str]) -> Table:
-    data_runs = full_data(runs)
+    # a budget run on a fraction of the training data is its own row, labelled with the fraction (as in Table 1)
+    data_runs = [dataclasses.replace(r, data=_data_label(r)) for r in runs
+                 if r.task not in PROBE_TASKS and not _scaled(r)]
     used = [r for r in data_runs if any(test(r) for test in columns.values())]
-    # a task appears when the paper has it or it has a non-baseline cell of this table
-    shown = [r for r in used if any(test(r) for name, test in columns.items() if name != "baseline")]
+    # a (task, data) row appears when it holds a run of this table's variants (not only default runs that happen to
+    # fill a column, e.g. a sample-efficiency point); the paper's tasks always appear
+    variant_rows = {(r.task, r.data) for r in used if _is_variant(r)}
+    shown = [r for r in used if (r.task, r.data) in variant_rows
+             and any(test(r) for name, test in columns.items() if name != "baseline")]
     pairs = [(t, d) for t, d in _task_rows(shown, order)]
     rows = []
     for task, data in pairs:
@@ -518,3 +528,34 @@ def budget_table(runs: Sequence[Run]) -> Table:
                   "run counts all of them), reading, the biLM cache on a miss and the final evaluation; "
                   "one torch thread; epochs counts every epoch trained, the early-stopping patience included."],
                  key="budget", records=records)
+
+
+def _scale_setting(r: Run) -> tuple[bool, float]:
+    return bool((r.elmo or {}).get("layer_norm")), float((r.elmo or {}).get("gamma_init", 1.0))
+
+
+def scale_ablation_table(runs: Sequence[Run]) -> Table:
+    """The dev ablation behind each task's ``elmo.layer_norm`` / ``elmo.gamma_init`` default (issue 13): +ELMo runs
+    with the learned mix and the task's lambda, placement and dropout, grouped by the effective layer norm and initial
+    gamma; a (task, data) row group appears once it holds more than one setting."""
+    chosen = [dataclasses.replace(r, data=_data_label(r)) for r in runs
+              if r.has_elmo and r.mode == "learned" and r.task not in PROBE_TASKS and not _scaled(r)
+              and not r.overrides("lambda", "placement", "dropout")]
+    rows, records = [], []
+    for (task, data), group in sorted(_group(chosen, lambda r: (r.task, r.data)).items()):
+        settings = _group(group, _scale_setting)
+        if len(settings) < 2:
+            continue
+        for (layer_norm, gamma), members in sorted(settings.items()):
+            dev, test = stat(r.value("dev") for r in members), stat(r.value("test") for r in members)
+            default = not any(r.overrides("layer_norm", "gamma_init") for r in members)
+            seeds = sorted({r.seed for r in members})
+            rows.append([task, data, str(layer_norm).lower(), f"{gamma:g}", "yes" if default else "", fmt_stat(dev),
+                         ",".join(map(str, seeds))])
+            records.append({"task": task, "data": data, "layer_norm": layer_norm, "gamma_init": gamma,
+                            "default": default, "dev": stat_json(dev), "test": stat_json(test), "seeds": seeds})
+    return Table("ELMo scale ablation: layer norm and initial gamma (dev)",
+                 ["Task", "Data", "Layer norm", "Initial gamma", "Task default", "Dev", "Seeds"], rows,
+                 ["Dev set only (the defaults in conf/task/*.yaml are chosen on it, never on test); mean ± std over "
+                  "the seeds listed; learned mix with the task's lambda, placement and dropout."],
+                 key="scale_ablation", records=records)
