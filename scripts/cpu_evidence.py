@@ -79,6 +79,12 @@ def plan(name: str, tasks: list[str], embedders: list[str], seeds: list[int]) ->
             for seed in seeds for task in tasks for embedder in embedders]
 
 
+def run_fraction(overrides: list[str]) -> float:
+    """The training fraction a run's overrides ask for (the budget's own fraction, 0.1, when none does)."""
+    found = [o.split("=", 1)[1] for o in overrides if o.startswith("data.fraction=")]
+    return float(found[-1]) if found else 0.1
+
+
 def run_one(overrides: list[str], results: Path, logs: Path) -> tuple[str, int, float]:
     name = "_".join(o.split("=", 1)[1].replace("/", "-") for o in overrides)
     command = [sys.executable, str(REPO / "run.py"), *overrides, *COMMON, f"paths.results_dir={results}"]
@@ -96,12 +102,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embedders", default="glove,glove_elmo")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--results", default=str(REPO / "results" / "cpu"))
+    parser.add_argument("--fractions", default=None,
+                        help="figure1 only: comma-separated points to run, e.g. 0.01 (default: all; 0.1 = the budget's)")
     parser.add_argument("--dry-run", action="store_true")
     args = parser.parse_args(argv)
     default_tasks = (list(FIGURE1_POINTS) if args.plan == "figure1" else VARIANT_TASKS if args.plan in VARIANTS
                      else TASKS)
     tasks = args.tasks.split(",") if args.tasks else default_tasks
     runs = plan(args.plan, tasks, args.embedders.split(","), [int(s) for s in args.seeds.split(",")])
+    if args.fractions:
+        runs = [r for r in runs if run_fraction(r) in {float(f) for f in args.fractions.split(",")}]
     results = Path(args.results).resolve()
     if args.dry_run:
         for overrides in runs:

@@ -48,3 +48,11 @@ def test_table2_and_table3_plans_compose_to_the_papers_variants():
             seen.append((elmo["mode"], elmo["lambda"], elmo["placement"]))
     assert seen == [("top", None, None), ("learned", 1.0, None), ("learned", 0.001, None),
                     ("learned", None, "input"), ("learned", None, "both"), ("learned", None, "output")]
+
+
+def test_fractions_filter_keeps_only_the_asked_points(capsys):
+    assert cpu_evidence.main(["figure1", "--tasks", "ner", "--embedders", "glove", "--seeds", "1,2",
+                              "--fractions", "0.01", "--dry-run"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2 and all("data.fraction=0.01" in line for line in lines)
+    assert cpu_evidence.run_fraction(["task=ner"]) == 0.1
