@@ -103,7 +103,7 @@ def main(run_dir: str = "/work/lm_work/run_v2", work_dir: str = "/work/lm_work",
         "training": {
             "finished_budget": finished,
             "stop_reason": ("token budget reached" if checkpoint["tokens_seen"] >= cfg["max_tokens"] else
-                            "stopped at the max_train_seconds cap" if finished else
+                            "stopped by a max_tokens or max_train_seconds cap given on the command line (NOTES below say which)" if finished else
                             "exported from the latest checkpoint while the run was still going"), "steps": checkpoint["step"], "tokens_seen": checkpoint["tokens_seen"],
             "train_seconds": round(checkpoint["train_seconds"], 1),
             "wall_start": _utc(started) if started else None, "wall_end": _utc(ended),
