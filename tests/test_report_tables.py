@@ -1,6 +1,7 @@
 """Table arithmetic: relative increase, mean ± std, and missing cells shown as missing (never zero)."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,14 @@ def test_tables_2_and_3_show_budget_fraction_rows_only_where_a_variant_ran():
     rows = {(r[0], r[1]): r for r in table2(runs).rows}
     assert rows[("ner", "conll2003 (0.1 of train)")][4] == "83.00"         # the lambda = 1 column
     assert ("ner", "conll2003 (0.01 of train)") not in rows                # only a default run at 1%: no row
+
+
+def test_adapted_runs_are_their_own_table1_row_against_the_same_baseline():
+    base = run(test=80.0)
+    elmo = run(embedder="glove_elmo", test=82.0)
+    adapted = dataclasses.replace(run(embedder="glove_elmo", test=85.0),
+                                  raw={"bilm": {"hash": "a", "base_hash": "b", "adapted_hash": "a"}})
+    assert adapted.adapted and not elmo.adapted
+    rows = {r[1]: r for r in table1([base, elmo, adapted]).rows if r[0] == "ner"}
+    assert rows["d"][3:5] == ["80.00", "82.00"] and rows["d"][7] == "1/1"            # never averaged together
+    assert rows["d, +ELMo with bilm=adapted"][3:5] == ["80.00", "85.00"]

@@ -41,6 +41,11 @@ class Run:
         return self.elmo is not None
 
     @property
+    def adapted(self) -> bool:
+        """+ELMo with a task-adapted biLM (bilm=adapted): its own Table 1 row, never averaged with the base biLM."""
+        return bool((self.raw.get("bilm") or {}).get("adapted_hash"))
+
+    @property
     def mode(self) -> str | None:
         return self.elmo.get("mode") if self.elmo else None
 

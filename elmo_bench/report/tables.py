@@ -26,6 +26,7 @@ from elmo_bench.report import paper
 from elmo_bench.report.collect import MIX_OVERRIDES, Run
 
 MISSING = "—"
+ADAPTED_LABEL = "+ELMo with bilm=adapted"
 PROBE_TASKS = ("pos", "wsd", "pos_probe")
 WSD_SET_ORDER = ("senseval2", "senseval3", "semeval2007", "semeval2013", "semeval2015", "all")
 
@@ -139,6 +140,12 @@ def table1(runs: Sequence[Run], p_value: PValue | None = None) -> Table:
     # its own row, labelled with the fraction, so a smaller budget is never averaged with the full one
     chosen = [dataclasses.replace(r, data=_data_label(r)) for r in runs
               if r.is_default and r.task not in PROBE_TASKS and not _scaled(r)]
+    # +ELMo with bilm=adapted is its own row, against the same baseline runs
+    base_label = {id(r): r.data for r in chosen}
+    adapted_rows = {(r.task, r.data) for r in chosen if r.adapted}
+    chosen = [dataclasses.replace(r, data=f"{r.data}, {ADAPTED_LABEL}") if r.adapted else r for r in chosen]
+    chosen += [dataclasses.replace(r, data=f"{base_label[id(r)]}, {ADAPTED_LABEL}") for r in list(chosen)
+               if not r.has_elmo and (r.task, r.data) in adapted_rows]
     groups = _group(chosen, lambda r: (r.task, r.data, r.has_elmo))
     rows, notes, records = [], [], []
     for task, data in _task_rows(chosen, paper.TABLE1_ORDER):
@@ -209,7 +216,7 @@ def _column_table(title: str, runs: Sequence[Run], columns: dict[str, Callable[[
                   notes: list[str]) -> Table:
     # a budget run on a fraction of the training data is its own row, labelled with the fraction (as in Table 1)
     data_runs = [dataclasses.replace(r, data=_data_label(r)) for r in runs
-                 if r.task not in PROBE_TASKS and not _scaled(r)]
+                 if r.task not in PROBE_TASKS and not _scaled(r) and not r.adapted]
     used = [r for r in data_runs if any(test(r) for test in columns.values())]
     # a (task, data) row appears when it holds a run of this table's variants (not only default runs that happen to
     # fill a column, e.g. a sample-efficiency point); the paper's tasks always appear
@@ -388,7 +395,7 @@ def sample_efficiency_points(runs: Sequence[Run]) -> dict[tuple[str, str], dict[
 
     The metric is the test main metric (dev where a run has no test split).
     """
-    chosen = [r for r in runs if r.is_default and r.task not in PROBE_TASKS]
+    chosen = [r for r in runs if r.is_default and r.task not in PROBE_TASKS and not r.adapted]
     out: dict[tuple[str, str], dict[str, dict[float, Stat]]] = {}
     for (task, data), group in sorted(_group(chosen, lambda r: (r.task, r.data)).items()):
         if len({r.fraction for r in group}) < 2:
@@ -463,8 +470,8 @@ def dev_history(run: Run) -> list[tuple[int, float]]:
 
 def dev_curves(runs: Sequence[Run]) -> dict[tuple[str, str], list[tuple[Run, list[tuple[int, float]]]]]:
     """{(task, data): [(run, points)]} of the Table 1 runs that carry a per-epoch dev history."""
-    chosen = [dataclasses.replace(r, data=_data_label(r)) for r in runs
-              if r.is_default and r.task not in PROBE_TASKS and not _scaled(r)]
+    chosen = [dataclasses.replace(r, data=_data_label(r), embedder=f"{r.embedder}, adapted" if r.adapted else r.embedder)
+              for r in runs if r.is_default and r.task not in PROBE_TASKS and not _scaled(r)]
     out: dict[tuple[str, str], list[tuple[Run, list[tuple[int, float]]]]] = {}
     for run in sorted(chosen, key=lambda r: (r.task, r.data, r.embedder, r.seed)):
         points = dev_history(run)
@@ -540,7 +547,7 @@ def scale_ablation_table(runs: Sequence[Run]) -> Table:
     gamma; a (task, data) row group appears once it holds more than one setting."""
     chosen = [dataclasses.replace(r, data=_data_label(r)) for r in runs
               if r.has_elmo and r.mode == "learned" and r.task not in PROBE_TASKS and not _scaled(r)
-              and not r.overrides("lambda", "placement", "dropout")]
+              and not r.adapted and not r.overrides("lambda", "placement", "dropout")]
     rows, records = [], []
     for (task, data), group in sorted(_group(chosen, lambda r: (r.task, r.data)).items()):
         settings = _group(group, _scale_setting)
