@@ -423,8 +423,10 @@ def figure1_table(runs: Sequence[Run]) -> Table:
 
 
 def learned_mixes(runs: Sequence[Run]) -> dict[tuple[str, str], dict[str, tuple[list[float], int]]]:
-    """{(task, data): {"input"|"output": (mean softmax weights over seeds, n)}} of default +ELMo full-data runs."""
-    chosen = [r for r in full_data(runs) if r.is_default and r.has_elmo]
+    """{(task, data): {"input"|"output": (mean softmax weights over seeds, n)}} of Table 1's +ELMo runs (the base
+    biLM; a budget fraction is its own row, as in Table 1)."""
+    chosen = [dataclasses.replace(r, data=_data_label(r)) for r in runs
+              if r.is_default and r.has_elmo and not r.adapted and r.task not in PROBE_TASKS and not _scaled(r)]
     out: dict[tuple[str, str], dict[str, tuple[list[float], int]]] = {}
     for (task, data), group in sorted(_group(chosen, lambda r: (r.task, r.data)).items()):
         for where in ("input", "output"):
