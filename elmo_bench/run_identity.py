@@ -33,7 +33,8 @@ _fingerprints: dict[tuple[str, int, int], str] = {}
 
 
 def without_elmo_only(flat: Mapping[str, Any]) -> dict[str, Any]:
-    """A stored identity as today's rule writes it: a run without ELMo drops its ELMo-only keys."""
+    """A flat identity without the ELMo-only keys when the run has no ELMo (applied to every new identity and to
+    stored ones, which an earlier version wrote with those keys)."""
     if flat.get("embedder.elmo") is not False:
         return dict(flat)
     return {k: v for k, v in flat.items() if not k.startswith(ELMO_ONLY)}
@@ -92,8 +93,6 @@ def identity(config: Mapping[str, Any], bilm_hash: str | None, code_hash: str | 
     for key, value in flat.items():
         if any(key == p or key.startswith(p + ".") for p in IGNORED):
             continue
-        if flat.get("embedder.elmo") is False and key.startswith(ELMO_ONLY):
-            continue
         if key.startswith("data.") and isinstance(value, str) and Path(value).is_absolute() and Path(value).exists():
             value = fingerprint(Path(value))
         out[key] = value
@@ -101,7 +100,7 @@ def identity(config: Mapping[str, Any], bilm_hash: str | None, code_hash: str | 
         out["bilm.hash"] = bilm_hash
     if code_hash is not None:
         out["code.task"] = code_hash
-    return out
+    return without_elmo_only(out)
 
 
 def differences(stored: Mapping[str, Any], current: Mapping[str, Any], skip: tuple[str, ...] = (),
