@@ -30,6 +30,7 @@ from elmo_bench.batching import Collator
 from elmo_bench.cache import ActivationCache, LiveLayers
 from elmo_bench.config_check import check_run
 from elmo_bench.device import describe, normalise_amp, resolve_device
+from elmo_bench.elmo_defaults import TASK_ELMO_DEFAULTS
 from elmo_bench.embedders import TaskEmbedder, WordVocabulary, build_glove
 from elmo_bench.errors import ConfigError
 from elmo_bench.results import SCHEMA_VERSION, git_commit, write_results
@@ -85,13 +86,13 @@ def trainer_config(cfg: DictConfig, fraction: float) -> TrainerConfig:
 
 
 def elmo_settings(cfg: DictConfig) -> dict[str, Any]:
-    task_elmo = cfg.task.get("elmo", {})
+    task_elmo = {**TASK_ELMO_DEFAULTS, **cfg.task.get("elmo", {})}
     return {
-        "placement": _pick(cfg.mix.get("placement"), task_elmo.get("placement", "input")),
-        "l2_coef": float(_pick(cfg.mix.get("lambda"), task_elmo.get("lambda", 0.0))),
-        "layer_norm": bool(_pick(cfg.mix.get("layer_norm"), task_elmo.get("layer_norm", False))),
-        "gamma_init": float(_pick(cfg.mix.get("gamma_init"), task_elmo.get("gamma_init", 1.0))),
-        "dropout": float(_pick(cfg.mix.get("dropout"), task_elmo.get("dropout", 0.5))),
+        "placement": _pick(cfg.mix.get("placement"), task_elmo["placement"]),
+        "l2_coef": float(_pick(cfg.mix.get("lambda"), task_elmo["lambda"])),
+        "layer_norm": bool(_pick(cfg.mix.get("layer_norm"), task_elmo["layer_norm"])),
+        "gamma_init": float(_pick(cfg.mix.get("gamma_init"), task_elmo["gamma_init"])),
+        "dropout": float(_pick(cfg.mix.get("dropout"), task_elmo["dropout"])),
         "mode": cfg.mix.mode,
         "layer_index": cfg.mix.get("layer"),
     }

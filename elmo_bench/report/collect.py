@@ -11,12 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from elmo_bench.elmo_defaults import TASK_ELMO_DEFAULTS
 from elmo_bench.results import REQUIRED_KEYS
 
 #: overrides of the mix group that make a run differ from the task's paper settings
 MIX_OVERRIDES = ("placement", "lambda", "layer_norm", "gamma_init", "dropout")
-#: the value a task without the key uses (as elmo_bench.experiment.elmo_settings picks it)
-TASK_ELMO_DEFAULTS = {"placement": "input", "lambda": 0.0, "layer_norm": False, "gamma_init": 1.0, "dropout": 0.5}
 
 
 @dataclass
