@@ -1,6 +1,7 @@
 """The paper's tables as plain rows of strings, from grouped runs. Missing cells are "—", never zeros.
 
-Which runs feed which table (all at the full training set unless said otherwise):
+Which runs feed which table (a run on a fraction of the training data is its own row, labelled with the fraction;
+``bilm=adapted`` runs are Table 1 rows of their own and stay out of the others):
 - Table 1: the task's paper configuration (GloVe baseline; +ELMo with a learned mix and no mix overrides), test.
 - Table 2: dev; baseline, +ELMo top layer only, +ELMo learned mix with lambda 1 / 0.001 (placement as the task's).
 - Table 3: dev; +ELMo learned mix with the task's lambda, by placement input / both / output.
@@ -111,10 +112,6 @@ def _task_rows(runs: Sequence[Run], order: Sequence[str]) -> list[tuple[str, str
     return rows
 
 
-def full_data(runs: Iterable[Run]) -> list[Run]:
-    return [r for r in runs if r.fraction == 1.0 and r.task not in PROBE_TASKS]
-
-
 PValue = Callable[[list[Run], list[Run]], tuple[float | None, str]]
 
 
@@ -125,6 +122,12 @@ def _scaled(run: Run) -> bool:
 
 def _data_label(run: Run) -> str:
     return run.data if run.fraction == 1.0 else f"{run.data} ({run.fraction:g} of train)"
+
+
+def _budget_runs(runs: Iterable[Run]) -> list[Run]:
+    """The trained task runs the tables compare (no probes, no epoch-scaled sample-efficiency runs), each with its
+    data labelled by its training fraction, so a budget run on part of the data is its own row."""
+    return [dataclasses.replace(r, data=_data_label(r)) for r in runs if r.task not in PROBE_TASKS and not _scaled(r)]
 
 
 def _paper_pm(value: float, pm: str | None, digits: int = 2) -> str:
@@ -138,14 +141,12 @@ def _float(text: str | None) -> float | None:
 def table1(runs: Sequence[Run], p_value: PValue | None = None) -> Table:
     # every baseline/+ELMo pair of a task's paper configuration; a budget run on a fraction of the training data is
     # its own row, labelled with the fraction, so a smaller budget is never averaged with the full one
-    chosen = [dataclasses.replace(r, data=_data_label(r)) for r in runs
-              if r.is_default and r.task not in PROBE_TASKS and not _scaled(r)]
+    labelled = [r for r in _budget_runs(runs) if r.is_default]
     # +ELMo with bilm=adapted is its own row, against the same baseline runs
-    base_label = {id(r): r.data for r in chosen}
-    adapted_rows = {(r.task, r.data) for r in chosen if r.adapted}
-    chosen = [dataclasses.replace(r, data=f"{r.data}, {ADAPTED_LABEL}") if r.adapted else r for r in chosen]
-    chosen += [dataclasses.replace(r, data=f"{base_label[id(r)]}, {ADAPTED_LABEL}") for r in list(chosen)
-               if not r.has_elmo and (r.task, r.data) in adapted_rows]
+    adapted_rows = {(r.task, r.data) for r in labelled if r.adapted}
+    chosen = [r for r in labelled if not r.adapted]
+    chosen += [dataclasses.replace(r, data=f"{r.data}, {ADAPTED_LABEL}") for r in labelled
+               if r.adapted or (not r.has_elmo and (r.task, r.data) in adapted_rows)]
     groups = _group(chosen, lambda r: (r.task, r.data, r.has_elmo))
     rows, notes, records = [], [], []
     for task, data in _task_rows(chosen, paper.TABLE1_ORDER):
@@ -215,8 +216,7 @@ def _column_table(title: str, runs: Sequence[Run], columns: dict[str, Callable[[
                   labels: Sequence[str], reference: dict[str, dict[str, float]], order: Sequence[str],
                   notes: list[str]) -> Table:
     # a budget run on a fraction of the training data is its own row, labelled with the fraction (as in Table 1)
-    data_runs = [dataclasses.replace(r, data=_data_label(r)) for r in runs
-                 if r.task not in PROBE_TASKS and not _scaled(r) and not r.adapted]
+    data_runs = [r for r in _budget_runs(runs) if not r.adapted]
     used = [r for r in data_runs if any(test(r) for test in columns.values())]
     # a (task, data) row appears when it holds a run of this table's variants (not only default runs that happen to
     # fill a column, e.g. a sample-efficiency point); the paper's tasks always appear
@@ -425,8 +425,7 @@ def figure1_table(runs: Sequence[Run]) -> Table:
 def learned_mixes(runs: Sequence[Run]) -> dict[tuple[str, str], dict[str, tuple[list[float], int]]]:
     """{(task, data): {"input"|"output": (mean softmax weights over seeds, n)}} of Table 1's +ELMo runs (the base
     biLM; a budget fraction is its own row, as in Table 1)."""
-    chosen = [dataclasses.replace(r, data=_data_label(r)) for r in runs
-              if r.is_default and r.has_elmo and not r.adapted and r.task not in PROBE_TASKS and not _scaled(r)]
+    chosen = [r for r in _budget_runs(runs) if r.is_default and r.has_elmo and not r.adapted]
     out: dict[tuple[str, str], dict[str, tuple[list[float], int]]] = {}
     for (task, data), group in sorted(_group(chosen, lambda r: (r.task, r.data)).items()):
         for where in ("input", "output"):
@@ -472,8 +471,8 @@ def dev_history(run: Run) -> list[tuple[int, float]]:
 
 def dev_curves(runs: Sequence[Run]) -> dict[tuple[str, str], list[tuple[Run, list[tuple[int, float]]]]]:
     """{(task, data): [(run, points)]} of the Table 1 runs that carry a per-epoch dev history."""
-    chosen = [dataclasses.replace(r, data=_data_label(r), embedder=f"{r.embedder}, adapted" if r.adapted else r.embedder)
-              for r in runs if r.is_default and r.task not in PROBE_TASKS and not _scaled(r)]
+    chosen = [dataclasses.replace(r, embedder=f"{r.embedder}, adapted") if r.adapted else r
+              for r in _budget_runs(runs) if r.is_default]
     out: dict[tuple[str, str], list[tuple[Run, list[tuple[int, float]]]]] = {}
     for run in sorted(chosen, key=lambda r: (r.task, r.data, r.embedder, r.seed)):
         points = dev_history(run)
@@ -547,9 +546,8 @@ def scale_ablation_table(runs: Sequence[Run]) -> Table:
     """The dev ablation behind each task's ``elmo.layer_norm`` / ``elmo.gamma_init`` default (issue 13): +ELMo runs
     with the learned mix and the task's lambda, placement and dropout, grouped by the effective layer norm and initial
     gamma; a (task, data) row group appears once it holds more than one setting."""
-    chosen = [dataclasses.replace(r, data=_data_label(r)) for r in runs
-              if r.has_elmo and r.mode == "learned" and r.task not in PROBE_TASKS and not _scaled(r)
-              and not r.adapted and not r.overrides("lambda", "placement", "dropout")]
+    chosen = [r for r in _budget_runs(runs) if r.has_elmo and r.mode == "learned" and not r.adapted
+              and not r.overrides("lambda", "placement", "dropout")]
     rows, records = [], []
     for (task, data), group in sorted(_group(chosen, lambda r: (r.task, r.data)).items()):
         settings = _group(group, _scale_setting)
