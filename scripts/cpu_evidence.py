@@ -51,11 +51,16 @@ VARIANTS: dict[str, list[list[str]]] = {
 VARIANT_TASKS = ["snli", "srl"]
 
 
-def task_layer_norm(task: str) -> bool:
-    """The task's configured ``elmo.layer_norm`` (conf/task/<task>.yaml)."""
+def _conf(*parts: str) -> dict:
+    """One of the project's YAML files under conf/, as a plain dict."""
     from omegaconf import OmegaConf
 
-    return bool(OmegaConf.load(REPO / "conf" / "task" / f"{task}.yaml").get("elmo", {}).get("layer_norm", False))
+    return OmegaConf.to_container(OmegaConf.load(REPO.joinpath("conf", *parts)))
+
+
+def task_layer_norm(task: str) -> bool:
+    """The task's configured ``elmo.layer_norm`` (conf/task/<task>.yaml)."""
+    return bool(_conf("task", f"{task}.yaml").get("elmo", {}).get("layer_norm", False))
 
 
 def plan(name: str, tasks: list[str], embedders: list[str], seeds: list[int]) -> list[list[str]]:
@@ -80,9 +85,13 @@ def plan(name: str, tasks: list[str], embedders: list[str], seeds: list[int]) ->
 
 
 def run_fraction(overrides: list[str]) -> float:
-    """The training fraction a run's overrides ask for (the budget's own fraction, 0.1, when none does)."""
+    """The training fraction a run's overrides ask for; without one, its task's CPU budget fraction
+    (conf/budget_preset/cpu_<task>.yaml; the whole training set when the preset sets none)."""
     found = [o.split("=", 1)[1] for o in overrides if o.startswith("data.fraction=")]
-    return float(found[-1]) if found else 0.1
+    if found:
+        return float(found[-1])
+    task = next(o.split("=", 1)[1] for o in overrides if o.startswith("task="))
+    return float((_conf("budget_preset", f"cpu_{task}.yaml").get("data") or {}).get("fraction", 1.0))
 
 
 def run_one(overrides: list[str], results: Path, logs: Path) -> tuple[str, int, float]:
@@ -103,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--results", default=str(REPO / "results" / "cpu"))
     parser.add_argument("--fractions", default=None,
-                        help="figure1 only: comma-separated points to run, e.g. 0.01 (default: all; 0.1 = the budget's)")
+                        help="comma-separated training fractions to run, e.g. 0.01 (default: all; a run without a "
+                             "data.fraction override has its budget's)")
     parser.add_argument("--dry-run", action="store_true")
     args = parser.parse_args(argv)
     default_tasks = (list(FIGURE1_POINTS) if args.plan == "figure1" else VARIANT_TASKS if args.plan in VARIANTS

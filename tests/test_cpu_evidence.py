@@ -55,4 +55,5 @@ def test_fractions_filter_keeps_only_the_asked_points(capsys):
                               "--fractions", "0.01", "--dry-run"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 2 and all("data.fraction=0.01" in line for line in lines)
-    assert cpu_evidence.run_fraction(["task=ner"]) == 0.1
+    assert cpu_evidence.run_fraction(["task=ner"]) == 0.1                 # the budget preset's own fraction
+    assert cpu_evidence.run_fraction(["task=squad"]) == 0.5 and cpu_evidence.run_fraction(["task=snli"]) == 1.0
