@@ -34,11 +34,12 @@ from elmo_bench.elmo_defaults import TASK_ELMO_DEFAULTS
 from elmo_bench.embedders import TaskEmbedder, WordVocabulary, build_glove
 from elmo_bench.errors import ConfigError
 from elmo_bench.results import SCHEMA_VERSION, git_commit, write_results
-from elmo_bench.run_identity import check_run_dir, identity, task_code_dir, task_code_hash
+from elmo_bench.run_identity import (check_run_dir, identity, record_extension, task_code_dir,
+                                     task_code_hash)
 from elmo_bench.run_logger import RunLogger
 from elmo_bench.subsets import nested_subset, scaled_epochs
 from elmo_bench.task_api import Example, Task
-from elmo_bench.train import TaskModel, TrainerConfig, evaluate, fit
+from elmo_bench.train import TaskModel, TrainerConfig, evaluate, first_stop, fit
 
 log = logging.getLogger(__name__)
 REPO = Path(__file__).resolve().parents[1]
@@ -83,6 +84,20 @@ def trainer_config(cfg: DictConfig, fraction: float) -> TrainerConfig:
     trainer.patience = math.ceil(trainer.patience * trainer.max_epochs / max(base_epochs, 1))
     trainer.progress = bool(cfg.get("progress", True))
     return trainer
+
+
+def check_extension(run_dir: Path, trainer: TrainerConfig) -> None:
+    """Refuse (ConfigError) to continue a run under a changed stopping rule that would have stopped it earlier:
+    continuing is exact only when the new rule trains every epoch the run already trained."""
+    state = torch.load(run_dir / "checkpoint.pt", weights_only=True, map_location="cpu")
+    scores = [record["dev_metric"] for record in state["history"]]
+    stop = first_stop(scores, trainer)
+    if stop is not None:
+        raise ConfigError(f"{run_dir}: the new stopping rule (max_epochs {trainer.max_epochs}, patience "
+                          f"{trainer.patience}, min_epochs {trainer.min_epochs}) would have stopped this run before "
+                          f"epoch {stop}, but it trained {len(scores)} epochs; it cannot be continued exactly: "
+                          f"choose another directory (hydra.run.dir=...) or delete it")
+    log.info("%s: stopping rule changed, continuing after epoch %d", run_dir, len(scores) - 1)
 
 
 def elmo_settings(cfg: DictConfig) -> dict[str, Any]:
@@ -279,10 +294,10 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     task_name = cfg.task.name
     task_package = task_target(task_name).partition(":")[0].rpartition(".")[0]
     bilm, bilm_info = load_bilm_info(cfg) if cfg.embedder.elmo else (None, None)
-    check_run_dir(run_dir, identity(config, bilm_info["hash"] if bilm_info else None, task_code_hash(task_package)),
-                  config, task_code_dir(task_package))
+    current = identity(config, bilm_info["hash"] if bilm_info else None, task_code_hash(task_package))
+    extending = check_run_dir(run_dir, current, config, task_code_dir(task_package))
     results_path = run_dir / "results.json"
-    if results_path.exists():
+    if results_path.exists() and not extending:
         log.info("%s exists and was made by this configuration: nothing to do", results_path)
         return json.loads(results_path.read_text())
 
@@ -298,6 +313,9 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     model.to(device)
 
     trainer = trainer_config(cfg, prepared.fraction)
+    if extending:
+        check_extension(run_dir, trainer)
+        record_extension(run_dir, current, config)
     logger = RunLogger(cfg.logger.mode, run_dir, cfg.logger.project, run_dir.name, config)
 
     def on_epoch(epoch: int, record: dict[str, Any]) -> None:

@@ -7,7 +7,9 @@ their content hash, every data path by a fingerprint of its content (files: sha2
 plus a hash of the task package's source (``code.task``). A run without ELMo (``embedder.elmo: false``) leaves out
 the ELMo settings (``task.elmo.*``, ``mix.*``): they cannot change its numbers, so choosing a task's ELMo default
 later does not orphan its finished baseline runs. A run directory resumes or skips only when the identity
-matches; otherwise the run is refused with one line naming the keys that differ.
+matches; otherwise the run is refused with one line naming the keys that differ. One exception: when only the
+stopping rule changed (a raised epoch cap or patience) and replaying the new rule over the run's dev scores trains
+every epoch it trained, the run continues from its checkpoint: exactly the run the new rule gives from scratch.
 """
 from __future__ import annotations
 
@@ -29,6 +31,10 @@ IGNORED = ("progress", "threads", "logger", "paths", "choices", "bilm.options", 
 ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.eps": None}
 #: key prefixes that only matter when the run uses ELMo
 ELMO_ONLY = ("task.elmo.", "mix.")
+#: the stopping rule's keys: they decide only *when* training stops, never what an epoch computes, so a run whose
+#: identity differs in nothing else may be continued from its checkpoint (elmo_bench.train.first_stop decides)
+STOPPING_RULE = tuple(f"{group}.{key}" for group in ("trainer", "task.trainer")
+                      for key in ("max_epochs", "patience", "min_epochs", "scale_epochs", "max_scaled_epochs"))
 _fingerprints: dict[tuple[str, int, int], str] = {}
 
 
@@ -136,8 +142,12 @@ def code_changed_since(commit: str | None, code_dir: Path | None) -> bool | None
 
 
 def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str, Any],
-                  code_dir: Path | None = None) -> None:
+                  code_dir: Path | None = None) -> bool:
     """Refuse (ConfigError, one line) when ``run_dir`` was made by a different identity; else record this one.
+
+    Returns True when the identities differ only in the stopping rule (``STOPPING_RULE``: a raised epoch cap or
+    patience): then nothing is recorded yet; the caller checks with ``elmo_bench.train.first_stop`` that the new rule
+    would have trained every epoch the run did, and calls ``record_extension``, or refuses.
 
     Only a directory holding a checkpoint or results is protected (one where a run failed before training simply
     takes the new identity). A results.json of an older version of this project, without ``run.json``, is
@@ -167,6 +177,9 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str
     if stored is not None:
         stored = {**{k: v for k, v in ADDED_DEFAULTS.items() if k in current}, **stored}
         diff = differences(stored, current, skip, shared_only=legacy)
+        if diff and not legacy and (run_dir / "checkpoint.pt").exists() and all(
+                line.split(":", 1)[0] in STOPPING_RULE for line in diff):
+            return True
         if diff:
             shown = "; ".join(diff[:6]) + (f"; and {len(diff) - 6} more" if len(diff) > 6 else "")
             raise ConfigError(f"{run_dir}: made by a different configuration ({shown}); refusing to resume or reuse "
@@ -174,3 +187,12 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str
     if not (computed and record.exists()):  # a directory where nothing was computed yet takes the new identity
         run_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(record, json.dumps({"identity": dict(current), "config": config}, indent=1, default=str))
+    return False
+
+
+def record_extension(run_dir: Path, current: Mapping[str, Any], config: Mapping[str, Any]) -> None:
+    """Give a run whose stopping rule changed its new identity and drop its old results, in that order: a run
+    killed while it continues then resumes from its checkpoint instead of returning the old, shorter results."""
+    atomic_write_text(run_dir / RUN_FILE, json.dumps({"identity": dict(current), "config": config}, indent=1,
+                                                     default=str))
+    (run_dir / "results.json").unlink(missing_ok=True)

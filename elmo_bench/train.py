@@ -115,6 +115,28 @@ def _save(path: Path, state: dict[str, Any]) -> None:
         torch.save(state, tmp)
 
 
+def stops_before(epoch: int, best_epoch: int, cfg: TrainerConfig) -> bool:
+    """The stopping rule: no epoch ``epoch`` when the cap is reached, or when ``cfg.patience`` epochs passed without a
+    better dev score (``best_epoch``, −1 before any) and at least ``cfg.min_epochs`` epochs ran."""
+    if epoch >= cfg.max_epochs:
+        return True
+    return epoch - best_epoch > cfg.patience and best_epoch >= 0 and epoch >= cfg.min_epochs
+
+
+def first_stop(dev_scores: Sequence[float], cfg: TrainerConfig) -> int | None:
+    """Replay the stopping rule of ``cfg`` over a run's per-epoch dev scores: the first epoch it would not have
+    trained, or None when it trains every one of them. None means continuing that run from its last checkpoint
+    under ``cfg`` gives exactly the run a fresh start under ``cfg`` would give (epochs reseed, nothing else depends
+    on the cap), which is what lets a finished run's epoch cap or patience be raised without recomputing it."""
+    best, best_epoch = -math.inf, -1
+    for epoch, score in enumerate(dev_scores):
+        if stops_before(epoch, best_epoch, cfg):
+            return epoch
+        if score > best:
+            best, best_epoch = score, epoch
+    return None
+
+
 def fit(model: TaskModel, task: Task, train: Sequence[Example], dev: Sequence[Example],
         train_collator: Collator, dev_collator: Collator, cfg: TrainerConfig, run_dir: Path, seed: int,
         on_epoch: Callable[[int, dict[str, Any]], None] | None = None,
@@ -152,7 +174,7 @@ def fit(model: TaskModel, task: Task, train: Sequence[Example], dev: Sequence[Ex
         start_epoch = state["epoch"] + 1
         log.info("resuming from %s after epoch %d (best %s %.3f)", checkpoint_path, state["epoch"], task.main_metric, best)
     for epoch in range(start_epoch, cfg.max_epochs):
-        if epoch - best_epoch > cfg.patience and best_epoch >= 0 and epoch >= cfg.min_epochs:
+        if stops_before(epoch, best_epoch, cfg):
             break
         torch.manual_seed(seed * 1000 + epoch)
         model.train()

@@ -119,3 +119,44 @@ def test_a_finished_baseline_run_is_reused_after_the_task_elmo_default_changes(t
     again = run_experiment(compose_run(tmp_path, "embedder=glove", "trainer.max_epochs=1", "mix.layer_norm=true"),
                            run_dir)
     assert again["metrics"] == first["metrics"]
+
+
+def test_the_stopping_rule_replay_finds_the_first_epoch_a_rule_would_not_train():
+    from elmo_bench.train import TrainerConfig, first_stop
+
+    scores = [10.0, 12.0, 11.0, 11.5, 11.9, 13.0]     # best at epochs 0, 1, then 5
+    assert first_stop(scores, TrainerConfig(max_epochs=6, patience=4)) is None
+    assert first_stop(scores, TrainerConfig(max_epochs=5, patience=4)) == 5           # the cap
+    assert first_stop(scores, TrainerConfig(max_epochs=30, patience=2)) == 4          # 4 − 1 > 2
+    assert first_stop(scores, TrainerConfig(max_epochs=30, patience=2, min_epochs=6)) is None
+    assert first_stop(scores, TrainerConfig(max_epochs=30, patience=3)) == 5          # 5 − 1 > 3
+    assert first_stop(scores, TrainerConfig(max_epochs=30, patience=4)) is None       # 5 − 1 = 4 is allowed
+
+
+@needs_fixtures
+def test_a_raised_epoch_cap_continues_a_finished_run_exactly_as_a_fresh_run_with_that_cap(tmp_path, tiny):
+    run_dir = tmp_path / "extended"
+    short = run_experiment(compose_run(tmp_path, "trainer.max_epochs=2", "trainer.patience=5"), run_dir)
+    assert short["epochs"]["run"] == 2
+    extended = run_experiment(compose_run(tmp_path, "trainer.max_epochs=4", "trainer.patience=5"), run_dir)
+    fresh = run_experiment(compose_run(tmp_path, "trainer.max_epochs=4", "trainer.patience=5"), tmp_path / "fresh")
+    assert extended["epochs"]["run"] == 4
+    assert [h["dev_metric"] for h in extended["history"]] == [h["dev_metric"] for h in fresh["history"]]
+    assert [h["loss"] for h in extended["history"]] == pytest.approx([h["loss"] for h in fresh["history"]], abs=1e-6)
+    assert extended["metrics"] == fresh["metrics"]
+    stored = json.loads((run_dir / RUN_FILE).read_text())
+    assert stored["identity"]["trainer.max_epochs"] == 4                # the run now is the 4-epoch run
+    stamp = (run_dir / "results.json").stat().st_mtime_ns
+    run_experiment(compose_run(tmp_path, "trainer.max_epochs=4", "trainer.patience=5"), run_dir)
+    assert (run_dir / "results.json").stat().st_mtime_ns == stamp       # and is skipped as finished
+
+
+@needs_fixtures
+def test_a_stopping_rule_that_would_have_stopped_the_run_earlier_is_refused(tmp_path, tiny):
+    run_dir = tmp_path / "run"
+    run_experiment(compose_run(tmp_path, "trainer.max_epochs=3", "trainer.patience=5"), run_dir)
+    stamp = (run_dir / "results.json").stat().st_mtime_ns
+    with pytest.raises(ConfigError, match=r"would have stopped this run before epoch 2, but it trained 3 epochs"):
+        run_experiment(compose_run(tmp_path, "trainer.max_epochs=2", "trainer.patience=5"), run_dir)
+    assert (run_dir / "results.json").stat().st_mtime_ns == stamp       # nothing was touched
+    assert json.loads((run_dir / RUN_FILE).read_text())["identity"]["trainer.max_epochs"] == 3
