@@ -39,7 +39,8 @@ from elmo_bench.run_identity import (check_run_dir, identity, record_extension, 
 from elmo_bench.run_logger import RunLogger
 from elmo_bench.subsets import nested_subset, scaled_epochs
 from elmo_bench.task_api import Example, Task
-from elmo_bench.train import TaskModel, TrainerConfig, evaluate, first_stop, fit
+from elmo_bench.stopping import StoppingRule
+from elmo_bench.train import TaskModel, TrainerConfig, evaluate, fit
 
 log = logging.getLogger(__name__)
 REPO = Path(__file__).resolve().parents[1]
@@ -91,7 +92,7 @@ def check_extension(run_dir: Path, trainer: TrainerConfig) -> None:
     continuing is exact only when the new rule trains every epoch the run already trained."""
     state = torch.load(run_dir / "checkpoint.pt", weights_only=True, map_location="cpu")
     scores = [record["dev_metric"] for record in state["history"]]
-    stop = first_stop(scores, trainer)
+    stop = StoppingRule.of(trainer).first_stop(scores)
     if stop is not None:
         raise ConfigError(f"{run_dir}: the new stopping rule (max_epochs {trainer.max_epochs}, patience "
                           f"{trainer.patience}, min_epochs {trainer.min_epochs}) would have stopped this run before "
@@ -273,7 +274,8 @@ def write_run(run_dir: Path, cfg: DictConfig, task: Task, prepared: Prepared, mo
         "main_metric": task.main_metric,
         "mixes": model.embedder.mix_summary(),
         "elmo": elmo_settings(cfg) if use_elmo else None,
-        "epochs": {"run": len(history["history"]), "best": history["best_epoch"], "history": history["history"]},
+        "epochs": {"run": len(history["history"]), "best": history["best_epoch"], "stopped_by": history["stopped_by"],
+                   "history": history["history"]},
         "history": [{"epoch": h["epoch"], "dev_metric": h["dev_metric"], "loss": h["train_loss"],
                      "seconds": h["seconds"]} for h in history["history"]],
         "timings": prepared.timings,

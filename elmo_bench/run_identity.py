@@ -32,7 +32,7 @@ ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.ep
 #: key prefixes that only matter when the run uses ELMo
 ELMO_ONLY = ("task.elmo.", "mix.")
 #: the stopping rule's keys: they decide only *when* training stops, never what an epoch computes, so a run whose
-#: identity differs in nothing else may be continued from its checkpoint (elmo_bench.train.first_stop decides)
+#: identity differs in nothing else may be continued from its checkpoint (elmo_bench.stopping decides)
 STOPPING_RULE = tuple(f"{group}.{key}" for group in ("trainer", "task.trainer")
                       for key in ("max_epochs", "patience", "min_epochs", "scale_epochs", "max_scaled_epochs"))
 _fingerprints: dict[tuple[str, int, int], str] = {}
@@ -146,8 +146,9 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str
     """Refuse (ConfigError, one line) when ``run_dir`` was made by a different identity; else record this one.
 
     Returns True when the identities differ only in the stopping rule (``STOPPING_RULE``: a raised epoch cap or
-    patience): then nothing is recorded yet; the caller checks with ``elmo_bench.train.first_stop`` that the new rule
-    would have trained every epoch the run did, and calls ``record_extension``, or refuses.
+    patience): then nothing is recorded yet; the caller checks with ``StoppingRule.first_stop``
+    (elmo_bench.stopping) that the new rule would have trained every epoch the run did, and calls
+    ``record_extension``, or refuses.
 
     Only a directory holding a checkpoint or results is protected (one where a run failed before training simply
     takes the new identity). A results.json of an older version of this project, without ``run.json``, is

@@ -29,6 +29,7 @@ from elmo_bench.batching import Collator, length_batches
 from elmo_bench.device import autocast, normalise_amp
 from elmo_bench.embedders import TaskEmbedder
 from elmo_bench.errors import TrainingError
+from elmo_bench.stopping import StoppingRule
 from elmo_bench.task_api import Example, Task
 
 log = logging.getLogger(__name__)
@@ -115,28 +116,6 @@ def _save(path: Path, state: dict[str, Any]) -> None:
         torch.save(state, tmp)
 
 
-def stops_before(epoch: int, best_epoch: int, cfg: TrainerConfig) -> bool:
-    """The stopping rule: no epoch ``epoch`` when the cap is reached, or when ``cfg.patience`` epochs passed without a
-    better dev score (``best_epoch``, −1 before any) and at least ``cfg.min_epochs`` epochs ran."""
-    if epoch >= cfg.max_epochs:
-        return True
-    return epoch - best_epoch > cfg.patience and best_epoch >= 0 and epoch >= cfg.min_epochs
-
-
-def first_stop(dev_scores: Sequence[float], cfg: TrainerConfig) -> int | None:
-    """Replay the stopping rule of ``cfg`` over a run's per-epoch dev scores: the first epoch it would not have
-    trained, or None when it trains every one of them. None means continuing that run from its last checkpoint
-    under ``cfg`` gives exactly the run a fresh start under ``cfg`` would give (epochs reseed, nothing else depends
-    on the cap), which is what lets a finished run's epoch cap or patience be raised without recomputing it."""
-    best, best_epoch = -math.inf, -1
-    for epoch, score in enumerate(dev_scores):
-        if stops_before(epoch, best_epoch, cfg):
-            return epoch
-        if score > best:
-            best, best_epoch = score, epoch
-    return None
-
-
 def fit(model: TaskModel, task: Task, train: Sequence[Example], dev: Sequence[Example],
         train_collator: Collator, dev_collator: Collator, cfg: TrainerConfig, run_dir: Path, seed: int,
         on_epoch: Callable[[int, dict[str, Any]], None] | None = None,
@@ -152,9 +131,10 @@ def fit(model: TaskModel, task: Task, train: Sequence[Example], dev: Sequence[Ex
     TrainingError naming the epoch and step.
     Leaves the best model's weights in ``model`` and returns the history: one record per epoch with ``epoch``,
     ``train_loss``, ``dev`` (all dev metrics), ``dev_metric`` (the main one), ``train_seconds`` and ``seconds``
-    (training plus the dev evaluation).
+    (training plus the dev evaluation), with ``best_epoch``, ``best_dev`` and ``stopped_by`` ("patience" or "cap").
     """
     checkpoint_path, best_path = run_dir / "checkpoint.pt", run_dir / "best.pt"
+    rule = StoppingRule.of(cfg)
     optimizer = make_optimizer(model, cfg)
     device = model.device
     # fp16 gradients underflow without loss scaling; bf16 has fp32's range and needs none
@@ -174,7 +154,7 @@ def fit(model: TaskModel, task: Task, train: Sequence[Example], dev: Sequence[Ex
         start_epoch = state["epoch"] + 1
         log.info("resuming from %s after epoch %d (best %s %.3f)", checkpoint_path, state["epoch"], task.main_metric, best)
     for epoch in range(start_epoch, cfg.max_epochs):
-        if stops_before(epoch, best_epoch, cfg):
+        if rule.stops_before(epoch, best_epoch):
             break
         torch.manual_seed(seed * 1000 + epoch)
         model.train()
@@ -215,4 +195,5 @@ def fit(model: TaskModel, task: Task, train: Sequence[Example], dev: Sequence[Ex
             on_epoch(epoch, record)
     if best_path.exists():
         model.load_state_dict(torch.load(best_path, weights_only=True, map_location=device)["model"])
-    return {"history": history, "best_epoch": best_epoch, "best_dev": best}
+    return {"history": history, "best_epoch": best_epoch, "best_dev": best,
+            "stopped_by": rule.stopped_by(len(history), best_epoch)}

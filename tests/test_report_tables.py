@@ -73,18 +73,23 @@ def test_renderers_escape():
 
 
 def test_budget_table_counts_epochs_best_epoch_and_minutes():
-    def timed(seed, dev_scores, seconds):
+    def timed(seed, dev_scores, seconds, patience):
         r = run(seed=seed, test=80.0)
         r.raw = {"history": [{"epoch": i, "dev_metric": v, "seconds": seconds / len(dev_scores) - 1}
                              for i, v in enumerate(dev_scores)],
-                 "timings": {"total_seconds": 1.0, "read_seconds": 0.5, "eval_seconds": len(dev_scores) - 0.5}}
+                 "timings": {"total_seconds": 1.0, "read_seconds": 0.5, "eval_seconds": len(dev_scores) - 0.5},
+                 "config": {"task": {"trainer": {"max_epochs": 5, "patience": patience}}, "trainer": {"lr": None}}}
         return r
 
     from elmo_bench.report.tables import budget_table
-    table = budget_table([timed(1, [10.0, 30.0, 20.0], 120.0), timed(2, [5.0, 6.0, 7.0, 7.0, 1.0], 240.0)])
+    runs = [timed(1, [10.0, 30.0, 20.0], 120.0, 1), timed(2, [5.0, 6.0, 7.0, 7.0, 1.0], 240.0, 3)]
+    table = budget_table(runs)
     # epochs 3 and 5 -> 4.0; best epochs 1 and 2 (the first of two equal bests) -> 1.5; 2 and 4 minutes -> 3.0,
-    # from the epochs' seconds + reading + evaluation (total_seconds, a resumed run's last process only, is not used)
-    assert table.rows == [["ner", "d", "glove", "2", "4.0", "1.5", "3.0", "4.0"]]
+    # from the epochs' seconds + reading + evaluation (total_seconds, a resumed run's last process only, is not used);
+    # run 1 spent its patience (3 − 1 > 1), run 2 reached the cap of 5 within its patience (5 − 2 = 3)
+    assert table.rows == [["ner", "d", "glove", "2", "4.0", "1.5", "1/2", "3.0", "4.0"]]
+    runs[1].raw["epochs"] = {"stopped_by": "patience"}                   # the engine's own record wins
+    assert budget_table(runs).rows[0][6] == "0/2"
     assert table.records[0]["minutes"] == pytest.approx(3.0)
 
 

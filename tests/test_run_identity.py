@@ -121,18 +121,6 @@ def test_a_finished_baseline_run_is_reused_after_the_task_elmo_default_changes(t
     assert again["metrics"] == first["metrics"]
 
 
-def test_the_stopping_rule_replay_finds_the_first_epoch_a_rule_would_not_train():
-    from elmo_bench.train import TrainerConfig, first_stop
-
-    scores = [10.0, 12.0, 11.0, 11.5, 11.9, 13.0]     # best at epochs 0, 1, then 5
-    assert first_stop(scores, TrainerConfig(max_epochs=6, patience=4)) is None
-    assert first_stop(scores, TrainerConfig(max_epochs=5, patience=4)) == 5           # the cap
-    assert first_stop(scores, TrainerConfig(max_epochs=30, patience=2)) == 4          # 4 − 1 > 2
-    assert first_stop(scores, TrainerConfig(max_epochs=30, patience=2, min_epochs=6)) is None
-    assert first_stop(scores, TrainerConfig(max_epochs=30, patience=3)) == 5          # 5 − 1 > 3
-    assert first_stop(scores, TrainerConfig(max_epochs=30, patience=4)) is None       # 5 − 1 = 4 is allowed
-
-
 @needs_fixtures
 def test_a_raised_epoch_cap_continues_a_finished_run_exactly_as_a_fresh_run_with_that_cap(tmp_path, tiny):
     run_dir = tmp_path / "extended"

@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from elmo_bench.report import paper
 from elmo_bench.report.collect import MIX_OVERRIDES, Run
+from elmo_bench.stopping import StoppingRule
 
 MISSING = "—"
 ADAPTED_LABEL = "+ELMo with bilm=adapted"
@@ -513,6 +514,28 @@ def _run_seconds(run: Run) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
+def run_stopped_by(run: Run) -> str | None:
+    """"patience" or "cap": recorded by the engine since it knows; for older results.json replayed from the stored
+    config's stopping rule over the dev history (None when the epochs were scaled by the data fraction, a key is
+    missing, or neither rule explains where the run ended)."""
+    recorded = (run.raw.get("epochs") or {}).get("stopped_by")
+    if recorded in ("patience", "cap"):
+        return recorded
+    scores = [score for _, score in dev_history(run)]
+    config = run.raw.get("config") or {}
+    override = {k: v for k, v in (config.get("trainer") or {}).items() if v is not None}
+    if not scores or override.get("scale_epochs"):
+        return None
+    try:
+        rule = StoppingRule.of({**((config.get("task") or {}).get("trainer") or {}), **override})
+    except (TypeError, ValueError):
+        return None
+    best_epoch = rule.best_epoch(scores)
+    if len(scores) < rule.max_epochs and not rule.patience_spent(len(scores), best_epoch):
+        return None
+    return rule.stopped_by(len(scores), best_epoch)
+
+
 def budget_table(runs: Sequence[Run]) -> Table:
     """What each Table 1 configuration cost: epochs trained, best epoch and wall time per run (README's budget)."""
     rows, records = [], []
@@ -525,16 +548,20 @@ def budget_table(runs: Sequence[Run]) -> Table:
             best = stat(float(best_point(points)[0]) for _, points in group)
             known = [s / 60 for s in (_run_seconds(r) for r, _ in group) if s is not None]
             minutes = stat(known)
+            at_cap = sum(run_stopped_by(r) == "cap" for r, _ in group)
             rows.append([task, data, embedder, str(len(group)), fmt(_mean(epochs), 1), fmt(_mean(best), 1),
-                         fmt(_mean(minutes), 1), fmt(max(known), 1) if known else MISSING])
+                         f"{at_cap}/{len(group)}", fmt(_mean(minutes), 1), fmt(max(known), 1) if known else MISSING])
             records.append({"task": task, "data": data, "embedder": embedder, "runs": len(group),
-                            "epochs": _mean(epochs), "best_epoch": _mean(best), "minutes": _mean(minutes)})
+                            "epochs": _mean(epochs), "best_epoch": _mean(best), "stopped_at_cap": at_cap,
+                            "minutes": _mean(minutes)})
     return Table("CPU budget: what each run cost", ["Task", "Data", "Embedder", "Runs", "Epochs (mean)",
-                                                    "Best epoch (mean)", "Minutes per run (mean)",
+                                                    "Best epoch (mean)", "Stopped at the cap", "Minutes per run (mean)",
                                                     "Minutes (longest)"], rows,
                  ["Minutes of the whole run: every epoch's training and dev evaluation (from its history, so a resumed "
                   "run counts all of them), reading, the biLM cache on a miss and the final evaluation; "
-                  "one torch thread; epochs counts every epoch trained, the early-stopping patience included."],
+                  "one torch thread; epochs counts every epoch trained, the early-stopping patience included.",
+                  "Stopped at the cap: runs that the epoch cap ended while their dev score was still within the "
+                  "patience of its best (not converged); the others stopped by early stopping."],
                  key="budget", records=records)
 
 
