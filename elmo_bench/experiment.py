@@ -34,7 +34,7 @@ from elmo_bench.elmo_defaults import TASK_ELMO_DEFAULTS
 from elmo_bench.embedders import TaskEmbedder, WordVocabulary, build_glove
 from elmo_bench.errors import ConfigError
 from elmo_bench.results import SCHEMA_VERSION, git_commit, write_results
-from elmo_bench.run_identity import (check_run_dir, identity, record_extension, task_code_dir,
+from elmo_bench.run_identity import (check_run_dir, identity, record_extension, record_identity, task_code_dir,
                                      task_code_hash)
 from elmo_bench.run_logger import RunLogger
 from elmo_bench.subsets import nested_subset, scaled_epochs
@@ -99,6 +99,22 @@ def check_extension(run_dir: Path, trainer: TrainerConfig) -> None:
                           f"epoch {stop}, but it trained {len(scores)} epochs; it cannot be continued exactly: "
                           f"choose another directory (hydra.run.dir=...) or delete it")
     log.info("%s: stopping rule changed, continuing after epoch %d", run_dir, len(scores) - 1)
+
+
+def finished_under_new_rule(results_path: Path, rule: StoppingRule, config: dict[str, Any]) -> dict[str, Any] | None:
+    """A finished run whose new stopping rule trains exactly its epochs and stops where it stopped (a raised cap
+    over a run that early stopping ended): its results are the new rule's, so they are kept with the new config
+    instead of re-evaluated. None when the run has to continue (or be refused) instead."""
+    results = json.loads(results_path.read_text())
+    scores = [h["dev_metric"] for h in results.get("history") or []]
+    best = rule.best_epoch(scores)
+    if not scores or rule.first_stop(scores) is not None or not rule.stops_before(len(scores), best):
+        return None
+    results["config"] = config
+    results.setdefault("epochs", {})["stopped_by"] = rule.stopped_by(len(scores), best)
+    write_results(results_path, results)
+    log.info("%s: the new stopping rule ends this run where it ended: results kept", results_path)
+    return results
 
 
 def elmo_settings(cfg: DictConfig) -> dict[str, Any]:
@@ -302,6 +318,11 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     if results_path.exists() and not extending:
         log.info("%s exists and was made by this configuration: nothing to do", results_path)
         return json.loads(results_path.read_text())
+    if results_path.exists() and not cfg.trainer.get("scale_epochs"):  # the rule then does not depend on the data
+        finished = finished_under_new_rule(results_path, StoppingRule.of(trainer_config(cfg, 1.0)), config)
+        if finished is not None:
+            record_identity(run_dir, current, config)
+            return finished
 
     seed_everything(seed)
     torch.set_num_threads(int(cfg.get("threads", 1)) or 1)

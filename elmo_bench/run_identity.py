@@ -187,13 +187,18 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str
                               f"it: choose another directory (hydra.run.dir=...) or delete it")
     if not (computed and record.exists()):  # a directory where nothing was computed yet takes the new identity
         run_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(record, json.dumps({"identity": dict(current), "config": config}, indent=1, default=str))
+        record_identity(run_dir, current, config)
     return False
+
+
+def record_identity(run_dir: Path, current: Mapping[str, Any], config: Mapping[str, Any]) -> None:
+    """Write ``run.json`` (atomically) with this identity and resolved config."""
+    atomic_write_text(run_dir / RUN_FILE, json.dumps({"identity": dict(current), "config": config}, indent=1,
+                                                     default=str))
 
 
 def record_extension(run_dir: Path, current: Mapping[str, Any], config: Mapping[str, Any]) -> None:
     """Give a run whose stopping rule changed its new identity and drop its old results, in that order: a run
     killed while it continues then resumes from its checkpoint instead of returning the old, shorter results."""
-    atomic_write_text(run_dir / RUN_FILE, json.dumps({"identity": dict(current), "config": config}, indent=1,
-                                                     default=str))
+    record_identity(run_dir, current, config)
     (run_dir / "results.json").unlink(missing_ok=True)

@@ -148,3 +148,16 @@ def test_a_stopping_rule_that_would_have_stopped_the_run_earlier_is_refused(tmp_
         run_experiment(compose_run(tmp_path, "trainer.max_epochs=2", "trainer.patience=5"), run_dir)
     assert (run_dir / "results.json").stat().st_mtime_ns == stamp       # nothing was touched
     assert json.loads((run_dir / RUN_FILE).read_text())["identity"]["trainer.max_epochs"] == 3
+
+
+@needs_fixtures
+def test_a_raised_cap_over_a_run_early_stopping_ended_keeps_its_results_without_training(tmp_path, tiny):
+    run_dir = tmp_path / "run"
+    first = run_experiment(compose_run(tmp_path, "trainer.max_epochs=12", "trainer.patience=1"), run_dir)
+    assert first["epochs"]["stopped_by"] == "patience" and first["epochs"]["run"] < 12
+    untouched = {name: (run_dir / name).stat().st_mtime_ns for name in ("checkpoint.pt", "best.pt")}
+    again = run_experiment(compose_run(tmp_path, "trainer.max_epochs=20", "trainer.patience=1"), run_dir)
+    assert again["metrics"] == first["metrics"] and again["history"] == first["history"]
+    assert again["config"]["trainer"]["max_epochs"] == 20
+    assert json.loads((run_dir / RUN_FILE).read_text())["identity"]["trainer.max_epochs"] == 20
+    assert {name: (run_dir / name).stat().st_mtime_ns for name in untouched} == untouched   # nothing retrained
