@@ -87,34 +87,33 @@ def trainer_config(cfg: DictConfig, fraction: float) -> TrainerConfig:
     return trainer
 
 
-def check_extension(run_dir: Path, trainer: TrainerConfig) -> None:
-    """Refuse (ConfigError) to continue a run under a changed stopping rule that would have stopped it earlier:
-    continuing is exact only when the new rule trains every epoch the run already trained."""
+def apply_new_stopping_rule(run_dir: Path, rule: StoppingRule, current: dict[str, Any],
+                            config: dict[str, Any]) -> dict[str, Any] | None:
+    """A run whose identity changed only in its stopping rule (run_identity.check_run_dir said so), replayed under
+    the new rule over its checkpoint's dev scores. Continuing is exact only when the new rule trains every epoch the
+    run trained; otherwise ConfigError. A finished run that the new rule ends where it ended (a raised cap over a run
+    that early stopping ended) keeps its results, with the new config: returned. Else the run takes the new identity
+    and loses its old results (record_extension), and None says: continue it from its checkpoint."""
     state = torch.load(run_dir / "checkpoint.pt", weights_only=True, map_location="cpu")
     scores = [record["dev_metric"] for record in state["history"]]
-    stop = StoppingRule.of(trainer).first_stop(scores)
+    stop = rule.first_stop(scores)
     if stop is not None:
-        raise ConfigError(f"{run_dir}: the new stopping rule (max_epochs {trainer.max_epochs}, patience "
-                          f"{trainer.patience}, min_epochs {trainer.min_epochs}) would have stopped this run before "
+        raise ConfigError(f"{run_dir}: the new stopping rule (max_epochs {rule.max_epochs}, patience "
+                          f"{rule.patience}, min_epochs {rule.min_epochs}) would have stopped this run before "
                           f"epoch {stop}, but it trained {len(scores)} epochs; it cannot be continued exactly: "
                           f"choose another directory (hydra.run.dir=...) or delete it")
+    results_path = run_dir / "results.json"
+    if results_path.exists() and rule.stops_before(len(scores), state["best_epoch"]):
+        results = json.loads(results_path.read_text())
+        results["config"] = config
+        results.setdefault("epochs", {})["stopped_by"] = rule.stopped_by(len(scores), state["best_epoch"])
+        write_results(results_path, results)
+        record_identity(run_dir, current, config)
+        log.info("%s: the new stopping rule ends this run where it ended: results kept", results_path)
+        return results
+    record_extension(run_dir, current, config)
     log.info("%s: stopping rule changed, continuing after epoch %d", run_dir, len(scores) - 1)
-
-
-def finished_under_new_rule(results_path: Path, rule: StoppingRule, config: dict[str, Any]) -> dict[str, Any] | None:
-    """A finished run whose new stopping rule trains exactly its epochs and stops where it stopped (a raised cap
-    over a run that early stopping ended): its results are the new rule's, so they are kept with the new config
-    instead of re-evaluated. None when the run has to continue (or be refused) instead."""
-    results = json.loads(results_path.read_text())
-    scores = [h["dev_metric"] for h in results.get("history") or []]
-    best = rule.best_epoch(scores)
-    if not scores or rule.first_stop(scores) is not None or not rule.stops_before(len(scores), best):
-        return None
-    results["config"] = config
-    results.setdefault("epochs", {})["stopped_by"] = rule.stopped_by(len(scores), best)
-    write_results(results_path, results)
-    log.info("%s: the new stopping rule ends this run where it ended: results kept", results_path)
-    return results
+    return None
 
 
 def elmo_settings(cfg: DictConfig) -> dict[str, Any]:
@@ -151,6 +150,11 @@ class Prepared:
     timings: dict[str, float] = field(default_factory=dict)
 
 
+def training_fraction(cfg: DictConfig) -> float:
+    """The share of the train split a run trains on (``data.fraction``, all of it by default)."""
+    return float(cfg.data.get("fraction", 1.0))
+
+
 def read_data(cfg: DictConfig, task: Task, seed: int) -> Prepared:
     """Read every split, take the training subset (``data.fraction``), index examples, fit the label sets."""
     started = time.perf_counter()
@@ -158,7 +162,7 @@ def read_data(cfg: DictConfig, task: Task, seed: int) -> Prepared:
     if "train" not in splits or "dev" not in splits:
         raise ConfigError(f"task {task.name}: the data config must provide train and dev splits, found {sorted(splits)}")
     full_train_size = len(splits["train"])
-    fraction = float(cfg.data.get("fraction", 1.0))
+    fraction = training_fraction(cfg)
     # only the examples a run trains on go through the biLM: a 10% run computes 10% of the train split's layers
     splits["train"] = nested_subset(splits["train"], fraction, seed)
     for examples in splits.values():  # _index: the example's row in its split's activation source
@@ -318,11 +322,11 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     if results_path.exists() and not extending:
         log.info("%s exists and was made by this configuration: nothing to do", results_path)
         return json.loads(results_path.read_text())
-    if results_path.exists() and not cfg.trainer.get("scale_epochs"):  # the rule then does not depend on the data
-        finished = finished_under_new_rule(results_path, StoppingRule.of(trainer_config(cfg, 1.0)), config)
-        if finished is not None:
-            record_identity(run_dir, current, config)
-            return finished
+    trainer = trainer_config(cfg, training_fraction(cfg))
+    if extending:
+        kept = apply_new_stopping_rule(run_dir, StoppingRule.of(trainer), current, config)
+        if kept is not None:
+            return kept
 
     seed_everything(seed)
     torch.set_num_threads(int(cfg.get("threads", 1)) or 1)
@@ -335,10 +339,6 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     model, collators, vocab = build_model(cfg, task, prepared, seed)
     model.to(device)
 
-    trainer = trainer_config(cfg, prepared.fraction)
-    if extending:
-        check_extension(run_dir, trainer)
-        record_extension(run_dir, current, config)
     logger = RunLogger(cfg.logger.mode, run_dir, cfg.logger.project, run_dir.name, config)
 
     def on_epoch(epoch: int, record: dict[str, Any]) -> None:

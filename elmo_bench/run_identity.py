@@ -146,9 +146,8 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str
     """Refuse (ConfigError, one line) when ``run_dir`` was made by a different identity; else record this one.
 
     Returns True when the identities differ only in the stopping rule (``STOPPING_RULE``: a raised epoch cap or
-    patience): then nothing is recorded yet; the caller checks with ``StoppingRule.first_stop``
-    (elmo_bench.stopping) that the new rule would have trained every epoch the run did, and calls
-    ``record_extension``, or refuses.
+    patience): then nothing is recorded yet; the caller replays the new rule over the run's dev scores
+    (``elmo_bench.experiment.apply_new_stopping_rule``) and records the new identity, or refuses.
 
     Only a directory holding a checkpoint or results is protected (one where a run failed before training simply
     takes the new identity). A results.json of an older version of this project, without ``run.json``, is

@@ -48,11 +48,3 @@ class StoppingRule:
             if score > best:
                 best, best_epoch = score, epoch
         return None
-
-    def best_epoch(self, dev_scores: Sequence[float]) -> int:
-        """The epoch whose score the rule keeps (the first of equal bests), −1 for no epochs."""
-        best, best_epoch = -math.inf, -1
-        for epoch, score in enumerate(dev_scores):
-            if score > best:
-                best, best_epoch = score, epoch
-        return best_epoch

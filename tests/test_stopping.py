@@ -22,9 +22,13 @@ def test_a_run_ends_by_patience_only_when_the_patience_was_spent():
     assert rule.stopped_by(6, best_epoch=3) == "patience"    # 6 − 3 > 2: spent at the cap too, so converged
     assert StoppingRule(max_epochs=6, patience=3).stopped_by(6, best_epoch=3) == "cap"   # 6 − 3 = 3: within it
     assert rule.stopped_by(4, best_epoch=1) == "patience"    # 4 − 1 > 2
-    assert rule.best_epoch([1.0, 3.0, 3.0, 2.0]) == 1         # the first of equal bests
 
 
 def test_the_rule_is_read_from_a_trainer_config_or_a_stored_config():
     assert StoppingRule.of(TrainerConfig(max_epochs=7, patience=2)) == StoppingRule(7, 2, 0)
     assert StoppingRule.of({"max_epochs": 12, "patience": 3, "min_epochs": None}) == StoppingRule(12, 3, 0)
+
+
+def test_the_report_keeps_the_first_of_equal_bests_as_the_training_loop_does():
+    from elmo_bench.report.tables import best_point
+    assert best_point([(0, 1.0), (1, 3.0), (2, 3.0), (3, 2.0)])[0] == 1

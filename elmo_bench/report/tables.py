@@ -521,19 +521,19 @@ def run_stopped_by(run: Run) -> str | None:
     recorded = (run.raw.get("epochs") or {}).get("stopped_by")
     if recorded in ("patience", "cap"):
         return recorded
-    scores = [score for _, score in dev_history(run)]
+    points = dev_history(run)
     config = run.raw.get("config") or {}
     override = {k: v for k, v in (config.get("trainer") or {}).items() if v is not None}
-    if not scores or override.get("scale_epochs"):
+    if not points or override.get("scale_epochs"):
         return None
     try:
         rule = StoppingRule.of({**((config.get("task") or {}).get("trainer") or {}), **override})
     except (TypeError, ValueError):
         return None
-    best_epoch = rule.best_epoch(scores)
-    if len(scores) < rule.max_epochs and not rule.patience_spent(len(scores), best_epoch):
+    best_epoch = best_point(points)[0]
+    if len(points) < rule.max_epochs and not rule.patience_spent(len(points), best_epoch):
         return None
-    return rule.stopped_by(len(scores), best_epoch)
+    return rule.stopped_by(len(points), best_epoch)
 
 
 def budget_table(runs: Sequence[Run]) -> Table:
