@@ -46,8 +46,17 @@ def test_table2_and_table3_plans_compose_to_the_papers_variants():
         for overrides in cpu_evidence.plan(name, ["snli"], ["glove"], [1]):
             elmo = OmegaConf.to_container(_compose([*overrides, "budget=cpu"]), resolve=True)["mix"]
             seen.append((elmo["mode"], elmo["lambda"], elmo["placement"]))
-    assert seen == [("top", None, None), ("learned", 1.0, None), ("learned", 0.001, None),
-                    ("learned", None, "input"), ("learned", None, "both"), ("learned", None, "output")]
+    # SNLI's own settings (conf/task/snli.yaml: lambda 0.001, ELMo at input and output) are Table 1's +ELMo run
+    assert seen == [("top", None, None), ("learned", 1.0, None),
+                    ("learned", None, "input"), ("learned", None, "output")]
+
+
+def test_variants_skip_only_the_tasks_own_setting():
+    srl = [o[-1] for name in ("table2", "table3") for o in cpu_evidence.plan(name, ["srl"], ["glove"], [1])]
+    assert srl == ["mix=top", "mix.lambda=1.0", "mix.lambda=0.001", "mix.placement=both", "mix.placement=output"]
+    assert cpu_evidence.is_task_default("snli", ["mix.lambda=1e-3"])
+    assert not cpu_evidence.is_task_default("snli", ["mix.lambda=0.01"])
+    assert not cpu_evidence.is_task_default("snli", ["mix=top"])
 
 
 def test_fractions_filter_keeps_only_the_asked_points(capsys):
