@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Sequence
 
 from elmo_bench.atomic import atomic_write_text
-from elmo_bench.report import bootstrap, figures, tables
+from elmo_bench.report import bootstrap, directions, figures, tables
 from elmo_bench.report.collect import collect
 from elmo_bench.report.render import latex_escape, table_latex, table_md
 
@@ -37,6 +37,7 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
         tables.table2(runs), tables.table3(runs), tables.table5(runs), tables.table6(runs),
         tables.table7(found.adaptations), tables.figure1_table(runs), tables.figure2_table(runs),
         tables.dev_curve_table(runs), tables.budget_table(runs), tables.scale_ablation_table(runs),
+        directions.directions_table(runs),
     ]
     summary = (f"{found.files} results.json files read, {len(runs)} runs used "
                f"({found.duplicates} duplicate run(s) of one experiment kept once, "

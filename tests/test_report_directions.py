@@ -1,0 +1,67 @@
+"""The directions table: each of the paper's claims decided from hand-made runs whose answer is known."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from elmo_bench.report import paper
+from elmo_bench.report.collect import Run
+from elmo_bench.report.directions import directions_table
+
+
+def run(task, embedder="glove", seed=1, test=None, dev=None, fraction=1.0, mode="learned", metrics=None):
+    elmo = None if embedder == "glove" else {"mode": mode, "placement": "input", "l2_coef": 0.0}
+    scores = {split: {"f1": v} for split, v in (("test", test), ("dev", dev)) if v is not None}
+    return Run(path=Path(f"/x/{task}/{embedder}/{seed}/{fraction}/{mode}/results.json"), task=task,
+               embedder=embedder, seed=seed, data="d", fraction=fraction, main_metric="f1",
+               metrics=metrics if metrics is not None else scores, elmo=elmo)
+
+
+def by_direction(table):
+    out = {}
+    for record in table.records:
+        out.setdefault(record["direction"], []).append(record)
+    return out
+
+
+def test_table1_rows_use_the_largest_fraction_with_both_arms_and_count_tasks():
+    runs = [run("ner", test=80.0, fraction=0.1), run("ner", "glove_elmo", test=79.0, fraction=0.1),
+            run("ner", test=60.0, fraction=0.01), run("ner", "glove_elmo", test=66.0, fraction=0.01),
+            run("ner", test=90.0, fraction=1.0)]                    # 100%: no +ELMo arm, so 10% decides
+    runs += [run(task, seed=s, test=50.0 + s) for task in ("squad", "snli", "srl", "sst") for s in (1, 2, 3)]
+    runs += [run(task, "glove_elmo", seed=s, test=55.0 + s) for task in ("squad", "snli", "srl", "sst")
+             for s in (1, 2, 3)]
+    found = by_direction(directions_table(runs))
+    rows = {r["task"]: r for r in found["elmo_above_baseline"]}
+    assert rows["ner"]["holds"] is False and rows["ner"]["ours"] == "80.00 → 79.00" and rows["ner"]["n"] == "1/1"
+    assert rows["snli"]["holds"] is True and rows["snli"]["ours"] == "52.00 ± 1.00 → 57.00 ± 1.00"
+    (tasks,) = found["elmo_above_baseline_tasks"]
+    # 4 above, coref missing: coref alone could still make it 5, so undecided
+    assert tasks["holds"] is None and tasks["ours"].startswith("4 of 6 tasks (not run: coref; fewer than 3 seeds: ner")
+    with_coref = runs + [run("coref", test=40.0), run("coref", "glove_elmo", test=41.0)]
+    (tasks,) = by_direction(directions_table(with_coref))["elmo_above_baseline_tasks"]
+    assert tasks["holds"] is True and tasks["ours"].startswith("5 of 6 tasks")
+    lost = [r for r in with_coref if not (r.task == "sst" and r.has_elmo)]
+    lost += [run("sst", "glove_elmo", seed=s, test=40.0) for s in (1, 2, 3)]
+    (tasks,) = by_direction(directions_table(lost))["elmo_above_baseline_tasks"]
+    assert tasks["holds"] is False and tasks["ours"].startswith("4 of 6 tasks")
+
+
+def test_probe_directions_compare_the_right_layers():
+    pos = run("pos_probe", metrics={"test": {"layer_1_accuracy": 88.0, "layer_2_accuracy": 87.0}})
+    wsd = run("wsd", metrics={"ALL": {"layer_1_f1": 57.0, "layer_2_f1": 56.0}})
+    found = by_direction(directions_table([pos, wsd]))
+    assert found["pos_layer1_above_layer2"][0]["holds"] is True
+    assert found["wsd_layer2_above_layer1"][0]["holds"] is False            # layer 2 below layer 1 here
+    assert found["wsd_layer2_above_layer1"][0]["paper"] == f"layer 1 {paper.TABLE5_BILM[1]:.1f}, layer 2 69.0"
+
+
+def test_sample_efficiency_gain_and_mix_directions():
+    runs = [run("ner", test=60.0, fraction=0.01), run("ner", "glove_elmo", test=70.0, fraction=0.01),  # +25%
+            run("ner", test=80.0, fraction=0.1), run("ner", "glove_elmo", test=86.0, fraction=0.1)]     # +30%
+    found = by_direction(directions_table(runs))
+    (curve,) = found["gain_largest_at_smallest_fraction"]
+    assert curve["holds"] is False and curve["ours"] == "1%: +25.0%, 10%: +30.0%"
+    assert found["learned_mix_at_least_top_layer"][0]["ours"] == "not run"
+    runs += [run("snli", "glove_elmo", dev=60.0, mode="top"), run("snli", "glove_elmo", dev=60.0)]
+    (mix,) = by_direction(directions_table(runs))["learned_mix_at_least_top_layer"]
+    assert mix["holds"] is True and mix["ours"] == "top 60.00, learned 60.00"          # "at least as good"
