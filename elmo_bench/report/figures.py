@@ -81,7 +81,8 @@ def dev_curve_figure(runs: Sequence[Run], path: Path) -> bool:
         return False
     cols = min(3, len(curves))
     rows = math.ceil(len(curves) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False,
+                             layout="constrained")  # titles never overlap the row above's axis labels
     styles = ["-", "--", ":", "-."]
     for ax, ((task, data), lines) in zip(axes.flat, curves.items()):
         colours: dict[str, str] = {}
