@@ -124,9 +124,23 @@ def test_a_mix_override_equal_to_the_tasks_own_value_is_the_default_run():
     assert not _ablation_run(1, 1, layer_norm=True, task_layer_norm=True, lambda_=0.1).overrides("lambda")
     assert _ablation_run(1, 1, layer_norm=True, task_layer_norm=True, lambda_=1.0).overrides("lambda")
     table = scale_ablation_table([default, same, other])
-    assert [r[2:6] for r in table.rows] == [["false", "1", "", "78.00"], ["true", "1", "yes", "81.00 ± 1.41"]]
+    assert [r[2:7] for r in table.rows] == [["false", "1", "0.50", "", "78.00"],
+                                            ["true", "1", "0.50", "yes", "81.00 ± 1.41"]]
     assert table.rows[0][1] == "conll2003 (0.1 of train)" and table.records[1]["seeds"] == [1, 2]
     assert scale_ablation_table([default, same]).rows == []          # one setting only: nothing was ablated
+
+
+def test_an_elmo_dropout_arm_is_its_own_ablation_row():
+    from elmo_bench.report.tables import scale_ablation_table
+
+    default = _ablation_run(1, 80.0, layer_norm=True, task_layer_norm=True)
+    more = _ablation_run(1, 83.0, layer_norm=True, task_layer_norm=True)
+    more.elmo = {**more.elmo, "dropout": 0.7}
+    more.mix_config = {"dropout": 0.7}
+    more.path = Path("/x/ner/dropout/results.json")
+    table = scale_ablation_table([default, more])
+    assert [r[4:7] for r in table.rows] == [["0.50", "yes", "80.00"], ["0.70", "", "83.00"]]
+    assert [r["dropout"] for r in table.records] == [0.5, 0.7]
 
 
 def test_tables_2_and_3_show_budget_fraction_rows_only_where_a_variant_ran():

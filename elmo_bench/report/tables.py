@@ -565,31 +565,36 @@ def budget_table(runs: Sequence[Run]) -> Table:
                  key="budget", records=records)
 
 
-def _scale_setting(r: Run) -> tuple[bool, float]:
-    return bool((r.elmo or {}).get("layer_norm")), float((r.elmo or {}).get("gamma_init", 1.0))
+def _scale_setting(r: Run) -> tuple[bool, float, float | None]:
+    elmo = r.elmo or {}
+    dropout = elmo.get("dropout")
+    return bool(elmo.get("layer_norm")), float(elmo.get("gamma_init", 1.0)), None if dropout is None else float(dropout)
 
 
 def scale_ablation_table(runs: Sequence[Run]) -> Table:
-    """The dev ablation behind each task's ``elmo.layer_norm`` / ``elmo.gamma_init`` default (issue 13): +ELMo runs
-    with the learned mix and the task's lambda, placement and dropout, grouped by the effective layer norm and initial
-    gamma; a (task, data) row group appears once it holds more than one setting."""
+    """The dev ablation behind each task's ``elmo.layer_norm`` / ``elmo.gamma_init`` / ``elmo.dropout`` defaults
+    (issue 13): +ELMo runs with the learned mix and the task's lambda and placement, grouped by the effective layer
+    norm, initial gamma and ELMo dropout; a (task, data) row group appears once it holds more than one setting."""
     chosen = [r for r in _budget_runs(runs) if r.has_elmo and r.mode == "learned" and not r.adapted
-              and not r.overrides("lambda", "placement", "dropout")]
+              and not r.overrides("lambda", "placement")]
     rows, records = [], []
     for (task, data), group in sorted(_group(chosen, lambda r: (r.task, r.data)).items()):
         settings = _group(group, _scale_setting)
         if len(settings) < 2:
             continue
-        for (layer_norm, gamma), members in sorted(settings.items()):
+        for (layer_norm, gamma, dropout), members in sorted(settings.items(), key=lambda item: (
+                item[0][0], item[0][1], -1.0 if item[0][2] is None else item[0][2])):
             dev, test = stat(r.value("dev") for r in members), stat(r.value("test") for r in members)
-            default = not any(r.overrides("layer_norm", "gamma_init") for r in members)
+            default = not any(r.overrides("layer_norm", "gamma_init", "dropout") for r in members)
             seeds = sorted({r.seed for r in members})
-            rows.append([task, data, str(layer_norm).lower(), f"{gamma:g}", "yes" if default else "", fmt_stat(dev),
-                         ",".join(map(str, seeds))])
+            rows.append([task, data, str(layer_norm).lower(), f"{gamma:g}", fmt(dropout, 2),
+                         "yes" if default else "", fmt_stat(dev), ",".join(map(str, seeds))])
             records.append({"task": task, "data": data, "layer_norm": layer_norm, "gamma_init": gamma,
-                            "default": default, "dev": stat_json(dev), "test": stat_json(test), "seeds": seeds})
-    return Table("ELMo scale ablation: layer norm and initial gamma (dev)",
-                 ["Task", "Data", "Layer norm", "Initial gamma", "Task default", "Dev", "Seeds"], rows,
+                            "dropout": dropout, "default": default, "dev": stat_json(dev), "test": stat_json(test),
+                            "seeds": seeds})
+    return Table("ELMo scale and dropout ablation: layer norm, initial gamma, ELMo dropout (dev)",
+                 ["Task", "Data", "Layer norm", "Initial gamma", "ELMo dropout", "Task default", "Dev", "Seeds"],
+                 rows,
                  ["Dev set only (the defaults in conf/task/*.yaml are chosen on it, never on test); mean ± std over "
-                  "the seeds listed; learned mix with the task's lambda, placement and dropout."],
+                  "the seeds listed; learned mix with the task's lambda and placement."],
                  key="scale_ablation", records=records)
