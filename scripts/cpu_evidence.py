@@ -58,9 +58,14 @@ def _conf(*parts: str) -> dict:
     return OmegaConf.to_container(OmegaConf.load(REPO.joinpath("conf", *parts)))
 
 
+def task_elmo(task: str) -> dict:
+    """The task's own ELMo settings (the ``elmo`` section of conf/task/<task>.yaml)."""
+    return _conf("task", f"{task}.yaml").get("elmo", {})
+
+
 def task_layer_norm(task: str) -> bool:
     """The task's configured ``elmo.layer_norm`` (conf/task/<task>.yaml)."""
-    return bool(_conf("task", f"{task}.yaml").get("elmo", {}).get("layer_norm", False))
+    return bool(task_elmo(task).get("layer_norm", False))
 
 
 def is_task_default(task: str, overrides: list[str]) -> bool:
@@ -68,12 +73,11 @@ def is_task_default(task: str, overrides: list[str]) -> bool:
     so the run would repeat the task's default +ELMo run under another name (the report keeps such runs once)."""
     from omegaconf import OmegaConf
 
-    elmo = _conf("task", f"{task}.yaml").get("elmo", {})
+    elmo = task_elmo(task)
     for override in overrides:
         key, _, value = override.partition("=")
-        if not key.startswith("mix.") or key.removeprefix("mix.") not in elmo:
-            return False
-        if OmegaConf.create(f"v: {value}")["v"] != elmo[key.removeprefix("mix.")]:
+        name = key.removeprefix("mix.")
+        if name == key or name not in elmo or OmegaConf.create(f"v: {value}")["v"] != elmo[name]:
             return False
     return True
 

@@ -12,7 +12,7 @@ The directions (Peters et al. 2018, and issue 13's goal):
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from elmo_bench.report import paper
 from elmo_bench.report.collect import Run
@@ -48,8 +48,9 @@ def _table1_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
     """Per task: GloVe vs +ELMo test on the largest training fraction where both arms ran (base biLM)."""
     chosen = [r for r in _budget_runs(runs) if r.is_default and not r.adapted]
     out = []
-    for task, group in sorted(_group(chosen, lambda r: r.task).items(),
-                              key=lambda item: (paper.TABLE1_ORDER + (item[0],)).index(item[0])):
+    by_task = _group(chosen, lambda r: r.task)
+    for task in [t for t in paper.TABLE1_ORDER if t in by_task] + sorted(set(by_task) - set(paper.TABLE1_ORDER)):
+        group = by_task[task]
         by_fraction = _group(group, lambda r: r.fraction)
         both = [f for f, rs in by_fraction.items() if {r.has_elmo for r in rs} == {False, True}]
         if not both:
@@ -65,12 +66,12 @@ def _table1_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
     return out
 
 
-def _probe_layers(runs: Sequence[Run], task: str, split_of: Any, key: str) -> tuple[Stat | None, Stat | None]:
+def _probe_layers(runs: Sequence[Run], task: str, split_of: Callable[[Run], dict[str, Any] | None],
+                  key: str) -> tuple[Stat | None, Stat | None]:
+    """Mean layer-1 and layer-2 scores of a probe's runs (``key`` formatted with the layer number)."""
     probes = [r for r in runs if r.task == task]
-    layers = []
-    for k in (1, 2):
-        layers.append(stat((split_of(r) or {}).get(key.format(k)) for r in probes))
-    return layers[0], layers[1]
+    layer1, layer2 = (stat((split_of(r) or {}).get(key.format(k)) for r in probes) for k in (1, 2))
+    return layer1, layer2
 
 
 def _wsd_all(run: Run) -> dict[str, Any] | None:
