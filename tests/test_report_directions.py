@@ -65,3 +65,38 @@ def test_sample_efficiency_gain_and_mix_directions():
     runs += [run("snli", "glove_elmo", dev=60.0, mode="top"), run("snli", "glove_elmo", dev=60.0)]
     (mix,) = by_direction(directions_table(runs))["learned_mix_at_least_top_layer"]
     assert mix["holds"] is True and mix["ours"] == "top 60.00, learned 60.00"          # "at least as good"
+
+
+def trained(task, embedder, test, dev, history, bilm="h"):
+    """A run with a per-epoch history of (training loss, dev metric) and a recorded biLM hash."""
+    made = run(task, embedder, test=test, dev=dev)
+    made.raw = {"history": [{"epoch": i, "loss": loss, "dev_metric": d} for i, (loss, d) in enumerate(history)],
+                "bilm": {"hash": bilm} if embedder != "glove" else None}
+    return made
+
+
+def test_a_failing_task_shows_its_measured_reasons():
+    # baseline's best dev (80) is at training loss 1.5; +ELMo first reaches loss <= 1.5 at its epoch 1 (best so far
+    # 72): at equal training loss +ELMo is 8 points lower on dev
+    runs = [trained("ner", "glove", 80.0, 80.0, [(3.0, 50.0), (2.0, 70.0), (1.5, 80.0), (1.4, 79.0)]),
+            trained("ner", "glove_elmo", 79.0, 78.0, [(2.5, 55.0), (1.5, 72.0), (1.0, 78.0)]),
+            trained("snli", "glove", 60.0, 60.0, [(1.0, 55.0), (0.8, 60.0)]),
+            trained("snli", "glove_elmo", 62.0, 61.0, [(0.9, 58.0), (0.7, 61.0)])]
+    adaptations = [{"task": "ner", "text": "dev", "base_bilm": "h", "before": {"average": 300.0}},
+                   {"task": "snli", "text": "dev", "base_bilm": "h", "before": {"average": 100.0}},
+                   {"task": "snli", "text": "dev", "base_bilm": "other", "before": {"average": 5.0}}]
+    rows = {r["task"]: r for r in by_direction(directions_table(runs, adaptations))["elmo_above_baseline"]}
+    assert rows["snli"]["holds"] is True and rows["snli"]["reason"] == ""
+    # snli at equal loss: baseline's best (60) at loss 0.8; +ELMo reaches <= 0.8 at epoch 1 (61): +1.00
+    assert rows["ner"]["reason"] == ("below on dev too (80.00 → 78.00); dev at the baseline's best training loss "
+                                     "−8.00 (n 1): overfits (where +ELMo holds: snli +1.00); biLM perplexity on its "
+                                     "dev text 300 (where +ELMo holds: snli 100)")
+    table = directions_table(runs, adaptations)
+    assert table.header[-1] == "Measured reason" and all(len(row) == len(table.header) for row in table.rows)
+
+
+def test_dev_at_training_loss_is_none_when_the_loss_is_never_reached():
+    from elmo_bench.report.diagnosis import dev_at_training_loss
+    history = [{"loss": 2.0, "dev_metric": 10.0}, {"loss": 1.2, "dev_metric": 30.0}, {"loss": 1.1, "dev_metric": 20.0}]
+    assert dev_at_training_loss(history, 1.15) == 30.0          # best so far at the first epoch with loss <= 1.15
+    assert dev_at_training_loss(history, 1.0) is None

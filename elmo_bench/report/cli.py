@@ -37,7 +37,7 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
         tables.table2(runs), tables.table3(runs), tables.table5(runs), tables.table6(runs),
         tables.table7(found.adaptations), tables.figure1_table(runs), tables.figure2_table(runs),
         tables.dev_curve_table(runs), tables.budget_table(runs), tables.scale_ablation_table(runs),
-        directions.directions_table(runs),
+        directions.directions_table(runs, found.adaptations),
     ]
     summary = (f"{found.files} results.json files read, {len(runs)} runs used "
                f"({found.duplicates} duplicate run(s) of one experiment kept once, "

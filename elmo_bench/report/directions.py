@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 
 from elmo_bench.report import paper
 from elmo_bench.report.collect import Run
+from elmo_bench.report.diagnosis import table1_reason
 from elmo_bench.report.tables import (MISSING, Stat, Table, _budget_runs, _group, fmt, fmt_stat, relative_increase,
                                       sample_efficiency_points, stat)
 
@@ -44,8 +45,9 @@ def _goal_met(above: int, missing: int) -> bool | None:
     return False if above + missing < TASKS_ABOVE_GOAL else None
 
 
-def _table1_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
-    """Per task: GloVe vs +ELMo test on the largest training fraction where both arms ran (base biLM)."""
+def _table1_rows(runs: Sequence[Run], adaptations: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per task: GloVe vs +ELMo test on the largest training fraction where both arms ran (base biLM); a task
+    where +ELMo is not above gets its measured reasons (elmo_bench.report.diagnosis)."""
     chosen = [r for r in _budget_runs(runs) if r.is_default and not r.adapted]
     out = []
     by_task = _group(chosen, lambda r: r.task)
@@ -62,7 +64,12 @@ def _table1_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
         out.append({"direction": "elmo_above_baseline", "scope": f"{task}, {members[0].data}", "task": task,
                     "ours": f"{fmt_stat(base)} → {fmt_stat(elmo)}",
                     "paper": f"{ref['baseline']:.2f} → {ref['elmo']:.2f}" if ref else MISSING,
-                    "holds": _above(elmo, base), "n": _seeds(base, elmo)})
+                    "holds": _above(elmo, base), "n": _seeds(base, elmo), "members": members})
+    holding = {r["task"]: r["members"] for r in out if r["holds"]}
+    for record in out:
+        members = record.pop("members")
+        record["reason"] = table1_reason(record["task"], members, adaptations, holding) \
+            if record["holds"] is False else ""
     return out
 
 
@@ -113,8 +120,9 @@ def _mix_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
     return out
 
 
-def directions_table(runs: Sequence[Run]) -> Table:
-    records = _table1_rows(runs)
+def directions_table(runs: Sequence[Run], adaptations: Sequence[dict[str, Any]] = ()) -> Table:
+    """``adaptations``: the lm_adaptation.json records (Table 7's), for the biLM's perplexity on a task's text."""
+    records = _table1_rows(runs, adaptations)
     decided = [r for r in records if r["holds"] is not None]
     above = sum(r["holds"] for r in decided)
     missing = [t for t in paper.TABLE1_ORDER if t not in {r["task"] for r in decided}]
@@ -143,13 +151,21 @@ def directions_table(runs: Sequence[Run]) -> Table:
             ("learned_mix_at_least_top_layer", _mix_rows(runs), "learned ≥ top (Table 2)")):
         records += found or [{"direction": direction, "scope": MISSING, "ours": "not run", "paper": paper_text,
                               "holds": None, "n": MISSING}]
-    rows = [[r["direction"], r["scope"], r["ours"], r["paper"], _holds(r["holds"]), r["n"]] for r in records]
+    for record in records:
+        record.setdefault("reason", "")
+    rows = [[r["direction"], r["scope"], r["ours"], r["paper"], _holds(r["holds"]), r["n"], r["reason"] or MISSING]
+            for r in records]
     notes = ["Each direction on the runs found (test for Table 1, the probes and Figure 1; dev for the mix): means over "
              "seeds, n = seeds (baseline/+ELMo, top/learned). Table 1 uses, per task, the row with the most training "
              "data that has both arms; the tasks row holds when +ELMo is above on at least "
              f"{TASKS_ABOVE_GOAL} of them (issue 13's goal; the paper: all six).",
              "Figure 1: relative error reduction (+ELMo − baseline) / (100 − baseline) at each training fraction. "
-             "Mix: the task's own learned mix (Table 1's +ELMo run) against the top layer alone (mix=top)."]
+             "Mix: the task's own learned mix (Table 1's +ELMo run) against the top layer alone (mix=top).",
+             "Measured reason (a Table 1 task where +ELMo is not above): whether it is below on dev too; the best dev "
+             "each arm had reached when its training loss first fell to the baseline's loss at the baseline's best "
+             "epoch (+ELMo minus baseline, mean over seeds; below zero: the ELMo features fit training data that does "
+             "not carry over to dev, i.e. overfitting); the base biLM's perplexity on the task's dev text (Table 7) "
+             "beside the tasks where +ELMo holds."]
     return Table("Directions: the paper's claims on these runs", ["Direction", "Scope", "Ours", "Paper", "Holds",
-                                                                  "n"], rows, notes, key="directions",
+                                                                  "n", "Measured reason"], rows, notes, key="directions",
                  records=records)
