@@ -34,23 +34,25 @@ def split_location(data_cfg: Mapping[str, Any], name: str) -> str | None:
     return str(value) if value not in (None, "", False) else None
 
 
+def read_split(data_cfg: Mapping[str, Any], name: str, read_local: Callable[[str, str], list],
+               read_records: Callable[[Any, str], list]) -> list:
+    """Split ``name`` of ``data_cfg``; DataError when the config does not name it.
+
+    ``source: local`` calls ``read_local(path, name)``; ``source: hub | disk`` loads the split with
+    ``elmo_bench.hub.load_split`` and calls ``read_records(dataset, name)`` on the ``datasets.Dataset``.
+    """
+    where = split_location(data_cfg, name)
+    if where is None:
+        raise DataError(f"data config: no {name} split (set data.{name}, or data.hub_splits.{name} for the hub)")
+    if source_of(data_cfg) == "local":
+        return read_local(where, name)
+    from elmo_bench.hub import load_split  # deferred: `datasets` is heavy and local runs never need it
+
+    return read_records(load_split(data_cfg, where), name)
+
+
 def read_splits(data_cfg: Mapping[str, Any], read_local: Callable[[str, str], list],
                 read_records: Callable[[Any, str], list]) -> dict[str, list]:
-    """Every split of train/dev/test that ``data_cfg`` names.
-
-    ``source: local`` calls ``read_local(path, split)``; ``source: hub | disk`` loads the split with
-    ``elmo_bench.hub.load_split`` and calls ``read_records(dataset, split)`` on the ``datasets.Dataset``.
-    """
-    source = source_of(data_cfg)
-    out: dict[str, list] = {}
-    for name in ("train", "dev", "test"):
-        where = split_location(data_cfg, name)
-        if where is None:
-            continue
-        if source == "local":
-            out[name] = read_local(where, name)
-        else:
-            from elmo_bench.hub import load_split  # deferred: `datasets` is heavy and local runs never need it
-
-            out[name] = read_records(load_split(data_cfg, where), name)
-    return out
+    """Every split of train/dev/test that ``data_cfg`` names (each read as ``read_split`` does)."""
+    return {name: read_split(data_cfg, name, read_local, read_records)
+            for name in ("train", "dev", "test") if split_location(data_cfg, name) is not None}

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from elmo_bench.errors import DataError
-from elmo_bench.splits import source_of, split_location
+from elmo_bench.splits import read_split as shared_read_split
 from elmo_bench.textio import open_text, read_text
 
 Example = dict[str, Any]
@@ -225,11 +225,5 @@ def hub_records_to_examples(records: Iterable[Mapping[str, Any]], split: str) ->
 
 def read_split(data_cfg: Mapping[str, Any], split: str) -> list[Example]:
     """One split of a data config (conf/data/litbank.yaml, conll2012_coref.yaml)."""
-    where = split_location(data_cfg, split)
-    if where is None:
-        raise DataError(f"data config: no {split} split (set data.{split}, or data.hub_splits.{split} for the hub)")
-    if source_of(data_cfg) != "local":
-        from elmo_bench.hub import load_split  # only for the hub / disk path
-
-        return hub_records_to_examples(load_split(data_cfg, where), split)
-    return read_path(where, data_cfg.get("conll_dir"))
+    return shared_read_split(data_cfg, split, lambda path, _: read_path(path, data_cfg.get("conll_dir")),
+                             hub_records_to_examples)

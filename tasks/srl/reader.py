@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from elmo_bench.errors import DataError
-from elmo_bench.splits import source_of, split_location
+from elmo_bench.splits import read_split as shared_read_split
 from elmo_bench.textio import open_text
 from tasks.srl.bio import Span, bio_to_spans, brackets_to_spans, spans_to_bio
 
@@ -215,14 +215,10 @@ def hub_records_to_examples(records: Iterable[Mapping[str, Any]], split: str) ->
 
 def read_split(data_cfg: Mapping[str, Any], split: str) -> list[Example]:
     """Read one split named in a data config (see conf/data/conll2005.yaml and conll2012_srl.yaml)."""
-    where = split_location(data_cfg, split)
-    if where is None:
-        raise DataError(f"data config: no {split} split (set data.{split}, or data.hub_splits.{split} for the hub)")
-    if source_of(data_cfg) != "local":
-        from elmo_bench.hub import load_split  # only for the hub / disk path
+    def read_local(where: str, _: str) -> list[Example]:
+        if data_cfg.get("format", "conll05") == "conll2012":
+            return read_conll2012_srl(where)
+        return read_conll05_split(where, data_cfg.get("words_glob", DEFAULT_WORDS_GLOB),
+                                  data_cfg.get("props_glob", DEFAULT_PROPS_GLOB))
 
-        return hub_records_to_examples(load_split(data_cfg, where), split)
-    if data_cfg.get("format", "conll05") == "conll2012":
-        return read_conll2012_srl(where)
-    return read_conll05_split(where, data_cfg.get("words_glob", DEFAULT_WORDS_GLOB),
-                              data_cfg.get("props_glob", DEFAULT_PROPS_GLOB))
+    return shared_read_split(data_cfg, split, read_local, hub_records_to_examples)
