@@ -7,13 +7,15 @@ Three measurements, each read from what the runs already recorded:
   set faster (more features), so comparing at the same epoch says little; at the same training loss a lower dev
   score means the ELMo features let the head fit training data that does not carry over (overfitting);
 - **domain**: the base biLM's perplexity on the task's dev text (Table 7's "before", from lm_adaptation.json),
-  beside the same measure for the tasks where +ELMo holds: a biLM that models the task's text worse gives less.
+  beside the same measure for the tasks where +ELMo holds: a biLM that models the task's text worse gives less;
+- **tuning**: the +ELMo variant tried on the same data (ablation arms, ``bilm=adapted``, ``mix=top``) with the best
+  dev score, and its test score, when it is not the task's own setting: whether a dev-chosen change would rescue it.
 """
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from elmo_bench.report.collect import Run
+from elmo_bench.report.collect import MIX_OVERRIDES, Run
 from elmo_bench.report.tables import Stat, fmt_stat, stat
 
 
@@ -68,10 +70,31 @@ def _signed(value: float) -> str:
     return f"{'+' if value >= 0 else '−'}{abs(value):.2f}"
 
 
+def variant_label(run: Run) -> str:
+    """How a +ELMo run differs from its task's own setting, e.g. ``mix.dropout=0.5`` or ``bilm=adapted``."""
+    parts = [f"mix.{key}={run.mix_config[key]}" for key in MIX_OVERRIDES if run.overrides(key)]
+    parts += ([f"mix={run.mode}"] if run.mode and run.mode != "learned" else []) + (
+        ["bilm=adapted"] if run.adapted else [])
+    return ",".join(str(p).replace("True", "true").replace("False", "false") for p in parts) or "task default"
+
+
+def best_dev_variant(variants: Sequence[Run]) -> tuple[str, Stat, Stat | None] | None:
+    """(label, dev, test) of the +ELMo variant with the highest mean dev score among ``variants``."""
+    groups: dict[str, list[Run]] = {}
+    for run in variants:
+        if run.has_elmo and run.value("dev") is not None:
+            groups.setdefault(variant_label(run), []).append(run)
+    scored = [(label, stat(r.value("dev") for r in rs), stat(r.value("test") for r in rs))
+              for label, rs in groups.items()]
+    found = [(label, dev, test) for label, dev, test in scored if dev is not None]
+    return max(found, key=lambda item: item[1].mean) if found else None
+
+
 def table1_reason(task: str, members: Sequence[Run], adaptations: Sequence[dict[str, Any]],
-                  holding: Mapping[str, Sequence[Run]]) -> str:
+                  holding: Mapping[str, Sequence[Run]], variants: Sequence[Run] = ()) -> str:
     """One line of measured reasons for a task where +ELMo is not above the baseline (``members``: its Table 1
-    runs), each measure beside its value on the tasks where +ELMo holds (``holding``: task → their runs)."""
+    runs), each measure beside its value on the tasks where +ELMo holds (``holding``: task → their runs);
+    ``variants``: every +ELMo run of the task on the same data, for the dev-best variant."""
     parts = []
     base_dev = stat(r.value("dev") for r in members if not r.has_elmo)
     elmo_dev = stat(r.value("dev") for r in members if r.has_elmo)
@@ -91,4 +114,10 @@ def table1_reason(task: str, members: Sequence[Run], adaptations: Sequence[dict[
         others = [f"{t} {perplexity[t]:.0f}" for t in holding if t in perplexity]
         parts.append(f"biLM perplexity on its dev text {perplexity[task]:.0f}"
                      + (f" (where +ELMo holds: {', '.join(others)})" if others else ""))
+    best = best_dev_variant(variants)
+    if best is not None and best[0] != "task default":
+        label, dev, test = best
+        base_test = stat(r.value("test") for r in members if not r.has_elmo)
+        parts.append(f"dev-best +ELMo variant tried: {label}, dev {fmt_stat(dev)}, test {fmt_stat(test)} "
+                     f"(baseline test {fmt_stat(base_test)}; n {dev.n})")
     return "; ".join(parts)
