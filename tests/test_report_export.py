@@ -72,3 +72,44 @@ def test_export_refuses_bad_trees(tmp_path):
     (tmp_path / "r").mkdir()
     with pytest.raises(DataError, match="must not lie inside"):
         export_results(tmp_path / "r", tmp_path / "r" / "compact")
+
+
+def test_task_defaults_make_runs_of_a_replaced_default_an_ablation_arm(tmp_path):
+    """A run of the old default (dropout 0.2) and one of the new (trained as mix.dropout=0.5): with the exported
+    task defaults saying 0.5, Table 1 takes the 0.5 run; without them, each run's own record decides."""
+    from elmo_bench.report.collect import collect
+    from elmo_bench.report.directions import directions_table
+    from elmo_bench.report.task_defaults import FILENAME
+
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "squad.yaml").write_text("name: squad\nelmo:\n  placement: both\n  dropout: 0.5\n")
+    src = tmp_path / "results"
+
+    def write_run(name, embedder, test, dropout=None, mix_dropout=None):
+        elmo = None if dropout is None else {"mode": "learned", "placement": "both", "l2_coef": 0.0,
+                                             "layer_norm": False, "gamma_init": 1.0, "dropout": dropout}
+        results = {"task": "squad", "embedder": embedder, "seed": 1, "main_metric": "f1", "schema": 1,
+                   "metrics": {"test": {"f1": test}, "dev": {"f1": test}}, "elmo": elmo, "data": {"name": "sq"},
+                   "config": {"mix": {"mode": "learned", "dropout": mix_dropout},
+                              "task": {"elmo": {"placement": "both", "dropout": 0.2}}},
+                   "epochs": {}, "timings": {}, "bilm": None, "mixes": {}, "git_commit": None}
+        (src / name).mkdir(parents=True)
+        (src / name / "results.json").write_text(json.dumps(results))
+
+    write_run("glove", "glove", 50.0)
+    write_run("elmo_old_default", "glove_elmo", 40.0, dropout=0.2)
+    write_run("elmo_dropout_0.5", "glove_elmo", 45.0, dropout=0.5, mix_dropout=0.5)
+
+    def squad_row(root):
+        found = collect([root])
+        return next(r for r in directions_table(found.runs).records if r.get("task") == "squad")
+
+    assert squad_row(src)["ours"] == "50.00 → 40.00"               # each run's own record: 0.2 is the default
+    dst = tmp_path / "compact"
+    export_results(src, dst, conf)
+    assert json.loads((dst / FILENAME).read_text())["tasks"]["squad"] == {
+        "placement": "both", "lambda": 0.0, "layer_norm": False, "gamma_init": 1.0, "dropout": 0.5}
+    assert squad_row(dst)["ours"] == "50.00 → 45.00"               # today's default: the 0.5 run
+    with pytest.raises(DataError, match="not a directory of task configs"):
+        export_results(src, tmp_path / "other", tmp_path / "missing")

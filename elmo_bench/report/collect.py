@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from elmo_bench.elmo_defaults import TASK_ELMO_DEFAULTS
+from elmo_bench.report import task_defaults
 from elmo_bench.results import REQUIRED_KEYS
 
 #: overrides of the mix group that make a run differ from the task's paper settings
@@ -34,6 +35,8 @@ class Run:
     elmo: dict[str, Any] | None = None
     mix_config: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
+    #: the task's current ELMo defaults (task_defaults.json beside the runs); None: judge by the run's own record
+    current_elmo: dict[str, Any] | None = None
 
     @property
     def has_elmo(self) -> bool:
@@ -63,7 +66,12 @@ class Run:
 
     def overrides(self, *keys: str) -> bool:
         """True when any of the mix keys was set away from the task's own setting (a ``mix.layer_norm=true`` run of
-        a task whose default is already true is that task's default run: an ablation arm equal to the default)."""
+        a task whose default is already true is that task's default run: an ablation arm equal to the default).
+
+        With ``current_elmo`` (the task's defaults today) the run's effective settings are compared with those, so a
+        run of a default that a later dev ablation replaced counts as that setting's ablation arm."""
+        if self.current_elmo is not None and self.elmo is not None:
+            return any(task_defaults.differs(self.elmo, self.current_elmo, key) for key in keys)
         task_elmo = ((self.raw.get("config") or {}).get("task") or {}).get("elmo")
         for key in keys:
             value = self.mix_config.get(key)
@@ -164,6 +172,14 @@ def collect(dirs: Iterable[str | Path]) -> Collection:
             adaptation_paths.extend(p.resolve() for p in root.rglob(lm_adaptation.FILENAME))
         else:
             warnings.append(f"warning: {root}: no such directory")
+    defaults_by_dir: dict[Path, dict[str, dict[str, Any]]] = {}
+    for root in dirs:
+        root = Path(root)
+        for path in sorted(root.rglob(task_defaults.FILENAME)) if root.is_dir() else []:
+            try:
+                defaults_by_dir[path.resolve().parent] = task_defaults.read(path)
+            except ValueError as exc:
+                warnings.append(f"warning: skipping {exc}")
     adaptations = []
     for path in sorted(set(adaptation_paths)):
         try:
@@ -180,6 +196,9 @@ def collect(dirs: Iterable[str | Path]) -> Collection:
         except ValueError as exc:
             warnings.append(f"warning: skipping {exc}")
             continue
+        holder = next((d for d in path.parents if d in defaults_by_dir), None)
+        if holder is not None and run.task in defaults_by_dir[holder]:
+            run.current_elmo = defaults_by_dir[holder][run.task]
         signature = run.signature()
         if signature in seen:
             duplicates += 1

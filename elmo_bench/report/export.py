@@ -9,7 +9,10 @@ For every ``results.json`` below SRC, ``DST/<same relative dir>/`` gets:
 - ``scores_test.json.gz``: the per-example sufficient statistics of the test metric
   (``elmo_bench.report.statistics``; row i = test example i) so the report's paired bootstrap needs no data;
   computed from the gold test set, so SRC's data must be readable when exporting;
-- ``keys/*.key.gz`` of a WSD probe run; every ``lm_adaptation.json`` (Table 7) below SRC, as it is.
+- ``keys/*.key.gz`` of a WSD probe run; every ``lm_adaptation.json`` (Table 7) below SRC, as it is;
+- with ``--task-defaults conf/task``, ``DST/task_defaults.json``: every task's ELMo defaults in those configs now
+  (``elmo_bench.report.task_defaults``), so the report tells the current default's runs from arms of a default
+  since replaced.
 
 Checkpoints, logs and wandb files are not copied. Gzip headers carry no time stamp: exporting the same tree twice
 gives the same bytes.
@@ -91,8 +94,9 @@ def export_run(results_path: Path, src: Path, dst: Path, cache: dict[str, Any]) 
     return warnings
 
 
-def export_results(src: str | Path, dst: str | Path) -> tuple[int, list[str]]:
-    """Every run below ``src`` into ``dst``; returns (runs exported, warnings)."""
+def export_results(src: str | Path, dst: str | Path, task_conf: str | Path | None = None) -> tuple[int, list[str]]:
+    """Every run below ``src`` into ``dst``; returns (runs exported, warnings). ``task_conf`` (e.g. ``conf/task``):
+    also write ``DST/task_defaults.json`` from those task configs."""
     from elmo_bench.errors import DataError
 
     src, dst = Path(src).resolve(), Path(dst)
@@ -108,6 +112,13 @@ def export_results(src: str | Path, dst: str | Path) -> tuple[int, list[str]]:
         target = dst / path.relative_to(src)
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(target, path.read_bytes())
+    if task_conf is not None:                                 # which runs are each task's default today
+        from elmo_bench.report import task_defaults
+
+        if not Path(task_conf).is_dir() or not any(Path(task_conf).glob("*.yaml")):
+            raise DataError(f"{task_conf}: not a directory of task configs (expected conf/task/*.yaml)")
+        dst.mkdir(parents=True, exist_ok=True)
+        task_defaults.write(dst, task_defaults.from_conf(Path(task_conf)))
     paths = sorted(src.rglob("results.json"))
     count = 0
     for path in paths:
@@ -123,8 +134,11 @@ def export_main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="elmo-bench export-results", description=__doc__.splitlines()[0])
     parser.add_argument("src", help="results tree (e.g. results/cpu_table1)")
     parser.add_argument("dst", help="compact copy (e.g. docs/results/cpu_table1)")
+    parser.add_argument("--task-defaults", metavar="CONF_TASK_DIR", default=None,
+                        help="also write DST/task_defaults.json with each task's ELMo defaults from these task configs "
+                             "(e.g. conf/task), so the report counts runs of a since-replaced default as ablation arms")
     args = parser.parse_args(list(argv))
-    count, warnings = export_results(args.src, args.dst)
+    count, warnings = export_results(args.src, args.dst, args.task_defaults)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(json.dumps({"runs": count, "warnings": len(warnings), "out": args.dst}))
