@@ -17,6 +17,7 @@ from typing import Any, Mapping, Sequence
 
 from elmo_bench.report.collect import MIX_OVERRIDES, Run
 from elmo_bench.report.tables import Stat, fmt_stat, stat
+from elmo_bench.report.task_defaults import EFFECTIVE_KEY
 
 
 def dev_at_training_loss(history: Sequence[dict[str, Any]], loss: float) -> float | None:
@@ -72,10 +73,15 @@ def _signed(value: float) -> str:
 
 def variant_label(run: Run) -> str:
     """How a +ELMo run differs from its task's own setting, e.g. ``mix.dropout=0.5`` or ``bilm=adapted``."""
-    parts = [f"mix.{key}={run.mix_config[key]}" for key in MIX_OVERRIDES if run.overrides(key)]
+    def value(key: str) -> Any:              # the effective value: an old default's run has no mix override
+        found = (run.elmo or {}).get(EFFECTIVE_KEY[key])
+        found = run.mix_config.get(key) if found is None else found
+        return str(found).lower() if isinstance(found, bool) else found
+
+    parts = [f"mix.{key}={value(key)}" for key in MIX_OVERRIDES if run.overrides(key)]
     parts += ([f"mix={run.mode}"] if run.mode and run.mode != "learned" else []) + (
         ["bilm=adapted"] if run.adapted else [])
-    return ",".join(str(p).replace("True", "true").replace("False", "false") for p in parts) or "task default"
+    return ",".join(parts) or "task default"
 
 
 def best_dev_variant(variants: Sequence[Run]) -> tuple[str, Stat, Stat | None] | None:
