@@ -65,6 +65,9 @@ def test_sample_efficiency_gain_and_mix_directions():
     runs += [run("snli", "glove_elmo", dev=60.0, mode="top"), run("snli", "glove_elmo", dev=60.0)]
     (mix,) = by_direction(directions_table(runs))["learned_mix_at_least_top_layer"]
     assert mix["holds"] is True and mix["ours"] == "top 60.00, learned 60.00"          # "at least as good"
+    runs += [run("snli", "glove_elmo", seed=2, dev=50.0)]             # no mix=top run of seed 2: not compared
+    (mix,) = by_direction(directions_table(runs))["learned_mix_at_least_top_layer"]
+    assert mix["holds"] is True and mix["n"] == "1/1"
 
 
 def trained(task, embedder, test, dev, history, bilm="h"):

@@ -111,7 +111,9 @@ def _mix_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
     top = [r for r in budget if r.mode == "top" and not r.overrides("placement", "layer_norm", "dropout")]
     out = []
     for (task, data), tops in sorted(_group(top, lambda r: (r.task, r.data)).items()):
-        learned = stat(r.value("dev") for r in budget if r.task == task and r.data == data and r.is_default)
+        seeds = {r.seed for r in tops}                # paired: the learned mix on the seeds mix=top ran
+        learned = stat(r.value("dev") for r in budget
+                       if r.task == task and r.data == data and r.is_default and r.seed in seeds)
         last = stat(r.value("dev") for r in tops)
         ref = paper.TABLE2.get(task)
         out.append({"direction": "learned_mix_at_least_top_layer", "scope": f"{task}, {data}",
@@ -162,7 +164,8 @@ def directions_table(runs: Sequence[Run], adaptations: Sequence[dict[str, Any]] 
              "data that has both arms; the tasks row holds when +ELMo is above on at least "
              f"{TASKS_ABOVE_GOAL} of them (issue 13's goal; the paper: all six).",
              "Figure 1: relative error reduction (+ELMo − baseline) / (100 − baseline) at each training fraction. "
-             "Mix: the task's own learned mix (Table 1's +ELMo run) against the top layer alone (mix=top).",
+             "Mix: the task's own learned mix (Table 1's +ELMo run) against the top layer alone (mix=top), on the "
+             "seeds mix=top ran.",
              "Measured reason (a Table 1 task where +ELMo is not above): whether it is below on dev too; the best dev "
              "each arm had reached when its training loss first fell to the baseline's loss at the baseline's best "
              "epoch (+ELMo minus baseline, mean over seeds; below zero: the ELMo features fit training data that does "
