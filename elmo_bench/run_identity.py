@@ -7,7 +7,8 @@ their content hash, every data path by a fingerprint of its content (files: sha2
 plus a hash of the task package's source (``code.task``). A run without ELMo (``embedder.elmo: false``) leaves out
 the ELMo settings (``task.elmo.*``, ``mix.*``): they cannot change its numbers, so choosing a task's ELMo default
 later does not orphan its finished baseline runs. A run directory resumes or skips only when the identity
-matches; otherwise the run is refused with one line naming the keys that differ. One exception: when only the
+matches (ELMo settings compared as the values the run used: ``effective_elmo``); otherwise the run is refused with
+one line naming the keys that differ. One exception: when only the
 stopping rule changed (a raised epoch cap or patience) and replaying the new rule over the run's dev scores trains
 every epoch it trained, the run continues from its checkpoint: exactly the run the new rule gives from scratch.
 """
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from elmo_bench.atomic import atomic_write_text
+from elmo_bench.elmo_defaults import TASK_ELMO_DEFAULTS
 from elmo_bench.errors import ConfigError
 
 RUN_FILE = "run.json"
@@ -44,6 +46,21 @@ def without_elmo_only(flat: Mapping[str, Any]) -> dict[str, Any]:
     if flat.get("embedder.elmo") is not False:
         return dict(flat)
     return {k: v for k, v in flat.items() if not k.startswith(ELMO_ONLY)}
+
+
+def effective_elmo(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """A flat identity with each ELMo setting as the value the run used: ``task.elmo.K`` (the task's default) and
+    ``mix.K`` (a command-line override) become one ``elmo.K``, the override where set. Compared this way, a run of
+    ``mix.dropout=0.5`` and a run of a task whose default became 0.5 are the same experiment: a finished run keeps
+    resuming and counting after its setting is made the default, and one of the replaced default is refused."""
+    if not any(k.startswith(ELMO_ONLY) for k in flat):
+        return dict(flat)
+    out = {k: v for k, v in flat.items()
+           if not any(k in (f"task.elmo.{key}", f"mix.{key}") for key in TASK_ELMO_DEFAULTS)}
+    for key, default in TASK_ELMO_DEFAULTS.items():
+        override = flat.get(f"mix.{key}")
+        out[f"elmo.{key}"] = override if override is not None else flat.get(f"task.elmo.{key}", default)
+    return out
 
 
 def flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
@@ -176,7 +193,7 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str
                               f"(hydra.run.dir=...) or delete it")
     if stored is not None:
         stored = {**{k: v for k, v in ADDED_DEFAULTS.items() if k in current}, **stored}
-        diff = differences(stored, current, skip, shared_only=legacy)
+        diff = differences(effective_elmo(stored), effective_elmo(current), skip, shared_only=legacy)
         if diff and not legacy and (run_dir / "checkpoint.pt").exists() and all(
                 line.split(":", 1)[0] in STOPPING_RULE for line in diff):
             return True

@@ -161,3 +161,30 @@ def test_a_raised_cap_over_a_run_early_stopping_ended_keeps_its_results_without_
     assert again["config"]["trainer"]["max_epochs"] == 20
     assert json.loads((run_dir / RUN_FILE).read_text())["identity"]["trainer.max_epochs"] == 20
     assert {name: (run_dir / name).stat().st_mtime_ns for name in untouched} == untouched   # nothing retrained
+
+
+def test_elmo_settings_are_compared_as_the_values_the_run_used():
+    from elmo_bench.run_identity import effective_elmo
+
+    ablation = {"seed": 1, "task.elmo.dropout": 0.2, "mix.dropout": 0.5, "mix.mode": "learned"}
+    new_default = {"seed": 1, "task.elmo.dropout": 0.5, "mix.dropout": None, "mix.mode": "learned"}
+    old_default = {"seed": 1, "task.elmo.dropout": 0.2, "mix.dropout": None, "mix.mode": "learned"}
+    assert effective_elmo(ablation) == effective_elmo(new_default)
+    assert effective_elmo(ablation)["elmo.dropout"] == 0.5 and "task.elmo.dropout" not in effective_elmo(ablation)
+    assert effective_elmo(old_default) != effective_elmo(new_default)
+    # keys a config leaves out take TASK_ELMO_DEFAULTS' value; a run without ELMo keys is unchanged
+    assert effective_elmo(new_default)["elmo.placement"] == "input"
+    assert effective_elmo({"seed": 1}) == {"seed": 1}
+
+
+@needs_fixtures
+def test_an_ablation_arm_made_the_task_default_keeps_its_run_and_the_old_default_is_refused(tmp_path, tiny):
+    run_dir = tmp_path / "arm"
+    first = run_experiment(compose_run(tmp_path, "trainer.max_epochs=1", "mix.dropout=0.3"), run_dir)
+    # the dev ablation made 0.3 the task's default: the same experiment, reused without training
+    again = run_experiment(compose_run(tmp_path, "trainer.max_epochs=1", "task.elmo.dropout=0.3"), run_dir)
+    assert again["metrics"] == first["metrics"]
+    old = tmp_path / "old_default"
+    run_experiment(compose_run(tmp_path, "trainer.max_epochs=1", "task.elmo.dropout=0.1"), old)
+    with pytest.raises(ConfigError, match=r"elmo.dropout: 0.1 → 0.3"):
+        run_experiment(compose_run(tmp_path, "trainer.max_epochs=1", "task.elmo.dropout=0.3"), old)
