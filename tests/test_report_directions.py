@@ -68,6 +68,15 @@ def test_sample_efficiency_gain_and_mix_directions():
     runs += [run("snli", "glove_elmo", seed=2, dev=50.0)]             # no mix=top run of seed 2: not compared
     (mix,) = by_direction(directions_table(runs))["learned_mix_at_least_top_layer"]
     assert mix["holds"] is True and mix["n"] == "1/1"
+    # below top: the reason gives the gap, the learned mix's seed spread (seeds 1-2: 60, 50 → std 7.07) and weights
+    runs += [run("snli", "glove_elmo", seed=1, dev=62.0, mode="top")]
+    learned = next(r for r in runs if r.task == "snli" and r.seed == 1 and r.mode == "learned")
+    learned.mixes = {"input": {"weights": [0.5, 0.3, 0.2]}}
+    (mix,) = by_direction(directions_table(runs))["learned_mix_at_least_top_layer"]
+    assert mix["holds"] is False and mix["ours"] == "top 61.00 ± 1.41, learned 60.00"
+    assert mix["reason"].startswith("gap -1.00 against the learned mix's seed-to-seed dev std 7.07 (2 seeds); "
+                                    "learned layer weights (layer 0 / 1 / ..., mean over seeds): input 0.50 / 0.30 / "
+                                    "0.20")
 
 
 def trained(task, embedder, test, dev, history, bilm="h"):

@@ -112,16 +112,45 @@ def _mix_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
     out = []
     for (task, data), tops in sorted(_group(top, lambda r: (r.task, r.data)).items()):
         seeds = {r.seed for r in tops}                # paired: the learned mix on the seeds mix=top ran
-        learned = stat(r.value("dev") for r in budget
-                       if r.task == task and r.data == data and r.is_default and r.seed in seeds)
+        learned_runs = [r for r in budget if r.task == task and r.data == data and r.is_default and r.seed in seeds]
+        learned = stat(r.value("dev") for r in learned_runs)
         last = stat(r.value("dev") for r in tops)
         ref = paper.TABLE2.get(task)
+        holds = None if learned is None or last is None else learned.mean >= last.mean
         out.append({"direction": "learned_mix_at_least_top_layer", "scope": f"{task}, {data}",
                     "ours": f"top {fmt_stat(last)}, learned {fmt_stat(learned)}",
                     "paper": f"top {ref['last_only']:.1f}, learned {ref['lambda_0.001']:.1f}" if ref else MISSING,
-                    "holds": None if learned is None or last is None else learned.mean >= last.mean,
-                    "n": _seeds(last, learned)})
+                    "holds": holds, "n": _seeds(last, learned),
+                    "reason": _mix_reason(learned, last, [r for r in budget if r.task == task and r.data == data
+                                                          and r.is_default], learned_runs) if holds is False else ""})
     return out
+
+
+def _mix_reason(learned: Stat, last: Stat, all_learned: Sequence[Run], paired: Sequence[Run]) -> str:
+    """Why the learned mix is below mix=top: the gap against the learned mix's own seed-to-seed spread on dev,
+    and its layer weights."""
+    spread = stat(r.value("dev") for r in all_learned)
+    parts = [f"gap {learned.mean - last.mean:+.2f}"
+             + (f" against the learned mix's seed-to-seed dev std {spread.std:.2f} ({spread.n} seeds)"
+                if spread and spread.std is not None else "")]
+    weights = _learned_weights(paired)
+    return "; ".join(parts + ([weights] if weights else []))
+
+
+def _learned_weights(runs: Sequence[Run]) -> str:
+    """The learned softmax layer weights (mean over the runs, per place ELMo enters): how far the mix is from the
+    top layer alone, which mix=top puts all weight on."""
+    by_site: dict[str, list[list[float]]] = {}
+    for run in runs:
+        for site, mix in sorted(run.mixes.items()):
+            if isinstance(mix, dict) and mix.get("weights"):
+                by_site.setdefault(site, []).append([float(w) for w in mix["weights"]])
+    means = {site: [sum(column) / len(column) for column in zip(*weights)] for site, weights in by_site.items()}
+    if not means:
+        return ""
+    shown = "; ".join(f"{site} " + " / ".join(f"{w:.2f}" for w in mean) for site, mean in means.items())
+    return f"learned layer weights (layer 0 / 1 / ..., mean over seeds): {shown}: the mix keeps weight on the " \
+           f"lower layers, where mix=top uses the top layer alone"
 
 
 def directions_table(runs: Sequence[Run], adaptations: Sequence[dict[str, Any]] = ()) -> Table:
