@@ -30,7 +30,7 @@ from elmo_bench.batching import Collator
 from elmo_bench.cache import ActivationCache, LiveLayers
 from elmo_bench.config_check import check_run
 from elmo_bench.device import describe, normalise_amp, resolve_device
-from elmo_bench.elmo_defaults import TASK_ELMO_DEFAULTS
+from elmo_bench.elmo_defaults import effective_settings
 from elmo_bench.embedders import TaskEmbedder, WordVocabulary, build_glove
 from elmo_bench.errors import ConfigError
 from elmo_bench.results import SCHEMA_VERSION, git_commit, write_results
@@ -61,10 +61,6 @@ def load_task(name: str) -> Task:
 
     module, _, cls = (name if ":" in name else task_target(name)).partition(":")
     return getattr(importlib.import_module(module), cls)()
-
-
-def _pick(override: Any, default: Any) -> Any:
-    return default if override is None else override
 
 
 def merged_trainer(cfg: DictConfig) -> dict[str, Any]:
@@ -117,13 +113,13 @@ def apply_new_stopping_rule(run_dir: Path, rule: StoppingRule, current: dict[str
 
 
 def elmo_settings(cfg: DictConfig) -> dict[str, Any]:
-    task_elmo = {**TASK_ELMO_DEFAULTS, **cfg.task.get("elmo", {})}
+    picked = effective_settings(cfg.task.get("elmo", {}), cfg.mix)
     return {
-        "placement": _pick(cfg.mix.get("placement"), task_elmo["placement"]),
-        "l2_coef": float(_pick(cfg.mix.get("lambda"), task_elmo["lambda"])),
-        "layer_norm": bool(_pick(cfg.mix.get("layer_norm"), task_elmo["layer_norm"])),
-        "gamma_init": float(_pick(cfg.mix.get("gamma_init"), task_elmo["gamma_init"])),
-        "dropout": float(_pick(cfg.mix.get("dropout"), task_elmo["dropout"])),
+        "placement": picked["placement"],
+        "l2_coef": float(picked["lambda"]),
+        "layer_norm": bool(picked["layer_norm"]),
+        "gamma_init": float(picked["gamma_init"]),
+        "dropout": float(picked["dropout"]),
         "mode": cfg.mix.mode,
         "layer_index": cfg.mix.get("layer"),
     }

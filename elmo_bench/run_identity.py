@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from elmo_bench.atomic import atomic_write_text
-from elmo_bench.elmo_defaults import TASK_ELMO_DEFAULTS
+from elmo_bench.elmo_defaults import TASK_ELMO_DEFAULTS, effective_settings
 from elmo_bench.errors import ConfigError
 
 RUN_FILE = "run.json"
@@ -55,11 +55,11 @@ def effective_elmo(flat: Mapping[str, Any]) -> dict[str, Any]:
     resuming and counting after its setting is made the default, and one of the replaced default is refused."""
     if not any(k.startswith(ELMO_ONLY) for k in flat):
         return dict(flat)
+    task_elmo = {key: flat[f"task.elmo.{key}"] for key in TASK_ELMO_DEFAULTS if f"task.elmo.{key}" in flat}
+    mix = {key: flat.get(f"mix.{key}") for key in TASK_ELMO_DEFAULTS}
     out = {k: v for k, v in flat.items()
            if not any(k in (f"task.elmo.{key}", f"mix.{key}") for key in TASK_ELMO_DEFAULTS)}
-    for key, default in TASK_ELMO_DEFAULTS.items():
-        override = flat.get(f"mix.{key}")
-        out[f"elmo.{key}"] = override if override is not None else flat.get(f"task.elmo.{key}", default)
+    out.update({f"elmo.{key}": value for key, value in effective_settings(task_elmo, mix).items()})
     return out
 
 

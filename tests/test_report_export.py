@@ -111,6 +111,8 @@ def test_task_defaults_make_runs_of_a_replaced_default_an_ablation_arm(tmp_path)
     assert json.loads((dst / FILENAME).read_text())["tasks"]["squad"] == {
         "placement": "both", "lambda": 0.0, "layer_norm": False, "gamma_init": 1.0, "dropout": 0.5}
     assert squad_row(dst)["ours"] == "50.00 → 45.00"               # today's default: the 0.5 run
+    generated = collect(r for r in [dst])                          # dirs may be any iterable, read once
+    assert sum(run.current_elmo is not None for run in generated.runs) == 3
     from elmo_bench.report.diagnosis import variant_label
     labels = {r.path.parent.name: variant_label(r) for r in collect([dst]).runs if r.has_elmo}
     assert labels == {"elmo_old_default": "mix.dropout=0.2", "elmo_dropout_0.5": "task default"}

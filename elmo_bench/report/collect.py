@@ -162,6 +162,7 @@ def collect(dirs: Iterable[str | Path]) -> Collection:
 
     paths: list[Path] = []
     adaptation_paths: list[Path] = []
+    defaults_paths: list[Path] = []
     warnings: list[str] = []
     for root in dirs:
         root = Path(root)
@@ -170,16 +171,15 @@ def collect(dirs: Iterable[str | Path]) -> Collection:
         elif root.is_dir():
             paths.extend(p.resolve() for p in root.rglob("results.json"))
             adaptation_paths.extend(p.resolve() for p in root.rglob(lm_adaptation.FILENAME))
+            defaults_paths.extend(sorted(root.rglob(task_defaults.FILENAME)))
         else:
             warnings.append(f"warning: {root}: no such directory")
     defaults_by_dir: dict[Path, dict[str, dict[str, Any]]] = {}
-    for root in dirs:
-        root = Path(root)
-        for path in sorted(root.rglob(task_defaults.FILENAME)) if root.is_dir() else []:
-            try:
-                defaults_by_dir[path.resolve().parent] = task_defaults.read(path)
-            except ValueError as exc:
-                warnings.append(f"warning: skipping {exc}")
+    for path in defaults_paths:
+        try:
+            defaults_by_dir[path.resolve().parent] = task_defaults.read(path)
+        except ValueError as exc:
+            warnings.append(f"warning: skipping {exc}")
     adaptations = []
     for path in sorted(set(adaptation_paths)):
         try:

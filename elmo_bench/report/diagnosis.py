@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from elmo_bench.elmo_defaults import RECORDED_KEY
 from elmo_bench.report.collect import MIX_OVERRIDES, Run
 from elmo_bench.report.tables import Stat, fmt_stat, stat
-from elmo_bench.report.task_defaults import EFFECTIVE_KEY
 
 
 def dev_at_training_loss(history: Sequence[dict[str, Any]], loss: float) -> float | None:
@@ -74,7 +74,7 @@ def _signed(value: float) -> str:
 def variant_label(run: Run) -> str:
     """How a +ELMo run differs from its task's own setting, e.g. ``mix.dropout=0.5`` or ``bilm=adapted``."""
     def value(key: str) -> Any:              # the effective value: an old default's run has no mix override
-        found = (run.elmo or {}).get(EFFECTIVE_KEY[key])
+        found = (run.elmo or {}).get(RECORDED_KEY[key])
         found = run.mix_config.get(key) if found is None else found
         return str(found).lower() if isinstance(found, bool) else found
 

@@ -17,13 +17,10 @@ from typing import Any, Mapping
 import yaml
 
 from elmo_bench.atomic import atomic_write_text
-from elmo_bench.elmo_defaults import TASK_ELMO_DEFAULTS
+from elmo_bench.elmo_defaults import RECORDED_KEY, effective_settings
 
 FILENAME = "task_defaults.json"
 SCHEMA = "elmo_bench.task_defaults/1"
-#: mix key → the key results.json's ``elmo`` records the effective value under
-EFFECTIVE_KEY = {"placement": "placement", "lambda": "l2_coef", "layer_norm": "layer_norm",
-                 "gamma_init": "gamma_init", "dropout": "dropout"}
 
 
 def from_conf(conf_task_dir: Path) -> dict[str, dict[str, Any]]:
@@ -33,7 +30,7 @@ def from_conf(conf_task_dir: Path) -> dict[str, dict[str, Any]]:
         config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         block = config.get("elmo") if isinstance(config.get("elmo"), dict) else {}
         name = str(config.get("name") or path.stem)
-        out[name] = {key: block.get(key, TASK_ELMO_DEFAULTS[key]) for key in EFFECTIVE_KEY}
+        out[name] = effective_settings(block, {})
     return out
 
 
@@ -57,7 +54,7 @@ def read(path: Path) -> dict[str, dict[str, Any]]:
 def differs(effective: Mapping[str, Any], current: Mapping[str, Any], key: str) -> bool:
     """Whether a run's effective value of mix key ``key`` differs from the current default (numbers compared as
     floats; a key either side lacks never differs)."""
-    value, default = effective.get(EFFECTIVE_KEY[key]), current.get(key)
+    value, default = effective.get(RECORDED_KEY[key]), current.get(key)
     if value is None or default is None:
         return False
     if isinstance(value, bool) or isinstance(default, bool) or isinstance(value, str) or isinstance(default, str):
