@@ -19,7 +19,10 @@ def test_one_hot_features_reach_the_empirical_tag_distribution():
             tags += [t] * int(c)
     x = torch.nn.functional.one_hot(torch.tensor(words), 4).double()
     y = torch.tensor(tags)
-    probe = fit_softmax(x, y, 3, l2=0.0, tol=1e-9)
+    # tol 1e-7, not tighter: near the optimum a step of gradient g lowers the loss (0.92) by about g^2, which
+    # float64 stops resolving near g = 1e-8, so whether L-BFGS reaches 1e-9 depends on the CPU's rounding
+    # (seen: one machine stalled at 3.3e-9); a 1e-7 gradient still puts the probabilities within 1e-6
+    probe = fit_softmax(x, y, 3, l2=0.0, tol=1e-7)
     probs = torch.softmax(probe.logits(torch.eye(4, dtype=torch.float64)), -1)   # (words, tags)
     assert probe.converged
     np.testing.assert_allclose(probs.numpy(), counts / counts.sum(1, keepdims=True), atol=1e-6)
