@@ -4,6 +4,7 @@ a separate one-thread job, N at a time, all under one results root that `elmo-be
     python scripts/cpu_evidence.py table1 --seeds 1,2,3 --jobs 2          # 6 tasks x GloVe / +ELMo x seeds
     python scripts/cpu_evidence.py figure1 --seeds 1,2,3 --tasks ner      # NER at 1%, 10%, 100% of train
     python scripts/cpu_evidence.py layer_norm --seeds 1                   # elmo.layer_norm's other value (dev)
+    python scripts/cpu_evidence.py ablation --seeds 1,2,3                 # NER: gamma, ELMo dropout, placement (dev)
     python scripts/cpu_evidence.py table2 --seeds 1,2,3                   # SNLI, SRL: layers and lambda
     python scripts/cpu_evidence.py table3 --seeds 1,2,3                   # SNLI, SRL: ELMo's placement
     python scripts/cpu_evidence.py adapted --seeds 1,2,3                  # +ELMo with the task-adapted biLM
@@ -50,6 +51,12 @@ VARIANTS: dict[str, list[list[str]]] = {
 }
 VARIANT_TASKS = ["snli", "srl"]
 
+#: the dev ablation behind a task's ELMo scale, dropout and placement defaults (run for NER, where +ELMo trailed
+#: GloVe): initial gamma 0.25 and 1, ELMo dropout 0.25, ELMo at the input and output, lambda 0.001. The arm equal to
+#: the task's own setting is Table 1's +ELMo run (same seed): not rerun
+ABLATION: list[list[str]] = [["mix.gamma_init=0.25"], ["mix.gamma_init=1.0"], ["mix.dropout=0.25"],
+                             ["mix.placement=both"], ["mix.lambda=0.001"]]
+
 
 def _conf(*parts: str) -> dict:
     """One of the project's YAML files under conf/, as a plain dict."""
@@ -91,6 +98,9 @@ def plan(name: str, tasks: list[str], embedders: list[str], seeds: list[int]) ->
         return [[f"task={task}", "embedder=glove_elmo", f"seed={seed}",
                  f"mix.layer_norm={str(not task_layer_norm(task)).lower()}"]
                 for seed in seeds for task in tasks]
+    if name == "ablation":
+        return [[f"task={task}", "embedder=glove_elmo", f"seed={seed}", *extra]
+                for seed in seeds for task in tasks for extra in ABLATION if not is_task_default(task, extra)]
     if name in VARIANTS:  # a variant equal to the task's own setting is Table 1's +ELMo run (same seed): not rerun
         return [[f"task={task}", "embedder=glove_elmo", f"seed={seed}", *extra]
                 for seed in seeds for task in tasks for extra in VARIANTS[name]
@@ -125,7 +135,7 @@ def run_one(overrides: list[str], results: Path, logs: Path) -> tuple[str, int, 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("plan", choices=["table1", "figure1", "adapted", "layer_norm", *VARIANTS])
+    parser.add_argument("plan", choices=["table1", "figure1", "adapted", "layer_norm", "ablation", *VARIANTS])
     parser.add_argument("--seeds", default="1,2,3")
     parser.add_argument("--tasks", default=None, help="comma-separated (default: all of the plan's tasks)")
     parser.add_argument("--embedders", default="glove,glove_elmo")
@@ -137,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dry-run", action="store_true")
     args = parser.parse_args(argv)
     default_tasks = (list(FIGURE1_POINTS) if args.plan == "figure1" else VARIANT_TASKS if args.plan in VARIANTS
-                     else TASKS)
+                     else ["ner"] if args.plan == "ablation" else TASKS)
     tasks = args.tasks.split(",") if args.tasks else default_tasks
     runs = plan(args.plan, tasks, args.embedders.split(","), [int(s) for s in args.seeds.split(",")])
     if args.fractions:

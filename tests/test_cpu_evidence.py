@@ -66,3 +66,14 @@ def test_fractions_filter_keeps_only_the_asked_points(capsys):
     assert len(lines) == 2 and all("data.fraction=0.01" in line for line in lines)
     assert cpu_evidence.run_fraction(["task=ner"]) == 0.1                 # the budget preset's own fraction
     assert cpu_evidence.run_fraction(["task=squad"]) == 0.5 and cpu_evidence.run_fraction(["task=snli"]) == 1.0
+
+
+def test_ablation_plan_skips_the_tasks_own_setting_and_every_run_composes():
+    runs = cpu_evidence.plan("ablation", ["ner"], ["glove"], [1, 2])
+    # NER's own initial gamma (conf/task/ner.yaml: 0.25, chosen by this ablation) is Table 1's +ELMo run
+    assert [r[-1] for r in runs[:4]] == ["mix.gamma_init=1.0", "mix.dropout=0.25", "mix.placement=both",
+                                         "mix.lambda=0.001"]
+    assert len(runs) == 8 and all(r[1] == "embedder=glove_elmo" for r in runs) and runs[4][2] == "seed=2"
+    mixes = [OmegaConf.to_container(_compose([*r, "budget=cpu"]), resolve=True)["mix"] for r in runs[:4]]
+    assert (mixes[0]["gamma_init"], mixes[1]["dropout"], mixes[2]["placement"], mixes[3]["lambda"]) == \
+        (1.0, 0.25, "both", 0.001)
