@@ -72,10 +72,10 @@ def fmt(value: float | None, digits: int = 2) -> str:
     return MISSING if value is None else f"{value:.{digits}f}"
 
 
-def fmt_stat(s: Stat | None) -> str:
+def fmt_stat(s: Stat | None, digits: int = 2) -> str:
     if s is None:
         return MISSING
-    return fmt(s.mean) if s.std is None else f"{s.mean:.2f} ± {s.std:.2f}"
+    return fmt(s.mean, digits) if s.std is None else f"{s.mean:.{digits}f} ± {s.std:.{digits}f}"
 
 
 def relative_increase(baseline: float, elmo: float) -> float:
@@ -378,9 +378,8 @@ def table7(adaptations: Sequence[dict[str, Any]]) -> Table:
             before = stat(a["before"]["average"] for a in found)
             after = stat(a["after"]["average"] for a in found)
             label, text = (key[0], key[1]) if key else (MISSING, MISSING)
-            after_cell = MISSING if after is None else (
-                fmt(after.mean, 1) if after.std is None else f"{after.mean:.1f} ± {after.std:.1f}")
-            rows.append([task, label, text, fmt(before.mean if before else None, 1), after_cell, str(len(found)),
+            rows.append([task, label, text, fmt(before.mean if before else None, 1), fmt_stat(after, 1),
+                         str(len(found)),
                          ref[0] if ref else MISSING, fmt(ref[1], 1) if ref else MISSING,
                          fmt(ref[2], 1) if ref else MISSING])
             records.append({"task": task, "data": key[0] if key else None, "text": key[1] if key else None,
