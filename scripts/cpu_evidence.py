@@ -50,14 +50,13 @@ FIGURE1_POINTS: dict[str, list[list[str]]] = {
 VARIANTS: dict[str, list[list[str]]] = {
     "table2": [["mix=top"], ["mix.lambda=1.0"], ["mix.lambda=0.001"]],
     "table3": [["mix.placement=input"], ["mix.placement=both"], ["mix.placement=output"]],
+    # the dev ablation behind a task's ELMo scale, dropout and placement defaults (run for NER, where +ELMo trailed
+    # GloVe): initial gamma 0.25 and 1, ELMo dropout 0.25, ELMo at the input and output, lambda 0.001
+    "ablation": [["mix.gamma_init=0.25"], ["mix.gamma_init=1.0"], ["mix.dropout=0.25"], ["mix.placement=both"],
+                 ["mix.lambda=0.001"]],
 }
-VARIANT_TASKS = ["snli", "srl"]
-
-#: the dev ablation behind a task's ELMo scale, dropout and placement defaults (run for NER, where +ELMo trailed
-#: GloVe): initial gamma 0.25 and 1, ELMo dropout 0.25, ELMo at the input and output, lambda 0.001. The arm equal to
-#: the task's own setting is Table 1's +ELMo run (same seed): not rerun
-ABLATION: list[list[str]] = [["mix.gamma_init=0.25"], ["mix.gamma_init=1.0"], ["mix.dropout=0.25"],
-                             ["mix.placement=both"], ["mix.lambda=0.001"]]
+#: each variant plan's tasks when --tasks is not given
+VARIANT_TASKS: dict[str, list[str]] = {"table2": ["snli", "srl"], "table3": ["snli", "srl"], "ablation": ["ner"]}
 
 
 def _conf(*parts: str) -> dict:
@@ -100,9 +99,6 @@ def plan(name: str, tasks: list[str], embedders: list[str], seeds: list[int]) ->
         return [[f"task={task}", "embedder=glove_elmo", f"seed={seed}",
                  f"mix.layer_norm={str(not task_layer_norm(task)).lower()}"]
                 for seed in seeds for task in tasks]
-    if name == "ablation":
-        return [[f"task={task}", "embedder=glove_elmo", f"seed={seed}", *extra]
-                for seed in seeds for task in tasks for extra in ABLATION if not is_task_default(task, extra)]
     if name in VARIANTS:  # a variant equal to the task's own setting is Table 1's +ELMo run (same seed): not rerun
         return [[f"task={task}", "embedder=glove_elmo", f"seed={seed}", *extra]
                 for seed in seeds for task in tasks for extra in VARIANTS[name]
@@ -137,7 +133,7 @@ def run_one(overrides: list[str], results: Path, logs: Path) -> tuple[str, int, 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("plan", choices=["table1", "figure1", "adapted", "layer_norm", "ablation", *VARIANTS])
+    parser.add_argument("plan", choices=["table1", "figure1", "adapted", "layer_norm", *VARIANTS])
     parser.add_argument("--seeds", default="1,2,3")
     parser.add_argument("--tasks", default=None, help="comma-separated (default: all of the plan's tasks)")
     parser.add_argument("--embedders", default="glove,glove_elmo")
@@ -148,8 +144,8 @@ def main(argv: list[str] | None = None) -> int:
                              "data.fraction override has its budget's)")
     parser.add_argument("--dry-run", action="store_true")
     args = parser.parse_args(argv)
-    default_tasks = (list(FIGURE1_POINTS) if args.plan == "figure1" else VARIANT_TASKS if args.plan in VARIANTS
-                     else ["ner"] if args.plan == "ablation" else TASKS)
+    default_tasks = (list(FIGURE1_POINTS) if args.plan == "figure1" else VARIANT_TASKS[args.plan]
+                     if args.plan in VARIANTS else TASKS)
     tasks = args.tasks.split(",") if args.tasks else default_tasks
     runs = plan(args.plan, tasks, args.embedders.split(","), [int(s) for s in args.seeds.split(",")])
     if args.fractions:
