@@ -18,7 +18,17 @@ from elmo_bench.bilm.default import DEFAULT_WEIGHTS
 from elmo_bench.hydra_setup import register_resolvers
 from tests.conftest import REPO
 
-needs_submitit = pytest.mark.skipif(importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is None,
+
+def _installed(module: str) -> bool:
+    """find_spec of a dotted name imports its parents, and raises (rather than returning None) when the
+    ``hydra_plugins`` namespace itself is absent, as on a fresh machine with only hydra-core."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+needs_submitit = pytest.mark.skipif(not _installed("hydra_plugins.hydra_submitit_launcher"),
                                     reason='hydra-submitit-launcher not installed (pip install -e ".[slurm]")')
 CONF = REPO / "conf"
 LAUNCHERS = sorted(p.stem for p in (CONF / "hydra" / "launcher").glob("*.yaml"))
