@@ -65,7 +65,8 @@ def _table1_rows(runs: Sequence[Run], adaptations: Sequence[dict[str, Any]]) -> 
         out.append({"direction": "elmo_above_baseline", "scope": f"{task}, {members[0].data}", "task": task,
                     "ours": f"{fmt_stat(base)} → {fmt_stat(elmo)}",
                     "paper": f"{ref['baseline']:.2f} → {ref['elmo']:.2f}" if ref else MISSING,
-                    "holds": _above(elmo, base), "n": _seeds(base, elmo), "members": members,
+                    "holds": _above(elmo, base), "n": _seeds(base, elmo), "min_seeds": min(s.n if s else 0 for s in (base, elmo)),
+                    "members": members,
                     "variants": [r for r in budget if r.task == task and r.data == members[0].data and r.has_elmo]})
     holding = {r["task"]: r["members"] for r in out if r["holds"]}
     for record in out:
@@ -159,7 +160,9 @@ def directions_table(runs: Sequence[Run], adaptations: Sequence[dict[str, Any]] 
     decided = [r for r in records if r["holds"] is not None]
     above = sum(r["holds"] for r in decided)
     missing = [t for t in paper.TABLE1_ORDER if t not in {r["task"] for r in decided}]
-    few = [r["task"] for r in decided if min(int(n) for n in r["n"].split("/")) < SEEDS_GOAL]
+    few = [r["task"] for r in decided if r["min_seeds"] < SEEDS_GOAL]
+    for record in records:
+        del record["min_seeds"]  # the seed count is already in "n", as text
     caveats = ([f"not run: {', '.join(missing)}"] if missing else []) + (
         [f"fewer than {SEEDS_GOAL} seeds: {', '.join(few)}"] if few else [])
     records.append({"direction": "elmo_above_baseline_tasks", "scope": "Table 1 tasks",
