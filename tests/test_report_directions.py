@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from elmo_bench.report import paper
-from elmo_bench.report.collect import Run
+from elmo_bench.report.collect import Run, seed_pairs
 from elmo_bench.report.directions import directions_table
 
 
@@ -134,3 +134,13 @@ def test_table1_row_counts_the_seeds_on_which_elmo_is_above():
     (row,) = by_direction(directions_table(runs))["elmo_above_baseline"]
     assert row["holds"] is True                                          # means 50.75 → 52.33
     assert row["ours"].endswith("(above on 1 of 3 paired seeds)")
+
+
+def test_seed_pairs_keep_only_seeds_with_both_arms_in_seed_order():
+    runs = [run("ner", seed=3, test=1.0), run("ner", "glove_elmo", seed=3, test=2.0),
+            run("ner", seed=1, test=3.0), run("ner", "glove_elmo", seed=1, test=4.0),
+            run("ner", seed=2, test=5.0),                            # no +ELMo seed 2: not a pair
+            run("ner", "glove_elmo", seed=4, test=6.0)]              # no baseline seed 4: not a pair
+    pairs = seed_pairs(runs)
+    assert [(b.seed, e.seed) for b, e in pairs] == [(1, 1), (3, 3)]
+    assert all(not b.has_elmo and e.has_elmo for b, e in pairs)

@@ -108,6 +108,18 @@ class Run:
         return json.dumps(key, sort_keys=True, default=str)
 
 
+def seed_pairs(members: Iterable[Run]) -> list[tuple[Run, Run]]:
+    """(baseline, +ELMo) runs that share a seed, in seed order: the unit every paired comparison counts in."""
+    members = list(members)
+    pairs = []
+    for seed in sorted({r.seed for r in members}):
+        base = next((r for r in members if r.seed == seed and not r.has_elmo), None)
+        elmo = next((r for r in members if r.seed == seed and r.has_elmo), None)
+        if base is not None and elmo is not None:
+            pairs.append((base, elmo))
+    return pairs
+
+
 def _run_from(path: Path, results: dict[str, Any]) -> Run:
     config = results.get("config") or {}
     data = results.get("data") or {}

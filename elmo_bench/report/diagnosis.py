@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from elmo_bench.elmo_defaults import RECORDED_KEY
-from elmo_bench.report.collect import MIX_OVERRIDES, Run
+from elmo_bench.report.collect import MIX_OVERRIDES, Run, seed_pairs
 from elmo_bench.report.tables import Stat, fmt_stat, stat
 
 
@@ -39,11 +39,7 @@ def _history(run: Run) -> list[dict[str, Any]]:
 def equal_loss_gap(members: Sequence[Run]) -> Stat | None:
     """+ELMo's dev minus the baseline's at the baseline's best-epoch training loss, over seeds with both arms."""
     gaps = []
-    for seed in sorted({r.seed for r in members}):
-        base = next((r for r in members if r.seed == seed and not r.has_elmo), None)
-        elmo = next((r for r in members if r.seed == seed and r.has_elmo), None)
-        if base is None or elmo is None:
-            continue
+    for base, elmo in seed_pairs(members):
         base_history, elmo_history = _history(base), _history(elmo)
         scored = [e for e in base_history if e.get("dev_metric") is not None and e.get("loss") is not None]
         if not scored or not elmo_history:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from elmo_bench.report import paper
-from elmo_bench.report.collect import Run
+from elmo_bench.report.collect import Run, seed_pairs
 from elmo_bench.report.diagnosis import table1_reason
 from elmo_bench.report.tables import (MISSING, Stat, Table, _budget_runs, _group, fmt, fmt_stat, relative_increase,
                                       sample_efficiency_points, stat)
@@ -41,13 +41,12 @@ def _above(a: Stat | None, b: Stat | None) -> bool | None:
 def _paired_seed_wins(members: Sequence[Run]) -> str:
     """" (above on k of m paired seeds)" where both arms ran two or more seeds: a mean gap that one seed carries
     against the others' shows here, not only in the stds."""
-    scores = {(r.has_elmo, r.seed): r.value("test") for r in members}
-    seeds = sorted(s for (elmo, s), v in scores.items()
-                   if not elmo and v is not None and scores.get((True, s)) is not None)
-    if len(seeds) < 2:
+    scored = [(base.value("test"), elmo.value("test")) for base, elmo in seed_pairs(members)]
+    scored = [(b, e) for b, e in scored if b is not None and e is not None]
+    if len(scored) < 2:
         return ""
-    wins = sum(scores[(True, s)] > scores[(False, s)] for s in seeds)
-    return f" (above on {wins} of {len(seeds)} paired seeds)"
+    wins = sum(e > b for b, e in scored)
+    return f" (above on {wins} of {len(scored)} paired seeds)"
 
 
 def _goal_met(above: int, missing: int) -> bool | None:
