@@ -159,6 +159,9 @@ def test_json_report_matches_golden(report_dir, tmp_path):
     assert sst["p"] is not None and sst["p"] < 0.01 and sst["elmo"] == {"mean": 90.0, "std": None, "n": 1}
     assert report["tables"]["table1"]["paper"]["snli"]["elmo_std"] == 0.17
     assert report["tables"]["table7"]["rows"][1]["after"] == 228.3
+    # Table 2's seed counts: one seed in baseline and last-only, two under lambda 1 (hence its ±), none at 0.001
+    srl = next(r for r in report["tables"]["table2"]["rows"] if r["Task"] == "srl")
+    assert srl["n"] == "1/1/2/0" and srl["All, λ=1"] == "84.25 ± 0.35"
 
 
 def test_figures_are_nonempty_pngs(report_dir):

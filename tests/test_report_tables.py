@@ -163,3 +163,21 @@ def test_adapted_runs_are_their_own_table1_row_against_the_same_baseline():
     rows = {r[1]: r for r in table1([base, elmo, adapted]).rows if r[0] == "ner"}
     assert rows["d"][3:5] == ["80.00", "82.00"] and rows["d"][7] == "1/1"            # never averaged together
     assert rows["d, +ELMo with bilm=adapted"][3:5] == ["80.00", "85.00"]
+
+
+def test_a_gamma_init_arm_stays_out_of_the_placement_columns():
+    """Table 3 compares placements at the task's own mix: a run whose initial gamma differs from today's default
+    (an old default that a dev ablation replaced) would mix two settings in one column."""
+    from elmo_bench.report.tables import table3
+
+    default = _ablation_run(1, 80.0, layer_norm=True, task_layer_norm=True)
+    both = _ablation_run(1, 81.0, layer_norm=True, task_layer_norm=True)
+    both.elmo = {**both.elmo, "placement": "both"}
+    both.mix_config = {"placement": "both"}
+    both.path = Path("/x/ner/both/results.json")
+    old_gamma = _ablation_run(2, 60.0, layer_norm=True, task_layer_norm=True)
+    old_gamma.elmo = {**old_gamma.elmo, "gamma_init": 0.25}
+    old_gamma.mix_config = {"gamma_init": 0.25}
+    old_gamma.path = Path("/x/ner/gamma/results.json")
+    (row,) = [r for r in table3([default, both, old_gamma]).rows if r[0] == "ner"]
+    assert row[2:6] == ["80.00", "81.00", MISSING, "1/1/0"]           # the 60.0 gamma arm is in no column

@@ -205,11 +205,11 @@ def _is_variant(r: Run) -> bool:
 
 TABLE2_COLUMNS: dict[str, Callable[[Run], bool]] = {
     "baseline": lambda r: not r.has_elmo,
-    "last_only": lambda r: r.has_elmo and r.mode == "top" and _no_override(r, "placement", "layer_norm", "dropout"),
+    "last_only": lambda r: r.has_elmo and r.mode == "top" and _no_override(r, "placement", "layer_norm", "gamma_init", "dropout"),
     "lambda_1": lambda r: r.has_elmo and r.mode == "learned" and r.l2_coef == 1.0
-    and _no_override(r, "placement", "layer_norm", "dropout"),
+    and _no_override(r, "placement", "layer_norm", "gamma_init", "dropout"),
     "lambda_0.001": lambda r: r.has_elmo and r.mode == "learned" and r.l2_coef == 0.001
-    and _no_override(r, "placement", "layer_norm", "dropout"),
+    and _no_override(r, "placement", "layer_norm", "gamma_init", "dropout"),
 }
 
 
@@ -227,13 +227,15 @@ def _column_table(title: str, runs: Sequence[Run], columns: dict[str, Callable[[
     pairs = [(t, d) for t, d in _task_rows(shown, order)]
     rows = []
     for task, data in pairs:
-        cells = []
-        for test in columns.values():
-            cells.append(fmt_stat(stat(r.value("dev") for r in used if r.task == task and r.data == data and test(r))))
+        stats = [stat(r.value("dev") for r in used if r.task == task and r.data == data and test(r))
+                 for test in columns.values()]
+        # seeds behind each column: a ± over two seeds and a lone number must not read alike
+        seeds = "/".join(str(s.n if s else 0) for s in stats) if any(stats) else MISSING
         ref = reference.get(task)
-        cells.append(" / ".join(fmt(ref.get(name), 1) for name in columns) if ref else MISSING)
-        rows.append([task, data, *cells])
-    return Table(title, ["Task", "Data", *labels, "Paper (" + " / ".join(labels) + ")"], rows, notes)
+        paper_cell = " / ".join(fmt(ref.get(name), 1) for name in columns) if ref else MISSING
+        rows.append([task, data, *(fmt_stat(s) for s in stats), seeds, paper_cell])
+    notes = [*notes, "n: seeds behind each column, left to right."]
+    return Table(title, ["Task", "Data", *labels, "n", "Paper (" + " / ".join(labels) + ")"], rows, notes)
 
 
 def table2(runs: Sequence[Run]) -> Table:
@@ -246,7 +248,7 @@ def table2(runs: Sequence[Run]) -> Table:
 
 TABLE3_COLUMNS: dict[str, Callable[[Run], bool]] = {
     place: (lambda r, place=place: r.has_elmo and r.mode == "learned" and r.placement == place
-            and _no_override(r, "lambda", "layer_norm", "dropout"))
+            and _no_override(r, "lambda", "layer_norm", "gamma_init", "dropout"))
     for place in ("input", "both", "output")
 }
 
