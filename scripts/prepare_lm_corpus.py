@@ -3,7 +3,9 @@ sentences, the last 1% of each novel's sentences held out for perplexity; PTB tr
 and the evaluation text the biLM v2 targets are measured on: LitBank fold 0's dev + test documents' tokens as they
 stand in the CoNLL files, one sentence a line (`litbank_fold0_devtest.txt`; never trained on).
 
-Usage: python scripts/prepare_lm_corpus.py ../shared/data /work/lm_work
+Usage: python scripts/prepare_lm_corpus.py [DATA_ROOT [WORK_DIR]]
+(defaults: the data root of elmo_bench.base.paths, and ``pretrain.work_dir`` of conf/pretrain/default.yaml, where
+``elmo-bench pretrain`` then finds the corpus; the shipped biLMs used ``../shared/data /work/lm_work``)
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import json
 import sys
 from pathlib import Path
 
+from elmo_bench.base.paths import DATA_ROOT
 from elmo_bench.pretrain.corpus import Tokenizer, expand_paths, litbank_eval_books, open_text_lines, prepare_lines
 
 
@@ -71,5 +74,13 @@ def main(data_root: str, out_dir: str, heldout_fraction: float = 0.01) -> None:
     print(json.dumps(stats))
 
 
+def default_work_dir() -> str:
+    """``pretrain.work_dir`` of the default pretraining config, resolved: the corpus goes where ``pretrain`` reads it."""
+    from elmo_bench.commands.pretrain import compose_pretrain  # deferred: Hydra composes only when no WORK_DIR is given
+
+    return compose_pretrain([])["work_dir"]
+
+
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    args = sys.argv[1:3]
+    main(args[0] if args else str(DATA_ROOT), args[1] if len(args) > 1 else default_work_dir())

@@ -1,9 +1,9 @@
 """Where the shipped small biLM lives (inside the package, so it loads offline on any machine)."""
 from __future__ import annotations
 
-from pathlib import Path
+from elmo_bench.base.paths import RESOURCES
 
-SHIPPED_DIR = Path(__file__).resolve().parents[1] / "resources" / "bilm"
+SHIPPED_DIR = RESOURCES / "bilm"
 DEFAULT_OPTIONS = SHIPPED_DIR / "options.json"
 DEFAULT_WEIGHTS = SHIPPED_DIR / "weights.hdf5"
 DEFAULT_VOCAB = SHIPPED_DIR / "vocab.txt"

@@ -1,11 +1,11 @@
-"""OmegaConf resolvers used by conf/: the repository root and run-directory suffixes."""
+"""OmegaConf resolvers used by conf/: the repository and default data roots (elmo_bench.base.paths) and
+run-directory suffixes."""
 from __future__ import annotations
-
-from pathlib import Path
 
 from omegaconf import OmegaConf
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from elmo_bench.base.paths import DATA_ROOT, REPO
+
 #: keys already spelled out in the run directory path
 _IN_PATH = ("task", "embedder", "seed")
 #: key prefixes that say where files go, not what is computed (a run's identity check covers the rest)
@@ -21,6 +21,8 @@ def run_suffix(override_dirname: str) -> str:
 
 def register_resolvers() -> None:
     if not OmegaConf.has_resolver("repo_root"):
-        OmegaConf.register_new_resolver("repo_root", lambda: str(REPO_ROOT))
+        OmegaConf.register_new_resolver("repo_root", lambda: str(REPO))
+    if not OmegaConf.has_resolver("data_root"):
+        OmegaConf.register_new_resolver("data_root", lambda: str(DATA_ROOT))
     if not OmegaConf.has_resolver("run_suffix"):
         OmegaConf.register_new_resolver("run_suffix", run_suffix)

@@ -11,11 +11,8 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-import elmo_bench
-
-REPO = Path(elmo_bench.__file__).resolve().parents[1]
-CONF_DIR = REPO / "conf"
-SHIPPED = Path(elmo_bench.__file__).resolve().parent / "resources" / "bilm"
+from elmo_bench.base.paths import CONF_DIR, REPO
+from elmo_bench.bilm.default import SHIPPED_DIR as SHIPPED
 
 
 def compose_pretrain(overrides: Sequence[str], default: str = "default") -> dict[str, Any]:
@@ -35,7 +32,7 @@ def compose_pretrain(overrides: Sequence[str], default: str = "default") -> dict
     for key in ("train_files", "heldout_files"):
         if out.get(key):
             out[key] = [_resolve(p) for p in ([out[key]] if isinstance(out[key], str) else out[key])]
-    for key in ("vocab_file", "out_dir", "export_dir", "log_file", "init_dir"):
+    for key in ("work_dir", "vocab_file", "out_dir", "export_dir", "log_file", "init_dir"):
         if out.get(key):
             out[key] = _resolve(out[key])
     return out

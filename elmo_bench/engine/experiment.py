@@ -33,6 +33,7 @@ from elmo_bench.base.device import describe, normalise_amp, resolve_device
 from elmo_bench.records.elmo_settings import effective_settings
 from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary, build_glove
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.base.paths import REPO
 from elmo_bench.records.results import SCHEMA_VERSION, git_commit, write_results
 from elmo_bench.engine.run_identity import (check_run_dir, identity, record_extension, record_identity, task_code_dir,
                                      task_code_hash)
@@ -43,7 +44,6 @@ from elmo_bench.records.stopping import StoppingRule
 from elmo_bench.engine.loop import TaskModel, TrainerConfig, evaluate, fit
 
 log = logging.getLogger(__name__)
-REPO = Path(__file__).resolve().parents[1]
 
 
 def task_target(name: str) -> str:

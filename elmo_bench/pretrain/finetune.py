@@ -12,6 +12,7 @@ from typing import Any
 import h5py
 import torch
 
+from elmo_bench.bilm.default import SHIPPED_DIR
 from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.bilm.weights import load_weights
 from elmo_bench.base.errors import DataError
@@ -27,12 +28,10 @@ def model_config_from_options(options: BiLMOptions) -> dict[str, Any]:
 
 
 def finetune(cfg: dict[str, Any], progress: bool = True) -> dict[str, Any]:
-    from elmo_bench.commands.pretrain import SHIPPED
-
     torch.set_num_threads(int(cfg.get("threads", 1)))
     if not cfg.get("train_files"):
         raise DataError("finetune-lm: pretrain.train_files is empty; give the task's text (one sentence a line)")
-    init = Path(cfg.get("init_dir") or SHIPPED)
+    init = Path(cfg.get("init_dir") or SHIPPED_DIR)
     options = BiLMOptions.load(init / "options.json")
     cfg = dict(cfg, model=model_config_from_options(options), vocab_file=str(init / "vocab.txt"))
     corpus = load_corpus(cfg["train_files"], cfg["vocab_file"])

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from elmo_bench.base.atomic import atomic_write_text
+from elmo_bench.base.paths import CACHE_DIR, DATA_ROOT, REPO
 from elmo_bench.probe.wordnet import DEFAULT_SOURCE as DEFAULT_WORDNET
 
-REPO = Path(__file__).resolve().parents[2]
-DATA = REPO.parent / "shared" / "data" / "wsd"
+DATA = DATA_ROOT / "wsd"
 DEFAULT_SEMCOR = DATA / "semcor3.0_google_original_format"
 DEFAULT_EVAL_ROOT = DATA / "WSD_Evaluation_Framework" / "Evaluation_Datasets"
 log = logging.getLogger("elmo_bench.probe.wsd")
@@ -42,12 +42,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-train-sentences", type=int, default=None,
                    help="embed only the first N SemCor sentences (default: all of SemCor; the most-frequent-sense "
                         "counts always use all)")
-    p.add_argument("--cache-dir", default=str(REPO / ".cache" / "activations"), help="activation cache directory")
+    p.add_argument("--cache-dir", default=str(CACHE_DIR / "activations"), help="activation cache directory")
     p.add_argument("--max-segment", type=int, default=256)
     p.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     p.add_argument("--wordnet", default=str(DEFAULT_WORDNET),
                    help="WordNet 3.0 database directory (Debian: apt-get install -y wordnet-base)")
-    p.add_argument("--wordnet-work", default=str(REPO / ".cache" / "nltk_data"),
+    p.add_argument("--wordnet-work", default=str(CACHE_DIR / "nltk_data"),
                    help="where the database is copied for nltk's reader (with a lexnames file)")
     p.add_argument("--no-wordnet", action="store_true",
                    help="no WordNet: no first-sense fallback for lemmas SemCor lacks and no WordNet baseline row")

@@ -16,8 +16,9 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-REPO = Path(__file__).resolve().parents[2]
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "pos" / "ud_english_ewt"
+from elmo_bench.base.paths import CACHE_DIR, DATA_ROOT, REPO
+
+DEFAULT_DATA = DATA_ROOT / "pos" / "ud_english_ewt"
 DEFAULT_L2 = "1e-2,1e-3,1e-4,1e-5"
 log = logging.getLogger("elmo_bench.probe.pos")
 
@@ -45,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-iter", type=_positive_int, default=1000, help="L-BFGS iterations per fit at most")
     p.add_argument("--tol", type=float, default=1e-4, help="converged when the gradient max-norm is below this")
     p.add_argument("--no-glove", action="store_true", help="leave out the GloVe row")
-    p.add_argument("--cache-dir", default=str(REPO / ".cache" / "activations"), help="activation cache directory")
+    p.add_argument("--cache-dir", default=str(CACHE_DIR / "activations"), help="activation cache directory")
     p.add_argument("--threads", type=_positive_int, default=1, help="torch intra-op threads")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--out", default=None, help="also write OUT/results.json")
