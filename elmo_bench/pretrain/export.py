@@ -10,9 +10,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from elmo_bench.bilm.chars import BOS_TOKEN, EOS_TOKEN, word_to_ids
 from elmo_bench.bilm.integrity import write_checksums
 from elmo_bench.bilm.weights import save_bilm
-from elmo_bench.pretrain.model import LanguageModel
+from elmo_bench.pretrain.model import LanguageModel, make_options, training_extra
 from elmo_bench.pretrain.vocab import Vocab
 
 
@@ -34,9 +35,6 @@ def export_lm(model: LanguageModel, vocab: Vocab, out_dir: str | Path) -> dict[s
 
 def export_checkpoint(checkpoint: str | Path, cfg: dict, out_dir: str | Path) -> dict[str, Path]:
     """Export the model of a training checkpoint (e.g. a run stopped before its budget)."""
-    from elmo_bench.pretrain.model import make_options
-    from elmo_bench.pretrain.train import training_extra
-
     payload = torch.load(checkpoint, map_location="cpu", weights_only=True)
     tokens = payload["vocab"]
     options = make_options(cfg["model"], training_extra(cfg, len(tokens)))
@@ -56,8 +54,6 @@ def window_activations(model: LanguageModel, sentence: list[str]) -> np.ndarray:
     """The top LSTM layer of the *training* graph (time-major windows, hand-written LSTM, reversed backward
     stream) for ``<S> sentence </S>`` from a zero state: (time + 2, 2 * projection_dim) as ``[forward ; backward]``
     in token order, for comparison with what the exported biLM computes on the inference path."""
-    from elmo_bench.bilm.chars import BOS_TOKEN, EOS_TOKEN, word_to_ids
-
     was_training = model.training
     model.eval()
     stream = [BOS_TOKEN, *sentence, EOS_TOKEN]

@@ -18,6 +18,13 @@ from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.pretrain.softmax import LMSoftmax
 
 
+def training_extra(cfg: dict[str, Any], vocab_size: int) -> dict[str, Any]:
+    """bilm-tf's training keys, recorded in options.json."""
+    return {"n_tokens_vocab": vocab_size, "unroll_steps": cfg["unroll_steps"], "batch_size": cfg["batch_size"],
+            "n_negative_samples_batch": cfg.get("num_sampled") or 0, "dropout": cfg.get("dropout", 0.0),
+            "all_clip_norm_val": cfg.get("grad_clip")}
+
+
 def make_options(model_cfg: dict[str, Any], extra: dict[str, Any] | None = None) -> BiLMOptions:
     """BiLMOptions from the ``model`` part of a pretrain config; ``extra`` = bilm-tf training keys to record."""
     raw = dict(extra or {})

@@ -33,7 +33,8 @@ from elmo_bench.base.device import resolve_device
 from elmo_bench.base.errors import DataError, TrainingError
 from elmo_bench.pretrain.corpus import read_sentences
 from elmo_bench.pretrain.data import Corpus, StreamBatcher, load_corpus
-from elmo_bench.pretrain.model import LanguageModel, make_options
+from elmo_bench.pretrain.export import export_lm
+from elmo_bench.pretrain.model import LanguageModel, make_options, training_extra
 
 CHECKPOINT = "checkpoint.pt"
 
@@ -59,13 +60,6 @@ def make_optimizer(params, cfg: dict[str, Any]) -> torch.optim.Optimizer:
     if name == "adam":
         return torch.optim.Adam(params, lr=cfg.get("lr", 1e-3))
     raise ValueError(f"pretrain.optimizer: expected 'adagrad' or 'adam', found {name!r}")
-
-
-def training_extra(cfg: dict[str, Any], vocab_size: int) -> dict[str, Any]:
-    """bilm-tf's training keys, recorded in options.json."""
-    return {"n_tokens_vocab": vocab_size, "unroll_steps": cfg["unroll_steps"], "batch_size": cfg["batch_size"],
-            "n_negative_samples_batch": cfg.get("num_sampled") or 0, "dropout": cfg.get("dropout", 0.0),
-            "all_clip_norm_val": cfg.get("grad_clip")}
 
 
 class Trainer:
@@ -251,8 +245,6 @@ class Trainer:
                    "final_loss_ema": self.loss_ema, "resumed": resumed, "world_size": self.world,
                    "vocab_size": len(self.corpus.vocab), "corpus_tokens": self.corpus.n_tokens}
         if self.rank == 0 and self.cfg.get("export_dir"):
-            from elmo_bench.pretrain.export import export_lm
-
             export_lm(self.model, self.corpus.vocab, self.cfg["export_dir"])
         if self.rank == 0:
             atomic_write_text(self.out_dir / "summary.json", json.dumps(summary, indent=2) + "\n")

@@ -16,6 +16,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from elmo_bench.report.significance import p_value as _p_value
+
 log = logging.getLogger(__name__)
 
 #: (task, metric) pairs whose value is the mean of one score per example; "*" matches any task
@@ -24,13 +26,6 @@ PER_EXAMPLE = {("*", "accuracy"), ("squad", "f1"), ("squad", "exact_match"), ("s
 
 def is_per_example(task: str, metric: str) -> bool:
     return ("*", metric) in PER_EXAMPLE or (task, metric) in PER_EXAMPLE
-
-
-def _p_value(deltas: np.ndarray, observed: float) -> float:
-    """One-sided: share of resampled differences at least 2 x observed (add-one smoothed)."""
-    if observed <= 0:
-        return 1.0
-    return float((1 + np.sum(deltas >= 2 * observed)) / (len(deltas) + 1))
 
 
 def paired_bootstrap(scores_elmo: np.ndarray, scores_base: np.ndarray, samples: int = 1000,

@@ -19,6 +19,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from elmo_bench.report.significance import p_value as _p_value
+
 
 @dataclass
 class Statistics:
@@ -144,8 +146,6 @@ def paired_bootstrap_sums(elmo: Sequence[Statistics], base: Sequence[Statistics]
 
     Same test as ``bootstrap.paired_bootstrap`` (Berg-Kirkpatrick et al. 2012: share of resampled differences at
     least twice the observed one, add-one smoothed), with each resample's metric computed from column sums."""
-    from elmo_bench.report.bootstrap import _p_value
-
     runs = [*elmo, *base]
     n = runs[0].rows.shape[0]
     if n == 0 or any(r.rows.shape[0] != n or r.kind != runs[0].kind for r in runs):
