@@ -116,6 +116,53 @@ def _save(path: Path, state: dict[str, Any]) -> None:
         torch.save(state, tmp)
 
 
+def _resume(checkpoint_path: Path, model: TaskModel, task: Task, optimizer: torch.optim.Optimizer,
+            scaler: torch.amp.GradScaler) -> tuple[list[dict[str, Any]], float, int, int]:
+    """Restore model, optimiser, task state and loss scaler from ``checkpoint.pt``; returns (history, best dev
+    score, best epoch, the epoch to start with)."""
+    state = torch.load(checkpoint_path, weights_only=True, map_location=model.device)
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    if "task" in state:
+        task.load_state_dict(state["task"])
+    if state.get("scaler"):
+        scaler.load_state_dict(state["scaler"])
+    log.info("resuming from %s after epoch %d (best %s %.3f)", checkpoint_path, state["epoch"], task.main_metric,
+             state["best"])
+    return state["history"], state["best"], state["best_epoch"], state["epoch"] + 1
+
+
+def _train_epoch(model: TaskModel, task: Task, train: Sequence[Example], collator: Collator,
+                 optimizer: torch.optim.Optimizer, scaler: torch.amp.GradScaler, cfg: TrainerConfig, seed: int,
+                 epoch: int) -> float:
+    """One pass over ``train`` in length-grouped batches shuffled by ``seed * 1000 + epoch`` (torch reseeded with
+    the same number, so a resumed run continues exactly); returns the mean training loss. A non-finite loss is a
+    TrainingError naming the epoch, the step and the batch's first examples."""
+    torch.manual_seed(seed * 1000 + epoch)
+    model.train()
+    total_loss, batches = 0.0, 0
+    order = length_batches(train, task.text_fields, cfg.batch_size, shuffle=True, seed=seed * 1000 + epoch)
+    bar = tqdm(order, desc=f"epoch {epoch}", unit="batch", disable=not cfg.progress, leave=False)
+    for step, rows in enumerate(bar):
+        output = model(collator([train[i] for i in rows]))
+        loss = output["loss"] + model.embedder.penalty()
+        if not torch.isfinite(loss):
+            raise TrainingError(f"training stopped: loss is {loss.item()} at epoch {epoch}, step {step} "
+                                f"(batch of examples {[train[i].get('id', i) for i in rows][:5]}...); "
+                                f"check the inputs and the biLM weights, or lower trainer.lr")
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        if cfg.grad_clip:
+            scaler.unscale_(optimizer)  # clip the true gradients (a no-op without fp16 scaling)
+            nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        scaler.step(optimizer)
+        scaler.update()
+        total_loss += loss.item()
+        batches += 1
+        bar.set_postfix(loss=f"{total_loss / batches:.4f}")
+    return total_loss / max(batches, 1)
+
+
 def fit(model: TaskModel, task: Task, train: Sequence[Example], dev: Sequence[Example],
         train_collator: Collator, dev_collator: Collator, cfg: TrainerConfig, run_dir: Path, seed: int,
         on_epoch: Callable[[int, dict[str, Any]], None] | None = None,
@@ -143,45 +190,16 @@ def fit(model: TaskModel, task: Task, train: Sequence[Example], dev: Sequence[Ex
     history: list[dict[str, Any]] = []
     best, best_epoch, start_epoch = -math.inf, -1, 0
     if checkpoint_path.exists():
-        state = torch.load(checkpoint_path, weights_only=True, map_location=device)
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        if "task" in state:
-            task.load_state_dict(state["task"])
-        if state.get("scaler"):
-            scaler.load_state_dict(state["scaler"])
-        history, best, best_epoch = state["history"], state["best"], state["best_epoch"]
-        start_epoch = state["epoch"] + 1
-        log.info("resuming from %s after epoch %d (best %s %.3f)", checkpoint_path, state["epoch"], task.main_metric, best)
+        history, best, best_epoch, start_epoch = _resume(checkpoint_path, model, task, optimizer, scaler)
     for epoch in range(start_epoch, cfg.max_epochs):
         if rule.stops_before(epoch, best_epoch):
             break
-        torch.manual_seed(seed * 1000 + epoch)
-        model.train()
-        started, total_loss, batches = time.perf_counter(), 0.0, 0
-        order = length_batches(train, task.text_fields, cfg.batch_size, shuffle=True, seed=seed * 1000 + epoch)
-        bar = tqdm(order, desc=f"epoch {epoch}", unit="batch", disable=not cfg.progress, leave=False)
-        for step, rows in enumerate(bar):
-            output = model(train_collator([train[i] for i in rows]))
-            loss = output["loss"] + model.embedder.penalty()
-            if not torch.isfinite(loss):
-                raise TrainingError(f"training stopped: loss is {loss.item()} at epoch {epoch}, step {step} "
-                                    f"(batch of examples {[train[i].get('id', i) for i in rows][:5]}...); "
-                                    f"check the inputs and the biLM weights, or lower trainer.lr")
-            optimizer.zero_grad()
-            scaler.scale(loss).backward()
-            if cfg.grad_clip:
-                scaler.unscale_(optimizer)  # clip the true gradients (a no-op without fp16 scaling)
-                nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-            scaler.step(optimizer)
-            scaler.update()
-            total_loss += loss.item()
-            batches += 1
-            bar.set_postfix(loss=f"{total_loss / batches:.4f}")
+        started = time.perf_counter()
+        train_loss = _train_epoch(model, task, train, train_collator, optimizer, scaler, cfg, seed, epoch)
         train_seconds = time.perf_counter() - started
         dev_metrics, _ = evaluate(model, task, dev, dev_collator, cfg.eval_batch_size)
         score = dev_metrics[task.main_metric]
-        record = {"epoch": epoch, "train_loss": total_loss / max(batches, 1), "dev": dev_metrics,
+        record = {"epoch": epoch, "train_loss": train_loss, "dev": dev_metrics,
                   "dev_metric": score, "train_seconds": train_seconds, "seconds": time.perf_counter() - started}
         history.append(record)
         log.info("epoch %d: loss %.4f dev %s %.3f", epoch, record["train_loss"], task.main_metric, score)

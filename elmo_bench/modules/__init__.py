@@ -1,1 +1,2 @@
-"""Neural components shared by the task heads."""
+"""Neural components over encoder layers and shared by the task heads: Elmo and its ScalarMix (elmo.py), the
+glove / elmo / glove_elmo token embedders, CRF/Viterbi, BIO constraints, masked RNNs, char CNN, dropout."""
