@@ -25,7 +25,14 @@ from typing import Any, Mapping, Sequence
 import torch
 from torch import nn
 
+#: One example as a task's reader returns it: its text fields (token lists, ``Task.text_fields``), its gold fields
+#: and an ``id``; defined here once, for every reader, the engine and the probes.
 Example = dict[str, Any]
+#: The one key the engine adds to an example: its row in its split as read (after the training-fraction subset),
+#: written by ``elmo_bench.engine.experiment.index_examples`` and read by the collator to fetch the example's
+#: biLM layers from the split's activation source (row i of the source = the example at ``INDEX_KEY`` i). Readers
+#: never set it; a task may ignore it.
+INDEX_KEY = "_index"
 
 
 class Task:

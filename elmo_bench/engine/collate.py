@@ -10,7 +10,7 @@ import torch
 from elmo_bench.data.batch import Batch, FieldBatch
 from elmo_bench.bilm.chars import batch_to_ids
 from elmo_bench.modules.token_embedders import WordVocabulary
-from elmo_bench.tasks.api import Example, Task
+from elmo_bench.tasks.api import INDEX_KEY, Example, Task
 
 
 def length_batches(examples: Sequence[Example], fields: Sequence[str], batch_size: int, shuffle: bool,
@@ -29,7 +29,7 @@ def length_batches(examples: Sequence[Example], fields: Sequence[str], batch_siz
 class Collator:
     """Turns a list of examples into the :class:`Batch` that TaskEmbedder fills and the task head reads.
 
-    ``layer_sources[field]`` gives (L+1, n, dim) arrays by the example's ``_index`` (position in its full split);
+    ``layer_sources[field]`` gives (L+1, n, dim) arrays by the example's ``INDEX_KEY`` (its row in its split);
     None when the embedder uses no ELMo.
     """
 
@@ -52,7 +52,7 @@ class Collator:
                 field.word_ids = words
             if self.layer_sources is not None:
                 source = self.layer_sources[name]
-                arrays = [source.get(e["_index"]) for e in examples]
+                arrays = [source.get(e[INDEX_KEY]) for e in examples]
                 layers = np.zeros((len(examples), arrays[0].shape[0], longest, arrays[0].shape[2]), dtype=np.float32)
                 for row, array in enumerate(arrays):
                     layers[row, :, : array.shape[1]] = array

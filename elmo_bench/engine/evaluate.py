@@ -17,15 +17,18 @@ from typing import Any, Sequence
 import torch
 from omegaconf import OmegaConf
 
+from elmo_bench.base.device import resolve_device
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.engine.experiment import assemble, load_bilm_info, load_task, read_data, trainer_config
+from elmo_bench.engine.loop import evaluate
+from elmo_bench.engine.run_identity import RUN_FILE
+from elmo_bench.modules.token_embedders import WordVocabulary
 
 BEST = "best.pt"
 
 
 def _load_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """(config, identity, best.pt state) of a run directory; ConfigError naming what is missing."""
-    from elmo_bench.engine.run_identity import RUN_FILE
-
     record, best = run_dir / RUN_FILE, run_dir / BEST
     if not record.exists():
         raise ConfigError(f"{run_dir}: no {RUN_FILE} (expected a run directory written by run.py)")
@@ -43,12 +46,6 @@ def evaluate_run_dir(run_dir: str | Path, split: str | None = None, device: str 
                      with_predictions: bool = False) -> dict[str, Any]:
     """Metrics of ``split`` (default: every split but train, as in results.json) from the run's ``best.pt``;
     ``with_predictions`` adds ``predictions`` by split, in the layout of the run's ``predictions_<split>.json``."""
-    from elmo_bench.base.device import resolve_device
-    from elmo_bench.modules.token_embedders import WordVocabulary
-    from elmo_bench.engine.experiment import (build_model, load_bilm_info, load_task, prepare_layers, read_data,
-                                       trainer_config)
-    from elmo_bench.engine.loop import evaluate
-
     run_dir = Path(run_dir)
     config, identity, state = _load_run(run_dir)
     cfg = OmegaConf.create(config)
@@ -63,21 +60,18 @@ def evaluate_run_dir(run_dir: str | Path, split: str | None = None, device: str 
     chosen = [split] if split is not None else [s for s in available if s != "train"]
     prepared.splits = {s: prepared.splits[s] for s in chosen}
     task.load_state_dict(state["task"])  # the label sets the model was trained with, not refitted ones
-    if cfg.embedder.elmo:
-        bilm, bilm_info = load_bilm_info(cfg)
-        if identity.get("bilm.hash") not in (None, bilm_info["hash"]):
-            raise ConfigError(f"{run_dir}: the biLM files {cfg.bilm.weights} changed since the run (hash "
-                              f"{identity['bilm.hash']} then, {bilm_info['hash']} now)")
-        prepare_layers(cfg, task, prepared, bilm.to(target), bilm_info)
+    bilm, bilm_info = load_bilm_info(cfg) if cfg.embedder.elmo else (None, None)
+    if bilm_info is not None and identity.get("bilm.hash") not in (None, bilm_info["hash"]):
+        raise ConfigError(f"{run_dir}: the biLM files {cfg.bilm.weights} changed since the run (hash "
+                          f"{identity['bilm.hash']} then, {bilm_info['hash']} now)")
     glove_table = None
     if cfg.embedder.glove:
         words = (state.get("extra") or {}).get("vocab")
         if not words:
             raise ConfigError(f"{run_dir / BEST}: holds no GloVe vocabulary; train the run again to evaluate it")
         glove_table = (WordVocabulary(list(words[2:])), state["model"]["embedder.glove.weight"])
-    model, collators, _ = build_model(cfg, task, prepared, int(cfg.seed), glove_table)
+    model, collators, _ = assemble(cfg, task, prepared, bilm, bilm_info, target, int(cfg.seed), glove_table)
     model.load_state_dict(state["model"])
-    model.to(target)
     batch_size = trainer_config(cfg, prepared.fraction).eval_batch_size
     out: dict[str, Any] = {"run": str(run_dir), "epoch": int(state["epoch"]), "device": str(target), "metrics": {}}
     for s in chosen:

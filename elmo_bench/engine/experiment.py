@@ -39,7 +39,7 @@ from elmo_bench.engine.run_identity import (check_run_dir, identity, record_exte
                                      task_code_hash)
 from elmo_bench.engine.run_logger import RunLogger
 from elmo_bench.engine.fractions import nested_subset, scaled_epochs
-from elmo_bench.tasks.api import Example, Task
+from elmo_bench.tasks.api import INDEX_KEY, Example, Task
 from elmo_bench.records.stopping import StoppingRule
 from elmo_bench.engine.loop import TaskModel, TrainerConfig, evaluate, fit
 
@@ -151,6 +151,14 @@ def training_fraction(cfg: DictConfig) -> float:
     return float(cfg.data.get("fraction", 1.0))
 
 
+def index_examples(splits: dict[str, list[Example]]) -> None:
+    """Write each example's row in its split under ``INDEX_KEY`` (the contract with the collator: row i of a split's
+    activation source holds the layers of the example indexed i)."""
+    for examples in splits.values():
+        for index, example in enumerate(examples):
+            example[INDEX_KEY] = index
+
+
 def read_data(cfg: DictConfig, task: Task, seed: int) -> Prepared:
     """Read every split, take the training subset (``data.fraction``), index examples, fit the label sets."""
     started = time.perf_counter()
@@ -161,9 +169,7 @@ def read_data(cfg: DictConfig, task: Task, seed: int) -> Prepared:
     fraction = training_fraction(cfg)
     # only the examples a run trains on go through the biLM: a 10% run computes 10% of the train split's layers
     splits["train"] = nested_subset(splits["train"], fraction, seed)
-    for examples in splits.values():  # _index: the example's row in its split's activation source
-        for index, example in enumerate(examples):
-            example["_index"] = index
+    index_examples(splits)
     log.info("data: %s (training fraction %s)", {k: len(v) for k, v in splits.items()}, fraction)
     task.fit_labels(splits)
     return Prepared(splits, full_train_size, fraction, timings={"read_seconds": time.perf_counter() - started})
@@ -261,6 +267,18 @@ def build_model(cfg: DictConfig, task: Task, prepared: Prepared, seed: int,
     return TaskModel(embedder, head, amp=normalise_amp(cfg.get("amp"))), collators, vocab
 
 
+def assemble(cfg: DictConfig, task: Task, prepared: Prepared, bilm: Any, bilm_info: dict[str, Any] | None,
+             device: torch.device, seed: int, glove_table: tuple[WordVocabulary, torch.Tensor] | None = None
+             ) -> tuple[TaskModel, dict[str, Collator], WordVocabulary | None]:
+    """The one assembly step of a run and of its re-evaluation (engine/evaluate.py): the frozen biLM's layer
+    sources per split (activation cache or live, computed on ``device``), then embedder + head + collators
+    (build_model), the model moved to ``device``."""
+    if bilm is not None:
+        prepare_layers(cfg, task, prepared, bilm.to(device), bilm_info)
+    model, collators, vocab = build_model(cfg, task, prepared, seed, glove_table)
+    return model.to(device), collators, vocab
+
+
 def evaluate_splits(model: TaskModel, task: Task, prepared: Prepared, collators: dict[str, Collator],
                     trainer: TrainerConfig, run_dir: Path) -> dict[str, dict[str, float]]:
     """Metrics of every split but train (dev, test and extra test sets such as SRL's test_brown); predictions."""
@@ -330,10 +348,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     prepared = read_data(cfg, task, seed)
     if bilm is not None and cfg.bilm.get("name") == "adapted":
         bilm, bilm_info = adapt_bilm(cfg, task, prepared, bilm_info, run_dir, device)
-    if bilm is not None:  # cache building and live layers compute on the run's device
-        prepare_layers(cfg, task, prepared, bilm.to(device), bilm_info)
-    model, collators, vocab = build_model(cfg, task, prepared, seed)
-    model.to(device)
+    model, collators, vocab = assemble(cfg, task, prepared, bilm, bilm_info, device, seed)
 
     logger = RunLogger(cfg.logger.mode, run_dir, cfg.logger.project, run_dir.name, config)
 

@@ -24,9 +24,9 @@ import numpy as np
 import torch
 
 from elmo_bench.probe.linear import Standardiser, accuracy, fit_select_l2
+from elmo_bench.tasks.api import Example
 
 log = logging.getLogger(__name__)
-Example = Mapping[str, Any]
 SPLITS = ("train", "dev", "test")
 
 

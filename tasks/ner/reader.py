@@ -16,8 +16,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from elmo_bench.base.errors import DataError
 from elmo_bench.data.splits import read_splits as shared_read_splits
 from elmo_bench.data.textio import open_text
-
-Example = dict[str, Any]
+from elmo_bench.tasks.api import Example
 
 _TAG = re.compile(r"^(O|[BI]-[^\s-][^\s]*)$")
 N_COLUMNS = 4

@@ -13,10 +13,9 @@ from typing import Any, Iterator, Mapping
 from elmo_bench.base.errors import DataError
 from elmo_bench.data.splits import read_splits as shared_read_splits
 from elmo_bench.data.textio import open_text
+from elmo_bench.tasks.api import Example
 
 log = logging.getLogger(__name__)
-Example = dict[str, Any]
-
 TAG_COLUMNS = {"upos": 3, "xpos": 4}
 FORMATS = ("conllu", "conll2000")
 BRILL_NOTE = "CoNLL-2000 POS tags were assigned by the Brill tagger: they are not gold Treebank tags"

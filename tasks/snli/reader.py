@@ -13,6 +13,7 @@ from typing import Any, Iterator, TextIO
 
 from elmo_bench.base.errors import DataError
 from elmo_bench.data.textio import open_text as _open_text
+from elmo_bench.tasks.api import Example
 
 LABELS: tuple[str, ...] = ("entailment", "neutral", "contradiction")
 #: the hub's ClassLabel names, in the order of the ``snli`` dataset card (0 entailment, 1 neutral, 2 contradiction)
@@ -20,8 +21,6 @@ HUB_LABELS: tuple[str, ...] = ("entailment", "neutral", "contradiction")
 #: how the Stanford parser behind the binary parses spells brackets (PTB escapes)
 PTB_BRACKETS = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-", "{": "-LCB-", "}": "-RCB-"}
 REQUIRED_FIELDS: tuple[str, ...] = ("pairID", "sentence1", "sentence2", "gold_label")
-
-Example = dict[str, Any]
 
 
 def open_text(path: str | Path) -> TextIO:

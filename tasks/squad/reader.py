@@ -24,9 +24,8 @@ from typing import Any, Sequence
 
 from elmo_bench.base.errors import DataError
 from elmo_bench.data.textio import open_text
+from elmo_bench.tasks.api import Example
 from elmo_bench.tasks.squad.tokenize import char_span_to_tokens, tokenize_with_offsets
-
-Example = dict[str, Any]
 
 
 @dataclass

@@ -20,9 +20,8 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 from elmo_bench.base.errors import DataError
 from elmo_bench.data.splits import read_split as shared_read_split
 from elmo_bench.data.textio import open_text
+from elmo_bench.tasks.api import Example
 from elmo_bench.tasks.srl.bio import Span, bio_to_spans, brackets_to_spans, spans_to_bio
-
-Example = dict[str, Any]
 
 DEFAULT_WORDS_GLOB = "words/*.words.gz"
 DEFAULT_PROPS_GLOB = "props/*.props.gz"

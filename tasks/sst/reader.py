@@ -16,8 +16,8 @@ from typing import Any, Iterable, Mapping
 from elmo_bench.base.errors import DataError
 from elmo_bench.data.splits import read_splits as shared_read_splits
 from elmo_bench.data.textio import open_text
+from elmo_bench.tasks.api import Example
 
-Example = dict[str, Any]
 N_CLASSES = 5
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
 PHRASE_OPTIONS = ("all", "min4", "none")
