@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
+from elmo_bench.base.atomic import atomic_path
 from elmo_bench.base.errors import DataError
 
 _ABBREVIATIONS = {
@@ -139,8 +140,6 @@ def prepare(inputs: str | Sequence[str], output: str | Path, exclude: Iterable[s
     ``exclude``: file names (or their stems before ``.txt``) to leave out, e.g. evaluation novels.
     Returns counts of files, sentences and tokens written.
     """
-    from elmo_bench.base.atomic import atomic_path
-
     skip = {name.split(".txt")[0] for name in exclude}
     files = [p for p in expand_paths(inputs) if p.name.split(".txt")[0] not in skip]
     if not files:

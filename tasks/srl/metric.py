@@ -24,6 +24,7 @@ from typing import Iterable, Sequence
 
 from elmo_bench.base.errors import DataError
 from elmo_bench.tasks.srl.bio import bio_to_spans, spans_to_brackets
+from elmo_bench.tasks.srl.reader import read_props_blocks
 
 EXCLUDED = frozenset({"V"})
 
@@ -133,8 +134,6 @@ Sentence = tuple[list[str], list[list[str]]]  # (targets column, argument column
 
 def read_props(path: str | Path) -> list[Sentence]:
     """A props file (plain or .gz) → per sentence (targets column, argument columns)."""
-    from elmo_bench.tasks.srl.reader import read_props_blocks
-
     out: list[Sentence] = []
     for rows, lines in read_props_blocks(path):
         width = len(rows[0])
