@@ -22,7 +22,7 @@ LAYERS: dict[str, set[str]] = {
     "data": {"base"},
     "encoders": {"base", "data"},  # elmo_bench.bilm belongs here too: the biLM is one encoder kind (SUBPACKAGES)
     "modules": {"base", "data", "encoders"},
-    "tasks": {"base", "data", "modules"},
+    "tasks": {"base", "records", "data", "modules"},
     "pretrain": {"base", "data", "encoders"},
     "probe": {"base", "records", "data", "encoders", "tasks"},
     "engine": {"base", "records", "data", "encoders", "modules", "tasks", "pretrain"},
