@@ -90,7 +90,10 @@ def apply_new_stopping_rule(run_dir: Path, rule: StoppingRule, current: dict[str
     run trained; otherwise ConfigError. A finished run that the new rule ends where it ended (a raised cap over a run
     that early stopping ended) keeps its results, with the new config: returned. Else the run takes the new identity
     and loses its old results (record_extension), and None says: continue it from its checkpoint."""
-    state = torch.load(run_dir / "checkpoint.pt", weights_only=True, map_location="cpu")
+    from elmo_bench import checkpoints
+    from elmo_bench.train import RESTART_ADVICE
+
+    state = checkpoints.load(run_dir / "checkpoint.pt", "cpu", advice=RESTART_ADVICE)
     scores = [record["dev_metric"] for record in state["history"]]
     stop = rule.first_stop(scores)
     if stop is not None:
