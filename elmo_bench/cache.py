@@ -141,19 +141,29 @@ class ActivationCache:
         self.max_segment, self.batch_tokens, self.progress = max_segment, batch_tokens, progress
         self.seconds_in_bilm = 0.0
 
-    def _checked(self, entry: Path) -> CachedLayers | None:
-        """The entry, if it matches its integrity record and opens; else None, after setting it aside."""
+    @staticmethod
+    def _open_checked(entry: Path) -> CachedLayers:
+        """The entry after its integrity check; IntegrityError when it differs from its record or has none."""
         try:
             if not (entry / RECORD).exists():
                 raise IntegrityError(f"{entry}: no {RECORD} (written before entries had integrity records)")
             check_files(entry / RECORD, [entry / name for name in ENTRY_FILES], require_listed=True)
             return CachedLayers(entry)
-        except (IntegrityError, OSError, ValueError, KeyError) as exc:  # ValueError: bad JSON, short memmap
+        except (OSError, ValueError, KeyError) as exc:  # ValueError: bad JSON, short memmap
+            if isinstance(exc, IntegrityError):
+                raise
+            raise IntegrityError(f"{entry}: cannot be opened ({exc})") from None
+
+    def _checked(self, entry: Path) -> CachedLayers | None:
+        """The entry, if it matches its integrity record and opens; else None, after setting it aside."""
+        try:
+            return self._open_checked(entry)
+        except IntegrityError as exc:
             log.warning("activation cache entry cannot be used, rebuilding it: %s", exc)
         try:  # the entry is this program's: it becomes an owned temporary, then goes
             remove_owned(mark_as_temporary(entry, entry.name))
-        except OSError:  # another process set it aside first
-            pass
+        except OSError as exc:  # another process set it aside first, or the directory is read-only
+            log.info("could not set aside %s (%s)", entry, exc)
         return None
 
     def key(self, sequences: Sequence[Sequence[str]]) -> str:
@@ -175,6 +185,7 @@ class ActivationCache:
         started = time.perf_counter()
         remove_stale(self.directory)
         tmp = owned_temp_dir(self.directory, key)
+        published = True
         try:
             distinct, rows = deduplicate(sequences)
             offsets = np.zeros(len(distinct) + 1, dtype=np.int64)
@@ -194,14 +205,20 @@ class ActivationCache:
             apply_umask(tmp, directory=True)  # mkdtemp made it 0700
             try:
                 os.rename(tmp, entry)
-            except OSError:  # another run finished the same entry first: theirs is identical
+            except OSError:  # another run finished the same entry first (checked below), or the bad one is stuck
                 shutil.rmtree(tmp, ignore_errors=True)
+                published = False
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         seconds = time.perf_counter() - started
         self.seconds_in_bilm += seconds
         log.info("activation cache stored: %s %s in %.1f s", name, key, seconds)
+        if not published:  # the entry there is another run's, or a bad one that could not be set aside
+            try:
+                return self._open_checked(entry)
+            except IntegrityError as exc:
+                raise IntegrityError(f"{exc}; the entry could not be replaced (permissions?): remove {entry}") from None
         return CachedLayers(entry)
 
 

@@ -226,3 +226,19 @@ def test_an_exported_bilm_records_sizes_and_a_truncated_copy_is_refused(tmp_path
     _new_process()
     with pytest.raises(DataError, match=rf"{weights.name}: \d+ bytes, \d+ recorded in .*weights.sha256"):
         load_bilm(tmp_path / Path(DEFAULT_OPTIONS).name, weights)
+
+
+def test_a_bad_entry_that_cannot_be_replaced_is_one_error_not_read(tmp_path, bilm, monkeypatch):
+    import elmo_bench.cache as cache_module
+
+    cache_dir = tmp_path / "cache"
+    ActivationCache(cache_dir, bilm, "b0", progress=False).layers(SENTENCES)
+    _damage(cache_dir, "bytes changed")
+    _new_process()
+
+    def read_only(path, name):  # what a read-only cache directory does to setting the entry aside
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(cache_module, "mark_as_temporary", read_only)
+    with pytest.raises(DataError, match=r"layers.f16: sha256 .* the entry could not be replaced"):
+        ActivationCache(cache_dir, bilm, "b0", progress=False).layers(SENTENCES)
