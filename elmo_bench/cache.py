@@ -7,10 +7,16 @@ the biLM identity and the whole token stream; the engine asks for the examples a
 sweep over mixes, heads, lambda or placement reuses one entry (and over seeds too, at the full data: a fraction's
 subset depends on the seed), and a small fraction computes only its own share.
 
-Writes are atomic: the entry is built in a temporary directory and renamed into place, so a run killed half-way
-leaves no entry that a later run would read, and its temporary directory is removed by the next cache build in
-the same directory (elmo_bench.atomic.remove_stale: the owner process is gone). Long sequences go through the biLM in segments of at most
-``max_segment`` tokens, and batches are bounded by a token budget, so memory stays bounded on long documents.
+Writes are atomic: the entry is built in an owned temporary directory (elmo_bench.atomic: a marked
+``.elmo_bench-tmp.*`` directory) and renamed into place, so a run killed half-way leaves no entry that a later run
+would read, and its temporary directory is removed by the next cache build in the same directory (the owner process
+is gone); nothing else in the cache directory is ever removed. Long sequences go through the biLM in segments of at
+most ``max_segment`` tokens, and batches are bounded by a token budget, so memory stays bounded on long documents.
+
+Integrity: every entry holds ``integrity.sha256`` (elmo_bench.integrity: size and sha256 of each file), written
+before the entry is published. The first use of an entry in a process checks it (sizes by ``stat``, hashes once a
+process); an entry that differs, is truncated, or has no record (written before records existed) is set aside and
+rebuilt, with a warning in the log.
 """
 from __future__ import annotations
 
@@ -19,7 +25,6 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Sequence
@@ -28,13 +33,31 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from elmo_bench.atomic import remove_stale, temp_prefix
+from elmo_bench.atomic import apply_umask, mark_as_temporary, owned_temp_dir, remove_owned, remove_stale
 from elmo_bench.bilm.chars import batch_to_ids
 from elmo_bench.bilm.model import BiLM
+from elmo_bench.errors import ConfigError
+from elmo_bench.integrity import IntegrityError, check_files, write_manifest
 
 log = logging.getLogger(__name__)
 #: part of every key: entries written in an older layout are never read, they are recomputed under a new key
 FORMAT_VERSION = 2
+#: the integrity record inside every entry, and the files it lists
+RECORD = "integrity.sha256"
+ENTRY_FILES = ("meta.json", "offsets.npy", "rows.npy", "layers.f16")
+
+
+def cache_directory(path: str | Path) -> Path:
+    """``path`` as a cache directory: created if absent; ConfigError (one line) if it is a file or cannot be made."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"cache directory {path} is a file, expected a directory (paths.cache_dir / --cache-dir)")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cache directory {path}: cannot be created ({exc.strerror}; paths.cache_dir / "
+                          f"--cache-dir)") from None
+    return path
 
 
 def stream_hash(sequences: Sequence[Sequence[str]]) -> str:
@@ -118,6 +141,31 @@ class ActivationCache:
         self.max_segment, self.batch_tokens, self.progress = max_segment, batch_tokens, progress
         self.seconds_in_bilm = 0.0
 
+    @staticmethod
+    def _open_checked(entry: Path) -> CachedLayers:
+        """The entry after its integrity check; IntegrityError when it differs from its record or has none."""
+        try:
+            if not (entry / RECORD).exists():
+                raise IntegrityError(f"{entry}: no {RECORD} (written before entries had integrity records)")
+            check_files(entry / RECORD, [entry / name for name in ENTRY_FILES], require_listed=True)
+            return CachedLayers(entry)
+        except (OSError, ValueError, KeyError) as exc:  # ValueError: bad JSON, short memmap
+            if isinstance(exc, IntegrityError):
+                raise
+            raise IntegrityError(f"{entry}: cannot be opened ({exc})") from None
+
+    def _checked(self, entry: Path) -> CachedLayers | None:
+        """The entry, if it matches its integrity record and opens; else None, after setting it aside."""
+        try:
+            return self._open_checked(entry)
+        except IntegrityError as exc:
+            log.warning("activation cache entry cannot be used, rebuilding it: %s", exc)
+        try:  # the entry is this program's: it becomes an owned temporary, then goes
+            remove_owned(mark_as_temporary(entry, entry.name))
+        except OSError as exc:  # another process set it aside first, or the directory is read-only
+            log.info("could not set aside %s (%s)", entry, exc)
+        return None
+
     def key(self, sequences: Sequence[Sequence[str]]) -> str:
         return f"v{FORMAT_VERSION}-{self.bilm_id}-{stream_hash(sequences)}-seg{self.max_segment}"
 
@@ -126,14 +174,18 @@ class ActivationCache:
         key = self.key(sequences)
         entry = self.directory / key
         total = sum(len(s) for s in sequences)
+        cache_directory(self.directory)
         if (entry / "meta.json").exists():
-            log.info("activation cache hit: %s %s (%d sequences, %d tokens, 0 s in the biLM)", name, key, len(sequences), total)
-            return CachedLayers(entry)
+            layers = self._checked(entry)
+            if layers is not None:
+                log.info("activation cache hit: %s %s (%d sequences, %d tokens, 0 s in the biLM)", name, key,
+                         len(sequences), total)
+                return layers
         log.info("activation cache miss: %s %s: %d tokens", name, key, total)
         started = time.perf_counter()
-        self.directory.mkdir(parents=True, exist_ok=True)
         remove_stale(self.directory)
-        tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(key), dir=self.directory))
+        tmp = owned_temp_dir(self.directory, key)
+        published = True
         try:
             distinct, rows = deduplicate(sequences)
             offsets = np.zeros(len(distinct) + 1, dtype=np.int64)
@@ -149,16 +201,24 @@ class ActivationCache:
                     "distinct_sequences": len(distinct), "computed_tokens": int(offsets[-1]),
                     "num_layers": self.bilm.num_layers, "dim": self.bilm.output_dim, "max_segment": self.max_segment}
             (tmp / "meta.json").write_text(json.dumps(meta))
+            write_manifest(tmp, ENTRY_FILES, RECORD)  # hashed now: this process does not hash the entry again
+            apply_umask(tmp, directory=True)  # mkdtemp made it 0700
             try:
                 os.rename(tmp, entry)
-            except OSError:  # another run finished the same entry first: theirs is identical
+            except OSError:  # another run finished the same entry first (checked below), or the bad one is stuck
                 shutil.rmtree(tmp, ignore_errors=True)
+                published = False
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         seconds = time.perf_counter() - started
         self.seconds_in_bilm += seconds
         log.info("activation cache stored: %s %s in %.1f s", name, key, seconds)
+        if not published:  # the entry there is another run's, or a bad one that could not be set aside
+            try:
+                return self._open_checked(entry)
+            except IntegrityError as exc:
+                raise IntegrityError(f"{exc}; the entry could not be replaced (permissions?): remove {entry}") from None
         return CachedLayers(entry)
 
 

@@ -32,7 +32,9 @@ def _load_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, 
     if not best.exists():
         raise ConfigError(f"{run_dir}: no {BEST} (the run has not finished an epoch of training)")
     saved = json.loads(record.read_text())
-    state = torch.load(best, weights_only=True, map_location="cpu")
+    from elmo_bench import checkpoints
+
+    state = checkpoints.load(best, "cpu", advice="train the run again to evaluate it")
     if "task" not in state:
         raise ConfigError(f"{best}: written before checkpoints held the task's state (labels, vocabulary); "
                           f"train the run again to evaluate it")

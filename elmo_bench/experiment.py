@@ -36,6 +36,7 @@ from elmo_bench.errors import ConfigError
 from elmo_bench.results import SCHEMA_VERSION, git_commit, write_results
 from elmo_bench.run_identity import (check_run_dir, identity, record_extension, record_identity, task_code_dir,
                                      task_code_hash)
+from elmo_bench.run_lock import run_dir_lock
 from elmo_bench.run_logger import RunLogger
 from elmo_bench.subsets import nested_subset, scaled_epochs
 from elmo_bench.task_api import Example, Task
@@ -90,7 +91,10 @@ def apply_new_stopping_rule(run_dir: Path, rule: StoppingRule, current: dict[str
     run trained; otherwise ConfigError. A finished run that the new rule ends where it ended (a raised cap over a run
     that early stopping ended) keeps its results, with the new config: returned. Else the run takes the new identity
     and loses its old results (record_extension), and None says: continue it from its checkpoint."""
-    state = torch.load(run_dir / "checkpoint.pt", weights_only=True, map_location="cpu")
+    from elmo_bench import checkpoints
+    from elmo_bench.train import RESTART_ADVICE
+
+    state = checkpoints.load(run_dir / "checkpoint.pt", "cpu", advice=RESTART_ADVICE)
     scores = [record["dev_metric"] for record in state["history"]]
     stop = rule.first_stop(scores)
     if stop is not None:
@@ -304,6 +308,13 @@ def write_run(run_dir: Path, cfg: DictConfig, task: Task, prepared: Prepared, mo
 
 
 def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
+    """One run in ``run_dir``, holding its lock (elmo_bench.run_lock): a second process started into the same
+    directory stops at once with ``DIR is in use by pid N``, before it reads or writes anything there."""
+    with run_dir_lock(run_dir):
+        return _run_locked(cfg, run_dir)
+
+
+def _run_locked(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     started = time.perf_counter()
     config = OmegaConf.to_container(cfg, resolve=True)
     check_run(config, merged_trainer(cfg))
