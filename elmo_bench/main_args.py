@@ -16,8 +16,10 @@ JOB_KEYS = ("task", "experiment")
 LEAVE_ALONE = ("--version", "--hydra-help", "-sc", "--shell-completion", "--experimental-rerun",
                "-cn", "--config-name", "-cp", "--config-path")
 #: Hydra flags that take the next argument as their value (so it is not an override)
-TAKES_VALUE = ("-c", "--cfg", "-p", "--package", "-cd", "--config-dir", "-i", "--info",
+TAKES_VALUE = ("-c", "--cfg", "-p", "--package", "-cd", "--config-dir",
                "-cn", "--config-name", "-cp", "--config-path", "--experimental-rerun")
+#: the values ``--info`` may take (it takes none when the next argument is not one of them)
+INFO_CHOICES = ("all", "config", "defaults", "defaults-tree", "plugins", "searchpath")
 VERBOSE_FLAGS = ("-v", "--verbose")
 #: what ``-v`` stands for: Hydra's switch that puts every logger (wandb's terminal output included) at DEBUG
 VERBOSE_OVERRIDE = "hydra.verbose=true"
@@ -57,7 +59,9 @@ def _override_positions(args: list[str]) -> list[int]:
         if skip:
             skip = False
         elif arg.startswith("-"):
-            skip = arg in TAKES_VALUE and arg not in ("-i", "--info")  # --info's value is optional and never '='
+            skip = arg in TAKES_VALUE
+        elif i and args[i - 1] in ("-i", "--info") and arg in INFO_CHOICES:
+            continue  # --info's optional value
         else:
             out.append(i)
     return out

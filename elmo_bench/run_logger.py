@@ -49,6 +49,8 @@ class RunLogger:
 
             if self._quiet:
                 self._to_log_file(wandb, run_dir)
+            else:  # wandb's terminal state is process-wide: an earlier quiet run that failed must not silence this one
+                wandb.termsetup(wandb.setup().settings, None)
             try:
                 self.run = wandb.init(mode=mode, dir=str(run_dir), project=project, name=name, config=config,
                                       reinit="finish_previous")

@@ -27,6 +27,8 @@ Q = "experiment=quickstart"
     (["logger=disabled", "--cfg", "job"], [Q, "logger=disabled", "--cfg", "job"]),
     (["--cfg", "job", "logger=disabled"], ["--cfg", "job", Q, "logger=disabled"]),
     (["--info"], [Q, "--info"]),                                         # not swallowed as --info's optional value
+    (["--info", "config", "seed=2"], ["--info", "config", Q, "seed=2"]),
+    (["seed=2", "-i", "defaults"], [Q, "seed=2", "-i", "defaults"]),
     (["--help"], [Q, "--help"]),
     (["-v"], [Q, "hydra.verbose=true"]),
     (["--verbose", "task=ner"], ["hydra.verbose=true", "task=ner"]),

@@ -46,6 +46,8 @@ def test_run_logger_outside_hydra_writes_wandb_to_run_dir_log_and_restores_the_t
     # wandb's warnings still reach the terminal (here: no git repository around the run dir); nothing else does
     assert [line for line in (out + err).splitlines() if "WARNING" not in line] == []
     assert "wandb sync " in (tmp_path / "a" / "run.log").read_text()
+    stranded = RunLogger("offline", tmp_path / "c", "p", "c", {"x": 1}, verbose=False)  # a run that fails: no finish
+    assert stranded.run is not None
     loud = RunLogger("offline", tmp_path / "b", "p", "b", {"x": 1}, verbose=True)  # wandb's own output is back
     loud.finish()
     out, err = capfd.readouterr()
