@@ -1,8 +1,13 @@
-"""Hydra entry point: one experiment, or a sweep with -m. `python run.py` alone runs the embedded quickstart.
+"""Hydra entry point: one experiment, or a sweep with -m. Without `task=`/`experiment=` it runs the quickstart.
 
     python run.py                                              # quickstart: NER sample, GloVe vs +ELMo, table
+    python run.py logger=disabled seed=2                       # the quickstart with those overrides
+    python run.py task=ner                                     # the full CoNLL-2003 NER run
     python run.py task=sst embedder=glove_elmo                 # one run (the paper's +ELMo row for SST-5)
     python run.py -m task=ner embedder=glove,glove_elmo seed=1,2,3
+
+Quiet by default: progress and result lines; wandb's offline messages go to the run's log (run.log). `-v` (or
+`hydra.verbose=true`) shows everything.
 
 Bad data or config values end the run with one line on stderr and exit code 2; ``--debug`` (or
 ``HYDRA_FULL_ERROR=1``) shows the traceback instead.
@@ -19,6 +24,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, open_dict
 
 from elmo_bench.hydra_setup import register_resolvers
+from elmo_bench.main_args import main_args
 from elmo_bench.user_errors import debug_requested, exit_cleanly_on_sigterm, guarded, report_hydra_errors
 
 register_resolvers()
@@ -46,8 +52,7 @@ def _run(cfg: DictConfig) -> float | None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 1:
-        sys.argv.append("experiment=quickstart")
+    sys.argv[:] = main_args(sys.argv)  # no task=/experiment= → the quickstart; -v → hydra.verbose=true
     exit_cleanly_on_sigterm()
     report_hydra_errors(DEBUG)
     main()
