@@ -9,7 +9,6 @@ numbers equal those in ``results.json``. Prints one JSON object: ``{"run", "epoc
 """
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 from typing import Any, Sequence
@@ -18,6 +17,7 @@ import torch
 from omegaconf import OmegaConf
 
 from elmo_bench.errors import ConfigError
+from elmo_bench.user_errors import ArgumentParser
 
 BEST = "best.pt"
 
@@ -90,7 +90,7 @@ def evaluate_run_dir(run_dir: str | Path, split: str | None = None, device: str 
 
 
 def evaluate_main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="elmo-bench evaluate",
+    parser = ArgumentParser(prog="elmo-bench evaluate",
                                      description="Re-evaluate a finished run from its best model (best.pt).")
     parser.add_argument("run_dir", help="a run directory written by run.py (holds run.json and best.pt)")
     parser.add_argument("--split", default=None, help="dev, test, train, ... (default: every split but train)")

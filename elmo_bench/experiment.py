@@ -37,6 +37,7 @@ from elmo_bench.results import SCHEMA_VERSION, git_commit, write_results
 from elmo_bench.run_identity import (check_run_dir, identity, record_extension, record_identity, task_code_dir,
                                      task_code_hash)
 from elmo_bench.run_logger import RunLogger
+from elmo_bench.split_checks import check_splits
 from elmo_bench.subsets import nested_subset, scaled_epochs
 from elmo_bench.task_api import Example, Task
 from elmo_bench.stopping import StoppingRule
@@ -157,6 +158,7 @@ def read_data(cfg: DictConfig, task: Task, seed: int) -> Prepared:
     splits = task.read(OmegaConf.to_container(cfg.data, resolve=True))
     if "train" not in splits or "dev" not in splits:
         raise ConfigError(f"task {task.name}: the data config must provide train and dev splits, found {sorted(splits)}")
+    check_splits(splits, OmegaConf.to_container(cfg.data, resolve=True), task.text_fields)  # empty / identical
     full_train_size = len(splits["train"])
     fraction = training_fraction(cfg)
     # only the examples a run trains on go through the biLM: a 10% run computes 10% of the train split's layers

@@ -5,13 +5,13 @@ live in the repository's ``conf/pretrain/``. ``perplexity`` takes plain flags an
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 from pathlib import Path
 from typing import Any, Sequence
 
 import elmo_bench
+from elmo_bench.user_errors import ArgumentParser
 
 REPO = Path(elmo_bench.__file__).resolve().parents[1]
 CONF_DIR = REPO / "conf"
@@ -106,7 +106,7 @@ def run_perplexity(argv: Sequence[str] | None = None) -> dict[str, Any]:
     from elmo_bench.pretrain.perplexity import evaluate, load_lm
     from elmo_bench.pretrain.train import heldout_sentences
 
-    parser = argparse.ArgumentParser(prog="elmo-bench perplexity",
+    parser = ArgumentParser(prog="elmo-bench perplexity",
                                      description="Held-out perplexity of an exported biLM (full softmax).")
     parser.add_argument("--options", default=str(SHIPPED / "options.json"))
     parser.add_argument("--weights", default=str(SHIPPED / "weights.hdf5"))

@@ -27,7 +27,8 @@ from elmo_bench.errors import ConfigError
 RUN_FILE = "run.json"
 #: top-level keys (or dotted prefixes) that never change a number (``device``, like ``threads``, changes speed and
 #: floating-point rounding only: a run killed on one GPU may resume on another, or on the CPU)
-IGNORED = ("progress", "threads", "logger", "paths", "choices", "bilm.options", "bilm.weights", "bilm.name", "device")
+IGNORED = ("progress", "threads", "logger", "paths", "choices", "bilm.options", "bilm.weights", "bilm.name", "device",
+           "data.allow_identical_splits")
 #: keys added to the config after run directories already existed, with the value that reproduces the old behaviour:
 #: a stored identity without the key equals one that holds this value
 ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.eps": None}

@@ -1,7 +1,6 @@
 """`elmo-bench report RESULTS_DIR... [--format md|latex|json] [--out DIR]`: the paper's tables and figures."""
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -11,6 +10,7 @@ from elmo_bench.atomic import atomic_write_text
 from elmo_bench.report import bootstrap, directions, figures, tables
 from elmo_bench.report.collect import collect
 from elmo_bench.report.render import latex_escape, table_latex, table_md
+from elmo_bench.user_errors import ArgumentParser
 
 FIGURE1 = "figure1_sample_efficiency.png"
 FIGURE2 = "figure2_layer_weights.png"
@@ -74,7 +74,7 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
 
 
 def report_main(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(prog="elmo-bench report", description=__doc__)
+    parser = ArgumentParser(prog="elmo-bench report", description=__doc__)
     parser.add_argument("dirs", nargs="+", metavar="RESULTS_DIR", help="directories searched for results.json")
     parser.add_argument("--format", choices=["md", "latex", "json"], default="md",
                         help="md: report.md; latex: report.tex; json: report.json, every table as rows")
