@@ -23,15 +23,26 @@ BEST = "best.pt"
 
 
 def _load_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """(config, identity, best.pt state) of a run directory; ConfigError naming what is missing."""
-    from elmo_bench.run_identity import RUN_FILE
+    """(config, identity, best.pt state) of a run directory; ConfigError naming what is missing; the data files
+    checked to be the ones the run was trained on (run_identity.check_data_identity, as resume and skip do)."""
+    from elmo_bench.run_identity import RUN_FILE, check_data_identity, read_record
 
     record, best = run_dir / RUN_FILE, run_dir / BEST
+    if not run_dir.is_dir():
+        raise ConfigError(f"{run_dir}: no such run directory")
     if not record.exists():
         raise ConfigError(f"{run_dir}: no {RUN_FILE} (expected a run directory written by run.py)")
     if not best.exists():
+        found = [name for name in ("results.json", "checkpoint.pt") if (run_dir / name).exists()]
+        if found:
+            raise ConfigError(f"{run_dir}: no {BEST} (the saved best model) although {' and '.join(found)} "
+                              f"{'is' if len(found) == 1 else 'are'} there: it was deleted or moved; restore it or "
+                              f"train the run again")
         raise ConfigError(f"{run_dir}: no {BEST} (the run has not finished an epoch of training)")
-    saved = json.loads(record.read_text())
+    saved = read_record(record)
+    if not isinstance(saved.get("config"), dict):
+        raise ConfigError(f"{record}: holds no 'config' object; expected a run.json written by run.py")
+    check_data_identity(run_dir, saved.get("identity") or {}, saved["config"])
     state = torch.load(best, weights_only=True, map_location="cpu")
     if "task" not in state:
         raise ConfigError(f"{best}: written before checkpoints held the task's state (labels, vocabulary); "

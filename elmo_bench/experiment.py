@@ -34,8 +34,8 @@ from elmo_bench.elmo_defaults import effective_settings
 from elmo_bench.embedders import TaskEmbedder, WordVocabulary, build_glove
 from elmo_bench.errors import ConfigError
 from elmo_bench.results import SCHEMA_VERSION, git_commit, write_results
-from elmo_bench.run_identity import (check_run_dir, identity, record_extension, record_identity, task_code_dir,
-                                     task_code_hash)
+from elmo_bench.run_identity import (check_run_dir, identity, read_record, record_extension, record_identity,
+                                     task_code_dir, task_code_hash)
 from elmo_bench.run_logger import RunLogger
 from elmo_bench.split_checks import check_splits
 from elmo_bench.subsets import nested_subset, scaled_epochs
@@ -319,7 +319,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     results_path = run_dir / "results.json"
     if results_path.exists() and not extending:
         log.info("%s exists and was made by this configuration: nothing to do", results_path)
-        return json.loads(results_path.read_text())
+        return read_record(results_path)
     trainer = trainer_config(cfg, training_fraction(cfg))
     if extending:
         kept = apply_new_stopping_rule(run_dir, StoppingRule.of(trainer), current, config)
