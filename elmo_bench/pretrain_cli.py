@@ -29,9 +29,13 @@ def compose_pretrain(overrides: Sequence[str], default: str = "default") -> dict
     chosen = [o for o in overrides if o.startswith("pretrain=") or o.startswith("+pretrain=")]
     rest = [o for o in overrides if o not in chosen]
     name = chosen[-1].split("=", 1)[1] if chosen else default
+    from elmo_bench.config_check import check_added_keys, check_pretrain
+
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
         cfg = compose(overrides=[f"+pretrain={name}", *rest])
+    check_added_keys(rest, OmegaConf.to_container(cfg), CONF_DIR)  # +pretrain.typo=... is an error, not ignored
     out = OmegaConf.to_container(cfg.pretrain, resolve=True)
+    check_pretrain(out)
     for key in ("train_files", "heldout_files"):
         if out.get(key):
             out[key] = [_resolve(p) for p in ([out[key]] if isinstance(out[key], str) else out[key])]
