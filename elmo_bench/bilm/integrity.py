@@ -7,6 +7,7 @@ Any model directory may hold one (the shipped biLM does; ``scripts/write_bilm_sh
 from __future__ import annotations
 
 import hashlib
+import logging
 from pathlib import Path
 from typing import Iterable
 
@@ -16,6 +17,8 @@ from elmo_bench.errors import DataError
 CHECKSUM_FILE = "weights.sha256"
 #: the files of a model directory that are hashed when present
 MODEL_FILES = ("options.json", "weights.hdf5", "vocab.txt")
+log = logging.getLogger(__name__)
+_warned: set[str] = set()
 
 
 def sha256(path: Path) -> str:
@@ -40,9 +43,16 @@ def read_checksums(path: Path) -> dict[str, str]:
 
 
 def verify_checksums(model_dir: Path, files: Iterable[Path]) -> None:
-    """Check ``files`` against ``model_dir/weights.sha256`` when it exists (files it does not list are skipped)."""
+    """Check ``files`` against ``model_dir/weights.sha256`` when it exists (files it does not list are skipped).
+    Without one, nothing says the files are the intended ones (finite garbage weights load and give numbers): a
+    WARNING, once per directory and process, says the integrity was not checked."""
     record = Path(model_dir) / CHECKSUM_FILE
     if not record.exists():
+        if str(record) not in _warned:
+            _warned.add(str(record))
+            log.warning("WARNING: %s: no %s beside the biLM: its integrity was NOT checked (corrupt or wrong weights "
+                        "would load and give numbers); write one with scripts/write_bilm_sha256.py %s",
+                        model_dir, CHECKSUM_FILE, model_dir)
         return
     known = read_checksums(record)
     for path in files:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Sequence
 
 from elmo_bench.atomic import atomic_write_text
+from elmo_bench.errors import ConfigError
 from elmo_bench.report import bootstrap, directions, figures, tables
 from elmo_bench.report.collect import collect
 from elmo_bench.report.render import latex_escape, table_latex, table_md
@@ -19,11 +20,19 @@ DEV_CURVES = "dev_curves.png"
 
 def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int = 1000,
                  significance: bool = True) -> Path:
-    """Read the results below ``dirs``, write report.md / report.tex / report.json and the PNGs into ``out``."""
+    """Read the results below ``dirs``, write report.md / report.tex / report.json and the PNGs into ``out``.
+    A directory that does not exist, or no usable results at all, is a ConfigError (one line, exit 2): a report of
+    dashes would read as "no runs" when the path was mistyped."""
+    missing = [d for d in dirs if not Path(d).exists()]
+    if missing:
+        raise ConfigError(f"{missing[0]}: no such directory (expected a directory holding results.json files)")
     found = collect(dirs)
     for warning in found.warnings:
         print(warning, file=sys.stderr)
     runs = found.runs
+    if not runs and not found.adaptations:
+        skipped = f" ({len(found.warnings)} unusable, warned above)" if found.warnings else ""
+        raise ConfigError(f"{', '.join(map(str, dirs))}: no usable results.json below{skipped}; nothing to report")
     gold_cache: dict = {}
 
     def p_value(elmo_runs, base_runs):
