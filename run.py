@@ -21,14 +21,16 @@ from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
-from omegaconf import DictConfig, open_dict
+from omegaconf import DictConfig, OmegaConf, open_dict
 
+from elmo_bench.config_check import check_added_keys
 from elmo_bench.hydra_setup import register_resolvers
 from elmo_bench.main_args import main_args
 from elmo_bench.user_errors import debug_requested, exit_cleanly_on_sigterm, guarded, report_hydra_errors
 
 register_resolvers()
 log = logging.getLogger("run")
+CONF_DIR = Path(__file__).resolve().parent / "conf"
 DEBUG = debug_requested(sys.argv)
 if DEBUG:  # Hydra's switch for the complete traceback
     os.environ["HYDRA_FULL_ERROR"] = "1"
@@ -43,6 +45,8 @@ def _run(cfg: DictConfig) -> float | None:
     from elmo_bench.experiment import run_experiment
 
     hydra_cfg = HydraConfig.get()
+    # +trainer.max_epoch=3 (a typo) would be read by nothing: an error naming the closest known key
+    check_added_keys(list(hydra_cfg.overrides.task), OmegaConf.to_container(cfg), CONF_DIR)
     with open_dict(cfg):
         cfg.choices = {k: v for k, v in hydra_cfg.runtime.choices.items() if not k.startswith("hydra")}
         cfg.data.name = cfg.data.get("name") or cfg.choices.get("data")  # the dataset, also behind default_<task>

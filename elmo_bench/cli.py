@@ -10,7 +10,7 @@ import json
 import sys
 from typing import Callable, Sequence
 
-from elmo_bench.user_errors import debug_requested, exit_cleanly_on_sigterm, guarded
+from elmo_bench.user_errors import ArgumentParser, debug_requested, exit_cleanly_on_sigterm, exit_code, guarded
 
 
 def positive_int(text: str) -> int:
@@ -27,7 +27,7 @@ def positive_int(text: str) -> int:
 def _embed(argv: Sequence[str]) -> int:
     from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 
-    parser = argparse.ArgumentParser(prog="elmo-bench embed", description="biLM layers of a sentence file into hdf5")
+    parser = ArgumentParser(prog="elmo-bench embed", description="biLM layers of a sentence file into hdf5")
     parser.add_argument("--options", default=str(DEFAULT_OPTIONS), help="options.json (default: the shipped biLM)")
     parser.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="weights.hdf5 (default: the shipped biLM)")
     parser.add_argument("--input", required=True, help="one whitespace-tokenised sentence a line")
@@ -54,7 +54,7 @@ def _embed(argv: Sequence[str]) -> int:
 def _score(argv: Sequence[str]) -> int:
     from elmo_bench.scoring import SCORERS, score
 
-    parser = argparse.ArgumentParser(prog="elmo-bench score", description="official-semantics scorers on files")
+    parser = ArgumentParser(prog="elmo-bench score", description="official-semantics scorers on files")
     parser.add_argument("task", choices=sorted(SCORERS))
     parser.add_argument("files", nargs="+")
     args = parser.parse_args(argv)
@@ -98,8 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = COMMANDS[argv[0]][0]
     try:
         return guarded(lambda: command(argv[1:]), debug)
-    except SystemExit as stop:  # argparse usage errors and --help, user errors (2), SIGTERM: the exit code
-        return stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+    except SystemExit as stop:  # usage errors and --help, user errors (2), SIGTERM: the exit code; a text: one line
+        return exit_code(stop)
 
 
 if __name__ == "__main__":

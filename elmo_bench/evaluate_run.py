@@ -9,7 +9,6 @@ numbers equal those in ``results.json``. Prints one JSON object: ``{"run", "epoc
 """
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 from typing import Any, Sequence
@@ -18,20 +17,32 @@ import torch
 from omegaconf import OmegaConf
 
 from elmo_bench.errors import ConfigError
+from elmo_bench.user_errors import ArgumentParser
 
 BEST = "best.pt"
 
 
 def _load_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """(config, identity, best.pt state) of a run directory; ConfigError naming what is missing."""
-    from elmo_bench.run_identity import RUN_FILE
+    """(config, identity, best.pt state) of a run directory; ConfigError naming what is missing; the data files
+    checked to be the ones the run was trained on (run_identity.check_data_identity, as resume and skip do)."""
+    from elmo_bench.run_identity import RUN_FILE, check_data_identity, read_record
 
     record, best = run_dir / RUN_FILE, run_dir / BEST
+    if not run_dir.is_dir():
+        raise ConfigError(f"{run_dir}: no such run directory")
     if not record.exists():
         raise ConfigError(f"{run_dir}: no {RUN_FILE} (expected a run directory written by run.py)")
     if not best.exists():
+        found = [name for name in ("results.json", "checkpoint.pt") if (run_dir / name).exists()]
+        if found:
+            raise ConfigError(f"{run_dir}: no {BEST} (the saved best model) although {' and '.join(found)} "
+                              f"{'is' if len(found) == 1 else 'are'} there: it was deleted or moved; restore it or "
+                              f"train the run again")
         raise ConfigError(f"{run_dir}: no {BEST} (the run has not finished an epoch of training)")
-    saved = json.loads(record.read_text())
+    saved = read_record(record)
+    if not isinstance(saved.get("config"), dict):
+        raise ConfigError(f"{record}: holds no 'config' object; expected a run.json written by run.py")
+    check_data_identity(run_dir, saved.get("identity") or {}, saved["config"])
     from elmo_bench import checkpoints
 
     state = checkpoints.load(best, "cpu", advice="train the run again to evaluate it")
@@ -92,7 +103,7 @@ def evaluate_run_dir(run_dir: str | Path, split: str | None = None, device: str 
 
 
 def evaluate_main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="elmo-bench evaluate",
+    parser = ArgumentParser(prog="elmo-bench evaluate",
                                      description="Re-evaluate a finished run from its best model (best.pt).")
     parser.add_argument("run_dir", help="a run directory written by run.py (holds run.json and best.pt)")
     parser.add_argument("--split", default=None, help="dev, test, train, ... (default: every split but train)")

@@ -34,10 +34,11 @@ from elmo_bench.elmo_defaults import effective_settings
 from elmo_bench.embedders import TaskEmbedder, WordVocabulary, build_glove
 from elmo_bench.errors import ConfigError
 from elmo_bench.results import SCHEMA_VERSION, git_commit, write_results
-from elmo_bench.run_identity import (check_run_dir, identity, record_extension, record_identity, task_code_dir,
-                                     task_code_hash)
+from elmo_bench.run_identity import (check_run_dir, identity, read_record, record_extension, record_identity,
+                                     task_code_dir, task_code_hash)
 from elmo_bench.run_lock import run_dir_lock
 from elmo_bench.run_logger import RunLogger
+from elmo_bench.split_checks import check_splits
 from elmo_bench.subsets import nested_subset, scaled_epochs
 from elmo_bench.task_api import Example, Task
 from elmo_bench.stopping import StoppingRule
@@ -161,6 +162,7 @@ def read_data(cfg: DictConfig, task: Task, seed: int) -> Prepared:
     splits = task.read(OmegaConf.to_container(cfg.data, resolve=True))
     if "train" not in splits or "dev" not in splits:
         raise ConfigError(f"task {task.name}: the data config must provide train and dev splits, found {sorted(splits)}")
+    check_splits(splits, OmegaConf.to_container(cfg.data, resolve=True), task.text_fields)  # empty / identical
     full_train_size = len(splits["train"])
     fraction = training_fraction(cfg)
     # only the examples a run trains on go through the biLM: a 10% run computes 10% of the train split's layers
@@ -328,7 +330,7 @@ def _run_locked(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     results_path = run_dir / "results.json"
     if results_path.exists() and not extending:
         log.info("%s exists and was made by this configuration: nothing to do", results_path)
-        return json.loads(results_path.read_text())
+        return read_record(results_path)
     trainer = trainer_config(cfg, training_fraction(cfg))
     if extending:
         kept = apply_new_stopping_rule(run_dir, StoppingRule.of(trainer), current, config)

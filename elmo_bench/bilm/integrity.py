@@ -8,6 +8,7 @@ without sizes (the shipped one) are checked by sha256 alone. Each file is hashed
 """
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Iterable
 
@@ -17,6 +18,8 @@ CHECKSUM_FILE = "weights.sha256"
 #: the files of a model directory that are hashed when present
 MODEL_FILES = ("options.json", "weights.hdf5", "vocab.txt")
 sha256 = integrity.sha256
+log = logging.getLogger(__name__)
+_warned: set[str] = set()
 
 
 def read_checksums(path: Path) -> dict[str, str]:
@@ -25,9 +28,16 @@ def read_checksums(path: Path) -> dict[str, str]:
 
 
 def verify_checksums(model_dir: Path, files: Iterable[Path]) -> None:
-    """Check ``files`` against ``model_dir/weights.sha256`` when it exists (files it does not list are skipped)."""
+    """Check ``files`` against ``model_dir/weights.sha256`` when it exists (files it does not list are skipped).
+    Without one, nothing says the files are the intended ones (finite garbage weights load and give numbers): a
+    WARNING, once per directory and process, says the integrity was not checked."""
     record = Path(model_dir) / CHECKSUM_FILE
     if not record.exists():
+        if str(record) not in _warned:
+            _warned.add(str(record))
+            log.warning("WARNING: %s: no %s beside the biLM: its integrity was NOT checked (corrupt or wrong weights "
+                        "would load and give numbers); write one with scripts/write_bilm_sha256.py %s",
+                        model_dir, CHECKSUM_FILE, model_dir)
         return
     files = [Path(p) for p in files if Path(p).parent.resolve() == record.parent.resolve() and Path(p).exists()]
     integrity.check_files(record, files, hint=f" (if replaced on purpose, rewrite it with "

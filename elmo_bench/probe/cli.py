@@ -21,6 +21,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from elmo_bench.atomic import atomic_write_text
 from elmo_bench.probe.wordnet import DEFAULT_SOURCE as DEFAULT_WORDNET
+from elmo_bench.user_errors import ArgumentParser
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data" / "wsd"
@@ -33,7 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
     from elmo_bench.probe.wsd_data import EVAL_SETS
 
-    p = argparse.ArgumentParser(prog="elmo-bench probe-wsd", description=__doc__.splitlines()[0])
+    p = ArgumentParser(prog="elmo-bench probe-wsd", description=__doc__.splitlines()[0])
     p.add_argument("--options", default=str(DEFAULT_OPTIONS), help="biLM options.json (default: the shipped biLM)")
     p.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="biLM weights.hdf5 (default: the shipped biLM)")
     p.add_argument("--semcor", default=str(DEFAULT_SEMCOR), help="SemCor 3.0 tagfiles directory")

@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from elmo_bench.user_errors import ArgumentParser
+
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "pos" / "ud_english_ewt"
 DEFAULT_L2 = "1e-2,1e-3,1e-4,1e-5"
@@ -32,7 +34,7 @@ def _positive_int(text: str) -> int:
 def _parser() -> argparse.ArgumentParser:
     from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 
-    p = argparse.ArgumentParser(prog="elmo-bench probe-pos", description=__doc__.splitlines()[0])
+    p = ArgumentParser(prog="elmo-bench probe-pos", description=__doc__.splitlines()[0])
     p.add_argument("--options", default=str(DEFAULT_OPTIONS), help="biLM options.json (default: the shipped biLM)")
     p.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="biLM weights.hdf5 (default: the shipped biLM)")
     p.add_argument("--data-dir", default=str(DEFAULT_DATA),

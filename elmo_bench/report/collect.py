@@ -153,6 +153,13 @@ def read_run(path: Path) -> Run:
     missing = [k for k in required if k not in results]
     if missing:
         raise ValueError(f"{path}: not a results.json of this project (missing keys {missing})")
+    metrics = results.get("metrics")
+    if not isinstance(metrics, dict) or not all(isinstance(scores, dict) for scores in metrics.values()):
+        raise ValueError(f"{path}: bad field metrics (expected {{split: {{metric: number}}}})")
+    for split, scores in metrics.items():
+        for name, value in scores.items():
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise ValueError(f"{path}: metric {split}.{name} is {value!r}; expected a number")
     try:
         return _run_from(path, results)
     except (TypeError, ValueError, KeyError) as exc:

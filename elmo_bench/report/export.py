@@ -19,7 +19,6 @@ gives the same bytes.
 """
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import logging
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from elmo_bench.atomic import atomic_write_bytes, atomic_write_text
+from elmo_bench.user_errors import ArgumentParser
 
 log = logging.getLogger(__name__)
 SPLITS = ("dev", "test")
@@ -131,7 +131,7 @@ def export_results(src: str | Path, dst: str | Path, task_conf: str | Path | Non
 
 
 def export_main(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(prog="elmo-bench export-results", description=__doc__.splitlines()[0])
+    parser = ArgumentParser(prog="elmo-bench export-results", description=__doc__.splitlines()[0])
     parser.add_argument("src", help="results tree (e.g. results/cpu_table1)")
     parser.add_argument("dst", help="compact copy (e.g. docs/results/cpu_table1)")
     parser.add_argument("--task-defaults", metavar="CONF_TASK_DIR", default=None,

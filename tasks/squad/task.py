@@ -71,7 +71,8 @@ class SquadTask(Task):
                 continue
             where, indices = chosen[split]
             examples, stats = examples_from_squad(parsed[where], where, max_context_tokens=None if max_ctx is None
-                                                  else int(max_ctx), indices=indices)
+                                                  else int(max_ctx), indices=indices,
+                                                  mismatched_answers=str(data_cfg.get("answer_offsets", "count")))
             splits[split], self.stats[split] = examples, stats.as_dict()
             log.info("squad %s (%s, %d articles): %s", split, where, len(indices), self.stats[split])
         return splits
