@@ -11,7 +11,7 @@ from elmo_bench.batch import Batch
 from elmo_bench.embedders import TaskEmbedder
 from elmo_bench.experiment import load_task, run_experiment
 from elmo_bench.mix import Elmo
-from elmo_bench.results import read_results
+from elmo_bench.run_record import RunRecord
 from tests.conftest import REPO, needs_fixtures
 from tests.engine_helpers import TINY_TARGET, compose_run
 
@@ -20,7 +20,7 @@ from tests.engine_helpers import TINY_TARGET, compose_run
 def test_a_seventh_task_needs_one_folder_one_config_and_one_registry_line(tmp_path, monkeypatch):
     monkeypatch.setitem(tasks.TASKS, "tiny", TINY_TARGET)  # the one registry line
     results = run_experiment(compose_run(tmp_path), tmp_path / "run")
-    saved = read_results(tmp_path / "run" / "results.json")
+    saved = RunRecord.read(tmp_path / "run" / "results.json").to_dict()
     assert saved["task"] == "tiny" and set(saved["metrics"]) == {"dev", "test"}
     assert 0.0 <= saved["metrics"]["test"]["accuracy"] <= 100.0
     assert results["mixes"]["input"]["weights"] and saved["epochs"]["run"] >= 1

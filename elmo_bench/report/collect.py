@@ -1,4 +1,5 @@
-"""Find every results.json below some directories and turn each into a flat ``Run`` the tables can group.
+"""Find every results.json below some directories and turn each RunRecord (elmo_bench.run_record) into a flat
+``Run`` the tables can group.
 
 Unreadable files are skipped with a warning. Runs that are the same experiment (same task, data, embedder,
 seed, fraction, effective ELMo settings, head, trainer and biLM), e.g. a baseline that both the table1 and
@@ -13,7 +14,7 @@ from typing import Any, Iterable
 
 from elmo_bench.elmo_defaults import TASK_ELMO_DEFAULTS
 from elmo_bench.report import task_defaults
-from elmo_bench.results import REQUIRED_KEYS
+from elmo_bench.run_record import REQUIRED_KEYS, RunRecord
 
 #: overrides of the mix group that make a run differ from the task's paper settings
 MIX_OVERRIDES = ("placement", "lambda", "layer_norm", "gamma_init", "dropout")
@@ -21,7 +22,8 @@ MIX_OVERRIDES = ("placement", "lambda", "layer_norm", "gamma_init", "dropout")
 
 @dataclass
 class Run:
-    """One results.json, with the fields the report groups by pulled out."""
+    """One results.json, with the fields the report groups by pulled out; ``raw`` is the whole record
+    (``RunRecord.to_dict()``)."""
 
     path: Path
     task: str
@@ -120,23 +122,23 @@ def seed_pairs(members: Iterable[Run]) -> list[tuple[Run, Run]]:
     return pairs
 
 
-def _run_from(path: Path, results: dict[str, Any]) -> Run:
-    config = results.get("config") or {}
-    data = results.get("data") or {}
+def _run_from(path: Path, record: RunRecord) -> Run:
+    config = record.config
+    data = record.data
     choices = config.get("choices") or {}
     return Run(
         path=path,
-        task=str(results["task"]),
-        embedder=str(results.get("embedder") or ("elmo" if results.get("elmo") else "glove")),
-        seed=int(results.get("seed") or 0),
+        task=record.task,
+        embedder=str(record.embedder or ("elmo" if record.elmo else "glove")),
+        seed=int(record.seed or 0),
         data=str(data.get("name") or choices.get("data") or "—"),
         fraction=float(data.get("fraction", (config.get("data") or {}).get("fraction", 1.0)) or 1.0),
-        main_metric=str(results.get("main_metric") or ""),
-        metrics=results.get("metrics") or {},
-        mixes=results.get("mixes") or {},
-        elmo=results.get("elmo"),
+        main_metric=str(record.main_metric or ""),
+        metrics=record.metrics,
+        mixes=record.mixes,
+        elmo=record.elmo,
         mix_config=config.get("mix") or {},
-        raw=results,
+        raw=record.to_dict(),
     )
 
 
@@ -146,15 +148,11 @@ def read_run(path: Path) -> Run:
         results = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{path}: unreadable ({exc.__class__.__name__}: {exc})") from exc
-    if not isinstance(results, dict):
-        raise ValueError(f"{path}: expected a JSON object")
     # the WSD probe is not a trained model: it needs only task and metrics
-    required = ("task", "metrics") if results.get("task") == "wsd" else REQUIRED_KEYS
-    missing = [k for k in required if k not in results]
-    if missing:
-        raise ValueError(f"{path}: not a results.json of this project (missing keys {missing})")
+    required = ("task", "metrics") if isinstance(results, dict) and results.get("task") == "wsd" else REQUIRED_KEYS
+    record = RunRecord.from_dict(results, str(path), required)      # ValueError naming the file
     try:
-        return _run_from(path, results)
+        return _run_from(path, record)
     except (TypeError, ValueError, KeyError) as exc:
         raise ValueError(f"{path}: bad field ({exc})") from exc
 

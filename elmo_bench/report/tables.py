@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from elmo_bench.report import paper
+from elmo_bench.report.bootstrap import NO_STATISTICS
 from elmo_bench.report.collect import MIX_OVERRIDES, Run
 from elmo_bench.stopping import StoppingRule
 
@@ -163,7 +164,7 @@ def table1(runs: Sequence[Run], p_value: PValue | None = None) -> Table:
             p, why = p_value(elmo_runs, base_runs)
             if p is not None:
                 p_text = "< 0.001" if p < 0.001 else f"{p:.3f}"
-            elif why != "no predictions":
+            elif why != NO_STATISTICS:
                 notes.append(f"{task} ({data}): no p-value: {why}.")
         rows.append([task, data, metric, fmt_stat(base), fmt_stat(elmo), abs_inc, rel_inc,
                      f"{base.n if base else 0}/{elmo.n if elmo else 0}",

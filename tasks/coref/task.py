@@ -14,7 +14,8 @@ from torch import nn
 
 from elmo_bench.splits import split_location
 from elmo_bench.task_api import Example, Task
-from tasks.coref.metric import score_documents
+from tasks.coref.metric import document_counts, score_documents
+from tasks.coref.metric import score_files as metric_files
 from tasks.coref.model import CorefHead, clusters_from_output
 from tasks.coref.reader import Cluster, read_split
 from tasks.coref.writer import write_conll
@@ -96,6 +97,18 @@ class CorefTask(Task):
             for k, v in res[name].items():
                 flat[f"{name}_{k}"] = v
         return flat
+
+    statistics_kind = "conll_f1"
+
+    def statistics(self, predictions: Sequence[Sequence[Cluster]], examples: Sequence[Example]) -> list[list[float]]:
+        """Per document the 12 counts the reference scorer sums (metric.document_counts)."""
+        return [document_counts(ex["clusters"], p) for p, ex in zip(predictions, examples, strict=True)]
+
+    score_file_count = 2
+
+    def score_files(self, *paths: str) -> dict:
+        """Key and response CoNLL-2012 files → the scorer's MUC, B-cubed, CEAF-e and ``conll_f1``."""
+        return metric_files(*paths)
 
     def write_predictions(self, key_path: str | Path, out_path: str | Path,
                           predictions: Sequence[Sequence[Cluster]], examples: Sequence[Example]) -> None:

@@ -71,6 +71,22 @@ class NerTask(Task):
         """conlleval precision / recall / F1 (percent) over entity chunks."""
         return metric.score_sentences([ex["tags"] for ex in examples], predictions)
 
+    statistics_kind = "chunk_f1"
+
+    def statistics(self, predictions: Sequence[Sequence[str]], examples: Sequence[Example]) -> list[list[float]]:
+        """[correct, guessed, gold] chunks per sentence, counted by conlleval's own loop."""
+        out = []
+        for p, ex in zip(predictions, examples, strict=True):
+            c = metric.count_chunks(metric.sentence_rows([ex["tags"]], [p]))
+            out.append([float(c.correct_chunks), float(c.guessed_chunks), float(c.gold_chunks)])
+        return out
+
+    score_file_count = 1
+
+    def score_files(self, *paths: str) -> dict[str, float]:
+        """A conlleval file (``token gold predicted``) → {"precision", "recall", "f1"}."""
+        return metric.score_files(*paths)
+
     def state_dict(self) -> dict[str, Any]:
         return {"labels": list(self.labels)}
 

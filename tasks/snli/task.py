@@ -9,6 +9,7 @@ from torch import nn
 
 from elmo_bench.errors import DataError
 from elmo_bench.task_api import Example, Task
+from tasks.snli import metric as snli_metric
 from tasks.snli.metric import accuracy
 from tasks.snli.model import Esim
 from elmo_bench.splits import source_of, split_location
@@ -82,6 +83,18 @@ class SnliTask(Task):
 
     def metric(self, predictions: Sequence[str], examples: Sequence[Example]) -> dict[str, float]:
         return {"accuracy": accuracy(list(predictions), [ex["label"] for ex in examples])}
+
+    statistics_kind = "ratio"
+
+    def statistics(self, predictions: Sequence[str], examples: Sequence[Example]) -> list[list[float]]:
+        """[right, 1] per premise-hypothesis pair."""
+        return [[float(p == ex["label"]), 1.0] for p, ex in zip(predictions, examples, strict=True)]
+
+    score_file_count = 2
+
+    def score_files(self, *paths: str) -> dict[str, float]:
+        """Gold jsonl and predictions → {"accuracy"}."""
+        return snli_metric.score_files(*paths)
 
     def state_dict(self) -> dict[str, Any]:
         return {"labels": list(self.labels)}
