@@ -36,13 +36,13 @@ def _test_examples(task: Task, record: RunRecord) -> list[Example]:
 
 def migrate_run(run_dir: Path) -> list[str]:
     """Write the missing compact files of one run directory; returns what was written and what was not."""
-    record = RunRecord.read(run_dir / "results.json")
     notes: list[str] = []
     missing = [s for s in ("dev", "test") if predictions_path(run_dir, s).exists()
                and not predictions_path(run_dir, s, compact=True).exists()]
     wants_scores = predictions_path(run_dir, "test").exists() and not (run_dir / SCORES_FILE).exists()
-    if not missing and not wants_scores:
+    if not missing and not wants_scores:                # up to date, or a probe (no predictions)
         return notes
+    record = RunRecord.read(run_dir / "results.json")
     task = load_task(record.task)
     keeps_predictions = type(task).record_predictions is Task.record_predictions
     examples: list[Example] | None = None
