@@ -103,7 +103,7 @@ class RunRecord:
                 raise ValueError(f"{where}: bad field ({name} is {type(value).__name__}, expected an object)")
         if "metrics" not in values:
             values["metrics"] = {}
-        values["task"] = str(values.get("task"))
+        values["task"] = str(values.get("task", ""))
         return cls(**values, extra={k: v for k, v in results.items() if k not in known})
 
     @classmethod

@@ -22,8 +22,8 @@ MIX_OVERRIDES = ("placement", "lambda", "layer_norm", "gamma_init", "dropout")
 
 @dataclass
 class Run:
-    """One results.json, with the fields the report groups by pulled out; ``raw`` is the whole record
-    (``RunRecord.to_dict()``)."""
+    """One results.json, with the fields the report groups by pulled out; ``record`` is the whole RunRecord (a Run
+    built by hand, in tests, has an empty one)."""
 
     path: Path
     task: str
@@ -36,7 +36,7 @@ class Run:
     mixes: dict[str, Any] = field(default_factory=dict)
     elmo: dict[str, Any] | None = None
     mix_config: dict[str, Any] = field(default_factory=dict)
-    raw: dict[str, Any] = field(default_factory=dict)
+    record: RunRecord = field(default_factory=lambda: RunRecord(task="", metrics={}))
     #: the task's current ELMo defaults (task_defaults.json beside the runs); None: judge by the run's own record
     current_elmo: dict[str, Any] | None = None
 
@@ -47,7 +47,7 @@ class Run:
     @property
     def adapted(self) -> bool:
         """+ELMo with a task-adapted biLM (bilm=adapted): its own Table 1 row, never averaged with the base biLM."""
-        return bool((self.raw.get("bilm") or {}).get("adapted_hash"))
+        return bool((self.record.bilm or {}).get("adapted_hash"))
 
     @property
     def mode(self) -> str | None:
@@ -74,7 +74,7 @@ class Run:
         run of a default that a later dev ablation replaced counts as that setting's ablation arm."""
         if self.current_elmo is not None and self.elmo is not None:
             return any(task_defaults.differs(self.elmo, self.current_elmo, key) for key in keys)
-        task_elmo = ((self.raw.get("config") or {}).get("task") or {}).get("elmo")
+        task_elmo = (self.record.config.get("task") or {}).get("elmo")
         for key in keys:
             value = self.mix_config.get(key)
             if value is None:
@@ -98,13 +98,13 @@ class Run:
         return None if found is None else float(found)
 
     def signature(self) -> str:
-        config = self.raw.get("config") or {}
+        config = self.record.config
         task_cfg = config.get("task") or {}
         trainer = dict(task_cfg.get("trainer") or {})
         trainer.update({k: v for k, v in (config.get("trainer") or {}).items() if v is not None and k != "scale_epochs"})
         key = {"task": self.task, "embedder": self.embedder, "seed": self.seed, "data": self.data,
                "fraction": self.fraction, "elmo": self.elmo, "head": task_cfg.get("head"), "trainer": trainer,
-               "bilm": (self.raw.get("bilm") or {}).get("hash")}
+               "bilm": (self.record.bilm or {}).get("hash")}
         if self.task in ("wsd", "pos_probe"):          # probes: no training config tells two runs apart
             key["metrics"] = self.metrics
         return json.dumps(key, sort_keys=True, default=str)
@@ -138,7 +138,7 @@ def _run_from(path: Path, record: RunRecord) -> Run:
         mixes=record.mixes,
         elmo=record.elmo,
         mix_config=config.get("mix") or {},
-        raw=record.to_dict(),
+        record=record,
     )
 
 
