@@ -22,10 +22,12 @@ What a run records (elmo_bench.run_record), so that the report needs neither thi
     task.record_predictions(predictions, examples) ──▶ the text-free predictions (predictions_<split>.json.gz)
     task.statistics(predictions, examples) ──▶ one row of sufficient statistics per test example
                  (scores_test.json.gz); their column sums, aggregated by ``statistics_kind``, give the main metric
-And on files: ``elmo-bench score NAME FILE...`` calls task.score_files (``score_file_count`` files).
+And on files: ``elmo-bench score NAME FILE...`` calls task.score_files (``score_file_count`` files), which scores
+what task.write_official writes.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import torch
@@ -94,6 +96,11 @@ class Task:
     def score_files(self, *paths: str) -> dict[str, float]:
         """Score official-format files (gold and predictions) with the official scorer's semantics; the printed
         JSON of ``elmo-bench score NAME FILE...``."""
+        raise NotImplementedError
+
+    def write_official(self, path: str | Path, predictions: Sequence[Any], examples: Sequence[Example]) -> None:
+        """The predictions as the official-format file that ``score_files`` takes last (after the split's
+        official gold file, when it takes two), so ``score_files(gold, path)`` equals ``metric``."""
         raise NotImplementedError
 
     def state_dict(self) -> dict[str, Any]:

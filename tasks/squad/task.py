@@ -2,12 +2,15 @@
 BiDAF + self-attention head, decode capped spans to context text, score EM/F1 with the official semantics."""
 from __future__ import annotations
 
+import json
 import logging
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import torch
 from torch import nn
 
+from elmo_bench.atomic import atomic_write_text
 from elmo_bench.errors import DataError
 from elmo_bench.splits import source_of, split_location
 from elmo_bench.task_api import Example, Task
@@ -133,6 +136,10 @@ class SquadTask(Task):
     def score_files(self, *paths: str) -> dict[str, float]:
         """The official evaluate-v1.1.py: dataset JSON and {question id: answer} JSON → {"exact_match", "f1"}."""
         return squad_metric.score_files(*paths)
+
+    def write_official(self, path: str | Path, predictions: Sequence[str], examples: Sequence[Example]) -> None:
+        """The official prediction file: {question id: answer text}."""
+        atomic_write_text(path, json.dumps({ex["id"]: p for ex, p in zip(examples, predictions, strict=True)}))
 
     def state_dict(self) -> dict[str, Any]:
         return {"max_span_length": self.max_span_length}

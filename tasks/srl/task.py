@@ -92,6 +92,11 @@ class SrlTask(Task):
         """srl-eval.pl on gold and predicted props files → {"precision", "recall", "f1"}."""
         return srl_metric.score_files(*paths)
 
+    def write_official(self, path: str | Path, predictions: Sequence[Sequence[str]],
+                       examples: Sequence[Example]) -> None:
+        """The CoNLL-2005 props file of the predicted tags (``props_text``; the gold file: the gold tags')."""
+        write_props(path, examples, predictions)
+
     def state_dict(self) -> dict[str, Any]:
         return {"labels": list(self.labels)}
 

@@ -1,11 +1,13 @@
 """SstTask: SST-5 with the BCN head; trained on roots (+ phrases), evaluated by root accuracy."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import torch
 from torch import nn
 
+from elmo_bench.atomic import atomic_write_text
 from elmo_bench.task_api import Example, Task
 from tasks.sst import metric, reader
 from tasks.sst.model import BCN
@@ -57,3 +59,8 @@ class SstTask(Task):
     def score_files(self, *paths: str) -> dict[str, float]:
         """Gold PTB trees and one predicted label (0..4) per tree → {"accuracy"} on the roots."""
         return metric.score_files(*paths)
+
+    def write_official(self, path: str | Path, predictions: Sequence[int], examples: Sequence[Example]) -> None:
+        """One predicted label a line, for each root in order (phrase examples are not scored)."""
+        atomic_write_text(path, "".join(f"{p}\n" for p, ex in zip(predictions, examples, strict=True)
+                                        if ex.get("is_root", True)))
