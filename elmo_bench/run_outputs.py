@@ -22,13 +22,17 @@ STATISTICS_SPLIT = "test"
 
 def task_statistics(task: Task, predictions: Sequence[Any], examples: Sequence[Example],
                     recorded: float | None) -> tuple[Statistics | None, str]:
-    """(rows of ``task.statistics``, "") or (None, why not): the task has no statistics, or they disagree with
-    the ``recorded`` main metric."""
+    """(rows of ``task.statistics``, "") or (None, why not): the task has no statistics, they are malformed
+    (a wrong row count or kind), or they disagree with the ``recorded`` main metric. Never raises for the task's
+    rows: a finished run keeps its results.json whatever they are."""
     try:
         rows = task.statistics(predictions, examples)
     except NotImplementedError:
         return None, f"task {task.name} has no per-example statistics"
-    stats = Statistics.of(task.statistics_kind, task.main_metric, rows, len(examples))
+    try:
+        stats = Statistics.of(task.statistics_kind, task.main_metric, rows, len(examples))
+    except (ValueError, TypeError) as exc:
+        return None, f"task {task.name}: malformed statistics ({exc})"
     if recorded is None or abs(stats.value() - recorded) > TOLERANCE:
         return None, (f"task {task.name}: statistics give {task.main_metric} {stats.value():.4f}, the metric "
                       f"{recorded}")

@@ -94,3 +94,7 @@ def test_the_engine_keeps_rows_that_do_not_give_the_metric_out_of_the_record():
     assert task_statistics(bare, [1], [{}], 100.0) == (None, "task bare has no per-example statistics")
     with pytest.raises(ValueError, match="unknown statistics kind"):
         Statistics.of("mean", "accuracy", [[1.0]], 1)
+    bare.statistics_kind = "ratio"
+    bare.statistics = lambda predictions, examples: [[1.0, 1.0]]          # one row for two examples
+    assert task_statistics(bare, [1, 1], [{}, {}], 100.0) == (
+        None, "task bare: malformed statistics (1 statistics rows for 2 examples)")
