@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from elmo_bench.user_errors import ArgumentParser, debug_requested, exit_cleanly_on_sigterm, exit_code, guarded
 
@@ -51,14 +51,33 @@ def _embed(argv: Sequence[str]) -> int:
     return 0
 
 
-def _score(argv: Sequence[str]) -> int:
-    from elmo_bench.scoring import SCORERS, score
+def file_scorers() -> dict[str, Any]:
+    """name → scorer (``score_file_count``, ``score_files(*paths)``): every registered task with a file scorer
+    (``Task.score_files``, the registry tasks.TASKS), and the WSD probe's, which is no task. Imported here, as
+    every subcommand's machinery (torch and the task packages), so that other commands start fast."""
+    from elmo_bench.experiment import load_task
+    from elmo_bench.probe import wsd_metric
+    from tasks import TASKS
 
+    scorers: dict[str, Any] = {name: load_task(name) for name in TASKS}
+    scorers = {name: task for name, task in scorers.items() if task.score_file_count}
+    scorers[wsd_metric.NAME] = wsd_metric.SCORER
+    return scorers
+
+
+def _score(argv: Sequence[str]) -> int:
+    from elmo_bench.errors import ConfigError
+
+    scorers = file_scorers()
     parser = ArgumentParser(prog="elmo-bench score", description="official-semantics scorers on files")
-    parser.add_argument("task", choices=sorted(SCORERS))
+    parser.add_argument("task", choices=sorted(scorers))
     parser.add_argument("files", nargs="+")
     args = parser.parse_args(argv)
-    print(json.dumps(score(args.task, args.files)))
+    scorer = scorers[args.task]
+    if len(args.files) != scorer.score_file_count:
+        raise ConfigError(f"elmo-bench score {args.task}: expected {scorer.score_file_count} file(s), "
+                          f"found {len(args.files)}")
+    print(json.dumps(scorer.score_files(*args.files)))
     return 0
 
 

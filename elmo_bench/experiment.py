@@ -25,7 +25,6 @@ import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from elmo_bench.atomic import atomic_write_text
 from elmo_bench.batching import Collator
 from elmo_bench.cache import ActivationCache, LiveLayers
 from elmo_bench.config_check import check_run
@@ -33,7 +32,8 @@ from elmo_bench.device import describe, normalise_amp, resolve_device
 from elmo_bench.elmo_defaults import effective_settings
 from elmo_bench.embedders import TaskEmbedder, WordVocabulary, build_glove
 from elmo_bench.errors import ConfigError
-from elmo_bench.results import SCHEMA_VERSION, git_commit, write_results
+from elmo_bench.run_outputs import record_split
+from elmo_bench.run_record import RunRecord, git_commit
 from elmo_bench.run_identity import (check_run_dir, identity, read_record, record_extension, record_identity,
                                      task_code_dir, task_code_hash)
 from elmo_bench.run_lock import run_dir_lock
@@ -105,13 +105,13 @@ def apply_new_stopping_rule(run_dir: Path, rule: StoppingRule, current: dict[str
                           f"choose another directory (hydra.run.dir=...) or delete it")
     results_path = run_dir / "results.json"
     if results_path.exists() and rule.stops_before(len(scores), state["best_epoch"]):
-        results = json.loads(results_path.read_text())
-        results["config"] = config
-        results.setdefault("epochs", {})["stopped_by"] = rule.stopped_by(len(scores), state["best_epoch"])
-        write_results(results_path, results)
+        record = RunRecord.read(results_path)
+        record.config = config
+        record.epochs["stopped_by"] = rule.stopped_by(len(scores), state["best_epoch"])
+        record.write(results_path)
         record_identity(run_dir, current, config)
         log.info("%s: the new stopping rule ends this run where it ended: results kept", results_path)
-        return results
+        return record.to_dict()
     record_extension(run_dir, current, config)
     log.info("%s: stopping rule changed, continuing after epoch %d", run_dir, len(scores) - 1)
     return None
@@ -269,44 +269,43 @@ def build_model(cfg: DictConfig, task: Task, prepared: Prepared, seed: int,
 
 def evaluate_splits(model: TaskModel, task: Task, prepared: Prepared, collators: dict[str, Collator],
                     trainer: TrainerConfig, run_dir: Path) -> dict[str, dict[str, float]]:
-    """Metrics of every split but train (dev, test and extra test sets such as SRL's test_brown); predictions."""
+    """Metrics of every split but train (dev, test and extra test sets such as SRL's test_brown); predictions and
+    the test split's per-example statistics into the run directory (elmo_bench.run_outputs)."""
     metrics: dict[str, dict[str, float]] = {}
     for split in [s for s in prepared.splits if s != "train"]:
         examples = prepared.splits[split]
         metrics[split], predictions = evaluate(model, task, examples, collators[split], trainer.eval_batch_size)
-        atomic_write_text(run_dir / f"predictions_{split}.json", json.dumps(
-            [{"id": e.get("id", i), "prediction": p} for i, (e, p) in enumerate(zip(examples, predictions))]))
+        record_split(run_dir, task, split, examples, predictions, metrics[split])
     return metrics
 
 
 def write_run(run_dir: Path, cfg: DictConfig, task: Task, prepared: Prepared, model: TaskModel,
               history: dict[str, Any], metrics: dict[str, dict[str, float]], config: dict[str, Any]) -> dict[str, Any]:
-    """results.json: the one record the report reads (schema in elmo_bench.results)."""
+    """results.json: the one record the report reads (a RunRecord, elmo_bench.run_record)."""
     use_elmo = bool(cfg.embedder.elmo)
-    results = {
-        "schema": SCHEMA_VERSION,
-        "task": task.name,
-        "embedder": cfg.embedder.name,
-        "seed": int(cfg.seed),
-        "config": config,
-        "data": {"name": cfg.data.get("name"), "fraction": prepared.fraction,
-                 "full_train_examples": prepared.full_train_size,
-                 **{f"{k}_examples": len(v) for k, v in prepared.splits.items()}},
-        "metrics": metrics,
-        "main_metric": task.main_metric,
-        "mixes": model.embedder.mix_summary(),
-        "elmo": elmo_settings(cfg) if use_elmo else None,
-        "epochs": {"run": len(history["history"]), "best": history["best_epoch"], "stopped_by": history["stopped_by"],
-                   "history": history["history"]},
-        "history": [{"epoch": h["epoch"], "dev_metric": h["dev_metric"], "loss": h["train_loss"],
-                     "seconds": h["seconds"]} for h in history["history"]],
-        "timings": prepared.timings,
-        "device": describe(model.device, str(cfg.get("device", "auto")), model.amp),
-        "bilm": prepared.bilm_info,
-        "git_commit": git_commit(REPO),
-    }
-    write_results(run_dir / "results.json", results)
-    return results
+    record = RunRecord(
+        task=task.name,
+        embedder=cfg.embedder.name,
+        seed=int(cfg.seed),
+        config=config,
+        data={"name": cfg.data.get("name"), "fraction": prepared.fraction,
+              "full_train_examples": prepared.full_train_size,
+              **{f"{k}_examples": len(v) for k, v in prepared.splits.items()}},
+        metrics=metrics,
+        main_metric=task.main_metric,
+        mixes=model.embedder.mix_summary(),
+        elmo=elmo_settings(cfg) if use_elmo else None,
+        epochs={"run": len(history["history"]), "best": history["best_epoch"], "stopped_by": history["stopped_by"],
+                "history": history["history"]},
+        history=[{"epoch": h["epoch"], "dev_metric": h["dev_metric"], "loss": h["train_loss"],
+                  "seconds": h["seconds"]} for h in history["history"]],
+        timings=prepared.timings,
+        device=describe(model.device, str(cfg.get("device", "auto")), model.amp),
+        bilm=prepared.bilm_info,
+        git_commit=git_commit(REPO),
+    )
+    record.write(run_dir / "results.json")
+    return record.to_dict()
 
 
 def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:

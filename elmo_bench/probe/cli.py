@@ -167,7 +167,7 @@ def evaluate(centroids: Any, inputs: WsdInputs, layers: WsdLayers, fallbacks: Fa
 def write(out: Path, args: argparse.Namespace, inputs: WsdInputs, layers: WsdLayers, centroids: Any,
           fallbacks: Fallbacks, evaluation: Evaluation, timings: dict[str, float]) -> dict[str, Any]:
     """OUT/keys/<set>.<view>.key and OUT/results.json; returns the printed summary (F1 and coverage)."""
-    from elmo_bench.results import SCHEMA_VERSION, git_commit, write_results
+    from elmo_bench.run_record import RunRecord, git_commit
 
     (out / "keys").mkdir(parents=True, exist_ok=True)
     for name, views in evaluation.keys.items():
@@ -176,29 +176,27 @@ def write(out: Path, args: argparse.Namespace, inputs: WsdInputs, layers: WsdLay
     top = f"layer_{layers.bilm['layers'] - 1}_f1"
     config = {key: value for key, value in vars(args).items()}
     config["choices"] = {"task": "wsd", "data": "semcor", "bilm": layers.bilm["name"], "embedder": "elmo"}
-    results = {
-        "schema": SCHEMA_VERSION,
-        "task": "wsd",
-        "embedder": "elmo",
-        "seed": 0,  # deterministic: no training randomness
-        "config": config,
-        "data": {"name": "semcor", "fraction": len(inputs.train) / max(1, len(inputs.semcor)),
-                 "train_sentences": len(inputs.train), "train_examples": sum(len(s.spans) for s in inputs.train),
-                 "train_senses": len(centroids.keys), "semcor_sentences": len(inputs.semcor),
-                 "eval_instances": {name: len(gold) for name, (_, gold) in inputs.eval_sets.items()},
-                 "answered_by": evaluation.answered_by, "coverage": evaluation.coverage,
-                 "wordnet_fallback": fallbacks.wordnet is not None},
-        "metrics": evaluation.metrics,
-        "main_metric": top,
-        "views": centroids.views,
-        "mixes": {},
-        "elmo": None,
-        "epochs": {"run": 0, "best": None, "history": []},
-        "timings": timings,
-        "bilm": layers.bilm,
-        "git_commit": git_commit(REPO),
-    }
-    write_results(out / "results.json", results)
+    RunRecord(
+        task="wsd",
+        embedder="elmo",
+        seed=0,  # deterministic: no training randomness
+        config=config,
+        data={"name": "semcor", "fraction": len(inputs.train) / max(1, len(inputs.semcor)),
+              "train_sentences": len(inputs.train), "train_examples": sum(len(s.spans) for s in inputs.train),
+              "train_senses": len(centroids.keys), "semcor_sentences": len(inputs.semcor),
+              "eval_instances": {name: len(gold) for name, (_, gold) in inputs.eval_sets.items()},
+              "answered_by": evaluation.answered_by, "coverage": evaluation.coverage,
+              "wordnet_fallback": fallbacks.wordnet is not None},
+        metrics=evaluation.metrics,
+        main_metric=top,
+        views=centroids.views,
+        mixes={},
+        elmo=None,
+        epochs={"run": 0, "best": None, "history": []},
+        timings=timings,
+        bilm=layers.bilm,
+        git_commit=git_commit(REPO),
+    ).write(out / "results.json")
     return {name: {k: round(v, 2) for k, v in m.items() if k.endswith(("_f1", "_coverage"))}
             for name, m in evaluation.metrics.items()}
 

@@ -145,7 +145,7 @@ def probe_pos_main(argv: Sequence[str]) -> int:
 def write_results(out: Path, args: argparse.Namespace, splits, rows, baseline, bilm, seconds: float) -> None:
     """OUT/results.json in the engine's schema (task ``pos_probe``), one metric per row and split."""
     from elmo_bench.probe.cli import _bilm_name
-    from elmo_bench.results import SCHEMA_VERSION, git_commit, write_results as write
+    from elmo_bench.run_record import RunRecord, git_commit
 
     metrics = {split: {**{f"{n}_accuracy": getattr(r, split) for n, r in rows.items()},
                        "most_frequent_tag_accuracy": baseline[split]} for split in ("dev", "test")}
@@ -153,14 +153,14 @@ def write_results(out: Path, args: argparse.Namespace, splits, rows, baseline, b
     config["choices"] = {"task": "pos_probe", "data": "ud_ewt_pos", "bilm": _bilm_name(args.options), "embedder": "elmo"}
     full = len(splits["train"]) if not args.max_train_sentences else None
     out.mkdir(parents=True, exist_ok=True)
-    write(out / "results.json", {
-        "schema": SCHEMA_VERSION, "task": "pos_probe", "embedder": "elmo", "seed": 0, "config": config,
-        "data": {"name": "ud_ewt_pos", "fraction": 1.0, "train_sentences": len(splits["train"]),
-                 "all_train_sentences": full, "tag_column": args.tag_column},
-        "metrics": metrics, "main_metric": "layer_1_accuracy",
-        "probes": {n: {**r.summary(), "l2_path": r.path} for n, r in rows.items()},
-        "mixes": {}, "elmo": None, "epochs": {"run": 0, "best": None, "history": []},
-        "timings": {"total_seconds": seconds, "bilm_seconds": bilm["seconds_in_bilm"]},
-        "bilm": {"name": _bilm_name(args.options), **{k: v for k, v in bilm.items() if k != "seconds_in_bilm"}},
-        "git_commit": git_commit(REPO),
-    })
+    RunRecord(
+        task="pos_probe", embedder="elmo", seed=0, config=config,
+        data={"name": "ud_ewt_pos", "fraction": 1.0, "train_sentences": len(splits["train"]),
+              "all_train_sentences": full, "tag_column": args.tag_column},
+        metrics=metrics, main_metric="layer_1_accuracy",
+        probes={n: {**r.summary(), "l2_path": r.path} for n, r in rows.items()},
+        mixes={}, elmo=None, epochs={"run": 0, "best": None, "history": []},
+        timings={"total_seconds": seconds, "bilm_seconds": bilm["seconds_in_bilm"]},
+        bilm={"name": _bilm_name(args.options), **{k: v for k, v in bilm.items() if k != "seconds_in_bilm"}},
+        git_commit=git_commit(REPO),
+    ).write(out / "results.json")
