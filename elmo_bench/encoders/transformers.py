@@ -9,13 +9,14 @@ subword's (``pooling=first``, the default, as BERT's NER recipe), its last (``la
 models) or the mean of its subwords (``mean``). A word the tokenizer turns into no subword at all (a lone control
 character) is given the unknown token.
 
-Long sequences: a sentence whose subwords (plus the model's special tokens) exceed the model window is encoded in
-overlapping windows of ``window`` positions whose starts are ``stride = content // 2`` apart (``content`` = window
-minus the special tokens), the last window ending at the sequence's end. Rule: **each word is taken from the window
-in which it has the most context, i.e. which maximises min(subwords before it, subwords after it) within the window;
-ties go to the earlier window.** A word is only ever taken from a window that holds all its subwords (a word longer
-than ``content // 2`` subwords keeps its first ``content // 2``). A sentence that fits is encoded in one window, so
-windowing never changes the vectors of a sequence the model can see whole.
+Long sequences: a sentence whose tokens (with the model's special tokens) exceed the model window is encoded in
+overlapping windows of whole words, each holding at most ``content`` subwords (``content`` = window minus the
+special tokens, which every window gets), each starting at the first word at least ``content // 2`` subwords after
+the previous start, the last one ending at the sentence's end (elmo_bench.encoders.transformers.word_windows).
+Rule: **each word is taken from the window in which it has the most context, i.e. which maximises min(subwords
+before it, subwords after it) within the window; ties go to the earlier window.** A word of more than
+``content // 2`` subwords is given the unknown token (so every word fits whole in some window). A sentence that fits
+is tokenised and encoded exactly once, as one window: windowing never changes a sequence the model can see whole.
 
 Precision: fp32 unless ``amp`` (the run's ``amp`` by default: ``bf16`` / ``fp16`` run the model under autocast);
 layers always come back as float32. Device: wherever :meth:`TransformersEncoder.to` put the model.
@@ -115,22 +116,43 @@ def model_window(model: Any, tokenizer: Any) -> int:
     return 512
 
 
-def plan_windows(length: int, content: int) -> list[tuple[int, int]]:
-    """Windows [start, end) over ``length`` subwords, at most ``content`` long, ``content // 2`` apart, the last one
-    ending at ``length``; one window when everything fits."""
-    if length <= content:
-        return [(0, length)]
+def word_windows(cum: Sequence[int], content: int) -> list[tuple[int, int]]:
+    """Windows [first word, end word) over a sentence whose word k has subwords [cum[k], cum[k+1]): each at most
+    ``content`` subwords, each starting at the first word at least ``content // 2`` subwords after the previous
+    start, the last one ending at the last word. One window when everything fits. Words must be at most
+    ``content // 2`` subwords long: then every word lies whole inside some window."""
+    n = len(cum) - 1
     stride = max(1, content // 2)
-    starts = list(range(0, length - content, stride)) + [length - content]
-    return [(s, s + content) for s in starts]
+    windows: list[tuple[int, int]] = []
+    start = 0
+    while True:
+        end = start
+        while end < n and cum[end + 1] - cum[start] <= content:
+            end += 1
+        if end == n:
+            # the last window ends at the last word and reaches back as far as it fits
+            first = start
+            while first > 0 and cum[n] - cum[first - 1] <= content:
+                first -= 1
+            while windows and windows[-1][0] >= first:  # a window inside the last one adds nothing
+                windows.pop()
+            windows.append((first, n))
+            return windows
+        windows.append((start, end))
+        target = cum[start] + stride
+        following = start + 1
+        while following < n and cum[following] < target:
+            following += 1
+        start = following
 
 
-def best_window(windows: Sequence[tuple[int, int]], first: int, end: int) -> int:
-    """Index of the window holding subwords [first, end) with the most context: max of min(before, after)."""
+def best_window(windows: Sequence[tuple[int, int]], cum: Sequence[int], word: int) -> int:
+    """The window in which ``word`` has the most context: the largest min(subwords before it, subwords after it)
+    inside the window, among the windows that hold it; ties go to the earlier window."""
     best, score = -1, -1
     for index, (a, b) in enumerate(windows):
-        if a <= first and end <= b:
-            context = min(first - a, b - end)
+        if a <= word < b:
+            context = min(cum[word] - cum[a], cum[b] - cum[word + 1])
             if context > score:
                 best, score = index, context
     return best
@@ -160,7 +182,8 @@ class TransformersEncoder:
         for parameter in self.model.parameters():
             parameter.requires_grad_(False)
         self.window = int(max_length) if max_length else model_window(self.model, self.tokenizer)
-        self.specials = self.tokenizer.num_special_tokens_to_add(pair=False)
+        self.specials = len(self.tokenizer([["a"]], is_split_into_words=True)["input_ids"][0]) - len(
+            self.tokenizer([["a"]], is_split_into_words=True, add_special_tokens=False)["input_ids"][0])
         self.content = self.window - self.specials
         if self.content < 2:
             raise ConfigError(f"config: encoder.max_length {self.window} leaves no room for words after "
@@ -187,31 +210,83 @@ class TransformersEncoder:
         self.model.to(device)
         return self
 
-    def _subwords(self, sentences: Sequence[Sequence[str]]) -> list[tuple[list[int], list[tuple[int, int]]]]:
-        """Per sentence: its subword ids (no special tokens) and each word's [first, end) subword span."""
-        encoded = self.tokenizer([list(s) for s in sentences], is_split_into_words=True, add_special_tokens=False)
-        unk = self.tokenizer.unk_token_id
-        out = []
+    def _tokenize(self, sentences: Sequence[Sequence[str]]) -> list[tuple[list[int], list[int | None]]]:
+        """(input ids with the model's special tokens, word index per position) of each word list, in one call."""
+        encoded = self.tokenizer([list(s) for s in sentences], is_split_into_words=True, add_special_tokens=True)
+        return [(list(encoded["input_ids"][i]), list(encoded.word_ids(i))) for i in range(len(sentences))]
+
+    def _words_fit(self, words: list[str], word_ids: list[int | None]) -> list[str] | None:
+        """``words`` with the unknown token standing for every word of no subword (a lone control character) or of
+        more than ``content // 2`` subwords (so that each word fits whole in some window); None when none does."""
+        counts = [0] * len(words)
+        for w in word_ids:
+            if w is not None:
+                counts[w] += 1
         limit = max(1, self.content // 2)
-        for row, words in enumerate(sentences):
-            ids, word_ids = encoded["input_ids"][row], encoded.word_ids(row)
-            pieces: list[list[int]] = [[] for _ in words]
-            for token, word in zip(ids, word_ids):
-                if word is not None:
-                    pieces[word].append(token)
-            flat: list[int] = []
-            spans = []
-            for index, piece in enumerate(pieces):
-                if not piece:  # no subword at all: the unknown token stands for it
-                    if unk is None:
-                        raise DataError(f"encoder=transformers: word {words[index]!r} has no subword and the "
-                                        f"tokenizer has no unknown token")
-                    piece = [unk]
-                piece = piece[:limit]
-                spans.append((len(flat), len(flat) + len(piece)))
-                flat.extend(piece)
-            out.append((flat, spans))
-        return out
+        bad = [i for i, c in enumerate(counts) if c == 0 or c > limit]
+        if not bad:
+            return None
+        unk = self.tokenizer.unk_token
+        if unk is None:
+            raise DataError(f"encoder=transformers: word {words[bad[0]]!r} has {counts[bad[0]]} subwords and the "
+                            f"tokenizer has no unknown token to stand for it")
+        return [unk if i in bad else w for i, w in enumerate(words)]
+
+    @staticmethod
+    def _spans(word_ids: list[int | None], words: int, offset: int = 0) -> dict[int, tuple[int, int]]:
+        """{word index + offset: (first position, last position)} from a window's word ids."""
+        spans: dict[int, tuple[int, int]] = {}
+        for position, w in enumerate(word_ids):
+            if w is not None and w < words:
+                first, _ = spans.get(w + offset, (position, position))
+                spans[w + offset] = (first, position)
+        return spans
+
+    def plan(self, sentences: Sequence[Sequence[str]]) -> tuple[list[list[int]], list[tuple[int, int, int, int, int]]]:
+        """Windows (token ids with special tokens) and, per word, (sentence, word, window, first, last position)."""
+        sentences = [list(s) for s in sentences]
+        tokenized = self._tokenize(sentences)
+        for row, (words, (_, word_ids)) in enumerate(zip(sentences, tokenized)):
+            replaced = self._words_fit(words, word_ids)
+            if replaced is not None:
+                sentences[row] = replaced
+                tokenized[row] = self._tokenize([replaced])[0]
+        windows: list[list[int]] = []
+        picks: list[tuple[int, int, int, int, int]] = []
+        long_rows: list[tuple[int, list[tuple[int, int]], list[int]]] = []
+        for row, (words, (ids, word_ids)) in enumerate(zip(sentences, tokenized)):
+            if not words:
+                continue
+            if len(ids) <= self.window:  # the whole sentence in one window
+                spans = self._spans(word_ids, len(words))
+                picks.extend((row, w, len(windows), a, b) for w, (a, b) in sorted(spans.items()))
+                windows.append(ids)
+                continue
+            counts = [0] * len(words)
+            for w in word_ids:
+                if w is not None:
+                    counts[w] += 1
+            cum = [0]
+            for c in counts:
+                cum.append(cum[-1] + c)
+            long_rows.append((row, word_windows(cum, self.content), cum))
+        if long_rows:  # every window of every long sentence, tokenised in one call
+            pieces = [sentences[row][a:b] for row, plan, _ in long_rows for a, b in plan]
+            encoded = self._tokenize(pieces)
+            k = 0
+            for row, plan, cum in long_rows:
+                base = len(windows)
+                spans_by_window = []
+                for a, b in plan:
+                    ids, word_ids = encoded[k]
+                    k += 1
+                    windows.append(ids)
+                    spans_by_window.append(self._spans(word_ids, b - a, offset=a))
+                for word in range(len(sentences[row])):
+                    w = best_window(plan, cum, word)
+                    first, last = spans_by_window[w][word]
+                    picks.append((row, word, base + w, first, last))
+        return windows, picks
 
     @torch.no_grad()
     def layers(self, sentences: Sequence[Sequence[str]]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -220,49 +295,24 @@ class TransformersEncoder:
         longest = max((len(s) for s in sentences), default=0)
         out = torch.zeros(len(sentences), self.num_layers, longest, self.dim, device=device)
         mask = torch.zeros(len(sentences), longest, dtype=torch.bool, device=device)
-        # every window of every sentence, and which window each word is read from
-        windows: list[list[int]] = []
-        picks: list[tuple[int, int, int, int, int]] = []  # (sentence, word, window row, first pos, end pos)
-        for row, (ids, spans) in enumerate(self._subwords(sentences)):
-            plan = plan_windows(len(ids), self.content)
-            base = len(windows)
-            offsets = []
-            for a, b in plan:
-                with_specials = self.tokenizer.build_inputs_with_special_tokens(ids[a:b])
-                windows.append(with_specials)
-                offsets.append(self._content_offset(ids[a:b], with_specials))
-            for word, (first, end) in enumerate(spans):
-                w = best_window(plan, first, end)
-                shift = offsets[w] - plan[w][0]
-                picks.append((row, word, base + w, first + shift, end + shift))
-            mask[row, : len(spans)] = True
+        for row, words in enumerate(sentences):
+            mask[row, : len(words)] = True
+        windows, picks = self.plan(sentences)
         if not picks:
             return out, mask
         hidden = self._run(windows)  # (windows, layers, positions, dim)
-        rows = torch.tensor([p[2] for p in picks], device=device)
-        first = torch.tensor([p[3] for p in picks], device=device)
-        last = torch.tensor([p[4] - 1 for p in picks], device=device)
+        index = torch.tensor(picks, device=device)
+        sentence, word, rows, first, last = index.unbind(1)
         if self.pooling == "first":
             vectors = hidden[rows, :, first]
         elif self.pooling == "last":
             vectors = hidden[rows, :, last]
-        else:  # mean over [first, last] through prefix sums along positions
+        else:  # mean over positions [first, last] through prefix sums
             sums = torch.nn.functional.pad(hidden.cumsum(dim=2), (0, 0, 1, 0))
             count = (last - first + 1).to(hidden.dtype)[:, None, None]
             vectors = (sums[rows, :, last + 1] - sums[rows, :, first]) / count
-        sentence = torch.tensor([p[0] for p in picks], device=device)
-        word = torch.tensor([p[1] for p in picks], device=device)
         out[sentence, :, word] = vectors
         return out, mask
-
-    @staticmethod
-    def _content_offset(content: list[int], with_specials: list[int]) -> int:
-        """Where the content starts inside the window (after a [CLS] or <s>, 0 for GPT-2)."""
-        n = len(content)
-        for offset in range(len(with_specials) - n + 1):
-            if with_specials[offset: offset + n] == content:
-                return offset
-        raise ValueError("the tokenizer's special tokens do not keep the content contiguous")
 
     def _run(self, windows: list[list[int]]) -> torch.Tensor:
         """Hidden states of token windows, ``batch_size`` windows at a time, right-padded: (n, layers, T, dim)."""
