@@ -48,3 +48,16 @@ def test_run_py_with_a_user_class_trains_and_records_its_identity(tmp_path):
     assert results["encoder"] == {"kind": "python", "target": TARGET, "dim": 8, "seed": 0, "class_kind": "hashing",
                                   "layers": 2}
     assert len(results["mixes"]["input"]["weights"]) == 2
+
+
+def test_elmo_mixes_any_encoder_with_its_own_number_of_layers():
+    from elmo_bench.mix import Elmo
+
+    encoder = HashingEncoder(dim=6)
+    elmo = Elmo(encoder, num_mixes=2, dropout=0.0, mode="average")
+    sentences = [["a", "b", "c"], ["d"]]
+    mixes, mask = elmo(sentences)
+    layers, _ = encoder.layers(sentences)
+    assert len(elmo.mixes[0].scalars) == 2 and mask.tolist() == [[True] * 3, [True, False, False]]
+    for mixed in mixes:  # average mode: gamma (1) times the mean of the two layers
+        torch.testing.assert_close(mixed, layers.mean(dim=1))
