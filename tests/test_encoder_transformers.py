@@ -148,3 +148,20 @@ def test_ner_trains_an_epoch_with_each_model_and_the_second_run_of_a_sweep_hits_
     caplog.clear()
     _run(tmp_path, "run3", *overrides, "encoder.pooling=mean")  # another pooling: other vectors, another entry
     assert "activation cache miss" in caplog.text
+
+
+def test_fp32_by_default_and_amp_runs_the_model_under_autocast(models, tmp_path):
+    from tests.engine_helpers import compose_run
+
+    fp32 = TransformersEncoder(str(models["bert"]))
+    bf16 = TransformersEncoder(str(models["bert"]), amp="bf16")
+    assert fp32.identity()["precision"] == "fp32" and bf16.identity()["precision"] == "bf16"
+    exact, _ = fp32.layers([SENTENCE])
+    rounded, _ = bf16.layers([SENTENCE])
+    assert rounded.dtype == torch.float32 and not torch.equal(exact, rounded)
+    torch.testing.assert_close(rounded, exact, rtol=0.1, atol=0.1)
+    # the config follows the run's amp unless encoder.amp says otherwise
+    cfg = compose_run(tmp_path, "task=ner", "encoder=transformers", "encoder.path=DIR", "amp=bf16", tiny=False)
+    assert cfg.encoder.amp == "bf16"
+    cfg = compose_run(tmp_path, "task=ner", "encoder=transformers", "encoder.path=DIR", tiny=False)
+    assert cfg.encoder.amp == "off"
