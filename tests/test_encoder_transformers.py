@@ -165,3 +165,20 @@ def test_fp32_by_default_and_amp_runs_the_model_under_autocast(models, tmp_path)
     assert cfg.encoder.amp == "bf16"
     cfg = compose_run(tmp_path, "task=ner", "encoder=transformers", "encoder.path=DIR", tiny=False)
     assert cfg.encoder.amp == "off"
+
+
+def test_a_word_longer_than_half_a_window_is_given_the_unknown_token(models):
+    small = TransformersEncoder(str(models["bert"]), max_length=12)  # content 10: words of more than 5 subwords
+    windows, picks = small.plan([SENTENCE])
+    (row, first, last), = [(p[2], p[3], p[4]) for p in picks if p[1] == SENTENCE.index("bidirectional")]
+    assert first == last and windows[row][first] == small.tokenizer.unk_token_id
+    layers, _ = small.layers([SENTENCE])
+    assert layers.shape == (1, 3, len(SENTENCE), 32) and bool(torch.all(layers.abs().sum(dim=-1) > 0))
+
+
+def test_evaluate_rebuilds_a_transformers_run(models, tmp_path):
+    from elmo_bench.evaluate_run import evaluate_run_dir
+
+    results = _run(tmp_path, "run", "embedder=elmo", "encoder=transformers", f"encoder.path={models['gpt2']}")
+    again = evaluate_run_dir(tmp_path / "run", device="cpu")
+    assert again["metrics"]["test"] == pytest.approx(results["metrics"]["test"])
