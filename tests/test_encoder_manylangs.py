@@ -95,3 +95,20 @@ def test_run_trains_ner_with_a_manylangs_model(tmp_path):
                                   f"encoder.path={tmp_path / 'model'}"), tmp_path / "run")
     assert results["encoder"]["kind"] == "manylangs" and results["encoder"]["layers"] == 3
     assert len(results["mixes"]["input"]["weights"]) == 3
+
+
+def test_embed_with_a_manylangs_model_writes_its_layers(tmp_path):
+    import h5py
+
+    from elmo_bench.cli import main
+
+    build_with_package(tmp_path / "model", 7)
+    text = tmp_path / "in.txt"
+    text.write_text("".join(" ".join(s) + "\n" for s in SENTENCES))
+    assert main(["embed", "--encoder", "manylangs", "--model", str(tmp_path / "model"), "--input", str(text),
+                 "--output", str(tmp_path / "out.hdf5"), "--device", "cpu"]) == 0
+    expected, _ = ManyLangsEncoder(tmp_path / "model").layers(SENTENCES)
+    with h5py.File(tmp_path / "out.hdf5", "r") as stored:
+        for i, sentence in enumerate(SENTENCES):
+            np.testing.assert_allclose(stored[str(i)][()], expected[i, :, : len(sentence)].numpy(), rtol=1e-5,
+                                       atol=1e-6)
