@@ -26,26 +26,29 @@ def positive_int(text: str) -> int:
 
 def _embed(argv: Sequence[str]) -> int:
     from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
+    from elmo_bench.encoders.cli_options import add_encoder_arguments
 
-    parser = ArgumentParser(prog="elmo-bench embed", description="biLM layers of a sentence file into hdf5")
+    parser = ArgumentParser(prog="elmo-bench embed", description="an encoder's layers of a sentence file into hdf5")
     parser.add_argument("--options", default=str(DEFAULT_OPTIONS), help="options.json (default: the shipped biLM)")
     parser.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="weights.hdf5 (default: the shipped biLM)")
+    add_encoder_arguments(parser)
     parser.add_argument("--input", required=True, help="one whitespace-tokenised sentence a line")
     parser.add_argument("--output", required=True, help="hdf5 file to write (never the input; an existing file "
                         "only if embed wrote it, or with --overwrite)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --output that embed did not write")
     parser.add_argument("--layers", default="all", choices=["all", "top", "average"])
-    parser.add_argument("--batch-size", type=positive_int, default=64, help="sentences per biLM batch (>= 1)")
+    parser.add_argument("--batch-size", type=positive_int, default=64, help="sentences per encoder batch (>= 1)")
     parser.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N (default auto)")
     args = parser.parse_args(argv)
-    from elmo_bench.bilm.weights import load_bilm
     from elmo_bench.device import resolve_device
     from elmo_bench.embed import check_output, embed_file
+    from elmo_bench.encoders.cli_options import encoder_from_args
+    from elmo_bench.encoders.protocol import moved
 
     check_output(args.input, args.output, args.overwrite)  # before the biLM loads: a refusal costs nothing
     device = resolve_device(args.device, "--device")
-    bilm = load_bilm(args.options, args.weights).to(device)
-    count = embed_file(bilm, args.input, args.output, layers=args.layers, batch_size=args.batch_size,
+    encoder = moved(encoder_from_args(args), device)
+    count = embed_file(encoder, args.input, args.output, layers=args.layers, batch_size=args.batch_size,
                        overwrite=args.overwrite)
     print(json.dumps({"sentences": count, "output": args.output, "layers": args.layers}))
     return 0

@@ -1,4 +1,5 @@
-"""``elmo-bench embed``: biLM layers for a file of sentences, in the hdf5 layout of AllenNLP's old ``elmo`` command.
+"""``elmo-bench embed``: an encoder's layers for a file of sentences, in the hdf5 layout of AllenNLP's old ``elmo``
+command. The encoder is any elmo_bench.encoders kind (the biLM by default; ``--encoder transformers|hdf5|manylangs``).
 
 Dataset ``"i"`` holds line i's layers — (L+1, n_tokens, dim) for ``all``, (n_tokens, dim) for ``top`` / ``average``
 — with the sentence boundaries removed, and ``sentence_to_index`` holds a JSON string mapping each sentence to its
@@ -21,8 +22,8 @@ import torch
 from tqdm import tqdm
 
 from elmo_bench.atomic import atomic_path
-from elmo_bench.bilm.chars import batch_to_ids
-from elmo_bench.bilm.model import BiLM
+from elmo_bench.encoders.bilm import as_encoder
+from elmo_bench.encoders.protocol import Encoder
 from elmo_bench.errors import ConfigError, DataError
 
 LAYER_CHOICES = ("all", "top", "average")
@@ -99,7 +100,7 @@ def select_layers(layers: torch.Tensor, which: str) -> torch.Tensor:
     raise ValueError(f"--layers expected one of {LAYER_CHOICES}, found {which!r}")
 
 
-def embed_file(bilm: BiLM, input_path: str | Path, output_path: str | Path, layers: str = "all",
+def embed_file(encoder: Encoder, input_path: str | Path, output_path: str | Path, layers: str = "all",
                batch_size: int = 64, progress: bool = True, overwrite: bool = False) -> int:
     """Embed every line of ``input_path`` into ``output_path``; returns the number of sentences.
 
@@ -111,17 +112,16 @@ def embed_file(bilm: BiLM, input_path: str | Path, output_path: str | Path, laye
         raise ConfigError(f"--batch-size expected an integer >= 1, found {batch_size!r}")
     sentences = read_sentences(input_path)
     order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
-    bilm.eval()
-    device = next(bilm.parameters()).device  # the biLM computes where it lives (--device)
+    encoder = as_encoder(encoder)  # a bare BiLM is wrapped; it computes where it lives (--device)
     with atomic_path(output_path, suffix=".hdf5") as tmp, h5py.File(tmp, "w") as out, torch.no_grad():
         out.attrs[EMBED_MARK] = 1  # the layout's version; marks the file as replaceable by embed
         bar = tqdm(total=len(sentences), desc="embed", unit="sent", disable=not progress)
         for start in range(0, len(order), batch_size):
             rows = order[start: start + batch_size]
-            result = bilm(batch_to_ids([sentences[i] for i in rows]).to(device))
+            result, _ = encoder.layers([sentences[i] for i in rows])
             for j, i in enumerate(rows):
                 n = len(sentences[i])
-                chosen = select_layers(result.layers[j, :, :n], layers)
+                chosen = select_layers(result[j, :, :n], layers)
                 out.create_dataset(str(i), data=chosen.float().cpu().numpy())
             bar.update(len(rows))
         bar.close()

@@ -58,7 +58,7 @@ def evaluate_run_dir(run_dir: str | Path, split: str | None = None, device: str 
     ``with_predictions`` adds ``predictions`` by split, in the layout of the run's ``predictions_<split>.json``."""
     from elmo_bench.device import resolve_device
     from elmo_bench.embedders import WordVocabulary
-    from elmo_bench.experiment import (build_model, load_bilm_info, load_task, prepare_layers, read_data,
+    from elmo_bench.experiment import (build_model, load_encoder_info, load_task, prepare_layers, read_data,
                                        trainer_config)
     from elmo_bench.train import evaluate
 
@@ -77,11 +77,16 @@ def evaluate_run_dir(run_dir: str | Path, split: str | None = None, device: str 
     prepared.splits = {s: prepared.splits[s] for s in chosen}
     task.load_state_dict(state["task"])  # the label sets the model was trained with, not refitted ones
     if cfg.embedder.elmo:
-        bilm, bilm_info = load_bilm_info(cfg)
-        if identity.get("bilm.hash") not in (None, bilm_info["hash"]):
+        from elmo_bench.encoders.protocol import cache_id, moved
+
+        bilm, bilm_info = load_encoder_info(cfg)  # the biLM, or the run's encoder= kind
+        if bilm_info is not None and identity.get("bilm.hash") not in (None, bilm_info["hash"]):
             raise ConfigError(f"{run_dir}: the biLM files {cfg.bilm.weights} changed since the run (hash "
                               f"{identity['bilm.hash']} then, {bilm_info['hash']} now)")
-        prepare_layers(cfg, task, prepared, bilm.to(target), bilm_info)
+        if bilm_info is None and identity.get("encoder.hash") not in (None, cache_id(bilm)):
+            raise ConfigError(f"{run_dir}: the encoder changed since the run (identity {identity['encoder.hash']} "
+                              f"then, {cache_id(bilm)} now)")
+        prepare_layers(cfg, task, prepared, moved(bilm, target), bilm_info)
     glove_table = None
     if cfg.embedder.glove:
         words = (state.get("extra") or {}).get("vocab")

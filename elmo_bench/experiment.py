@@ -145,6 +145,7 @@ class Prepared:
     fraction: float
     layer_sources: dict[str, dict[str, Any] | None] = field(default_factory=dict)
     bilm_info: dict[str, Any] | None = None
+    encoder_info: dict[str, Any] | None = None  # the encoder's identity, layers and width (results.json "encoder")
     num_layers: int = 0
     elmo_dim: int = 0
     cache: ActivationCache | None = None
@@ -186,6 +187,19 @@ def load_bilm_info(cfg: DictConfig) -> tuple[Any, dict[str, Any]]:
     return bilm, info
 
 
+def load_encoder_info(cfg: DictConfig) -> tuple[Any, dict[str, Any] | None]:
+    """The run's frozen encoder (``encoder=``; the biLM when absent) and the biLM record results.json keeps under
+    ``bilm`` (None for other kinds: their record is ``encoder``)."""
+    from elmo_bench.encoders.bilm import BiLMEncoder
+    from elmo_bench.encoders.build import build_encoder
+
+    spec = OmegaConf.to_container(cfg.encoder, resolve=True) if cfg.get("encoder") is not None else {"kind": "bilm"}
+    if spec.get("kind", "bilm") == "bilm":
+        bilm, info = load_bilm_info(cfg)
+        return BiLMEncoder(bilm, info["hash"], info), info
+    return build_encoder(spec, amp=cfg.get("amp")), None
+
+
 def distinct_text(task: Task, examples: Sequence[Example]) -> list[list[str]]:
     """Every text field of ``examples`` as token sequences, each distinct sequence once, in first-seen order.
     Phrase examples (``is_root`` false, SST's sub-sentence phrases) are left out: their sentence is in the text."""
@@ -203,7 +217,7 @@ def distinct_text(task: Task, examples: Sequence[Example]) -> list[list[str]]:
 
 
 def adapt_bilm(cfg: DictConfig, task: Task, prepared: Prepared, base_info: dict[str, Any],
-               run_dir: Path, device: torch.device) -> tuple[Any, dict[str, Any]]:
+               run_dir: Path, device: torch.device) -> tuple[Any, dict[str, Any]]:  # (BiLMEncoder, record)
     """bilm=adapted: the base biLM fine-tuned on the training examples this run uses (built once, cached), loaded
     frozen; its record keeps the base and the adapted hash. The dev text is scored (never trained on) for Table 7."""
     from elmo_bench import lm_adaptation
@@ -215,9 +229,12 @@ def adapt_bilm(cfg: DictConfig, task: Task, prepared: Prepared, base_info: dict[
     adapted = ensure_adapted(cfg.bilm.base_dir, distinct_text(task, prepared.splits["train"]), cfg.paths.cache_dir,
                              recipe, progress=bool(cfg.get("progress", True)),
                              heldout=distinct_text(task, prepared.splits["dev"]), device=str(device))
+    from elmo_bench.encoders.bilm import BiLMEncoder
+
     bilm = load_bilm(adapted.options, adapted.weights)
     info = {**base_info, "options": str(adapted.options), "weights": str(adapted.weights),
             "hash": adapted.adapted_hash, **adapted.record(), "built_here": adapted.built}
+    bilm = BiLMEncoder(bilm, adapted.adapted_hash, info)
     record = json.loads((adapted.weights.parent / "adapted.json").read_text())
     scored = record["heldout_perplexity"]
     if scored:  # Table 7: the dev text's perplexity under the base and the adapted biLM
@@ -228,12 +245,19 @@ def adapt_bilm(cfg: DictConfig, task: Task, prepared: Prepared, base_info: dict[
     return bilm, info
 
 
-def prepare_layers(cfg: DictConfig, task: Task, prepared: Prepared, bilm: Any, bilm_info: dict[str, Any]) -> None:
-    """Attach per split and text field a source of the frozen biLM's layers (the activation cache or live)."""
+def prepare_layers(cfg: DictConfig, task: Task, prepared: Prepared, bilm: Any, bilm_info: dict[str, Any] | None) -> None:
+    """Attach per split and text field a source of the frozen encoder's layers (the activation cache or live).
+    ``bilm`` is any Encoder (a bare BiLM is wrapped, keyed by ``bilm_info["hash"]``); ``bilm_info`` is the biLM
+    record for results.json, None for other encoder kinds."""
+    from elmo_bench.encoders.bilm import as_encoder
+    from elmo_bench.encoders.build import encoder_record
+
     started = time.perf_counter()
-    prepared.bilm_info, prepared.num_layers, prepared.elmo_dim = bilm_info, bilm.num_layers, bilm.output_dim
+    bilm = as_encoder(bilm, (bilm_info or {}).get("hash"))
+    prepared.bilm_info, prepared.num_layers, prepared.elmo_dim = bilm_info, bilm.num_layers, bilm.dim
+    prepared.encoder_info = encoder_record(bilm)
     max_segment = int(cfg.get("max_segment", 256))
-    cache = ActivationCache(cfg.paths.cache_dir, bilm, bilm_info["hash"], max_segment=max_segment,
+    cache = ActivationCache(cfg.paths.cache_dir, bilm, max_segment=max_segment,
                             progress=bool(cfg.get("progress", True))) if cfg.cache else None
     prepared.cache = cache
     for split, examples in prepared.splits.items():
@@ -302,6 +326,7 @@ def write_run(run_dir: Path, cfg: DictConfig, task: Task, prepared: Prepared, mo
         timings=prepared.timings,
         device=describe(model.device, str(cfg.get("device", "auto")), model.amp),
         bilm=prepared.bilm_info,
+        encoder=prepared.encoder_info,
         git_commit=git_commit(REPO),
     )
     record.write(run_dir / "results.json")
@@ -323,8 +348,12 @@ def _run_locked(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     device = resolve_device(cfg.get("device", "auto"))
     task_name = cfg.task.name
     task_package = task_target(task_name).partition(":")[0].rpartition(".")[0]
-    bilm, bilm_info = load_bilm_info(cfg) if cfg.embedder.elmo else (None, None)
+    bilm, bilm_info = load_encoder_info(cfg) if cfg.embedder.elmo else (None, None)
     current = identity(config, bilm_info["hash"] if bilm_info else None, task_code_hash(task_package))
+    if bilm is not None and bilm_info is None:  # another encoder kind: its identity stands where the biLM hash did
+        from elmo_bench.encoders.protocol import cache_id
+
+        current["encoder.hash"] = cache_id(bilm)
     extending = check_run_dir(run_dir, current, config, task_code_dir(task_package))
     results_path = run_dir / "results.json"
     if results_path.exists() and not extending:
@@ -340,10 +369,12 @@ def _run_locked(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     torch.set_num_threads(int(cfg.get("threads", 1)) or 1)
     task = load_task(task_name)
     prepared = read_data(cfg, task, seed)
-    if bilm is not None and cfg.bilm.get("name") == "adapted":
+    if bilm_info is not None and cfg.bilm.get("name") == "adapted":
         bilm, bilm_info = adapt_bilm(cfg, task, prepared, bilm_info, run_dir, device)
     if bilm is not None:  # cache building and live layers compute on the run's device
-        prepare_layers(cfg, task, prepared, bilm.to(device), bilm_info)
+        from elmo_bench.encoders.protocol import moved
+
+        prepare_layers(cfg, task, prepared, moved(bilm, device), bilm_info)
     model, collators, vocab = build_model(cfg, task, prepared, seed)
     model.to(device)
 

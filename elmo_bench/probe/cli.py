@@ -37,6 +37,9 @@ def _parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="elmo-bench probe-wsd", description=__doc__.splitlines()[0])
     p.add_argument("--options", default=str(DEFAULT_OPTIONS), help="biLM options.json (default: the shipped biLM)")
     p.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="biLM weights.hdf5 (default: the shipped biLM)")
+    from elmo_bench.encoders.cli_options import add_encoder_arguments
+
+    add_encoder_arguments(p)  # --encoder/--model/--pooling: any frozen encoder instead of the biLM
     p.add_argument("--semcor", default=str(DEFAULT_SEMCOR), help="SemCor 3.0 tagfiles directory")
     p.add_argument("--eval-root", default=str(DEFAULT_EVAL_ROOT), help="the framework's Evaluation_Datasets directory")
     p.add_argument("--sets", default=",".join(EVAL_SETS), help="comma-separated evaluation sets")
@@ -109,19 +112,21 @@ def read(args: argparse.Namespace, progress: bool) -> WsdInputs:
 
 
 def prepare_layers(args: argparse.Namespace, inputs: WsdInputs, progress: bool) -> WsdLayers:
-    """The biLM layers of the training sentences and of every evaluation set, through the activation cache."""
-    from elmo_bench.bilm.weights import bilm_identity, load_bilm
+    """The encoder's layers of the training sentences and of every evaluation set, through the activation cache."""
     from elmo_bench.cache import ActivationCache
+    from elmo_bench.encoders.cli_options import encoder_from_args, encoder_info
     from elmo_bench.probe.wsd_data import token_lists
 
-    bilm = load_bilm(args.options, args.weights)
-    bilm_id = bilm_identity(args.options, args.weights)
-    cache = ActivationCache(args.cache_dir, bilm, bilm_id, max_segment=args.max_segment, progress=progress)
+    encoder = encoder_from_args(args)
+    record = encoder_info(encoder)
+    cache = ActivationCache(args.cache_dir, encoder, max_segment=args.max_segment, progress=progress)
     train = cache.layers(token_lists(inputs.train), name="wsd/semcor")
     eval_layers = {name: cache.layers(token_lists(sentences), name=f"wsd/{name}")
                    for name, (sentences, _) in inputs.eval_sets.items()}
-    info = {"name": _bilm_name(args.options), "options": args.options, "weights": args.weights, "hash": bilm_id,
-            "layers": bilm.num_layers, "dim": bilm.output_dim}
+    info = {"name": _bilm_name(args.options) if args.encoder == "bilm" else args.encoder, "hash": record["hash"],
+            "layers": record["layers"], "dim": record["dim"], "encoder": record["encoder"]}
+    if args.encoder == "bilm":
+        info.update(options=args.options, weights=args.weights)
     return WsdLayers(train, eval_layers, info, cache.seconds_in_bilm)
 
 
@@ -194,7 +199,8 @@ def write(out: Path, args: argparse.Namespace, inputs: WsdInputs, layers: WsdLay
         elmo=None,
         epochs={"run": 0, "best": None, "history": []},
         timings=timings,
-        bilm=layers.bilm,
+        bilm={k: v for k, v in layers.bilm.items() if k != "encoder"} if args.encoder == "bilm" else None,
+        encoder=layers.bilm["encoder"],
         git_commit=git_commit(REPO),
     ).write(out / "results.json")
     return {name: {k: round(v, 2) for k, v in m.items() if k.endswith(("_f1", "_coverage"))}

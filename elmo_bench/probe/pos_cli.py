@@ -37,6 +37,9 @@ def _parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="elmo-bench probe-pos", description=__doc__.splitlines()[0])
     p.add_argument("--options", default=str(DEFAULT_OPTIONS), help="biLM options.json (default: the shipped biLM)")
     p.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="biLM weights.hdf5 (default: the shipped biLM)")
+    from elmo_bench.encoders.cli_options import add_encoder_arguments
+
+    add_encoder_arguments(p)  # --encoder/--model/--pooling: any frozen encoder instead of the biLM
     p.add_argument("--data-dir", default=str(DEFAULT_DATA),
                    help="UD English-EWT directory (en_ewt-ud-{train,dev,test}.conllu, train may be .gz)")
     p.add_argument("--tag-column", default="xpos", choices=["xpos", "upos"], help="xpos = PTB tags (the paper's)")
@@ -78,20 +81,23 @@ def read(args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
 
 
 def bilm_features(args: argparse.Namespace, splits: dict[str, list[dict[str, Any]]], progress: bool):
-    """{split: (n_tokens, L+1, dim)} from the activation cache (computed once), and the biLM's identity."""
-    from elmo_bench.bilm.weights import bilm_identity, load_bilm
+    """{split: (n_tokens, L+1, dim)} from the activation cache (computed once), and the encoder's identity."""
     from elmo_bench.cache import ActivationCache
+    from elmo_bench.encoders.cli_options import encoder_from_args, encoder_info
     from elmo_bench.probe.pos import layer_features
 
-    bilm = load_bilm(args.options, args.weights)
-    bilm_id = bilm_identity(args.options, args.weights)
-    cache = ActivationCache(args.cache_dir, bilm, bilm_id, progress=progress)
+    encoder = encoder_from_args(args)
+    info = encoder_info(encoder)
+    cache = ActivationCache(args.cache_dir, encoder, progress=progress)
     features = {}
     for split, examples in splits.items():
         layers = cache.layers([ex["tokens"] for ex in examples], name=f"pos/{split}")
         features[split] = layer_features(layers, len(examples))
-    return features, {"hash": bilm_id, "options": args.options, "weights": args.weights,
-                      "layers": bilm.num_layers, "dim": bilm.output_dim, "seconds_in_bilm": cache.seconds_in_bilm}
+    record = {"hash": info["hash"], "layers": info["layers"], "dim": info["dim"], "encoder": info["encoder"],
+              "seconds_in_bilm": cache.seconds_in_bilm}
+    if args.encoder == "bilm":
+        record.update(options=args.options, weights=args.weights)
+    return features, record
 
 
 def probe_pos_main(argv: Sequence[str]) -> int:
@@ -161,6 +167,9 @@ def write_results(out: Path, args: argparse.Namespace, splits, rows, baseline, b
         probes={n: {**r.summary(), "l2_path": r.path} for n, r in rows.items()},
         mixes={}, elmo=None, epochs={"run": 0, "best": None, "history": []},
         timings={"total_seconds": seconds, "bilm_seconds": bilm["seconds_in_bilm"]},
-        bilm={"name": _bilm_name(args.options), **{k: v for k, v in bilm.items() if k != "seconds_in_bilm"}},
+        bilm={"name": _bilm_name(args.options), **{k: v for k, v in bilm.items()
+                                                    if k not in ("seconds_in_bilm", "encoder")}}
+        if args.encoder == "bilm" else None,
+        encoder=bilm["encoder"],
         git_commit=git_commit(REPO),
     ).write(out / "results.json")
