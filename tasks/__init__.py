@@ -2,15 +2,15 @@
 
 Adding a task touches ``tasks/<new>/``, ``conf/task/<new>.yaml`` (its ``name`` is the key here) and this one line
 (tests/tiny_task shows a seventh task added that way and run through the engine, the report and ``elmo-bench
-score``). Everything about a task is behind its Task class (elmo_bench.task_api): the engine and ``elmo-bench score``
+score``). Everything about a task is behind its Task class (elmo_bench.tasks.api): the engine and ``elmo-bench score``
 look it up here; the report knows it only from the run records the engine wrote.
 """
 TASKS: dict[str, str] = {
-    "ner": "tasks.ner.task:NerTask",
-    "sst": "tasks.sst.task:SstTask",
-    "snli": "tasks.snli.task:SnliTask",
-    "squad": "tasks.squad.task:SquadTask",
-    "srl": "tasks.srl.task:SrlTask",
-    "coref": "tasks.coref.task:CorefTask",
-    "pos": "tasks.pos.task:PosTask",
+    "ner": "elmo_bench.tasks.ner.task:NerTask",
+    "sst": "elmo_bench.tasks.sst.task:SstTask",
+    "snli": "elmo_bench.tasks.snli.task:SnliTask",
+    "squad": "elmo_bench.tasks.squad.task:SquadTask",
+    "srl": "elmo_bench.tasks.srl.task:SrlTask",
+    "coref": "elmo_bench.tasks.coref.task:CorefTask",
+    "pos": "elmo_bench.tasks.pos.task:PosTask",
 }

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from elmo_bench.errors import DataError
+from elmo_bench.base.errors import DataError
 from tests.conftest import FIXTURES, REPO, needs_fixtures
 
 SAMPLES = REPO / "tasks" / "ner" / "samples"
@@ -32,7 +32,7 @@ def sample_sentences() -> list[list[str]]:
 
 
 def _embed(tmp_path, sentences, *args: str):
-    from elmo_bench.cli import main
+    from elmo_bench.commands.main import main
 
     text = tmp_path / "sentences.txt"
     text.write_text("".join(" ".join(s) + "\n" for s in sentences))
@@ -44,7 +44,7 @@ def _embed(tmp_path, sentences, *args: str):
 
 @needs_fixtures
 def test_hdf5_of_embed_gives_the_same_metrics_as_the_bilm_with_the_same_weights_and_seed(tmp_path):
-    from elmo_bench.experiment import run_experiment
+    from elmo_bench.engine.experiment import run_experiment
     from tests.test_engine import _cfg
 
     path = _embed(tmp_path, sample_sentences(), "--options", str(FIXTURES / "options.json"), "--weights",
@@ -61,7 +61,7 @@ def test_hdf5_of_embed_gives_the_same_metrics_as_the_bilm_with_the_same_weights_
 @needs_fixtures
 def test_bilm_encoder_identity_is_the_old_cache_key(tmp_path):
     from elmo_bench.bilm.weights import bilm_identity
-    from elmo_bench.cache import ActivationCache
+    from elmo_bench.encoders.cache import ActivationCache
     from elmo_bench.encoders.bilm import load_bilm_encoder
 
     options, weights = FIXTURES / "options.json", FIXTURES / "lm_weights.hdf5"
@@ -115,7 +115,7 @@ def test_embed_with_a_transformer_writes_every_hidden_state(tmp_path, kind):
 
 @pytest.mark.parametrize("kind", ["bert", "roberta", "gpt2"])
 def test_probe_pos_takes_the_encoder_options(tmp_path, capsys, kind):
-    from elmo_bench.cli import main
+    from elmo_bench.commands.main import main
     from tests.hf_tiny import tiny_models
     from tests.test_pos_probe_cli import DEV, TEST, TRAIN, conllu
 
@@ -138,7 +138,7 @@ def test_probe_pos_takes_the_encoder_options(tmp_path, capsys, kind):
 @pytest.mark.parametrize("kind", ["bert", "roberta", "gpt2"])
 def test_probe_wsd_takes_the_encoder_options(tmp_path, capsys, monkeypatch, kind):
     nltk = pytest.importorskip("nltk", reason="nltk is a dependency of the WSD probe (pip install nltk)")
-    from elmo_bench.cli import main
+    from elmo_bench.commands.main import main
     from tests.hf_tiny import tiny_models
     from tests.test_wsd_probe import SEMCOR, XML
 

@@ -7,8 +7,8 @@ import json
 import pytest
 from omegaconf import OmegaConf
 
-from elmo_bench.errors import ConfigError
-from elmo_bench.run_identity import RUN_FILE, check_run_dir, identity
+from elmo_bench.base.errors import ConfigError
+from elmo_bench.engine.run_identity import RUN_FILE, check_run_dir, identity
 from tests.engine_helpers import compose_run
 
 

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from elmo_bench.encoders.manylangs import ManyLangsEncoder, read_dictionary
-from elmo_bench.errors import DataError
+from elmo_bench.base.errors import DataError
 
 SENTENCES = [["The", "cat", "sat", "."], ["Überraschungsmomentgeschichte", "in", "北京", "!"], ["dog"],
              ["a", "b", "c", "d", "e", "f", "g"]]
@@ -88,7 +88,7 @@ def test_the_ideographic_space_line_and_a_bad_directory(tmp_path):
 
 def test_run_trains_ner_with_a_manylangs_model(tmp_path):
     build_with_package(tmp_path / "model", 7)
-    from elmo_bench.experiment import run_experiment
+    from elmo_bench.engine.experiment import run_experiment
     from tests.test_engine import _cfg
 
     results = run_experiment(_cfg(tmp_path, "trainer.max_epochs=1", "embedder=glove_elmo", "encoder=manylangs",
@@ -100,7 +100,7 @@ def test_run_trains_ner_with_a_manylangs_model(tmp_path):
 def test_embed_with_a_manylangs_model_writes_its_layers(tmp_path):
     import h5py
 
-    from elmo_bench.cli import main
+    from elmo_bench.commands.main import main
 
     build_with_package(tmp_path / "model", 7)
     text = tmp_path / "in.txt"

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from elmo_bench.encoders.build import build_encoder
-from elmo_bench.errors import ConfigError
+from elmo_bench.base.errors import ConfigError
 from tests.conftest import REPO
 from tests.user_encoder.hashing import HashingEncoder
 
@@ -51,7 +51,7 @@ def test_run_py_with_a_user_class_trains_and_records_its_identity(tmp_path):
 
 
 def test_elmo_mixes_any_encoder_with_its_own_number_of_layers():
-    from elmo_bench.mix import Elmo
+    from elmo_bench.modules.elmo import Elmo
 
     encoder = HashingEncoder(dim=6)
     elmo = Elmo(encoder, num_mixes=2, dropout=0.0, mode="average")

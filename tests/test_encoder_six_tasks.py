@@ -82,7 +82,7 @@ TASKS = {"ner": _ner, "snli": _snli, "squad": _squad, "srl": _srl, "sst": _sst, 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("task", sorted(TASKS))
 def test_every_task_trains_an_epoch_with_every_model(tmp_path, task, kind):
-    from elmo_bench.experiment import run_experiment
+    from elmo_bench.engine.experiment import run_experiment
     from tests.engine_helpers import compose_run
 
     model = tiny_models()[kind]

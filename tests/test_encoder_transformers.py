@@ -15,7 +15,7 @@ import torch
 pytest.importorskip("transformers", reason="transformers is not installed (pip install -e '.[dev]')")
 
 from elmo_bench.encoders.transformers import TransformersEncoder, best_window, word_windows  # noqa: E402
-from elmo_bench.errors import ConfigError  # noqa: E402
+from elmo_bench.base.errors import ConfigError  # noqa: E402
 from tests.conftest import REPO  # noqa: E402
 from tests.hf_tiny import KINDS, tiny_models  # noqa: E402
 
@@ -120,7 +120,7 @@ def test_a_hub_name_missing_offline_is_one_line_naming_it(tmp_path):
 
 
 def _run(tmp_path: Path, run: str, *overrides: str):
-    from elmo_bench.experiment import run_experiment
+    from elmo_bench.engine.experiment import run_experiment
     from tests.test_engine import _cfg
 
     return run_experiment(_cfg(tmp_path, "trainer.max_epochs=1", *overrides), tmp_path / run)
@@ -177,7 +177,7 @@ def test_a_word_longer_than_half_a_window_is_given_the_unknown_token(models):
 
 
 def test_evaluate_rebuilds_a_transformers_run(models, tmp_path):
-    from elmo_bench.evaluate_run import evaluate_run_dir
+    from elmo_bench.engine.evaluate import evaluate_run_dir
 
     results = _run(tmp_path, "run", "embedder=elmo", "encoder=transformers", f"encoder.path={models['gpt2']}")
     again = evaluate_run_dir(tmp_path / "run", device="cpu")

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from elmo_bench.cli import COMMANDS, main
-from elmo_bench.errors import ConfigError, DataError
-from elmo_bench.textio import open_text
+from elmo_bench.commands.main import COMMANDS, main
+from elmo_bench.base.errors import ConfigError, DataError
+from elmo_bench.data.textio import open_text
 from tests.conftest import REPO
 
 SAMPLES = REPO / "tasks" / "ner" / "samples"
@@ -72,7 +72,7 @@ EMPTY = {
 
 @pytest.mark.parametrize("task_name", sorted(EMPTY))
 def test_an_empty_train_file_is_no_sentences_for_every_task(tmp_path, task_name):
-    from elmo_bench.experiment import load_task, read_data
+    from elmo_bench.engine.experiment import load_task, read_data
 
     name, text, extra = EMPTY[task_name]
     path = tmp_path / name
@@ -119,7 +119,7 @@ def test_an_unknown_plus_key_is_an_error_with_a_suggestion(tmp_path):
 
 
 def test_check_added_keys_allows_config_groups_and_names_the_first_new_part():
-    from elmo_bench.config_check import check_added_keys
+    from elmo_bench.engine.config_check import check_added_keys
 
     config = {"trainer": {"max_epochs": 3, "lr": 0.1}, "pretrain": {"lr": 0.2}, "seed": 1}
     check_added_keys(["+pretrain=tiny", "trainer.lr=0.5", "++trainer.lr=1"], config, REPO / "conf")
@@ -138,7 +138,7 @@ def test_pretrain_refuses_an_unknown_plus_key(capsys):
 def test_a_bom_is_stripped_and_a_nul_byte_refused(tmp_path):
     bom = tmp_path / "bom.txt"
     bom.write_bytes(b"\xef\xbb\xbf-DOCSTART- -X- O O\n\nEU NNP B-NP B-ORG\n")
-    from tasks.ner.reader import read_conll
+    from elmo_bench.tasks.ner.reader import read_conll
 
     assert [e["tokens"] for e in read_conll(bom)] == [["EU"]]
     nul = tmp_path / "nul.txt"
@@ -148,7 +148,7 @@ def test_a_bom_is_stripped_and_a_nul_byte_refused(tmp_path):
 
 
 def test_a_squad_answer_that_disagrees_with_its_offsets_is_refused(tmp_path):
-    from tasks.squad.task import SquadTask
+    from elmo_bench.tasks.squad.task import SquadTask
 
     context = "Zebras graze. Lions hunt at night."
     obj = {"version": "1.1", "data": [{"title": "Zoo", "paragraphs": [{"context": context, "qas": [
@@ -188,7 +188,7 @@ def test_a_truncated_gz_is_one_data_error(tmp_path):
 
 
 def test_a_truncated_gz_glove_file_is_one_data_error(tmp_path):
-    from elmo_bench.glove import _load_text
+    from elmo_bench.data.glove import _load_text
 
     whole = gzip.compress(("the " + " ".join(["0.1"] * 50) + "\n").encode() * 500)
     path = tmp_path / "glove.txt.gz"

@@ -1,5 +1,5 @@
 """Issue 27 item 3 (and the artefact parts of 9): every file this program reads back carries an integrity record
-(elmo_bench.integrity: size + sha256). A cache entry whose bytes changed is rebuilt (logged), never read as is; a
+(elmo_bench.base.integrity: size + sha256). A cache entry whose bytes changed is rebuilt (logged), never read as is; a
 corrupt or truncated checkpoint.pt / best.pt is one line naming it; the records survive kill -9 mid-write."""
 from __future__ import annotations
 
@@ -21,9 +21,10 @@ import numpy as np
 import pytest
 import torch
 
-from elmo_bench import checkpoints, integrity
-from elmo_bench.cache import ENTRY_FILES, RECORD, ActivationCache
-from elmo_bench.errors import ConfigError, DataError
+from elmo_bench.base import checkpoints
+from elmo_bench.base import integrity
+from elmo_bench.encoders.cache import ENTRY_FILES, RECORD, ActivationCache
+from elmo_bench.base.errors import ConfigError, DataError
 from tests.conftest import REPO
 from tests.test_leftovers import _tiny_bilm
 
@@ -76,7 +77,7 @@ def test_a_changed_cache_entry_is_rebuilt_with_a_warning_never_read_as_is(tmp_pa
     clean = _all_layers(ActivationCache(tmp_path, bilm, "b0", progress=False).layers(SENTENCES))
     _damage(tmp_path, how)
     _new_process()
-    caplog.set_level(logging.INFO, logger="elmo_bench.cache")
+    caplog.set_level(logging.INFO, logger="elmo_bench.encoders.cache")
     again = ActivationCache(tmp_path, bilm, "b0", progress=False).layers(SENTENCES)
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "rebuilding it" in warnings[0] and "activation cache miss" in caplog.text
@@ -180,7 +181,7 @@ def test_run_py_on_a_truncated_checkpoint_is_one_line(tmp_path):
 SAVER = """
 import sys
 import torch
-from elmo_bench import checkpoints
+from elmo_bench.base import checkpoints
 epoch = 0
 print("saving", flush=True)
 while True:
@@ -229,7 +230,7 @@ def test_an_exported_bilm_records_sizes_and_a_truncated_copy_is_refused(tmp_path
 
 
 def test_a_bad_entry_that_cannot_be_replaced_is_one_error_not_read(tmp_path, bilm, monkeypatch):
-    import elmo_bench.cache as cache_module
+    import elmo_bench.encoders.cache as cache_module
 
     cache_dir = tmp_path / "cache"
     ActivationCache(cache_dir, bilm, "b0", progress=False).layers(SENTENCES)

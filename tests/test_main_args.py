@@ -10,8 +10,8 @@ import yaml
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from elmo_bench.hydra_setup import register_resolvers
-from elmo_bench.main_args import main_args
+from elmo_bench.commands.hydra_setup import register_resolvers
+from elmo_bench.commands.main_args import main_args
 from tests.conftest import REPO
 
 register_resolvers()

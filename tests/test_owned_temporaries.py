@@ -1,5 +1,5 @@
 """Issue 27 items 1 and 12: the stale-temporary cleanup removes only this program's own abandoned temporaries
-(elmo_bench.atomic's naming rule + marker), never a user's hidden files; written files respect the umask."""
+(elmo_bench.base.atomic's naming rule + marker), never a user's hidden files; written files respect the umask."""
 from __future__ import annotations
 
 import os
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from elmo_bench.atomic import (MARKER, atomic_write_text, host_tag, marker_text, owned_temp_dir, owner,
+from elmo_bench.base.atomic import (MARKER, atomic_write_text, host_tag, marker_text, owned_temp_dir, owner,
                                remove_stale)
 from tests.conftest import REPO
 
@@ -80,7 +80,7 @@ def _user_home(tmp_path: Path) -> dict[str, Path]:
 ABANDON = """
 import os, sys
 from pathlib import Path
-from elmo_bench.atomic import owned_temp_dir, owned_temp_file
+from elmo_bench.base.atomic import owned_temp_dir, owned_temp_file
 d = owned_temp_dir(sys.argv[1], "v2-key")
 (d / "layers.f16").write_bytes(b"x" * 1000)
 owned_temp_file(sys.argv[1], "results.json", ".tmp")
@@ -118,7 +118,7 @@ def test_only_our_abandoned_temporaries_are_removed_never_a_users_hidden_files(t
 
 
 def test_an_activation_cache_in_a_users_directory_removes_nothing_of_theirs(tmp_path):
-    from elmo_bench.cache import ActivationCache
+    from elmo_bench.encoders.cache import ActivationCache
     from tests.test_leftovers import _tiny_bilm
 
     things = _user_home(tmp_path)
@@ -162,8 +162,8 @@ def test_written_files_respect_the_umask(tmp_path, umask_022):
 
 
 def test_checkpoints_and_cache_entries_respect_the_umask(tmp_path, umask_022):
-    from elmo_bench import checkpoints
-    from elmo_bench.cache import ActivationCache
+    from elmo_bench.base import checkpoints
+    from elmo_bench.encoders.cache import ActivationCache
     from tests.test_leftovers import _tiny_bilm
 
     checkpoints.save(tmp_path / "checkpoint.pt", {"epoch": 1})

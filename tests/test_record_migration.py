@@ -1,4 +1,4 @@
-"""``python -m elmo_bench.record_migration``: a run recorded before the engine wrote the compact record files gets
+"""``python -m elmo_bench.engine.record_migration``: a run recorded before the engine wrote the compact record files gets
 exactly the files the engine writes now (computed with the task's own methods from its predictions and gold data),
 once; ``export-results`` then copies them, and the report gives the same p-value as for a run recorded today."""
 from __future__ import annotations
@@ -8,8 +8,8 @@ import json
 import shutil
 from pathlib import Path
 
-from elmo_bench.experiment import load_task
-from elmo_bench.record_migration import main, migrate
+from elmo_bench.engine.experiment import load_task
+from elmo_bench.engine.record_migration import main, migrate
 from elmo_bench.report.export import export_results
 from tests.test_report_golden import make_tree
 

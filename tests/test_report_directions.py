@@ -6,7 +6,7 @@ from pathlib import Path
 from elmo_bench.report import paper
 from elmo_bench.report.collect import Run, seed_pairs
 from elmo_bench.report.directions import directions_table
-from elmo_bench.run_record import RunRecord
+from elmo_bench.records.run_record import RunRecord
 
 
 def run(task, embedder="glove", seed=1, test=None, dev=None, fraction=1.0, mode="learned", metrics=None):

@@ -42,8 +42,8 @@ def write(root: Path, rel: str, results: dict, predictions: list | None = None, 
     (root / rel).mkdir(parents=True, exist_ok=True)
     (root / rel / "results.json").write_text(json.dumps(results))
     if predictions is not None:
-        from elmo_bench.experiment import load_task
-        from elmo_bench.run_outputs import record_split
+        from elmo_bench.engine.experiment import load_task
+        from elmo_bench.engine.run_outputs import record_split
 
         record_split(root / rel, load_task(results["task"]), "test", examples, predictions, results["metrics"]["test"])
 
@@ -62,7 +62,7 @@ def make_tree(root: Path) -> None:
     # SST with predictions on an invented test file: baseline right on 10 of 20, +ELMo on 18 of 20
     sst_test = root / "sst_test.txt"
     sst_test.write_text("\n".join(TEST_TREES) + "\n")
-    from tasks.sst.reader import read_splits
+    from elmo_bench.tasks.sst.reader import read_splits
 
     examples = read_splits({"source": "local", "test": str(sst_test)})["test"]
     gold = [e["label"] for e in examples]

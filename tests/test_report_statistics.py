@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from elmo_bench.example_statistics import Statistics
+from elmo_bench.records.example_statistics import Statistics
 from elmo_bench.report.bootstrap import paired_bootstrap_sums
 
 

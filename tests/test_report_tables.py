@@ -10,7 +10,7 @@ from elmo_bench.report import paper
 from elmo_bench.report.collect import Run
 from elmo_bench.report.render import table_latex, table_md
 from elmo_bench.report.tables import MISSING, fmt_stat, relative_increase, stat, table1, table6
-from elmo_bench.run_record import RunRecord
+from elmo_bench.records.run_record import RunRecord
 
 
 def run(task="ner", embedder="glove", seed=1, test=None, data="d", main="f1", mode="learned", layer=None):

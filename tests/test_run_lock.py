@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from elmo_bench.errors import ConfigError
-from elmo_bench.run_lock import LOCK_FILE, run_dir_lock
+from elmo_bench.base.errors import ConfigError
+from elmo_bench.engine.run_lock import LOCK_FILE, run_dir_lock
 from tests.conftest import REPO
 
 HOLDER = """
 import sys, time
-from elmo_bench.run_lock import run_dir_lock
+from elmo_bench.engine.run_lock import run_dir_lock
 with run_dir_lock(sys.argv[1]):
     print("locked", flush=True)
     time.sleep(120)

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from elmo_bench.run_logger import RunLogger
+from elmo_bench.engine.run_logger import RunLogger
 from tests.conftest import REPO
 
 RUN = ["task=ner", "data=ner_sample", "embedder=glove", "trainer=quick", "trainer.max_epochs=1", "logger=offline",

@@ -1,4 +1,4 @@
-"""RunRecord (elmo_bench/run_record.py), the one schema of results.json: every committed record reads back to the
+"""RunRecord (elmo_bench/records/run_record.py), the one schema of results.json: every committed record reads back to the
 very same JSON, unknown keys and the encoder identity travel through, and a malformed file is refused by name."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from elmo_bench.run_record import REQUIRED_KEYS, RunRecord
+from elmo_bench.records.run_record import REQUIRED_KEYS, RunRecord
 from tests.conftest import REPO
 
 COMMITTED = sorted((REPO / "docs" / "results").rglob("results.json"))

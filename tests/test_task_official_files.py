@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from elmo_bench.cli import file_scorers, main
-from elmo_bench.experiment import load_task
+from elmo_bench.commands.main import file_scorers, main
+from elmo_bench.engine.experiment import load_task
 from tests.test_report_golden import TEST_TREES
 from tests.test_srl_reader import PROPS, WORDS, make_split
 
@@ -29,7 +29,7 @@ def test_ner_conlleval_file(tmp_path):
 
 
 def test_srl_props_files(tmp_path):
-    from tasks.srl.reader import read_conll05_split
+    from elmo_bench.tasks.srl.reader import read_conll05_split
 
     examples = read_conll05_split(make_split(tmp_path / "devel", WORDS, PROPS))
     load_task("srl").write_official(tmp_path / "gold.props", [e["tags"] for e in examples], examples)
@@ -76,7 +76,7 @@ def test_the_score_command_lists_the_registry_tasks_that_score_files_and_the_wsd
 
 
 def test_coref_response_file_copies_the_key_rows(tmp_path):
-    from elmo_bench.errors import DataError
+    from elmo_bench.base.errors import DataError
     from tests.test_coref_metric import KEY_A, conll
 
     (tmp_path / "key.conll").write_text(conll([("docA", KEY_A), ("docB", [[("Rain", "(4)"), ("fell", "(4)")]])]))

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from elmo_bench.example_statistics import Statistics, aggregate
-from elmo_bench.experiment import load_task
-from elmo_bench.run_outputs import task_statistics
-from elmo_bench.task_api import Task
-from tasks import TASKS
+from elmo_bench.records.example_statistics import Statistics, aggregate
+from elmo_bench.engine.experiment import load_task
+from elmo_bench.engine.run_outputs import task_statistics
+from elmo_bench.tasks.api import Task
+from elmo_bench.tasks import TASKS
 
 NER_GOLD = [["B-PER", "I-PER", "O", "B-LOC"], ["O", "B-ORG"], ["B-MISC", "O", "O"]]
 NER_PRED = [["B-PER", "I-PER", "O", "B-ORG"], ["O", "B-ORG"], ["O", "O", "B-LOC"]]

@@ -2,7 +2,7 @@
 
 Any model directory may hold one (the shipped biLM does; ``scripts/write_bilm_sha256.py DIR`` or
 :func:`write_checksums` writes it, and the pretraining export writes it for every model it exports). It is a record
-of elmo_bench.integrity (the one integrity mechanism): ``sha256sum``'s format, ``<hex digest>  <file name>`` a
+of elmo_bench.base.integrity (the one integrity mechanism): ``sha256sum``'s format, ``<hex digest>  <file name>`` a
 file, plus ``# size <bytes> <file name>`` comments, so ``sha256sum -c weights.sha256`` checks it too. Records
 without sizes (the shipped one) are checked by sha256 alone. Each file is hashed once per process.
 """
@@ -12,7 +12,7 @@ import logging
 from pathlib import Path
 from typing import Iterable
 
-from elmo_bench import integrity
+from elmo_bench.base import integrity
 
 CHECKSUM_FILE = "weights.sha256"
 #: the files of a model directory that are hashed when present

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from elmo_bench.encoders.protocol import Encoder
-from elmo_bench.errors import ConfigError
+from elmo_bench.base.errors import ConfigError
 
 KINDS = ("bilm", "transformers", "hdf5", "manylangs", "python")
 

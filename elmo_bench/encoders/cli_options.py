@@ -10,7 +10,7 @@ import argparse
 from typing import Any
 
 from elmo_bench.encoders.build import KINDS, build_encoder
-from elmo_bench.errors import ConfigError
+from elmo_bench.base.errors import ConfigError
 
 
 def add_encoder_arguments(parser: argparse.ArgumentParser) -> None:

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import h5py
 import torch
 
-from elmo_bench.errors import DataError
+from elmo_bench.base.errors import DataError
 
 
 def _sha256(path: Path) -> str:

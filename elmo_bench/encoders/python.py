@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from elmo_bench.errors import ConfigError
+from elmo_bench.base.errors import ConfigError
 
 
 class _Targeted:

@@ -33,8 +33,8 @@ from typing import Any, Sequence
 
 import torch
 
-from elmo_bench.device import AMP_DTYPES, normalise_amp
-from elmo_bench.errors import ConfigError, DataError
+from elmo_bench.base.device import AMP_DTYPES, normalise_amp
+from elmo_bench.base.errors import ConfigError, DataError
 
 POOLINGS = ("first", "last", "mean")
 #: weight, config and tokenizer files that decide a local model's vectors (hashed for its identity)

@@ -37,7 +37,7 @@ def export_checkpoint(checkpoint: str | Path, cfg: dict, out_dir: str | Path) ->
     from elmo_bench.pretrain.model import make_options
     from elmo_bench.pretrain.train import training_extra
 
-    from elmo_bench import checkpoints
+    from elmo_bench.base import checkpoints
 
     payload = checkpoints.load(checkpoint, "cpu")
     tokens = payload["vocab"]

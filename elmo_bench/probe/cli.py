@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from elmo_bench.atomic import atomic_write_text
+from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.probe.wordnet import DEFAULT_SOURCE as DEFAULT_WORDNET
-from elmo_bench.user_errors import ArgumentParser
+from elmo_bench.commands.guard import ArgumentParser
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data" / "wsd"
@@ -113,7 +113,7 @@ def read(args: argparse.Namespace, progress: bool) -> WsdInputs:
 
 def prepare_layers(args: argparse.Namespace, inputs: WsdInputs, progress: bool) -> WsdLayers:
     """The encoder's layers of the training sentences and of every evaluation set, through the activation cache."""
-    from elmo_bench.cache import ActivationCache
+    from elmo_bench.encoders.cache import ActivationCache
     from elmo_bench.encoders.cli_options import encoder_from_args, encoder_info
     from elmo_bench.probe.wsd_data import token_lists
 
@@ -172,7 +172,7 @@ def evaluate(centroids: Any, inputs: WsdInputs, layers: WsdLayers, fallbacks: Fa
 def write(out: Path, args: argparse.Namespace, inputs: WsdInputs, layers: WsdLayers, centroids: Any,
           fallbacks: Fallbacks, evaluation: Evaluation, timings: dict[str, float]) -> dict[str, Any]:
     """OUT/keys/<set>.<view>.key and OUT/results.json; returns the printed summary (F1 and coverage)."""
-    from elmo_bench.run_record import RunRecord, git_commit
+    from elmo_bench.records.run_record import RunRecord, git_commit
 
     (out / "keys").mkdir(parents=True, exist_ok=True)
     for name, views in evaluation.keys.items():

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from elmo_bench.user_errors import ArgumentParser
+from elmo_bench.commands.guard import ArgumentParser
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "pos" / "ud_english_ewt"
@@ -58,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _split_paths(directory: Path) -> dict[str, str]:
-    from elmo_bench.errors import DataError
+    from elmo_bench.base.errors import DataError
 
     paths = {}
     for split in ("train", "dev", "test"):
@@ -72,7 +72,7 @@ def _split_paths(directory: Path) -> dict[str, str]:
 
 def read(args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
     """The three splits, the training split cut to ``--max-train-sentences``."""
-    from tasks.pos.reader import read_conllu
+    from elmo_bench.tasks.pos.reader import read_conllu
 
     splits = {s: read_conllu(p, args.tag_column, s) for s, p in _split_paths(Path(args.data_dir)).items()}
     if args.max_train_sentences:
@@ -82,7 +82,7 @@ def read(args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
 
 def bilm_features(args: argparse.Namespace, splits: dict[str, list[dict[str, Any]]], progress: bool):
     """{split: (n_tokens, L+1, dim)} from the activation cache (computed once), and the encoder's identity."""
-    from elmo_bench.cache import ActivationCache
+    from elmo_bench.encoders.cache import ActivationCache
     from elmo_bench.encoders.cli_options import encoder_from_args, encoder_info
     from elmo_bench.probe.pos import layer_features
 
@@ -125,7 +125,7 @@ def probe_pos_main(argv: Sequence[str]) -> int:
         views[f"layer_{k}"] = {s: layers[s][:, k] for s in SPLITS}
     views["average"] = {s: layers[s].mean(axis=1) for s in SPLITS}
     if not args.no_glove:
-        from elmo_bench.glove import load_glove
+        from elmo_bench.data.glove import load_glove
 
         vectors, dim = load_glove({w for ex in (e for s in SPLITS for e in splits[s]) for w in ex["tokens"]})
         views["glove"] = {s: glove_features(splits[s], vectors, dim) for s in SPLITS}
@@ -151,7 +151,7 @@ def probe_pos_main(argv: Sequence[str]) -> int:
 def write_results(out: Path, args: argparse.Namespace, splits, rows, baseline, bilm, seconds: float) -> None:
     """OUT/results.json in the engine's schema (task ``pos_probe``), one metric per row and split."""
     from elmo_bench.probe.cli import _bilm_name
-    from elmo_bench.run_record import RunRecord, git_commit
+    from elmo_bench.records.run_record import RunRecord, git_commit
 
     metrics = {split: {**{f"{n}_accuracy": getattr(r, split) for n, r in rows.items()},
                        "most_frequent_tag_accuracy": baseline[split]} for split in ("dev", "test")}

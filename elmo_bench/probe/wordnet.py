@@ -15,8 +15,8 @@ import shutil
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from elmo_bench.atomic import atomic_path, atomic_write_text
-from elmo_bench.errors import DataError
+from elmo_bench.base.atomic import atomic_path, atomic_write_text
+from elmo_bench.base.errors import DataError
 
 log = logging.getLogger(__name__)
 DEFAULT_SOURCE = Path("/usr/share/wordnet")

@@ -6,7 +6,7 @@ The p-value is one-sided, after Berg-Kirkpatrick et al. (2012): the share of res
 twice the observed one (the resampled differences shifted to mean zero under the null), with add-one smoothing.
 
 The report bootstraps from the per-example sufficient statistics each run records (``scores_test.json.gz``,
-elmo_bench.run_record; written by the engine with the task's own ``Task.statistics``): every resample's exact
+elmo_bench.records.run_record; written by the engine with the task's own ``Task.statistics``): every resample's exact
 corpus metric (accuracy, span F1, CoNLL F1) is a function of column sums (``paired_bootstrap_sums``). It reads
 no gold data and no task code. ``paired_bootstrap`` (per-example scores) and ``paired_bootstrap_metric`` (any
 metric function, recomputed per resample) are the general forms.
@@ -18,8 +18,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from elmo_bench.example_statistics import Statistics, aggregate
-from elmo_bench.run_record import SCORES_FILE, predictions_path, read_statistics
+from elmo_bench.records.example_statistics import Statistics, aggregate
+from elmo_bench.records.run_record import SCORES_FILE, predictions_path, read_statistics
 
 #: compare_runs' reason when a run recorded neither statistics nor predictions: Table 1 leaves the p-value out
 #: without a note
@@ -121,7 +121,7 @@ def run_statistics(run: Any, cache: dict[Path, Any]) -> tuple[Statistics | None,
                 cache[run_dir] = (stats, "")
             elif predictions_path(run_dir, "test").exists() or predictions_path(run_dir, "test", True).exists():
                 cache[run_dir] = (None, f"{run_dir} has test predictions but no {SCORES_FILE} (a run recorded "
-                                        f"before the engine wrote it: python -m elmo_bench.record_migration)")
+                                        f"before the engine wrote it: python -m elmo_bench.engine.record_migration)")
             else:
                 cache[run_dir] = (None, NO_STATISTICS)
     return cache[run_dir]

@@ -6,12 +6,12 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from elmo_bench.atomic import atomic_write_text
-from elmo_bench.errors import ConfigError
+from elmo_bench.base.atomic import atomic_write_text
+from elmo_bench.base.errors import ConfigError
 from elmo_bench.report import bootstrap, directions, figures, tables
 from elmo_bench.report.collect import collect
 from elmo_bench.report.render import latex_escape, table_latex, table_md
-from elmo_bench.user_errors import ArgumentParser
+from elmo_bench.commands.guard import ArgumentParser
 
 FIGURE1 = "figure1_sample_efficiency.png"
 FIGURE2 = "figure2_layer_weights.png"

@@ -1,4 +1,4 @@
-"""Find every results.json below some directories and turn each RunRecord (elmo_bench.run_record) into a flat
+"""Find every results.json below some directories and turn each RunRecord (elmo_bench.records.run_record) into a flat
 ``Run`` the tables can group.
 
 Unreadable files are skipped with a warning. Runs that are the same experiment (same task, data, embedder,
@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from elmo_bench.elmo_defaults import TASK_ELMO_DEFAULTS
+from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS
 from elmo_bench.report import task_defaults
-from elmo_bench.run_record import REQUIRED_KEYS, RunRecord
+from elmo_bench.records.run_record import REQUIRED_KEYS, RunRecord
 
 #: overrides of the mix group that make a run differ from the task's paper settings
 MIX_OVERRIDES = ("placement", "lambda", "layer_norm", "gamma_init", "dropout")
@@ -174,7 +174,7 @@ class Collection:
 
 def collect(dirs: Iterable[str | Path]) -> Collection:
     """Every results.json below ``dirs`` (sorted, each file once), duplicates of one experiment kept once."""
-    from elmo_bench import lm_adaptation
+    from elmo_bench.records import lm_adaptation
 
     paths: list[Path] = []
     adaptation_paths: list[Path] = []

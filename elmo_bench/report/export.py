@@ -1,6 +1,6 @@
 """``elmo-bench export-results SRC DST``: copy a results tree into the compact, committable form the report reads.
 
-For every ``results.json`` below SRC, ``DST/<same relative dir>/`` gets the run record's files (elmo_bench.run_record),
+For every ``results.json`` below SRC, ``DST/<same relative dir>/`` gets the run record's files (elmo_bench.records.run_record),
 as the engine wrote them:
 
 - ``results.json`` (the run's own, unchanged content);
@@ -14,7 +14,7 @@ as the engine wrote them:
   since replaced.
 
 It copies, it computes nothing from data: a run recorded before the engine wrote the compact files gets them from
-``python -m elmo_bench.record_migration SRC`` first (with the data). Checkpoints, logs and wandb files are not
+``python -m elmo_bench.engine.record_migration SRC`` first (with the data). Checkpoints, logs and wandb files are not
 copied. Gzip headers carry no time stamp: exporting the same tree twice gives the same bytes.
 """
 from __future__ import annotations
@@ -26,14 +26,14 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from elmo_bench.atomic import atomic_write_bytes, atomic_write_text
-from elmo_bench.user_errors import ArgumentParser
+from elmo_bench.base.atomic import atomic_write_bytes, atomic_write_text
+from elmo_bench.commands.guard import ArgumentParser
 from elmo_bench.report.collect import read_run
-from elmo_bench.run_record import SCORES_FILE, predictions_path, read_statistics
+from elmo_bench.records.run_record import SCORES_FILE, predictions_path, read_statistics
 
 log = logging.getLogger(__name__)
 SPLITS = ("dev", "test")
-MIGRATE = "python -m elmo_bench.record_migration"
+MIGRATE = "python -m elmo_bench.engine.record_migration"
 
 
 def export_run(results_path: Path, src: Path, dst: Path) -> list[str]:
@@ -74,7 +74,7 @@ def export_run(results_path: Path, src: Path, dst: Path) -> list[str]:
 def export_results(src: str | Path, dst: str | Path, task_conf: str | Path | None = None) -> tuple[int, list[str]]:
     """Every run below ``src`` into ``dst``; returns (runs exported, warnings). ``task_conf`` (e.g. ``conf/task``):
     also write ``DST/task_defaults.json`` from those task configs."""
-    from elmo_bench.errors import DataError
+    from elmo_bench.base.errors import DataError
 
     src, dst = Path(src).resolve(), Path(dst)
     if not src.is_dir():
@@ -82,7 +82,7 @@ def export_results(src: str | Path, dst: str | Path, task_conf: str | Path | Non
     if dst.resolve() == src or src in dst.resolve().parents:
         raise DataError(f"{dst}: the export must not lie inside the source tree {src}")
     warnings: list[str] = []
-    from elmo_bench import lm_adaptation
+    from elmo_bench.records import lm_adaptation
 
     for path in sorted(src.rglob(lm_adaptation.FILENAME)):     # Table 7 records, with or without a run beside them
         target = dst / path.relative_to(src)

@@ -36,8 +36,8 @@ from typing import Iterable, Optional, Sequence
 
 from seqeval.metrics.sequence_labeling import get_entities
 
-from elmo_bench.errors import DataError
-from elmo_bench.textio import open_text
+from elmo_bench.base.errors import DataError
+from elmo_bench.data.textio import open_text
 
 BOUNDARY = "-X-"
 PREFIXES = ("B", "I", "E", "O")  # IOB1, IOB2 and IOE: where seqeval's default mode reads tags as conlleval does

@@ -7,10 +7,10 @@ from typing import Any, Mapping, Sequence
 import torch
 from torch import nn
 
-from elmo_bench.atomic import atomic_write_text
-from elmo_bench.task_api import Example, Task
-from tasks.sst import metric, reader
-from tasks.sst.model import BCN
+from elmo_bench.base.atomic import atomic_write_text
+from elmo_bench.tasks.api import Example, Task
+from elmo_bench.tasks.sst import metric, reader
+from elmo_bench.tasks.sst.model import BCN
 
 
 class SstTask(Task):

@@ -1,0 +1,141 @@
+"""How a user-fixable error reaches the terminal: ``error: <one line>`` on stderr and exit code 2, no traceback.
+
+Shared by ``run.py`` and every ``elmo-bench`` command. ``--debug`` (or ``HYDRA_FULL_ERROR=1``, Hydra's own switch)
+re-raises instead, so the traceback is there when a developer wants it.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from typing import Callable, NoReturn, TypeVar
+
+from elmo_bench.base.errors import UserError
+
+EXIT_USER_ERROR = 2
+T = TypeVar("T")
+
+
+def user_error_types() -> tuple[type[BaseException], ...]:
+    """UserError plus the config libraries' errors (bad override values, missing keys, interpolation errors)."""
+    kinds: list[type[BaseException]] = [UserError]
+    try:
+        from omegaconf.errors import OmegaConfBaseException
+
+        kinds.append(OmegaConfBaseException)
+    except ImportError:  # pragma: no cover - omegaconf is a dependency
+        pass
+    try:
+        from hydra.errors import HydraException
+
+        kinds.append(HydraException)
+    except ImportError:  # pragma: no cover
+        pass
+    return tuple(kinds)
+
+
+def one_line(exc: BaseException) -> str:
+    """One line: the message's first line, plus the parts of the rest that matter (OmegaConf's ``full_key``,
+    Hydra's list of available options, the cause of a wrapped config error)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    text = lines[0]
+    key = next((line for line in lines[1:] if line.startswith("full_key:")), None)
+    if key and key.split(":", 1)[1].strip():
+        text += f" ({key})"
+    if any(line.startswith("Available options in") for line in lines):
+        start = next(i for i, line in enumerate(lines) if line.startswith("Available options in")) + 1
+        options = [line for line in lines[start:] if not line.startswith(("Config search path", "provider="))]
+        text += f" (available: {', '.join(options)})"
+    cause = exc.__cause__
+    if cause is not None and isinstance(cause, user_error_types()) and str(cause).strip():
+        text += f" ({str(cause).strip().splitlines()[0]})"
+    return text
+
+
+def debug_requested(argv: list[str]) -> bool:
+    """True (and ``--debug`` removed from argv) when the user asked for tracebacks."""
+    wanted = "--debug" in argv
+    while "--debug" in argv:
+        argv.remove("--debug")
+    return wanted or os.environ.get("HYDRA_FULL_ERROR") == "1"
+
+
+def report(exc: BaseException) -> NoReturn:
+    print(f"error: {one_line(exc)}", file=sys.stderr, flush=True)
+    raise SystemExit(EXIT_USER_ERROR)
+
+
+def guarded(function: Callable[[], T], debug: bool) -> T:
+    """``function()``, with user errors turned into one line on stderr and exit code 2 (unless ``debug``)."""
+    try:
+        return function()
+    except user_error_types() as exc:
+        if debug:
+            raise
+        report(exc)
+
+
+def exit_code(stop: SystemExit) -> int:
+    """The exit code of a SystemExit, its text (``raise SystemExit("...")``) printed as the one error line: a
+    SystemExit with a message is a user error (exit 2), never a silent exit 1."""
+    if stop.code is None:
+        return 0
+    if isinstance(stop.code, int):
+        return stop.code
+    text = " ".join(str(stop.code).split())
+    if text:
+        print(f"error: {text}", file=sys.stderr, flush=True)
+    return EXIT_USER_ERROR
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with a usage error reported as one line (``error: PROG: what (see PROG --help)``, exit 2) instead
+    of the whole usage text: every ``elmo-bench`` subcommand builds its parser from this class."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"error: {self.prog}: {message} (see {self.prog} --help)", file=sys.stderr, flush=True)
+        raise SystemExit(EXIT_USER_ERROR)
+
+
+def report_hydra_errors(debug: bool) -> None:
+    """Make Hydra's own error path (config composition, bad overrides) print user errors as one line, exit 2.
+
+    Hydra reports exceptions raised before the task function through ``hydra._internal.utils.run_and_report``
+    (multi-line, exit code 1); this wraps it. Other exceptions keep Hydra's reporting.
+    """
+    import hydra._internal.utils as hydra_utils
+
+    original = hydra_utils.run_and_report
+    if getattr(original, "_elmo_bench", False):
+        return
+
+    def run_and_report(func: Callable[[], T]) -> T:
+        def call() -> T:
+            try:
+                return func()
+            except user_error_types() as exc:
+                if debug:
+                    raise
+                report(exc)
+        return original(call)
+
+    run_and_report._elmo_bench = True  # type: ignore[attr-defined]
+    hydra_utils.run_and_report = run_and_report
+
+
+def exit_cleanly_on_sigterm() -> None:
+    """SIGTERM raises SystemExit, so ``finally``/``except BaseException`` blocks remove temporary files."""
+    def handler(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    if hasattr(signal, "SIGTERM"):
+        try:
+            signal.signal(signal.SIGTERM, handler)
+        except ValueError:  # not the main thread
+            pass
+
+
+__all__ = ["ArgumentParser", "exit_code", "guarded", "debug_requested", "report", "one_line", "exit_cleanly_on_sigterm", "report_hydra_errors"]

@@ -1,0 +1,128 @@
+"""The ``elmo-bench`` command: one subcommand per job; each imports its machinery only when called.
+
+Bad input (a DataError, a config error, an out-of-range option) ends every subcommand with one line on stderr and
+exit code 2; ``--debug`` anywhere on the command line shows the traceback instead.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Callable, Sequence
+
+from elmo_bench.commands.guard import ArgumentParser, debug_requested, exit_cleanly_on_sigterm, exit_code, guarded
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (``--batch-size 0`` or ``-1`` is a usage error, exit code 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, found {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, found {value}")
+    return value
+
+
+def _embed(argv: Sequence[str]) -> int:
+    from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
+    from elmo_bench.encoders.cli_options import add_encoder_arguments
+
+    parser = ArgumentParser(prog="elmo-bench embed", description="an encoder's layers of a sentence file into hdf5")
+    parser.add_argument("--options", default=str(DEFAULT_OPTIONS), help="options.json (default: the shipped biLM)")
+    parser.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="weights.hdf5 (default: the shipped biLM)")
+    add_encoder_arguments(parser)
+    parser.add_argument("--input", required=True, help="one whitespace-tokenised sentence a line")
+    parser.add_argument("--output", required=True, help="hdf5 file to write (never the input; an existing file "
+                        "only if embed wrote it, or with --overwrite)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --output that embed did not write")
+    parser.add_argument("--layers", default="all", choices=["all", "top", "average"])
+    parser.add_argument("--batch-size", type=positive_int, default=64, help="sentences per encoder batch (>= 1)")
+    parser.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N (default auto)")
+    args = parser.parse_args(argv)
+    from elmo_bench.base.device import resolve_device
+    from elmo_bench.commands.embed import check_output, embed_file
+    from elmo_bench.encoders.cli_options import encoder_from_args
+    from elmo_bench.encoders.protocol import moved
+
+    check_output(args.input, args.output, args.overwrite)  # before the biLM loads: a refusal costs nothing
+    device = resolve_device(args.device, "--device")
+    encoder = moved(encoder_from_args(args), device)
+    count = embed_file(encoder, args.input, args.output, layers=args.layers, batch_size=args.batch_size,
+                       overwrite=args.overwrite)
+    print(json.dumps({"sentences": count, "output": args.output, "layers": args.layers}))
+    return 0
+
+
+def file_scorers() -> dict[str, Any]:
+    """name → scorer (``score_file_count``, ``score_files(*paths)``): every registered task with a file scorer
+    (``Task.score_files``, the registry tasks.TASKS), and the WSD probe's, which is no task. Imported here, as
+    every subcommand's machinery (torch and the task packages), so that other commands start fast."""
+    from elmo_bench.engine.experiment import load_task
+    from elmo_bench.probe import wsd_metric
+    from elmo_bench.tasks import TASKS
+
+    scorers: dict[str, Any] = {name: load_task(name) for name in TASKS}
+    scorers = {name: task for name, task in scorers.items() if task.score_file_count}
+    scorers[wsd_metric.NAME] = wsd_metric.SCORER
+    return scorers
+
+
+def _score(argv: Sequence[str]) -> int:
+    from elmo_bench.base.errors import ConfigError
+
+    scorers = file_scorers()
+    parser = ArgumentParser(prog="elmo-bench score", description="official-semantics scorers on files")
+    parser.add_argument("task", choices=sorted(scorers))
+    parser.add_argument("files", nargs="+")
+    args = parser.parse_args(argv)
+    scorer = scorers[args.task]
+    if len(args.files) != scorer.score_file_count:
+        raise ConfigError(f"elmo-bench score {args.task}: expected {scorer.score_file_count} file(s), "
+                          f"found {len(args.files)}")
+    print(json.dumps(scorer.score_files(*args.files)))
+    return 0
+
+
+def _delegate(module: str, function: str) -> Callable[[Sequence[str]], int]:
+    def run(argv: Sequence[str]) -> int:
+        import importlib
+
+        return int(getattr(importlib.import_module(module), function)(list(argv)) or 0)
+
+    return run
+
+
+COMMANDS: dict[str, tuple[Callable[[Sequence[str]], int], str]] = {
+    "embed": (_embed, "biLM layers of a sentence file into hdf5"),
+    "score": (_score, "score prediction files with the official scorers' semantics"),
+    "evaluate": (_delegate("elmo_bench.engine.evaluate", "evaluate_main"), "re-evaluate a run from its best model"),
+    "pretrain": (_delegate("elmo_bench.commands.pretrain", "pretrain_main"), "pretrain a biLM (Hydra overrides)"),
+    "perplexity": (_delegate("elmo_bench.commands.pretrain", "perplexity_main"), "held-out perplexity of a biLM"),
+    "finetune-lm": (_delegate("elmo_bench.commands.pretrain", "finetune_main"), "continue LM training on task text"),
+    "report": (_delegate("elmo_bench.report.cli", "report_main"), "paper tables and figures from results"),
+    "export-results": (_delegate("elmo_bench.report.export", "export_main"),
+                       "copy a results tree into the compact committable form the report reads"),
+    "probe-wsd": (_delegate("elmo_bench.probe.cli", "probe_wsd_main"), "WSD probe of every biLM layer (Table 5)"),
+    "probe-pos": (_delegate("elmo_bench.probe.pos_cli", "probe_pos_main"),
+                  "converged linear POS probe: every layer, GloVe, most frequent tag (Table 6)"),
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = debug_requested(argv)
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+        lines = [f"  {name:<12} {help_}" for name, (_, help_) in COMMANDS.items()]
+        print("usage: elmo-bench COMMAND [ARGS]\n\ncommands:\n" + "\n".join(lines))
+        return 0 if argv and argv[0] in ("-h", "--help") else 2
+    exit_cleanly_on_sigterm()
+    command = COMMANDS[argv[0]][0]
+    try:
+        return guarded(lambda: command(argv[1:]), debug)
+    except SystemExit as stop:  # usage errors and --help, user errors (2), SIGTERM: the exit code; a text: one line
+        return exit_code(stop)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""Entry points of ``elmo-bench pretrain``, ``elmo-bench perplexity`` and ``elmo-bench finetune-lm``.
+
+``pretrain`` and ``finetune-lm`` take Hydra overrides (``pretrain=tiny pretrain.max_tokens=20000``); the configs
+live in the repository's ``conf/pretrain/``. ``perplexity`` takes plain flags and prints one JSON object.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+import elmo_bench
+from elmo_bench.commands.guard import ArgumentParser
+
+REPO = Path(elmo_bench.__file__).resolve().parents[1]
+CONF_DIR = REPO / "conf"
+SHIPPED = Path(elmo_bench.__file__).resolve().parent / "resources" / "bilm"
+
+
+def compose_pretrain(overrides: Sequence[str], default: str = "default") -> dict[str, Any]:
+    """The ``pretrain`` config group composed with Hydra; ``pretrain=NAME`` picks the file. Relative paths in
+    ``train_files``, ``heldout_files``, ``vocab_file``, ``out_dir``, ``export_dir``, ``log_file`` resolve against
+    the repository root."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    overrides = list(overrides)
+    chosen = [o for o in overrides if o.startswith("pretrain=") or o.startswith("+pretrain=")]
+    rest = [o for o in overrides if o not in chosen]
+    name = chosen[-1].split("=", 1)[1] if chosen else default
+    from elmo_bench.engine.config_check import check_added_keys, check_pretrain
+
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
+        cfg = compose(overrides=[f"+pretrain={name}", *rest])
+    check_added_keys(rest, OmegaConf.to_container(cfg), CONF_DIR)  # +pretrain.typo=... is an error, not ignored
+    out = OmegaConf.to_container(cfg.pretrain, resolve=True)
+    check_pretrain(out)
+    for key in ("train_files", "heldout_files"):
+        if out.get(key):
+            out[key] = [_resolve(p) for p in ([out[key]] if isinstance(out[key], str) else out[key])]
+    for key in ("vocab_file", "out_dir", "export_dir", "log_file", "init_dir"):
+        if out.get(key):
+            out[key] = _resolve(out[key])
+    return out
+
+
+def _resolve(path: str) -> str:
+    p = Path(path)
+    return str(p if p.is_absolute() else REPO / p)
+
+
+def hydra_help(command: str, default: str, what: str) -> str:
+    """``--help`` of the Hydra-override commands: usage, the presets of conf/pretrain/ and the default config."""
+    from omegaconf import OmegaConf
+
+    presets = sorted(p.stem for p in (CONF_DIR / "pretrain").glob("*.yaml"))
+    composed = compose_pretrain([], default=default)
+    return (f"usage: elmo-bench {command} [pretrain=PRESET] [pretrain.KEY=VALUE ...]\n\n{what}\n\n"
+            f"Hydra overrides of the conf/pretrain group (presets: {', '.join(presets)}; default: {default}).\n"
+            f"Relative paths resolve against {REPO}. The default config, resolved:\n\n"
+            + OmegaConf.to_yaml(OmegaConf.create({"pretrain": composed})))
+
+
+def _wants_help(argv: Sequence[str] | None) -> bool:
+    return any(a in ("-h", "--help") for a in (argv or []))
+
+
+def pretrain_main(argv: Sequence[str] | None = None) -> int:
+    """``elmo-bench pretrain [hydra overrides]``: train to the budget, checkpoint, export; prints a JSON summary."""
+    if _wants_help(argv):
+        print(hydra_help("pretrain", "default", "Pretrain a biLM (bilm-tf's recipe), checkpointing as it goes; "
+                                                "exports options.json, weights.hdf5, vocab.txt, weights.sha256."))
+        return 0
+    run_pretrain(argv)
+    return 0
+
+
+def perplexity_main(argv: Sequence[str] | None = None) -> int:
+    """``elmo-bench perplexity --options F --weights F --vocab F --input FILE...``: prints one JSON object."""
+    run_perplexity(argv)
+    return 0
+
+
+def finetune_main(argv: Sequence[str] | None = None) -> int:
+    """``elmo-bench finetune-lm [hydra overrides]``: prints a JSON summary."""
+    if _wants_help(argv):
+        print(hydra_help("finetune-lm", "finetune", "Continue LM training of an exported biLM on task text "
+                                                    "(pretrain.train_files=[...] pretrain.init_dir=DIR), then export."))
+        return 0
+    run_finetune(argv)
+    return 0
+
+
+def run_pretrain(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """What ``pretrain_main`` does, returning the summary."""
+    from elmo_bench.pretrain.train import train
+
+    cfg = compose_pretrain(list(argv or []))
+    summary = train(cfg)
+    if os.environ.get("RANK", "0") == "0":
+        print(json.dumps(summary))
+    return summary
+
+
+def run_perplexity(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """What ``perplexity_main`` does, returning the result (keys forward, backward, average, unigram, tokens)."""
+    import torch
+
+    from elmo_bench.pretrain.perplexity import evaluate, load_lm
+    from elmo_bench.pretrain.train import heldout_sentences
+
+    parser = ArgumentParser(prog="elmo-bench perplexity",
+                                     description="Held-out perplexity of an exported biLM (full softmax).")
+    parser.add_argument("--options", default=str(SHIPPED / "options.json"))
+    parser.add_argument("--weights", default=str(SHIPPED / "weights.hdf5"))
+    parser.add_argument("--vocab", default=str(SHIPPED / "vocab.txt"))
+    parser.add_argument("--input", nargs="+", required=True,
+                        help="held-out text: one whitespace-tokenised sentence a line (globs, .gz)")
+    parser.add_argument("--max-sentences", type=int, default=None)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N (default auto)")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    from elmo_bench.base.device import resolve_device
+
+    device = resolve_device(args.device, "--device")
+    torch.set_num_threads(args.threads)
+    bilm, weight, bias, vocab, counts = load_lm(args.options, args.weights, args.vocab)
+    bilm, weight, bias = bilm.to(device), weight.to(device), bias.to(device)
+    result = evaluate(bilm, weight, bias, vocab, counts, heldout_sentences(args.input, args.max_sentences))
+    print(json.dumps(result))
+    return result
+
+
+def run_finetune(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """``elmo-bench finetune-lm [hydra overrides]``: continue LM training of an exported biLM on new text
+    (``pretrain=finetune pretrain.train_files=[...] pretrain.init_dir=DIR``), then export again."""
+    from elmo_bench.pretrain.finetune import finetune
+
+    argv = list(argv or [])
+    cfg = compose_pretrain(argv, default="finetune")
+    summary = finetune(cfg)
+    print(json.dumps(summary))
+    return summary
+
+
+if __name__ == "__main__":  # `torchrun --nproc_per_node=2 -m elmo_bench.commands.pretrain pretrain=tiny ...`
+    import sys
+
+    pretrain_main(sys.argv[1:])

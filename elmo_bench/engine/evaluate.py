@@ -1,0 +1,118 @@
+"""``elmo-bench evaluate RUN_DIR [--split S] [--device D]``: re-evaluate a finished run from its saved best model.
+
+Everything comes from the run directory: the resolved configuration from ``run.json`` (no Hydra process needed),
+the weights, the task's state (label sets, genre lists) and the GloVe vocabulary from ``best.pt``. The data are read
+again from the configured files (or hub / disk copy), the biLM layers come from the activation cache (or the biLM,
+checked to be the one the run used), and the metrics are computed exactly as at the end of training, so the
+numbers equal those in ``results.json``. Prints one JSON object: ``{"run", "epoch", "device", "metrics": {split:
+{metric: value}}}``.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+import torch
+from omegaconf import OmegaConf
+
+from elmo_bench.base.errors import ConfigError
+from elmo_bench.commands.guard import ArgumentParser
+
+BEST = "best.pt"
+
+
+def _load_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """(config, identity, best.pt state) of a run directory; ConfigError naming what is missing; the data files
+    checked to be the ones the run was trained on (run_identity.check_data_identity, as resume and skip do)."""
+    from elmo_bench.engine.run_identity import RUN_FILE, check_data_identity, read_record
+
+    record, best = run_dir / RUN_FILE, run_dir / BEST
+    if not run_dir.is_dir():
+        raise ConfigError(f"{run_dir}: no such run directory")
+    if not record.exists():
+        raise ConfigError(f"{run_dir}: no {RUN_FILE} (expected a run directory written by run.py)")
+    if not best.exists():
+        found = [name for name in ("results.json", "checkpoint.pt") if (run_dir / name).exists()]
+        if found:
+            raise ConfigError(f"{run_dir}: no {BEST} (the saved best model) although {' and '.join(found)} "
+                              f"{'is' if len(found) == 1 else 'are'} there: it was deleted or moved; restore it or "
+                              f"train the run again")
+        raise ConfigError(f"{run_dir}: no {BEST} (the run has not finished an epoch of training)")
+    saved = read_record(record)
+    if not isinstance(saved.get("config"), dict):
+        raise ConfigError(f"{record}: holds no 'config' object; expected a run.json written by run.py")
+    check_data_identity(run_dir, saved.get("identity") or {}, saved["config"])
+    from elmo_bench.base import checkpoints
+
+    state = checkpoints.load(best, "cpu", advice="train the run again to evaluate it")
+    if "task" not in state:
+        raise ConfigError(f"{best}: written before checkpoints held the task's state (labels, vocabulary); "
+                          f"train the run again to evaluate it")
+    return saved["config"], saved.get("identity", {}), state
+
+
+def evaluate_run_dir(run_dir: str | Path, split: str | None = None, device: str | None = None,
+                     with_predictions: bool = False) -> dict[str, Any]:
+    """Metrics of ``split`` (default: every split but train, as in results.json) from the run's ``best.pt``;
+    ``with_predictions`` adds ``predictions`` by split, in the layout of the run's ``predictions_<split>.json``."""
+    from elmo_bench.base.device import resolve_device
+    from elmo_bench.modules.token_embedders import WordVocabulary
+    from elmo_bench.engine.experiment import (build_model, load_encoder_info, load_task, prepare_layers, read_data,
+                                       trainer_config)
+    from elmo_bench.engine.loop import evaluate
+
+    run_dir = Path(run_dir)
+    config, identity, state = _load_run(run_dir)
+    cfg = OmegaConf.create(config)
+    target = resolve_device(device if device is not None else cfg.get("device", "auto"),
+                            "--device" if device is not None else "device")
+    torch.set_num_threads(int(cfg.get("threads", 1)) or 1)
+    task = load_task(cfg.task.name)
+    prepared = read_data(cfg, task, int(cfg.seed))
+    available = list(prepared.splits)
+    if split is not None and split not in available:
+        raise ConfigError(f"--split {split!r}: the run's data has the splits {available}")
+    chosen = [split] if split is not None else [s for s in available if s != "train"]
+    prepared.splits = {s: prepared.splits[s] for s in chosen}
+    task.load_state_dict(state["task"])  # the label sets the model was trained with, not refitted ones
+    if cfg.embedder.elmo:
+        from elmo_bench.encoders.protocol import cache_id, moved
+
+        bilm, bilm_info = load_encoder_info(cfg)  # the biLM, or the run's encoder= kind
+        if bilm_info is not None and identity.get("bilm.hash") not in (None, bilm_info["hash"]):
+            raise ConfigError(f"{run_dir}: the biLM files {cfg.bilm.weights} changed since the run (hash "
+                              f"{identity['bilm.hash']} then, {bilm_info['hash']} now)")
+        if bilm_info is None and identity.get("encoder.hash") not in (None, cache_id(bilm)):
+            raise ConfigError(f"{run_dir}: the encoder changed since the run (identity {identity['encoder.hash']} "
+                              f"then, {cache_id(bilm)} now)")
+        prepare_layers(cfg, task, prepared, moved(bilm, target), bilm_info)
+    glove_table = None
+    if cfg.embedder.glove:
+        words = (state.get("extra") or {}).get("vocab")
+        if not words:
+            raise ConfigError(f"{run_dir / BEST}: holds no GloVe vocabulary; train the run again to evaluate it")
+        glove_table = (WordVocabulary(list(words[2:])), state["model"]["embedder.glove.weight"])
+    model, collators, _ = build_model(cfg, task, prepared, int(cfg.seed), glove_table)
+    model.load_state_dict(state["model"])
+    model.to(target)
+    batch_size = trainer_config(cfg, prepared.fraction).eval_batch_size
+    out: dict[str, Any] = {"run": str(run_dir), "epoch": int(state["epoch"]), "device": str(target), "metrics": {}}
+    for s in chosen:
+        examples = prepared.splits[s]
+        out["metrics"][s], predictions = evaluate(model, task, examples, collators[s], batch_size)
+        if with_predictions:
+            out.setdefault("predictions", {})[s] = [{"id": e.get("id", i), "prediction": p}
+                                                    for i, (e, p) in enumerate(zip(examples, predictions))]
+    return out
+
+
+def evaluate_main(argv: Sequence[str] | None = None) -> int:
+    parser = ArgumentParser(prog="elmo-bench evaluate",
+                                     description="Re-evaluate a finished run from its best model (best.pt).")
+    parser.add_argument("run_dir", help="a run directory written by run.py (holds run.json and best.pt)")
+    parser.add_argument("--split", default=None, help="dev, test, train, ... (default: every split but train)")
+    parser.add_argument("--device", default=None, help="auto | cpu | cuda | cuda:N (default: the run's device key)")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    print(json.dumps(evaluate_run_dir(args.run_dir, args.split, args.device)))
+    return 0

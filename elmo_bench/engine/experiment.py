@@ -1,0 +1,404 @@
+"""One experiment: read → (cached) biLM layers → embedder → head → train → test → results.json.
+
+``run_experiment`` is what ``run.py`` calls for every job of a Hydra run or sweep, in six steps, each a function
+here: :func:`read_data`, :func:`prepare_layers`, :func:`build_model`, :func:`train_model` (elmo_bench.engine.loop.fit),
+:func:`evaluate_splits` and :func:`write_run`. It never names a task: the registry (``tasks.TASKS``) maps
+``cfg.task.name`` to the task package that supplies reader, head, decoding and metric (elmo_bench.tasks.api).
+Before anything is read, every numeric option is range-checked (elmo_bench.engine.config_check), the ``device`` is
+resolved (elmo_bench.base.device: CUDA asked for where there is none is a one-line error) and the run directory's
+identity is checked (elmo_bench.engine.run_identity): a directory made by another configuration is never reused. The
+biLM (cache building, live layers) and the task model run on that device; ``amp`` sets the heads' precision.
+elmo_bench.engine.evaluate rebuilds a finished run from its ``best.pt`` with these steps (``elmo-bench evaluate``).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from omegaconf import DictConfig, OmegaConf
+
+from elmo_bench.engine.collate import Collator
+from elmo_bench.encoders.cache import ActivationCache, LiveLayers
+from elmo_bench.engine.config_check import check_run
+from elmo_bench.base.device import describe, normalise_amp, resolve_device
+from elmo_bench.records.elmo_settings import effective_settings
+from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary, build_glove
+from elmo_bench.base.errors import ConfigError
+from elmo_bench.engine.run_outputs import record_split
+from elmo_bench.records.run_record import RunRecord, git_commit
+from elmo_bench.engine.run_identity import (check_run_dir, identity, read_record, record_extension, record_identity,
+                                     task_code_dir, task_code_hash)
+from elmo_bench.engine.run_lock import run_dir_lock
+from elmo_bench.engine.run_logger import RunLogger
+from elmo_bench.data.split_checks import check_splits
+from elmo_bench.engine.fractions import nested_subset, scaled_epochs
+from elmo_bench.tasks.api import Example, Task
+from elmo_bench.records.stopping import StoppingRule
+from elmo_bench.engine.loop import TaskModel, TrainerConfig, evaluate, fit
+
+log = logging.getLogger(__name__)
+REPO = Path(__file__).resolve().parents[1]
+
+
+def task_target(name: str) -> str:
+    """The registry entry (``module:Class``) of task ``name``; ConfigError naming the known tasks otherwise."""
+    from elmo_bench.tasks import TASKS
+
+    if name not in TASKS:
+        raise ConfigError(f"config: task.name {name!r} is not a registered task; expected one of {sorted(TASKS)}")
+    return TASKS[name]
+
+
+def load_task(name: str) -> Task:
+    """Registry name (``ner``), or a registry value (``elmo_bench.tasks.ner.task:NerTask``), → a fresh task instance."""
+    import importlib
+
+    module, _, cls = (name if ":" in name else task_target(name)).partition(":")
+    return getattr(importlib.import_module(module), cls)()
+
+
+def merged_trainer(cfg: DictConfig) -> dict[str, Any]:
+    """The task's trainer settings, overridden by any non-null value of the ``trainer`` group."""
+    merged = {**TrainerConfig().__dict__, **OmegaConf.to_container(cfg.task.get("trainer", {}), resolve=True)}
+    merged.update({k: v for k, v in OmegaConf.to_container(cfg.trainer, resolve=True).items()
+                   if v is not None and k not in ("scale_epochs", "max_scaled_epochs")})
+    return {k: v for k, v in merged.items() if k in TrainerConfig.__dataclass_fields__}
+
+
+def trainer_config(cfg: DictConfig, fraction: float) -> TrainerConfig:
+    """The merged trainer settings, with epochs (and patience) scaled for small data fractions when asked."""
+    trainer = TrainerConfig(**merged_trainer(cfg))
+    base_epochs = trainer.max_epochs
+    trainer.max_epochs = scaled_epochs(base_epochs, fraction, bool(cfg.trainer.get("scale_epochs", False)),
+                                       cap=int(cfg.trainer.get("max_scaled_epochs") or 50))
+    # patience grows with the epochs: a tiny fraction may score 0 for many short epochs before it finds entities
+    trainer.patience = math.ceil(trainer.patience * trainer.max_epochs / max(base_epochs, 1))
+    trainer.progress = bool(cfg.get("progress", True))
+    return trainer
+
+
+def apply_new_stopping_rule(run_dir: Path, rule: StoppingRule, current: dict[str, Any],
+                            config: dict[str, Any]) -> dict[str, Any] | None:
+    """A run whose identity changed only in its stopping rule (run_identity.check_run_dir said so), replayed under
+    the new rule over its checkpoint's dev scores. Continuing is exact only when the new rule trains every epoch the
+    run trained; otherwise ConfigError. A finished run that the new rule ends where it ended (a raised cap over a run
+    that early stopping ended) keeps its results, with the new config: returned. Else the run takes the new identity
+    and loses its old results (record_extension), and None says: continue it from its checkpoint."""
+    from elmo_bench.base import checkpoints
+    from elmo_bench.engine.loop import RESTART_ADVICE
+
+    state = checkpoints.load(run_dir / "checkpoint.pt", "cpu", advice=RESTART_ADVICE)
+    scores = [record["dev_metric"] for record in state["history"]]
+    stop = rule.first_stop(scores)
+    if stop is not None:
+        raise ConfigError(f"{run_dir}: the new stopping rule (max_epochs {rule.max_epochs}, patience "
+                          f"{rule.patience}, min_epochs {rule.min_epochs}) would have stopped this run before "
+                          f"epoch {stop}, but it trained {len(scores)} epochs; it cannot be continued exactly: "
+                          f"choose another directory (hydra.run.dir=...) or delete it")
+    results_path = run_dir / "results.json"
+    if results_path.exists() and rule.stops_before(len(scores), state["best_epoch"]):
+        record = RunRecord.read(results_path)
+        record.config = config
+        record.epochs["stopped_by"] = rule.stopped_by(len(scores), state["best_epoch"])
+        record.write(results_path)
+        record_identity(run_dir, current, config)
+        log.info("%s: the new stopping rule ends this run where it ended: results kept", results_path)
+        return record.to_dict()
+    record_extension(run_dir, current, config)
+    log.info("%s: stopping rule changed, continuing after epoch %d", run_dir, len(scores) - 1)
+    return None
+
+
+def elmo_settings(cfg: DictConfig) -> dict[str, Any]:
+    picked = effective_settings(cfg.task.get("elmo", {}), cfg.mix)
+    return {
+        "placement": picked["placement"],
+        "l2_coef": float(picked["lambda"]),
+        "layer_norm": bool(picked["layer_norm"]),
+        "gamma_init": float(picked["gamma_init"]),
+        "dropout": float(picked["dropout"]),
+        "mode": cfg.mix.mode,
+        "layer_index": cfg.mix.get("layer"),
+    }
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+@dataclass
+class Prepared:
+    """What the steps hand on: the splits, the frozen biLM's layer sources and the timings so far."""
+
+    splits: dict[str, list[Example]]
+    full_train_size: int
+    fraction: float
+    layer_sources: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    bilm_info: dict[str, Any] | None = None
+    encoder_info: dict[str, Any] | None = None  # the encoder's identity, layers and width (results.json "encoder")
+    num_layers: int = 0
+    elmo_dim: int = 0
+    cache: ActivationCache | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def training_fraction(cfg: DictConfig) -> float:
+    """The share of the train split a run trains on (``data.fraction``, all of it by default)."""
+    return float(cfg.data.get("fraction", 1.0))
+
+
+def read_data(cfg: DictConfig, task: Task, seed: int) -> Prepared:
+    """Read every split, take the training subset (``data.fraction``), index examples, fit the label sets."""
+    started = time.perf_counter()
+    splits = task.read(OmegaConf.to_container(cfg.data, resolve=True))
+    if "train" not in splits or "dev" not in splits:
+        raise ConfigError(f"task {task.name}: the data config must provide train and dev splits, found {sorted(splits)}")
+    check_splits(splits, OmegaConf.to_container(cfg.data, resolve=True), task.text_fields)  # empty / identical
+    full_train_size = len(splits["train"])
+    fraction = training_fraction(cfg)
+    # only the examples a run trains on go through the biLM: a 10% run computes 10% of the train split's layers
+    splits["train"] = nested_subset(splits["train"], fraction, seed)
+    for examples in splits.values():  # _index: the example's row in its split's activation source
+        for index, example in enumerate(examples):
+            example["_index"] = index
+    log.info("data: %s (training fraction %s)", {k: len(v) for k, v in splits.items()}, fraction)
+    task.fit_labels(splits)
+    return Prepared(splits, full_train_size, fraction, timings={"read_seconds": time.perf_counter() - started})
+
+
+def load_bilm_info(cfg: DictConfig) -> tuple[Any, dict[str, Any]]:
+    """The frozen biLM (weights checked: finite, no unused datasets, weights.sha256 when present) and its record."""
+    from elmo_bench.bilm.weights import bilm_identity, load_bilm
+
+    bilm = load_bilm(cfg.bilm.options, cfg.bilm.weights)
+    info = {"name": cfg.bilm.get("name"), "options": str(cfg.bilm.options), "weights": str(cfg.bilm.weights),
+            "hash": bilm_identity(cfg.bilm.options, cfg.bilm.weights), "layers": bilm.num_layers,
+            "dim": bilm.output_dim}
+    return bilm, info
+
+
+def load_encoder_info(cfg: DictConfig) -> tuple[Any, dict[str, Any] | None]:
+    """The run's frozen encoder (``encoder=``; the biLM when absent) and the biLM record results.json keeps under
+    ``bilm`` (None for other kinds: their record is ``encoder``)."""
+    from elmo_bench.encoders.bilm import BiLMEncoder
+    from elmo_bench.encoders.build import build_encoder
+
+    spec = OmegaConf.to_container(cfg.encoder, resolve=True) if cfg.get("encoder") is not None else {"kind": "bilm"}
+    if spec.get("kind", "bilm") == "bilm":
+        bilm, info = load_bilm_info(cfg)
+        return BiLMEncoder(bilm, info["hash"], info), info
+    return build_encoder(spec, amp=cfg.get("amp")), None
+
+
+def distinct_text(task: Task, examples: Sequence[Example]) -> list[list[str]]:
+    """Every text field of ``examples`` as token sequences, each distinct sequence once, in first-seen order.
+    Phrase examples (``is_root`` false, SST's sub-sentence phrases) are left out: their sentence is in the text."""
+    seen: set[tuple[str, ...]] = set()
+    out: list[list[str]] = []
+    for example in examples:
+        if not example.get("is_root", True):
+            continue
+        for name in task.text_fields:
+            key = tuple(example[name])
+            if key and key not in seen:
+                seen.add(key)
+                out.append(list(key))
+    return out
+
+
+def adapt_bilm(cfg: DictConfig, task: Task, prepared: Prepared, base_info: dict[str, Any],
+               run_dir: Path, device: torch.device) -> tuple[Any, dict[str, Any]]:  # (BiLMEncoder, record)
+    """bilm=adapted: the base biLM fine-tuned on the training examples this run uses (built once, cached), loaded
+    frozen; its record keeps the base and the adapted hash. The dev text is scored (never trained on) for Table 7."""
+    from elmo_bench.records import lm_adaptation
+    from elmo_bench.pretrain.task_adapted import ensure_adapted
+    from elmo_bench.bilm.weights import load_bilm
+
+    started = time.perf_counter()
+    recipe = OmegaConf.to_container(cfg.bilm.recipe, resolve=True) if cfg.bilm.get("recipe") else None
+    adapted = ensure_adapted(cfg.bilm.base_dir, distinct_text(task, prepared.splits["train"]), cfg.paths.cache_dir,
+                             recipe, progress=bool(cfg.get("progress", True)),
+                             heldout=distinct_text(task, prepared.splits["dev"]), device=str(device))
+    from elmo_bench.encoders.bilm import BiLMEncoder
+
+    bilm = load_bilm(adapted.options, adapted.weights)
+    info = {**base_info, "options": str(adapted.options), "weights": str(adapted.weights),
+            "hash": adapted.adapted_hash, **adapted.record(), "built_here": adapted.built}
+    bilm = BiLMEncoder(bilm, adapted.adapted_hash, info)
+    record = json.loads((adapted.weights.parent / "adapted.json").read_text())
+    scored = record["heldout_perplexity"]
+    if scored:  # Table 7: the dev text's perplexity under the base and the adapted biLM
+        lm_adaptation.write(run_dir / lm_adaptation.FILENAME, task.name, str(cfg.data.get("name")), "dev",
+                            scored["tokens"], scored["before"], scored["after"], adapted.base_hash,
+                            adapted.adapted_hash, record["recipe"])
+    prepared.timings["adapt_seconds"] = time.perf_counter() - started
+    return bilm, info
+
+
+def prepare_layers(cfg: DictConfig, task: Task, prepared: Prepared, bilm: Any, bilm_info: dict[str, Any] | None) -> None:
+    """Attach per split and text field a source of the frozen encoder's layers (the activation cache or live).
+    ``bilm`` is any Encoder (a bare BiLM is wrapped, keyed by ``bilm_info["hash"]``); ``bilm_info`` is the biLM
+    record for results.json, None for other encoder kinds."""
+    from elmo_bench.encoders.bilm import as_encoder
+    from elmo_bench.encoders.build import encoder_record
+
+    started = time.perf_counter()
+    bilm = as_encoder(bilm, (bilm_info or {}).get("hash"))
+    prepared.bilm_info, prepared.num_layers, prepared.elmo_dim = bilm_info, bilm.num_layers, bilm.dim
+    prepared.encoder_info = encoder_record(bilm)
+    max_segment = int(cfg.get("max_segment", 256))
+    cache = ActivationCache(cfg.paths.cache_dir, bilm, max_segment=max_segment,
+                            progress=bool(cfg.get("progress", True))) if cfg.cache else None
+    prepared.cache = cache
+    for split, examples in prepared.splits.items():
+        sources: dict[str, Any] = {}
+        for name in task.text_fields:
+            sequences = [e[name] for e in examples]
+            sources[name] = (cache.layers(sequences, name=f"{task.name}/{split}/{name}") if cache is not None
+                             else LiveLayers(bilm, sequences, max_segment))
+        prepared.layer_sources[split] = sources
+    prepared.timings["activation_seconds"] = time.perf_counter() - started
+
+
+def build_model(cfg: DictConfig, task: Task, prepared: Prepared, seed: int,
+                glove_table: tuple[WordVocabulary, torch.Tensor] | None = None
+                ) -> tuple[TaskModel, dict[str, Collator], WordVocabulary | None]:
+    """GloVe table + ELMo mixes (TaskEmbedder) + the task head (a TaskModel on the CPU, with the run's ``amp``),
+    and one collator per split. ``glove_table`` (vocabulary, (rows, dim) table) replaces reading the GloVe file,
+    when a saved model is rebuilt: its checkpoint holds the vocabulary and the table."""
+    vocab, glove = glove_table if glove_table is not None else (None, None)
+    if cfg.embedder.glove and glove_table is None:
+        words = {w for examples in prepared.splits.values() for e in examples for f in task.text_fields for w in e[f]}
+        vocab, glove = build_glove(words, cfg.embedder.glove_source, cfg.embedder.get("glove_path"), seed)
+    elmo = elmo_settings(cfg)
+    embedder = TaskEmbedder(glove, bool(cfg.embedder.get("glove_trainable", False)), bool(cfg.embedder.elmo),
+                            prepared.num_layers, prepared.elmo_dim, elmo["placement"], elmo["mode"],
+                            elmo["layer_norm"], elmo["l2_coef"], elmo["dropout"], elmo["layer_index"],
+                            elmo["gamma_init"])
+    head_cfg = OmegaConf.to_container(cfg.task.head, resolve=True)
+    head = task.build_head(head_cfg, {f: embedder.input_dim for f in task.text_fields}, embedder.output_dim)
+    collators = {split: Collator(task, vocab, prepared.layer_sources.get(split)) for split in prepared.splits}
+    return TaskModel(embedder, head, amp=normalise_amp(cfg.get("amp"))), collators, vocab
+
+
+def evaluate_splits(model: TaskModel, task: Task, prepared: Prepared, collators: dict[str, Collator],
+                    trainer: TrainerConfig, run_dir: Path) -> dict[str, dict[str, float]]:
+    """Metrics of every split but train (dev, test and extra test sets such as SRL's test_brown); predictions and
+    the test split's per-example statistics into the run directory (elmo_bench.engine.run_outputs)."""
+    metrics: dict[str, dict[str, float]] = {}
+    for split in [s for s in prepared.splits if s != "train"]:
+        examples = prepared.splits[split]
+        metrics[split], predictions = evaluate(model, task, examples, collators[split], trainer.eval_batch_size)
+        record_split(run_dir, task, split, examples, predictions, metrics[split])
+    return metrics
+
+
+def write_run(run_dir: Path, cfg: DictConfig, task: Task, prepared: Prepared, model: TaskModel,
+              history: dict[str, Any], metrics: dict[str, dict[str, float]], config: dict[str, Any]) -> dict[str, Any]:
+    """results.json: the one record the report reads (a RunRecord, elmo_bench.records.run_record)."""
+    use_elmo = bool(cfg.embedder.elmo)
+    record = RunRecord(
+        task=task.name,
+        embedder=cfg.embedder.name,
+        seed=int(cfg.seed),
+        config=config,
+        data={"name": cfg.data.get("name"), "fraction": prepared.fraction,
+              "full_train_examples": prepared.full_train_size,
+              **{f"{k}_examples": len(v) for k, v in prepared.splits.items()}},
+        metrics=metrics,
+        main_metric=task.main_metric,
+        mixes=model.embedder.mix_summary(),
+        elmo=elmo_settings(cfg) if use_elmo else None,
+        epochs={"run": len(history["history"]), "best": history["best_epoch"], "stopped_by": history["stopped_by"],
+                "history": history["history"]},
+        history=[{"epoch": h["epoch"], "dev_metric": h["dev_metric"], "loss": h["train_loss"],
+                  "seconds": h["seconds"]} for h in history["history"]],
+        timings=prepared.timings,
+        device=describe(model.device, str(cfg.get("device", "auto")), model.amp),
+        bilm=prepared.bilm_info,
+        encoder=prepared.encoder_info,
+        git_commit=git_commit(REPO),
+    )
+    record.write(run_dir / "results.json")
+    return record.to_dict()
+
+
+def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
+    """One run in ``run_dir``, holding its lock (elmo_bench.engine.run_lock): a second process started into the same
+    directory stops at once with ``DIR is in use by pid N``, before it reads or writes anything there."""
+    with run_dir_lock(run_dir):
+        return _run_locked(cfg, run_dir)
+
+
+def _run_locked(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
+    started = time.perf_counter()
+    config = OmegaConf.to_container(cfg, resolve=True)
+    check_run(config, merged_trainer(cfg))
+    seed = int(cfg.seed)
+    device = resolve_device(cfg.get("device", "auto"))
+    task_name = cfg.task.name
+    task_package = task_target(task_name).partition(":")[0].rpartition(".")[0]
+    bilm, bilm_info = load_encoder_info(cfg) if cfg.embedder.elmo else (None, None)
+    current = identity(config, bilm_info["hash"] if bilm_info else None, task_code_hash(task_package))
+    if bilm is not None and bilm_info is None:  # another encoder kind: its identity stands where the biLM hash did
+        from elmo_bench.encoders.protocol import cache_id
+
+        current["encoder.hash"] = cache_id(bilm)
+    extending = check_run_dir(run_dir, current, config, task_code_dir(task_package))
+    results_path = run_dir / "results.json"
+    if results_path.exists() and not extending:
+        log.info("%s exists and was made by this configuration: nothing to do", results_path)
+        return read_record(results_path)
+    trainer = trainer_config(cfg, training_fraction(cfg))
+    if extending:
+        kept = apply_new_stopping_rule(run_dir, StoppingRule.of(trainer), current, config)
+        if kept is not None:
+            return kept
+
+    seed_everything(seed)
+    torch.set_num_threads(int(cfg.get("threads", 1)) or 1)
+    task = load_task(task_name)
+    prepared = read_data(cfg, task, seed)
+    if bilm_info is not None and cfg.bilm.get("name") == "adapted":
+        bilm, bilm_info = adapt_bilm(cfg, task, prepared, bilm_info, run_dir, device)
+    if bilm is not None:  # cache building and live layers compute on the run's device
+        from elmo_bench.encoders.protocol import moved
+
+        prepare_layers(cfg, task, prepared, moved(bilm, device), bilm_info)
+    model, collators, vocab = build_model(cfg, task, prepared, seed)
+    model.to(device)
+
+    logger = RunLogger(cfg.logger.mode, run_dir, cfg.logger.project, run_dir.name, config)
+
+    def on_epoch(epoch: int, record: dict[str, Any]) -> None:
+        logger.log({"train_loss": record["train_loss"], **{f"dev/{k}": v for k, v in record["dev"].items()}}, step=epoch)
+
+    t0 = time.perf_counter()
+    history = fit(model, task, prepared.splits["train"], prepared.splits["dev"], collators["train"],
+                  collators["dev"], trainer, run_dir, seed, on_epoch,
+                  extra={"vocab": vocab.words if vocab is not None else None})
+    prepared.timings["train_seconds"] = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    metrics = evaluate_splits(model, task, prepared, collators, trainer, run_dir)
+    prepared.timings["eval_seconds"] = time.perf_counter() - t1
+    bilm_seconds = 0.0
+    if bilm is not None:  # with cache=false the biLM runs inside every batch: count that time too
+        bilm_seconds = prepared.cache.seconds_in_bilm if prepared.cache is not None else sum(
+            source.seconds_in_bilm for sources in prepared.layer_sources.values() for source in sources.values())
+    prepared.timings["bilm_seconds"] = bilm_seconds
+    prepared.timings["total_seconds"] = time.perf_counter() - started
+    results = write_run(run_dir, cfg, task, prepared, model, history, metrics, config)
+    logger.summary({f"{s}/{k}": v for s, m in metrics.items() for k, v in m.items()})
+    logger.finish()
+    log.info("results: %s", json.dumps(metrics))
+    return results

@@ -1,0 +1,259 @@
+"""Run identity: a run directory remembers what made it, so a re-run never returns another configuration's numbers.
+
+``run.json`` (written when a run starts) holds the resolved config and its *identity*: every key that can change a
+number, flattened to ``dotted.key: value`` — the whole resolved config except keys that only change speed or
+logging (``progress``, ``threads``, ``logger``, ``paths``, Hydra's ``choices``), with the biLM files replaced by
+their content hash, every data path by a fingerprint of its content (files: sha256; directories: names and sizes),
+plus a hash of the task package's source (``code.task``). A run without ELMo (``embedder.elmo: false``) leaves out
+the ELMo settings (``task.elmo.*``, ``mix.*``): they cannot change its numbers, so choosing a task's ELMo default
+later does not orphan its finished baseline runs. A run directory resumes or skips only when the identity
+matches (ELMo settings compared as the values the run used: ``effective_elmo``); otherwise the run is refused with
+one line naming the keys that differ. One exception: when only the
+stopping rule changed (a raised epoch cap or patience) and replaying the new rule over the run's dev scores trains
+every epoch it trained, the run continues from its checkpoint: exactly the run the new rule gives from scratch.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+from typing import Any, Mapping
+
+from elmo_bench.base.atomic import atomic_write_text
+from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS, effective_settings
+from elmo_bench.base.errors import ConfigError
+
+RUN_FILE = "run.json"
+#: top-level keys (or dotted prefixes) that never change a number (``device``, like ``threads``, changes speed and
+#: floating-point rounding only: a run killed on one GPU may resume on another, or on the CPU)
+IGNORED = ("progress", "threads", "logger", "paths", "choices", "bilm.options", "bilm.weights", "bilm.name", "device",
+           "data.allow_identical_splits", "data.answer_offsets")  # refuse or not: never another number
+#: keys added to the config after run directories already existed, with the value that reproduces the old behaviour:
+#: a stored identity without the key equals one that holds this value
+ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.eps": None, "encoder.kind": "bilm"}
+#: key prefixes that only matter when the run uses ELMo (the encoder group: which frozen encoder gives the layers)
+ELMO_ONLY = ("task.elmo.", "mix.", "encoder.")
+#: the stopping rule's keys: they decide only *when* training stops, never what an epoch computes, so a run whose
+#: identity differs in nothing else may be continued from its checkpoint (elmo_bench.records.stopping decides)
+STOPPING_RULE = tuple(f"{group}.{key}" for group in ("trainer", "task.trainer")
+                      for key in ("max_epochs", "patience", "min_epochs", "scale_epochs", "max_scaled_epochs"))
+_fingerprints: dict[tuple[str, int, int], str] = {}
+
+
+def without_elmo_only(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """A flat identity without the ELMo-only keys when the run has no ELMo (applied to every new identity and to
+    stored ones, which an earlier version wrote with those keys)."""
+    if flat.get("embedder.elmo") is not False:
+        return dict(flat)
+    return {k: v for k, v in flat.items() if not k.startswith(ELMO_ONLY)}
+
+
+def effective_elmo(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """A flat identity with each ELMo setting as the value the run used: ``task.elmo.K`` (the task's default) and
+    ``mix.K`` (a command-line override) become one ``elmo.K``, the override where set. Compared this way, a run of
+    ``mix.dropout=0.5`` and a run of a task whose default became 0.5 are the same experiment: a finished run keeps
+    resuming and counting after its setting is made the default, and one of the replaced default is refused."""
+    if not any(k.startswith(ELMO_ONLY) for k in flat):
+        return dict(flat)
+    task_elmo = {key: flat[f"task.elmo.{key}"] for key in TASK_ELMO_DEFAULTS if f"task.elmo.{key}" in flat}
+    mix = {key: flat.get(f"mix.{key}") for key in TASK_ELMO_DEFAULTS}
+    out = {k: v for k, v in flat.items()
+           if not any(k in (f"task.elmo.{key}", f"mix.{key}") for key in TASK_ELMO_DEFAULTS)}
+    out.update({f"elmo.{key}": value for key, value in effective_settings(task_elmo, mix).items()})
+    return out
+
+
+def flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
+    """{"a": {"b": 1}, "c": [1, 2]} → {"a.b": 1, "c": [1, 2]} (lists stay values)."""
+    if isinstance(tree, Mapping):
+        out: dict[str, Any] = {}
+        for key, value in tree.items():
+            out.update(flatten(value, f"{prefix}{key}."))
+        return out
+    return {prefix[:-1]: tree}
+
+
+def fingerprint(path: Path) -> str:
+    """Content fingerprint of a data file (sha256) or directory (names and sizes of the files below it)."""
+    stat = path.stat()
+    memo = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if memo in _fingerprints:
+        return _fingerprints[memo]
+    digest = hashlib.sha256()
+    if path.is_dir():
+        for child in sorted(p for p in path.rglob("*") if p.is_file()):
+            digest.update(f"{child.relative_to(path)}\0{child.stat().st_size}\n".encode())
+        value = "dir:" + digest.hexdigest()[:16]
+    else:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        value = "sha256:" + digest.hexdigest()[:16]
+    _fingerprints[memo] = value
+    return value
+
+
+def read_record(path: Path) -> dict[str, Any]:
+    """A JSON record this program wrote (run.json, results.json), or one ConfigError line naming the file when it
+    is truncated or not a JSON object (a copy cut short, a disk filled up, another program's file)."""
+    from elmo_bench.data.textio import read_text
+
+    try:
+        record = json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: truncated or malformed JSON ({exc.msg} at line {exc.lineno}); expected a "
+                          f"{path.name} written by this program: restore it or delete the run directory") from None
+    if not isinstance(record, dict):
+        raise ConfigError(f"{path}: expected a JSON object, found {type(record).__name__}")
+    return record
+
+
+def is_data_fingerprint(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith(("sha256:", "dir:"))
+
+
+def check_data_identity(run_dir: Path, stored: Mapping[str, Any], config: Mapping[str, Any]) -> None:
+    """The one data-identity check (resume, skip, ``elmo-bench evaluate``): every data file the run recorded by
+    content (``data.*`` keys of run.json's identity) must hold that content now; else one ConfigError naming the
+    file. A file that no longer exists is left to the reader ("file not found")."""
+    for key, value in flatten(config).items():
+        old = stored.get(key)
+        if not (key.startswith("data.") and is_data_fingerprint(old) and isinstance(value, str)):
+            continue
+        path = Path(value)
+        if not (path.is_absolute() and path.exists()):
+            continue
+        now = fingerprint(path)
+        if now != old:
+            raise ConfigError(f"{path}: the {key} data changed since {run_dir} was trained on it ({old} then, {now} "
+                              f"now); refusing to resume, reuse or evaluate the run on other data: restore the file "
+                              f"or train a new run (hydra.run.dir=...)")
+
+
+def task_code_dir(task_package: str) -> Path:
+    """The directory of a task package (``elmo_bench.tasks.ner`` → .../tasks/ner)."""
+    import importlib
+
+    return Path(importlib.import_module(task_package).__file__).parent
+
+
+def task_code_hash(task_package: str) -> str:
+    """sha256 of the ``.py`` files of a task package (``elmo_bench.tasks.ner``): a changed head or metric is a new run."""
+    root = task_code_dir(task_package)
+    digest = hashlib.sha256()
+    for source in sorted(root.rglob("*.py")):
+        digest.update(str(source.relative_to(root)).encode() + b"\0" + source.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def identity(config: Mapping[str, Any], bilm_hash: str | None, code_hash: str | None) -> dict[str, Any]:
+    """The flat identity of a resolved config (see the module docstring)."""
+    flat = flatten(config)
+    out: dict[str, Any] = {}
+    for key, value in flat.items():
+        if any(key == p or key.startswith(p + ".") for p in IGNORED):
+            continue
+        if key.startswith("data.") and isinstance(value, str) and Path(value).is_absolute() and Path(value).exists():
+            value = fingerprint(Path(value))
+        out[key] = value
+    if bilm_hash is not None:
+        out["bilm.hash"] = bilm_hash
+    if code_hash is not None:
+        out["code.task"] = code_hash
+    return without_elmo_only(out)
+
+
+def differences(stored: Mapping[str, Any], current: Mapping[str, Any], skip: tuple[str, ...] = (),
+                shared_only: bool = False) -> list[str]:
+    """``key: old → new`` for every key whose value differs (missing on one side counts as a difference, unless
+    ``shared_only``: then only keys both sides have are compared)."""
+    keys = set(stored) & set(current) if shared_only else set(stored) | set(current)
+    keys = sorted(keys - set(skip))
+    out = []
+    for key in keys:
+        if stored.get(key, _ABSENT) != current.get(key, _ABSENT):
+            out.append(f"{key}: {_show(stored.get(key, _ABSENT))} → {_show(current.get(key, _ABSENT))}")
+    return out
+
+
+_ABSENT = object()
+
+
+def _show(value: Any) -> str:
+    return "(absent)" if value is _ABSENT else json.dumps(value, default=str)
+
+
+def code_changed_since(commit: str | None, code_dir: Path | None) -> bool | None:
+    """Did ``code_dir`` (a task package) change between git ``commit`` and the working tree? None: cannot tell."""
+    if not commit or code_dir is None:
+        return None
+    try:
+        done = subprocess.run(["git", "-C", str(code_dir), "diff", "--quiet", commit, "--", "."],
+                              capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return {0: False, 1: True}.get(done.returncode)
+
+
+def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str, Any],
+                  code_dir: Path | None = None) -> bool:
+    """Refuse (ConfigError, one line) when ``run_dir`` was made by a different identity; else record this one.
+
+    Returns True when the identities differ only in the stopping rule (``STOPPING_RULE``: a raised epoch cap or
+    patience): then nothing is recorded yet; the caller replays the new rule over the run's dev scores
+    (``elmo_bench.engine.experiment.apply_new_stopping_rule``) and records the new identity, or refuses.
+
+    Only a directory holding a checkpoint or results is protected (one where a run failed before training simply
+    takes the new identity). A results.json of an older version of this project, without ``run.json``, is
+    compared on the keys its stored config shares with today's (its biLM hash included; data fingerprints are those
+    of today), and refused when git says ``code_dir`` changed since the commit it records.
+    """
+    record = run_dir / RUN_FILE
+    computed = (run_dir / "results.json").exists() or (run_dir / "checkpoint.pt").exists()
+    stored: dict[str, Any] | None = None
+    skip: tuple[str, ...] = ()
+    legacy = False
+    if computed and record.exists():
+        stored = without_elmo_only(read_record(record).get("identity") or {})
+        check_data_identity(run_dir, stored, config)
+    elif computed:
+        results_path = run_dir / "results.json"
+        if not results_path.exists():
+            raise ConfigError(f"{run_dir}: holds a checkpoint from before run identity was recorded; delete the "
+                              f"directory or choose another (hydra.run.dir=...)")
+        old = read_record(results_path)
+        stored = identity(old.get("config", {}), (old.get("bilm") or {}).get("hash"), None)
+        skip, legacy = ("code.task",), True  # keys added or removed since (schema changes) are not differences
+        if code_changed_since(old.get("git_commit"), code_dir):
+            commit = str(old["git_commit"])[:10]
+            raise ConfigError(f"{run_dir}: made by an earlier version of the task's code (git {commit}; "
+                              f"{code_dir} changed since); refusing to reuse it: choose another directory "
+                              f"(hydra.run.dir=...) or delete it")
+    if stored is not None:
+        stored = {**{k: v for k, v in ADDED_DEFAULTS.items() if k in current}, **stored}
+        diff = differences(effective_elmo(stored), effective_elmo(current), skip, shared_only=legacy)
+        if diff and not legacy and (run_dir / "checkpoint.pt").exists() and all(
+                line.split(":", 1)[0] in STOPPING_RULE for line in diff):
+            return True
+        if diff:
+            shown = "; ".join(diff[:6]) + (f"; and {len(diff) - 6} more" if len(diff) > 6 else "")
+            raise ConfigError(f"{run_dir}: made by a different configuration ({shown}); refusing to resume or reuse "
+                              f"it: choose another directory (hydra.run.dir=...) or delete it")
+    if not (computed and record.exists()):  # a directory where nothing was computed yet takes the new identity
+        run_dir.mkdir(parents=True, exist_ok=True)
+        record_identity(run_dir, current, config)
+    return False
+
+
+def record_identity(run_dir: Path, current: Mapping[str, Any], config: Mapping[str, Any]) -> None:
+    """Write ``run.json`` (atomically) with this identity and resolved config."""
+    atomic_write_text(run_dir / RUN_FILE, json.dumps({"identity": dict(current), "config": config}, indent=1,
+                                                     default=str))
+
+
+def record_extension(run_dir: Path, current: Mapping[str, Any], config: Mapping[str, Any]) -> None:
+    """Give a run whose stopping rule changed its new identity and drop its old results, in that order: a run
+    killed while it continues then resumes from its checkpoint instead of returning the old, shorter results."""
+    record_identity(run_dir, current, config)
+    (run_dir / "results.json").unlink(missing_ok=True)
