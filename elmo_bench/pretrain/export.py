@@ -37,7 +37,9 @@ def export_checkpoint(checkpoint: str | Path, cfg: dict, out_dir: str | Path) ->
     from elmo_bench.pretrain.model import make_options
     from elmo_bench.pretrain.train import training_extra
 
-    payload = torch.load(checkpoint, map_location="cpu", weights_only=True)
+    from elmo_bench.base import checkpoints
+
+    payload = checkpoints.load(checkpoint, "cpu")
     tokens = payload["vocab"]
     options = make_options(cfg["model"], training_extra(cfg, len(tokens)))
     model = LanguageModel(options, len(tokens), cfg.get("num_sampled"))
