@@ -2,4 +2,4 @@
 from elmo_bench.commands.main import main
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())  # the exit code, as the console script gives it

@@ -18,6 +18,7 @@ from pathlib import Path
 import h5py
 import torch
 
+from elmo_bench.base import checkpoints
 from elmo_bench.bilm.integrity import write_checksums
 from elmo_bench.pretrain.export import export_checkpoint, write_activation_check
 from elmo_bench.pretrain.model import LanguageModel, make_options, training_extra
@@ -60,7 +61,7 @@ def main(run_dir: str = "/work/lm_work/run_v2", work_dir: str = "/work/lm_work",
     for name in ("options.json", "weights.hdf5", "vocab.txt"):
         shutil.copyfile(source / name, target / name)
     write_checksums(target)  # weights.sha256 of the new files: load_bilm checks it on every load
-    checkpoint = torch.load(run / "checkpoint.pt", map_location="cpu", weights_only=True)
+    checkpoint = checkpoints.load(run / "checkpoint.pt", "cpu")
     trained = LanguageModel(make_options(cfg["model"], training_extra(cfg, len(checkpoint["vocab"]))),
                             len(checkpoint["vocab"]), cfg.get("num_sampled"))
     trained.load_state_dict(checkpoint["model"])

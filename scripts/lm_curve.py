@@ -15,6 +15,7 @@ from pathlib import Path
 
 import torch
 
+from elmo_bench.base import checkpoints
 from elmo_bench.pretrain.export import export_checkpoint
 from elmo_bench.pretrain.perplexity import evaluate, load_lm
 from elmo_bench.pretrain.train import heldout_sentences
@@ -26,7 +27,7 @@ TEXTS = {"litbank_fold0_devtest": "litbank_fold0_devtest.txt", "ptb_test": "ptb.
 def measure(run_dir: Path, config: str, work_dir: Path) -> dict | None:
     curve = run_dir / "heldout_curve.jsonl"
     done = {json.loads(line)["step"] for line in curve.read_text().splitlines()} if curve.exists() else set()
-    payload = torch.load(run_dir / "checkpoint.pt", map_location="cpu", weights_only=True)
+    payload = checkpoints.load(run_dir / "checkpoint.pt", "cpu")
     if payload["step"] in done:
         return None
     cfg = compose_pretrain([f"pretrain={config}"])

@@ -1,7 +1,9 @@
 """The task registry, the only one: ``cfg.task.name`` → the Task subclass (``module:Class``), imported when used.
 
 Adding a task touches ``tasks/<new>/``, ``conf/task/<new>.yaml`` (its ``name`` is the key here) and this one line
-(tests/tiny_task shows a seventh task added that way and run through the engine).
+(tests/tiny_task shows a seventh task added that way and run through the engine, the report and ``elmo-bench
+score``). Everything about a task is behind its Task class (elmo_bench.tasks.api): the engine and ``elmo-bench score``
+look it up here; the report knows it only from the run records the engine wrote.
 """
 TASKS: dict[str, str] = {
     "ner": "elmo_bench.tasks.ner.task:NerTask",

@@ -17,9 +17,17 @@ Data flow for one batch (an elmo_bench.data.batch.Batch; shapes in brackets), pe
                  dropped exactly once) and ``batch.elmo_output(f, dim, who)`` gives elmo_out (checked once, there)
     task.decode(output, examples) ──▶ one prediction per example
     task.metric(predictions, examples) ──▶ {metric name: value in percent}; task.main_metric picks the dev metric
+
+What a run records (elmo_bench.records.run_record), so that the report needs neither this code nor the gold data:
+    task.record_predictions(predictions, examples) ──▶ the text-free predictions (predictions_<split>.json.gz)
+    task.statistics(predictions, examples) ──▶ one row of sufficient statistics per test example
+                 (scores_test.json.gz); their column sums, aggregated by ``statistics_kind``, give the main metric
+And on files: ``elmo-bench score NAME FILE...`` calls task.score_files (``score_file_count`` files), which scores
+what task.write_official writes.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import torch
@@ -73,6 +81,33 @@ class Task:
 
     def metric(self, predictions: Sequence[Any], examples: Sequence[Example]) -> dict[str, float]:
         """Scores in percent, with the official scorer's semantics."""
+        raise NotImplementedError
+
+    #: how ``statistics`` rows aggregate into ``main_metric``: one of elmo_bench.records.example_statistics.KINDS
+    statistics_kind: str = ""
+
+    def statistics(self, predictions: Sequence[Any], examples: Sequence[Example]) -> list[list[float]]:
+        """One row of numbers per example whose column sums, aggregated by ``statistics_kind``, give exactly
+        ``metric(predictions, examples)[main_metric]`` (on any subset too: the paired bootstrap resamples rows).
+        Optional: without it a run records no statistics and the report shows no p-value for it."""
+        raise NotImplementedError
+
+    def record_predictions(self, predictions: Sequence[Any], examples: Sequence[Example]) -> list[Any]:
+        """The predictions as the run record keeps them: labels, tags or spans, never the datasets' text (so the
+        records can be committed). Default: as ``decode`` gave them, when they hold no text."""
+        return list(predictions)
+
+    #: how many files ``score_files`` takes; 0: the task has no file scorer (``elmo-bench score`` does not list it)
+    score_file_count: int = 0
+
+    def score_files(self, *paths: str) -> dict[str, float]:
+        """Score official-format files (gold and predictions) with the official scorer's semantics; the printed
+        JSON of ``elmo-bench score NAME FILE...``."""
+        raise NotImplementedError
+
+    def write_official(self, path: str | Path, predictions: Sequence[Any], examples: Sequence[Example]) -> None:
+        """The predictions as the official-format file that ``score_files`` takes last (after the split's
+        official gold file, when it takes two), so ``score_files(gold, path)`` equals ``metric``."""
         raise NotImplementedError
 
     def state_dict(self) -> dict[str, Any]:

@@ -59,11 +59,12 @@ def test_other_text_or_recipe_builds_another_model(base_dir, tmp_path):
 def test_a_killed_build_is_cleaned_and_redone(base_dir, tmp_path):
     done = ensure_adapted(base_dir, _task_text(), tmp_path, RECIPE, progress=False)
     key_dir = done.weights.parent
-    stale = key_dir.parent / f".{key_dir.name}.tmp"
     import shutil
 
+    from tests.test_owned_temporaries import dead_pid, fake_owned_dir
+
     shutil.rmtree(key_dir)
-    stale.mkdir()
+    stale = fake_owned_dir(key_dir.parent, key_dir.name, dead_pid())  # what a build killed with SIGKILL leaves
     (stale / "weights.hdf5").write_bytes(b"half written")
     again = ensure_adapted(base_dir, _task_text(), tmp_path, RECIPE, progress=False)
     assert again.built and not stale.exists() and again.adapted_hash == done.adapted_hash

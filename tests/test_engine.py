@@ -1,6 +1,7 @@
 """The experiment engine end to end on the bundled NER sample with bilm-tf's tiny fixture biLM."""
 from __future__ import annotations
 
+import gzip
 import json
 import logging
 from pathlib import Path
@@ -10,7 +11,7 @@ from hydra import compose, initialize_config_dir
 
 from elmo_bench.engine.experiment import run_experiment
 from elmo_bench.commands.hydra_setup import register_resolvers
-from elmo_bench.records.results import REQUIRED_KEYS, read_results
+from elmo_bench.records.run_record import REQUIRED_KEYS, RunRecord, read_statistics
 from tests.conftest import REPO, needs_fixtures
 
 pytestmark = needs_fixtures
@@ -35,14 +36,20 @@ def test_run_writes_results_and_second_seed_hits_the_cache(tmp_path, caplog):
     caplog.set_level(logging.INFO)
     first = run_experiment(_cfg(tmp_path, "seed=1"), tmp_path / "run1")
     assert "activation cache miss" in caplog.text
-    saved = read_results(tmp_path / "run1" / "results.json")
-    assert set(REQUIRED_KEYS) <= set(saved)
+    saved = json.loads((tmp_path / "run1" / "results.json").read_text())
+    assert set(REQUIRED_KEYS) <= set(saved) and RunRecord.read(tmp_path / "run1" / "results.json").to_dict() == saved
     assert saved["metrics"]["test"].keys() >= {"precision", "recall", "f1"}
     assert saved["mixes"]["input"]["weights"] and abs(sum(saved["mixes"]["input"]["weights"]) - 1) < 1e-5
     assert saved["bilm"]["hash"] and saved["epochs"]["run"] == 2
     assert first["timings"]["bilm_seconds"] > 0
     preds = json.loads((tmp_path / "run1" / "predictions_test.json").read_text())
     assert len(preds) == saved["data"]["test_examples"] and isinstance(preds[0]["prediction"], list)
+    # the run record the report reads: text-free predictions by index and the test metric's per-example statistics
+    compact = json.loads(gzip.decompress((tmp_path / "run1" / "predictions_test.json.gz").read_bytes()))
+    assert compact == [{"index": i, "prediction": p["prediction"]} for i, p in enumerate(preds)]
+    stats = read_statistics(tmp_path / "run1")
+    assert stats.kind == "chunk_f1" and stats.rows.shape == (len(preds), 3)
+    assert stats.value() == pytest.approx(saved["metrics"]["test"]["f1"])
     caplog.clear()
     second = run_experiment(_cfg(tmp_path, "seed=2", "mix.lambda=0.5"), tmp_path / "run2")
     assert "activation cache hit" in caplog.text and "activation cache miss" not in caplog.text

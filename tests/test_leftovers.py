@@ -26,12 +26,12 @@ with atomic_path(Path(sys.argv[1]), suffix=".hdf5") as tmp:   # as `elmo-bench e
 """
 
 CACHE_BUILDER = """
-import sys, tempfile, time
+import sys, time
 from pathlib import Path
-from elmo_bench.base.atomic import temp_prefix
+from elmo_bench.base.atomic import owned_temp_dir
 
 # the first step of ActivationCache.layers: the entry is built in a temporary directory named after its owner
-tmp = Path(tempfile.mkdtemp(prefix=temp_prefix("v2-entry"), dir=sys.argv[1]))
+tmp = owned_temp_dir(sys.argv[1], "v2-entry")
 (tmp / "layers.f16").write_bytes(b"x" * 1_000_000)
 print("writing", flush=True)
 time.sleep(120)
@@ -56,7 +56,7 @@ def test_a_write_killed_with_sigkill_leaves_a_temporary_that_the_next_write_remo
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     left = _hidden(tmp_path)
-    assert len(left) == 1 and left[0].startswith(".out.hdf5.") and left[0].endswith(".hdf5.tmp")
+    assert len(left) == 1 and left[0].startswith(".elmo_bench-tmp.") and left[0].endswith(".out.hdf5.hdf5")
     atomic_write_text(out, "done")
     assert _hidden(tmp_path) == [] and out.read_text() == "done"
 
@@ -84,13 +84,17 @@ def test_a_cache_build_killed_with_sigkill_is_cleaned_by_the_next_build(tmp_path
     proc.wait(timeout=30)
     assert len(_hidden(cache_dir)) == 1
 
+    entry = ActivationCache(cache_dir, _tiny_bilm(), "bilm0", progress=False).layers([["a", "b"]], name="t")
+    assert _hidden(cache_dir) == [] and entry.get(0).shape == (2, 2, 8)
+
+
+def _tiny_bilm():
+    """A small real biLM with random weights: layers (L+1 = 2, dim 8)."""
     from elmo_bench.bilm.model import BiLM
     from elmo_bench.bilm.options import BiLMOptions
 
-    bilm = BiLM(BiLMOptions.from_dict({  # a small real biLM with random weights
+    return BiLM(BiLMOptions.from_dict({
         "char_cnn": {"filters": [[1, 4], [2, 4]], "n_highway": 1, "embedding": {"dim": 4}, "n_characters": 262,
                      "max_characters_per_token": 50, "activation": "relu"},
         "lstm": {"n_layers": 1, "dim": 8, "projection_dim": 4, "cell_clip": 3, "proj_clip": 3,
                  "use_skip_connections": True}}))
-    entry = ActivationCache(cache_dir, bilm, "bilm0", progress=False).layers([["a", "b"]], name="t")
-    assert _hidden(cache_dir) == [] and entry.get(0).shape == (2, 2, 8)

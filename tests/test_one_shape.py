@@ -1,5 +1,6 @@
 """Issue 12, "one shape": one task registry, one ELMo module, one Batch type, shared modules; a seventh task
-(tests/tiny_task) added with one folder and one registry line runs through the unchanged engine."""
+(tests/tiny_task) added with one folder and one registry line runs through the unchanged engine, the report (Table 1
+with its paired-bootstrap p-value, from the run records alone) and ``elmo-bench score``."""
 from __future__ import annotations
 
 import pytest
@@ -11,7 +12,7 @@ from elmo_bench.data.batch import Batch
 from elmo_bench.modules.token_embedders import TaskEmbedder
 from elmo_bench.engine.experiment import load_task, run_experiment
 from elmo_bench.modules.elmo import Elmo
-from elmo_bench.records.results import read_results
+from elmo_bench.records.run_record import RunRecord
 from tests.conftest import REPO, needs_fixtures
 from tests.engine_helpers import TINY_TARGET, compose_run
 
@@ -20,10 +21,51 @@ from tests.engine_helpers import TINY_TARGET, compose_run
 def test_a_seventh_task_needs_one_folder_one_config_and_one_registry_line(tmp_path, monkeypatch):
     monkeypatch.setitem(tasks.TASKS, "tiny", TINY_TARGET)  # the one registry line
     results = run_experiment(compose_run(tmp_path), tmp_path / "run")
-    saved = read_results(tmp_path / "run" / "results.json")
+    saved = RunRecord.read(tmp_path / "run" / "results.json").to_dict()
     assert saved["task"] == "tiny" and set(saved["metrics"]) == {"dev", "test"}
     assert 0.0 <= saved["metrics"]["test"]["accuracy"] <= 100.0
     assert results["mixes"]["input"]["weights"] and saved["epochs"]["run"] >= 1
+
+
+@needs_fixtures
+def test_the_seventh_task_reaches_the_report_and_the_score_command(tmp_path, monkeypatch, capsys):
+    """Baseline and +ELMo runs of the tiny task: Table 1 gets a tiny row with both test accuracies and a p-value
+    computed from the statistics the engine recorded through TinyTask.statistics (the report imports no task: it
+    cannot know the tiny task otherwise); ``elmo-bench score tiny GOLD PRED`` scores its files through
+    TinyTask.score_files and gives the run's own test accuracy."""
+    import gzip
+    import json
+
+    from elmo_bench.commands.main import main
+    from elmo_bench.records.example_statistics import Statistics
+    from elmo_bench.report.bootstrap import paired_bootstrap_sums
+
+    monkeypatch.setitem(tasks.TASKS, "tiny", TINY_TARGET)
+    runs = tmp_path / "results"
+    for embedder in ("glove", "glove_elmo"):
+        run_experiment(compose_run(tmp_path, f"embedder={embedder}", "trainer.max_epochs=2"), runs / embedder)
+    assert main(["report", str(runs), "--out", str(tmp_path / "report"), "--format", "json",
+                 "--bootstrap-samples", "500"]) == 0
+    table1 = json.loads((tmp_path / "report" / "report.json").read_text())["tables"]["table1"]
+    row = next(r for r in table1["rows"] if r["task"] == "tiny")
+    saved = {e: RunRecord.read(runs / e / "results.json") for e in ("glove", "glove_elmo")}
+    assert row["metric"] == "accuracy" and row["data"] == "tiny_sample"
+    assert row["baseline"]["mean"] == saved["glove"].metrics["test"]["accuracy"]
+    assert row["elmo"]["mean"] == saved["glove_elmo"].metrics["test"]["accuracy"]
+    stats = {}
+    for embedder in ("glove", "glove_elmo"):
+        data = json.loads(gzip.decompress((runs / embedder / "scores_test.json.gz").read_bytes()))
+        stats[embedder] = Statistics.from_json(data)
+        assert data["kind"] == "ratio" and len(data["rows"]) == 16
+    assert row["p"] == paired_bootstrap_sums([stats["glove_elmo"]], [stats["glove"]], 500)[1]
+    capsys.readouterr()
+    predictions = json.loads((runs / "glove_elmo" / "predictions_test.json").read_text())
+    (tmp_path / "pred.txt").write_text("".join(f"{p['prediction']}\n" for p in predictions))
+    gold = REPO / "tests" / "tiny_task" / "samples" / "test.tsv"
+    assert main(["score", "tiny", str(gold), str(tmp_path / "pred.txt")]) == 0
+    assert json.loads(capsys.readouterr().out) == {"accuracy": saved["glove_elmo"].metrics["test"]["accuracy"]}
+    assert main(["score", "tiny", str(gold)]) == 2                       # two files, as TinyTask.score_file_count
+    assert "expected 2 file(s), found 1" in capsys.readouterr().err
 
 
 def test_without_its_registry_line_the_task_is_refused_by_name():

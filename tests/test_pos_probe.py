@@ -93,7 +93,8 @@ def test_engine_runs_pos_on_one_layer(tmp_path):
         cfg = compose("config", overrides=[
             "task=pos", "data=default_pos", "embedder=elmo", "mix=layer", "mix.layer=2", "bilm=fixture",
             "logger=disabled", "progress=false", f"paths.cache_dir={tmp_path / 'cache'}", "trainer.max_epochs=1",
-            f"data.train={sample}", f"data.dev={sample}", f"data.test={sample}"])
+            f"data.train={sample}", f"data.dev={sample}", f"data.test={sample}",
+            "data.allow_identical_splits=true"])  # one sample file for every split, on purpose
     result = run_experiment(cfg, tmp_path / "run")
     assert result["task"] == "pos" and 0.0 <= result["metrics"]["test"]["accuracy"] <= 100.0
     assert result["mixes"]["input"]["weights"] == [0.0, 0.0, 1.0] and result["elmo"]["dropout"] == 0.0

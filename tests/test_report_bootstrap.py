@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from elmo_bench.report.bootstrap import is_per_example, paired_bootstrap, paired_bootstrap_metric
+from elmo_bench.report.bootstrap import paired_bootstrap, paired_bootstrap_metric
 
 
 def _correct(rate: float, n: int, seed: int) -> np.ndarray:
@@ -73,11 +73,6 @@ def test_recompute_path_equals_per_example_path_for_accuracy():
     per_b = np.array([[100.0 * (p == g) for p, g in zip(b, golds)]])
     assert paired_bootstrap(per_a, per_b, samples=256, seed=3) == pytest.approx(
         paired_bootstrap_metric(accuracy, [a], [b], golds, samples=256, seed=3))
-
-
-def test_which_metrics_are_per_example():
-    assert is_per_example("sst", "accuracy") and is_per_example("squad", "f1")
-    assert not is_per_example("ner", "f1") and not is_per_example("coref", "conll_f1")
 
 
 def test_mismatched_inputs_are_refused():

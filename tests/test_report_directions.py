@@ -6,6 +6,7 @@ from pathlib import Path
 from elmo_bench.report import paper
 from elmo_bench.report.collect import Run, seed_pairs
 from elmo_bench.report.directions import directions_table
+from elmo_bench.records.run_record import RunRecord
 
 
 def run(task, embedder="glove", seed=1, test=None, dev=None, fraction=1.0, mode="learned", metrics=None):
@@ -83,8 +84,8 @@ def test_sample_efficiency_gain_and_mix_directions():
 def trained(task, embedder, test, dev, history, bilm="h"):
     """A run with a per-epoch history of (training loss, dev metric) and a recorded biLM hash."""
     made = run(task, embedder, test=test, dev=dev)
-    made.raw = {"history": [{"epoch": i, "loss": loss, "dev_metric": d} for i, (loss, d) in enumerate(history)],
-                "bilm": {"hash": bilm} if embedder != "glove" else None}
+    made.record = RunRecord(task=task, metrics={}, bilm={"hash": bilm} if embedder != "glove" else None,
+                            history=[{"epoch": i, "loss": loss, "dev_metric": d} for i, (loss, d) in enumerate(history)])
     return made
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from elmo_bench.commands.main import main
 from elmo_bench.base.errors import DataError
-from elmo_bench.report.export import _squad_spans, export_results
+from elmo_bench.report.export import export_results
 from tests.test_report_golden import make_tree
 
 
@@ -59,11 +59,6 @@ def test_compact_files_hold_labels_by_index_and_statistics(tree):
     before = _files(dst)
     export_results(src, dst)                          # deterministic: the same bytes again
     assert _files(dst) == before
-
-
-def test_squad_answers_become_character_spans():
-    examples = [{"context_text": "The cat sat on the mat."}, {"context_text": "No answer here."}]
-    assert _squad_spans(["the mat", "elsewhere"], examples) == [[15, 22], None]
 
 
 def test_export_refuses_bad_trees(tmp_path):

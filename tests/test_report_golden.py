@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from elmo_bench.report.cli import report_main
+from elmo_bench.report.cli import build_report, report_main
 from elmo_bench.report.collect import collect
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "report_small.md"
@@ -36,11 +36,16 @@ def result(task, embedder, seed, *, data, test=None, dev=None, main="f1", fracti
             "git_commit": None}
 
 
-def write(root: Path, rel: str, results: dict, predictions: list | None = None) -> None:
+def write(root: Path, rel: str, results: dict, predictions: list | None = None, examples: list | None = None) -> None:
+    """results.json; with test ``predictions``, what the engine records beside it through the task's own methods
+    (predictions in both forms and the per-example statistics the report bootstraps)."""
     (root / rel).mkdir(parents=True, exist_ok=True)
     (root / rel / "results.json").write_text(json.dumps(results))
     if predictions is not None:
-        (root / rel / "predictions_test.json").write_text(json.dumps(predictions))
+        from elmo_bench.engine.experiment import load_task
+        from elmo_bench.engine.run_outputs import record_split
+
+        record_split(root / rel, load_task(results["task"]), "test", examples, predictions, results["metrics"]["test"])
 
 
 def make_tree(root: Path) -> None:
@@ -60,18 +65,17 @@ def make_tree(root: Path) -> None:
     from elmo_bench.tasks.sst.reader import read_splits
 
     examples = read_splits({"source": "local", "test": str(sst_test)})["test"]
-    ids = [e.get("id", i) for i, e in enumerate(examples)]
     gold = [e["label"] for e in examples]
     base_pred = [g if i < 10 else (g + 1) % 5 for i, g in enumerate(gold)]
     elmo_pred = [g if i < 18 else (g + 1) % 5 for i, g in enumerate(gold)]
     sst_cfg = {"source": "local", "train": "unused", "dev": "unused", "test": str(sst_test), "fraction": 1.0}
     write(t1, "sst/glove-seed1", result("sst", "glove", 1, data="sst", test=50.0, main="accuracy", data_cfg=sst_cfg),
-          [{"id": i, "prediction": p} for i, p in zip(ids, base_pred)])
+          base_pred, examples)
     write(t1, "sst/glove_elmo-seed1", result("sst", "glove_elmo", 1, data="sst", test=90.0, main="accuracy",
                                              placement="both", l2=0.001, data_cfg=sst_cfg,
                                              mixes={"input": {"weights": [0.1, 0.6, 0.3]},
                                                     "output": {"weights": [0.5, 0.25, 0.25]}}),
-          [{"id": i, "prediction": p} for i, p in zip(ids, elmo_pred)])
+          elmo_pred, examples)
     # the same NER baseline run again under another sweep: counted once
     write(root / "table2", "ner/glove-seed1", result("ner", "glove", 1, data="conll2003", test=90.0, dev=91.0))
     t2 = root / "table2"
@@ -189,7 +193,8 @@ def test_latex_format(report_dir, tmp_path):
 
 
 def test_empty_dir_gives_all_missing_cells(tmp_path):
-    assert report_main([str(tmp_path), "--out", str(tmp_path / "r")]) == 0
+    # the rendering of an empty collection (build_report); the report command refuses one (tests/test_failure_modes.py)
+    assert build_report([str(tmp_path)], tmp_path / "r") == tmp_path / "r" / "report.md"
     text = (tmp_path / "r" / "report.md").read_text()
     assert "| squad | — | — | — | — | — | — | 0/0 | 84.40 | 81.10 | 85.80 | +4.70 / 24.9% | — |" in text
     assert "| snli | — | — | — | — | — | — | 0/0 | 88.60 | 88.00 | 88.70 ± 0.17 | +0.70 / 5.8% | — |" in text

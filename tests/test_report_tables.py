@@ -10,6 +10,7 @@ from elmo_bench.report import paper
 from elmo_bench.report.collect import Run
 from elmo_bench.report.render import table_latex, table_md
 from elmo_bench.report.tables import MISSING, fmt_stat, relative_increase, stat, table1, table6
+from elmo_bench.records.run_record import RunRecord
 
 
 def run(task="ner", embedder="glove", seed=1, test=None, data="d", main="f1", mode="learned", layer=None):
@@ -75,10 +76,12 @@ def test_renderers_escape():
 def test_budget_table_counts_epochs_best_epoch_and_minutes():
     def timed(seed, dev_scores, seconds, patience):
         r = run(seed=seed, test=80.0)
-        r.raw = {"history": [{"epoch": i, "dev_metric": v, "seconds": seconds / len(dev_scores) - 1}
-                             for i, v in enumerate(dev_scores)],
-                 "timings": {"total_seconds": 1.0, "read_seconds": 0.5, "eval_seconds": len(dev_scores) - 0.5},
-                 "config": {"task": {"trainer": {"max_epochs": 5, "patience": patience}}, "trainer": {"lr": None}}}
+        r.record = RunRecord.from_dict({
+            "history": [{"epoch": i, "dev_metric": v, "seconds": seconds / len(dev_scores) - 1}
+                        for i, v in enumerate(dev_scores)],
+            "timings": {"total_seconds": 1.0, "read_seconds": 0.5, "eval_seconds": len(dev_scores) - 0.5},
+            "config": {"task": {"trainer": {"max_epochs": 5, "patience": patience}}, "trainer": {"lr": None}}},
+            required=())
         return r
 
     from elmo_bench.report.tables import budget_table
@@ -88,7 +91,7 @@ def test_budget_table_counts_epochs_best_epoch_and_minutes():
     # from the epochs' seconds + reading + evaluation (total_seconds, a resumed run's last process only, is not used);
     # run 1 spent its patience (3 − 1 > 1), run 2 reached the cap of 5 within its patience (5 − 2 = 3)
     assert table.rows == [["ner", "d", "glove", "2", "4.0", "1.5", "1/2", "3.0", "4.0"]]
-    runs[1].raw["epochs"] = {"stopped_by": "patience"}                   # the engine's own record wins
+    runs[1].record.epochs = {"stopped_by": "patience"}                   # the engine's own record wins
     assert budget_table(runs).rows[0][6] == "0/2"
     assert table.records[0]["minutes"] == pytest.approx(3.0)
 
@@ -96,10 +99,12 @@ def test_budget_table_counts_epochs_best_epoch_and_minutes():
 def test_dev_history_reads_the_results_json_schema():
     from elmo_bench.report.tables import dev_history
     r = run(test=80.0)
-    r.raw = {"history": [{"epoch": 0, "dev_metric": 10.0, "loss": 2.0, "seconds": 1.0},
-                         {"epoch": 1, "dev_metric": 30.0, "loss": 1.0, "seconds": 1.0}]}
+    r.record = RunRecord.from_dict({"history": [{"epoch": 0, "dev_metric": 10.0, "loss": 2.0, "seconds": 1.0},
+                                                {"epoch": 1, "dev_metric": 30.0, "loss": 1.0, "seconds": 1.0}]},
+                                   required=())
     assert dev_history(r) == [(0, 10.0), (1, 30.0)]
-    r.raw = {"epochs": {"history": [{"epoch": 0, "dev": {"f1": 12.0, "precision": 1.0}, "dev_metric": 12.0}]}}
+    r.record = RunRecord.from_dict(
+        {"epochs": {"history": [{"epoch": 0, "dev": {"f1": 12.0, "precision": 1.0}, "dev_metric": 12.0}]}}, required=())
     assert dev_history(r) == [(0, 12.0)]
 
 
@@ -111,7 +116,8 @@ def _ablation_run(seed, dev, *, layer_norm, task_layer_norm, override=None, frac
                elmo={"mode": "learned", "placement": "input", "l2_coef": 0.1 if lambda_ is None else lambda_,
                      "layer_norm": layer_norm, "gamma_init": 1.0, "dropout": 0.5, "layer_index": None},
                mix_config={"layer_norm": override, "lambda": lambda_},
-               raw={"config": {"task": {"elmo": {"layer_norm": task_layer_norm, "lambda": 0.1}}}})
+               record=RunRecord.from_dict(
+                   {"config": {"task": {"elmo": {"layer_norm": task_layer_norm, "lambda": 0.1}}}}, required=()))
 
 
 def test_a_mix_override_equal_to_the_tasks_own_value_is_the_default_run():
@@ -158,7 +164,8 @@ def test_adapted_runs_are_their_own_table1_row_against_the_same_baseline():
     base = run(test=80.0)
     elmo = run(embedder="glove_elmo", test=82.0)
     adapted = dataclasses.replace(run(embedder="glove_elmo", test=85.0),
-                                  raw={"bilm": {"hash": "a", "base_hash": "b", "adapted_hash": "a"}})
+                                  record=RunRecord(task="ner", metrics={}, bilm={"hash": "a", "base_hash": "b",
+                                                                                 "adapted_hash": "a"}))
     assert adapted.adapted and not elmo.adapted
     rows = {r[1]: r for r in table1([base, elmo, adapted]).rows if r[0] == "ner"}
     assert rows["d"][3:5] == ["80.00", "82.00"] and rows["d"][7] == "1/1"            # never averaged together

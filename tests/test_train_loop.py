@@ -9,7 +9,7 @@ from elmo_bench import tasks
 from elmo_bench.engine.collate import Collator
 from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary
 from elmo_bench.engine.experiment import run_experiment
-from elmo_bench.records.results import read_results
+from elmo_bench.records.run_record import RunRecord
 from elmo_bench.engine.loop import TaskModel, TrainerConfig, fit
 from tests.conftest import REPO, needs_fixtures
 from tests.engine_helpers import TINY_TARGET, compose_run
@@ -62,7 +62,7 @@ def test_early_stopping_keeps_the_best_epoch_weights(tmp_path):
 def test_results_json_records_the_history_and_the_initial_gamma(tmp_path, monkeypatch):
     monkeypatch.setitem(tasks.TASKS, "tiny", TINY_TARGET)
     results = run_experiment(compose_run(tmp_path, "mix.gamma_init=0.25", "trainer.max_epochs=2"), tmp_path / "run")
-    saved = read_results(tmp_path / "run" / "results.json")
+    saved = RunRecord.read(tmp_path / "run" / "results.json").to_dict()
     assert [set(h) for h in saved["history"]] == [{"epoch", "dev_metric", "loss", "seconds"}] * 2
     assert [h["dev_metric"] for h in saved["history"]] == [h["dev"]["accuracy"] for h in saved["epochs"]["history"]]
     assert all(h["seconds"] > 0 and h["loss"] > 0 for h in saved["history"])

@@ -8,7 +8,7 @@ import pytest
 
 from elmo_bench.probe import wsd
 from elmo_bench.probe.wsd_data import SenseSpan, WsdSentence
-from elmo_bench.records.results import REQUIRED_KEYS
+from elmo_bench.records.run_record import REQUIRED_KEYS
 from tests.conftest import FIXTURES, needs_fixtures
 
 RIVER, MONEY = "bank%1:17:01::", "bank%1:14:00::"

@@ -1,13 +1,19 @@
-"""``elmo-bench embed``: biLM layers for a file of sentences, in the hdf5 layout of AllenNLP's old ``elmo`` command.
+"""``elmo-bench embed``: an encoder's layers for a file of sentences, in the hdf5 layout of AllenNLP's old ``elmo``
+command. The encoder is any elmo_bench.encoders kind (the biLM by default; ``--encoder transformers|hdf5|manylangs``).
 
 Dataset ``"i"`` holds line i's layers — (L+1, n_tokens, dim) for ``all``, (n_tokens, dim) for ``top`` / ``average``
 — with the sentence boundaries removed, and ``sentence_to_index`` holds a JSON string mapping each sentence to its
 index. Sentences are batched by length (less padding, same results: the biLM is stateless) and the output file
 appears only when complete.
+
+The output never destroys a user's file: it may not be the input (by any path spelling or symlink), not a
+directory, and an existing file is replaced only if ``embed`` wrote it (the root attribute :data:`EMBED_MARK`), or
+with ``--overwrite``.
 """
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import h5py
@@ -16,11 +22,43 @@ import torch
 from tqdm import tqdm
 
 from elmo_bench.base.atomic import atomic_path
-from elmo_bench.bilm.chars import batch_to_ids
-from elmo_bench.bilm.model import BiLM
+from elmo_bench.encoders.bilm import as_encoder
+from elmo_bench.encoders.protocol import Encoder
 from elmo_bench.base.errors import ConfigError, DataError
 
 LAYER_CHOICES = ("all", "top", "average")
+#: root attribute of every file embed writes: such a file may be replaced without --overwrite
+EMBED_MARK = "elmo_bench_embed"
+
+
+def written_by_embed(path: Path) -> bool:
+    """True when ``path`` is an hdf5 file carrying :data:`EMBED_MARK`."""
+    try:
+        if not h5py.is_hdf5(path):
+            return False
+        with h5py.File(path, "r") as handle:
+            return EMBED_MARK in handle.attrs
+    except (OSError, ValueError):
+        return False
+
+
+def check_output(input_path: str | Path, output_path: str | Path, overwrite: bool = False) -> None:
+    """ConfigError (one line) when writing ``output_path`` would destroy something: the input itself (also
+    through a symlink or another spelling), a directory, or a file ``embed`` did not write (unless ``overwrite``)."""
+    output = Path(output_path)
+    if output.is_dir():
+        raise ConfigError(f"--output {output}: is a directory, expected the path of an hdf5 file to write")
+    if not output.exists():
+        return
+    try:
+        same = os.path.samefile(input_path, output)
+    except OSError:
+        same = False
+    if same or Path(input_path).resolve() == output.resolve():
+        raise ConfigError(f"--output {output} is the input file {input_path}: the output must be another file")
+    if not overwrite and not written_by_embed(output):
+        raise ConfigError(f"--output {output} exists and is not an hdf5 file written by elmo-bench embed; "
+                          f"pass --overwrite to replace it")
 
 
 def read_sentences(path: str | Path) -> list[list[str]]:
@@ -62,25 +100,28 @@ def select_layers(layers: torch.Tensor, which: str) -> torch.Tensor:
     raise ValueError(f"--layers expected one of {LAYER_CHOICES}, found {which!r}")
 
 
-def embed_file(bilm: BiLM, input_path: str | Path, output_path: str | Path, layers: str = "all",
-               batch_size: int = 64, progress: bool = True) -> int:
-    """Embed every line of ``input_path`` into ``output_path``; returns the number of sentences."""
+def embed_file(encoder: Encoder, input_path: str | Path, output_path: str | Path, layers: str = "all",
+               batch_size: int = 64, progress: bool = True, overwrite: bool = False) -> int:
+    """Embed every line of ``input_path`` into ``output_path``; returns the number of sentences.
+
+    ``output_path`` must pass :func:`check_output` (``overwrite`` lets it replace a file embed did not write)."""
+    check_output(input_path, output_path, overwrite)
     if layers not in LAYER_CHOICES:
         raise ConfigError(f"--layers expected one of {LAYER_CHOICES}, found {layers!r}")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ConfigError(f"--batch-size expected an integer >= 1, found {batch_size!r}")
     sentences = read_sentences(input_path)
     order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
-    bilm.eval()
-    device = next(bilm.parameters()).device  # the biLM computes where it lives (--device)
+    encoder = as_encoder(encoder)  # a bare BiLM is wrapped; it computes where it lives (--device)
     with atomic_path(output_path, suffix=".hdf5") as tmp, h5py.File(tmp, "w") as out, torch.no_grad():
+        out.attrs[EMBED_MARK] = 1  # the layout's version; marks the file as replaceable by embed
         bar = tqdm(total=len(sentences), desc="embed", unit="sent", disable=not progress)
         for start in range(0, len(order), batch_size):
             rows = order[start: start + batch_size]
-            result = bilm(batch_to_ids([sentences[i] for i in rows]).to(device))
+            result, _ = encoder.layers([sentences[i] for i in rows])
             for j, i in enumerate(rows):
                 n = len(sentences[i])
-                chosen = select_layers(result.layers[j, :, :n], layers)
+                chosen = select_layers(result[j, :, :n], layers)
                 out.create_dataset(str(i), data=chosen.float().cpu().numpy())
             bar.update(len(rows))
         bar.close()

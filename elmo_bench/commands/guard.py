@@ -5,6 +5,7 @@ re-raises instead, so the traceback is there when a developer wants it.
 """
 from __future__ import annotations
 
+import argparse
 import os
 import signal
 import sys
@@ -77,6 +78,28 @@ def guarded(function: Callable[[], T], debug: bool) -> T:
         report(exc)
 
 
+def exit_code(stop: SystemExit) -> int:
+    """The exit code of a SystemExit, its text (``raise SystemExit("...")``) printed as the one error line: a
+    SystemExit with a message is a user error (exit 2), never a silent exit 1."""
+    if stop.code is None:
+        return 0
+    if isinstance(stop.code, int):
+        return stop.code
+    text = " ".join(str(stop.code).split())
+    if text:
+        print(f"error: {text}", file=sys.stderr, flush=True)
+    return EXIT_USER_ERROR
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with a usage error reported as one line (``error: PROG: what (see PROG --help)``, exit 2) instead
+    of the whole usage text: every ``elmo-bench`` subcommand builds its parser from this class."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"error: {self.prog}: {message} (see {self.prog} --help)", file=sys.stderr, flush=True)
+        raise SystemExit(EXIT_USER_ERROR)
+
+
 def report_hydra_errors(debug: bool) -> None:
     """Make Hydra's own error path (config composition, bad overrides) print user errors as one line, exit 2.
 
@@ -115,4 +138,4 @@ def exit_cleanly_on_sigterm() -> None:
             pass
 
 
-__all__ = ["guarded", "debug_requested", "report", "one_line", "exit_cleanly_on_sigterm", "report_hydra_errors"]
+__all__ = ["ArgumentParser", "exit_code", "guarded", "debug_requested", "report", "one_line", "exit_cleanly_on_sigterm", "report_hydra_errors"]

@@ -8,9 +8,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
-from elmo_bench.commands.guard import debug_requested, exit_cleanly_on_sigterm, guarded
+from elmo_bench.commands.guard import ArgumentParser, debug_requested, exit_cleanly_on_sigterm, exit_code, guarded
 
 
 def positive_int(text: str) -> int:
@@ -26,35 +26,61 @@ def positive_int(text: str) -> int:
 
 def _embed(argv: Sequence[str]) -> int:
     from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
+    from elmo_bench.encoders.cli_options import add_encoder_arguments
 
-    parser = argparse.ArgumentParser(prog="elmo-bench embed", description="biLM layers of a sentence file into hdf5")
+    parser = ArgumentParser(prog="elmo-bench embed", description="an encoder's layers of a sentence file into hdf5")
     parser.add_argument("--options", default=str(DEFAULT_OPTIONS), help="options.json (default: the shipped biLM)")
     parser.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="weights.hdf5 (default: the shipped biLM)")
+    add_encoder_arguments(parser)
     parser.add_argument("--input", required=True, help="one whitespace-tokenised sentence a line")
-    parser.add_argument("--output", required=True, help="hdf5 file to write")
+    parser.add_argument("--output", required=True, help="hdf5 file to write (never the input; an existing file "
+                        "only if embed wrote it, or with --overwrite)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --output that embed did not write")
     parser.add_argument("--layers", default="all", choices=["all", "top", "average"])
-    parser.add_argument("--batch-size", type=positive_int, default=64, help="sentences per biLM batch (>= 1)")
+    parser.add_argument("--batch-size", type=positive_int, default=64, help="sentences per encoder batch (>= 1)")
     parser.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N (default auto)")
     args = parser.parse_args(argv)
-    from elmo_bench.bilm.weights import load_bilm
     from elmo_bench.base.device import resolve_device
-    from elmo_bench.commands.embed import embed_file
+    from elmo_bench.commands.embed import check_output, embed_file
+    from elmo_bench.encoders.cli_options import encoder_from_args
+    from elmo_bench.encoders.protocol import moved
 
+    check_output(args.input, args.output, args.overwrite)  # before the biLM loads: a refusal costs nothing
     device = resolve_device(args.device, "--device")
-    bilm = load_bilm(args.options, args.weights).to(device)
-    count = embed_file(bilm, args.input, args.output, layers=args.layers, batch_size=args.batch_size)
+    encoder = moved(encoder_from_args(args), device)
+    count = embed_file(encoder, args.input, args.output, layers=args.layers, batch_size=args.batch_size,
+                       overwrite=args.overwrite)
     print(json.dumps({"sentences": count, "output": args.output, "layers": args.layers}))
     return 0
 
 
-def _score(argv: Sequence[str]) -> int:
-    from elmo_bench.scoring import SCORERS, score
+def file_scorers() -> dict[str, Any]:
+    """name → scorer (``score_file_count``, ``score_files(*paths)``): every registered task with a file scorer
+    (``Task.score_files``, the registry tasks.TASKS), and the WSD probe's, which is no task. Imported here, as
+    every subcommand's machinery (torch and the task packages), so that other commands start fast."""
+    from elmo_bench.engine.experiment import load_task
+    from elmo_bench.probe import wsd_metric
+    from elmo_bench.tasks import TASKS
 
-    parser = argparse.ArgumentParser(prog="elmo-bench score", description="official-semantics scorers on files")
-    parser.add_argument("task", choices=sorted(SCORERS))
+    scorers: dict[str, Any] = {name: load_task(name) for name in TASKS}
+    scorers = {name: task for name, task in scorers.items() if task.score_file_count}
+    scorers[wsd_metric.NAME] = wsd_metric.SCORER
+    return scorers
+
+
+def _score(argv: Sequence[str]) -> int:
+    from elmo_bench.base.errors import ConfigError
+
+    scorers = file_scorers()
+    parser = ArgumentParser(prog="elmo-bench score", description="official-semantics scorers on files")
+    parser.add_argument("task", choices=sorted(scorers))
     parser.add_argument("files", nargs="+")
     args = parser.parse_args(argv)
-    print(json.dumps(score(args.task, args.files)))
+    scorer = scorers[args.task]
+    if len(args.files) != scorer.score_file_count:
+        raise ConfigError(f"elmo-bench score {args.task}: expected {scorer.score_file_count} file(s), "
+                          f"found {len(args.files)}")
+    print(json.dumps(scorer.score_files(*args.files)))
     return 0
 
 
@@ -94,8 +120,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = COMMANDS[argv[0]][0]
     try:
         return guarded(lambda: command(argv[1:]), debug)
-    except SystemExit as stop:  # argparse usage errors and --help, user errors (2), SIGTERM: the exit code
-        return stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+    except SystemExit as stop:  # usage errors and --help, user errors (2), SIGTERM: the exit code; a text: one line
+        return exit_code(stop)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,6 @@ live in the repository's ``conf/pretrain/``. ``perplexity`` takes plain flags an
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any, Sequence
 
 from elmo_bench.base.paths import CONF_DIR, REPO
 from elmo_bench.bilm.default import SHIPPED_DIR as SHIPPED
+from elmo_bench.commands.guard import ArgumentParser
 
 
 def compose_pretrain(overrides: Sequence[str], default: str = "default") -> dict[str, Any]:
@@ -26,9 +26,13 @@ def compose_pretrain(overrides: Sequence[str], default: str = "default") -> dict
     chosen = [o for o in overrides if o.startswith("pretrain=") or o.startswith("+pretrain=")]
     rest = [o for o in overrides if o not in chosen]
     name = chosen[-1].split("=", 1)[1] if chosen else default
+    from elmo_bench.engine.config_check import check_added_keys, check_pretrain
+
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
         cfg = compose(overrides=[f"+pretrain={name}", *rest])
+    check_added_keys(rest, OmegaConf.to_container(cfg), CONF_DIR)  # +pretrain.typo=... is an error, not ignored
     out = OmegaConf.to_container(cfg.pretrain, resolve=True)
+    check_pretrain(out)
     for key in ("train_files", "heldout_files"):
         if out.get(key):
             out[key] = [_resolve(p) for p in ([out[key]] if isinstance(out[key], str) else out[key])]
@@ -103,7 +107,7 @@ def run_perplexity(argv: Sequence[str] | None = None) -> dict[str, Any]:
     from elmo_bench.pretrain.perplexity import evaluate, load_lm
     from elmo_bench.pretrain.train import heldout_sentences
 
-    parser = argparse.ArgumentParser(prog="elmo-bench perplexity",
+    parser = ArgumentParser(prog="elmo-bench perplexity",
                                      description="Held-out perplexity of an exported biLM (full softmax).")
     parser.add_argument("--options", default=str(SHIPPED / "options.json"))
     parser.add_argument("--weights", default=str(SHIPPED / "weights.hdf5"))

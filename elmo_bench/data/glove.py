@@ -16,6 +16,7 @@ lower-cased); a word found in neither form gets the shared trainable ``@@UNKNOWN
 from __future__ import annotations
 
 import gzip
+import zlib
 from pathlib import Path
 from typing import Iterable
 
@@ -91,6 +92,8 @@ def _load_text(path: Path, wanted: set[str]) -> tuple[dict[str, np.ndarray], int
                                         f"{parts[0]!r}") from None
     except FileNotFoundError:
         raise DataError(f"{path}: GloVe file not found") from None
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise DataError(f"{path}: truncated or corrupt gzip file ({exc}); expected a complete .gz file") from None
     if dim is None:
         raise DataError(f"{path}: empty GloVe file")
     return vectors, dim

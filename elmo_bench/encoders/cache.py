@@ -1,4 +1,7 @@
-"""Activation cache: the frozen biLM runs once per (biLM weights, token stream), every later run reads from disk.
+"""Activation cache: the frozen encoder runs once per (encoder identity, token stream), every later run reads from disk.
+
+The encoder is anything that follows elmo_bench.encoders.protocol (the biLM, a transformer, an hdf5 file, a user
+class); a bare BiLM is accepted and wrapped. For the biLM the key is exactly what it was before encoders existed.
 
 A sweep changes the mix, head, lambda, data fraction or seed, never the biLM, so the L+1 layers of a token stream
 are computed once, stored fp16 in one flat memory-mapped array (tokens, L+1, dim) with per-sequence offsets, and
@@ -7,10 +10,16 @@ the biLM identity and the whole token stream; the engine asks for the examples a
 sweep over mixes, heads, lambda or placement reuses one entry (and over seeds too, at the full data: a fraction's
 subset depends on the seed), and a small fraction computes only its own share.
 
-Writes are atomic: the entry is built in a temporary directory and renamed into place, so a run killed half-way
-leaves no entry that a later run would read, and its temporary directory is removed by the next cache build in
-the same directory (elmo_bench.base.atomic.remove_stale: the owner process is gone). Long sequences go through the biLM in segments of at most
-``max_segment`` tokens, and batches are bounded by a token budget, so memory stays bounded on long documents.
+Writes are atomic: the entry is built in an owned temporary directory (elmo_bench.base.atomic: a marked
+``.elmo_bench-tmp.*`` directory) and renamed into place, so a run killed half-way leaves no entry that a later run
+would read, and its temporary directory is removed by the next cache build in the same directory (the owner process
+is gone); nothing else in the cache directory is ever removed. Long sequences go through the biLM in segments of at
+most ``max_segment`` tokens, and batches are bounded by a token budget, so memory stays bounded on long documents.
+
+Integrity: every entry holds ``integrity.sha256`` (elmo_bench.base.integrity: size and sha256 of each file), written
+before the entry is published. The first use of an entry in a process checks it (sizes by ``stat``, hashes once a
+process); an entry that differs, is truncated, or has no record (written before records existed) is set aside and
+rebuilt, with a warning in the log.
 """
 from __future__ import annotations
 
@@ -19,7 +28,6 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Sequence
@@ -28,13 +36,31 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from elmo_bench.base.atomic import remove_stale, temp_prefix
-from elmo_bench.bilm.chars import batch_to_ids
-from elmo_bench.bilm.model import BiLM
+from elmo_bench.base.atomic import apply_umask, mark_as_temporary, owned_temp_dir, remove_owned, remove_stale
+from elmo_bench.base.errors import ConfigError
+from elmo_bench.base.integrity import IntegrityError, check_files, write_manifest
+from elmo_bench.encoders.bilm import as_encoder
+from elmo_bench.encoders.protocol import Encoder, cache_id, check_layers, takes_whole_sequences
 
 log = logging.getLogger(__name__)
 #: part of every key: entries written in an older layout are never read, they are recomputed under a new key
 FORMAT_VERSION = 2
+#: the integrity record inside every entry, and the files it lists
+RECORD = "integrity.sha256"
+ENTRY_FILES = ("meta.json", "offsets.npy", "rows.npy", "layers.f16")
+
+
+def cache_directory(path: str | Path) -> Path:
+    """``path`` as a cache directory: created if absent; ConfigError (one line) if it is a file or cannot be made."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"cache directory {path} is a file, expected a directory (paths.cache_dir / --cache-dir)")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cache directory {path}: cannot be created ({exc.strerror}; paths.cache_dir / "
+                          f"--cache-dir)") from None
+    return path
 
 
 def stream_hash(sequences: Sequence[Sequence[str]]) -> str:
@@ -64,16 +90,19 @@ def segments(length: int, max_segment: int) -> list[tuple[int, int]]:
     return [(start, min(start + max_segment, length)) for start in range(0, length, max_segment)] or [(0, 0)]
 
 
-def compute_layers(bilm: BiLM, sequences: Sequence[Sequence[str]], out: np.ndarray, offsets: np.ndarray,
+def compute_layers(encoder: Encoder, sequences: Sequence[Sequence[str]], out: np.ndarray, offsets: np.ndarray,
                    max_segment: int = 256, batch_tokens: int = 4096, progress: bool = True) -> None:
-    """Fill ``out`` (total_tokens, L+1, dim) with the biLM layers of every sequence (segments batched by length).
+    """Fill ``out`` (total_tokens, L+1, dim) with the encoder's layers of every sequence, batched by length.
 
-    The biLM computes on its own device (``bilm.to(device)`` beforehand); ``out`` is a CPU array."""
-    pieces = [(i, a, b) for i, seq in enumerate(sequences) for a, b in segments(len(seq), max_segment) if b > a]
+    Sequences are cut into ``max_segment`` pieces unless the encoder takes whole sequences (protocol.py). The
+    encoder computes on its own device (moved there beforehand); ``out`` is a CPU array."""
+    encoder = as_encoder(encoder)
+    whole = takes_whole_sequences(encoder)
+    pieces = [(i, a, b) for i, seq in enumerate(sequences)
+              for a, b in ([(0, len(seq))] if whole else segments(len(seq), max_segment)) if b > a]
     pieces.sort(key=lambda p: p[2] - p[1])
-    bar = tqdm(total=int(offsets[-1]), desc="biLM", unit="tok", disable=not progress)
-    bilm.eval()
-    device = next(bilm.parameters()).device  # the biLM runs where it lives (fp32), its layers come back to the CPU
+    bar = tqdm(total=int(offsets[-1]), desc=str(encoder.identity().get("kind", "encoder")), unit="tok",
+               disable=not progress)
     start = 0
     with torch.no_grad():
         while start < len(pieces):
@@ -81,8 +110,10 @@ def compute_layers(bilm: BiLM, sequences: Sequence[Sequence[str]], out: np.ndarr
             while end < len(pieces) and (end + 1 - start) * (pieces[end][2] - pieces[end][1]) <= batch_tokens:
                 end += 1
             batch = pieces[start:end]
-            chars = batch_to_ids([sequences[i][a:b] for i, a, b in batch]).to(device)
-            layers = bilm(chars).layers.permute(0, 2, 1, 3).float().cpu().numpy()  # (batch, time, L+1, dim)
+            words = [list(sequences[i][a:b]) for i, a, b in batch]
+            result, mask = encoder.layers(words)
+            check_layers(encoder, words, result, mask)
+            layers = result.permute(0, 2, 1, 3).float().cpu().numpy()  # (batch, time, L+1, dim)
             for row, (i, a, b) in enumerate(batch):
                 out[offsets[i] + a: offsets[i] + b] = layers[row, : b - a]
             bar.update(sum(b - a for _, a, b in batch))
@@ -112,61 +143,104 @@ class CachedLayers:
 
 
 class ActivationCache:
-    def __init__(self, directory: str | Path, bilm: BiLM, bilm_id: str, max_segment: int = 256,
+    """Entries of one encoder. ``encoder_id`` defaults to :func:`elmo_bench.encoders.protocol.cache_id`; a bare
+    BiLM with an id (the old call) is wrapped and keyed by that id, as before."""
+
+    def __init__(self, directory: str | Path, encoder: Encoder, encoder_id: str | None = None, max_segment: int = 256,
                  batch_tokens: int = 4096, progress: bool = True) -> None:
-        self.directory, self.bilm, self.bilm_id = Path(directory), bilm, bilm_id
+        self.encoder = as_encoder(encoder, encoder_id)
+        self.directory, self.bilm_id = Path(directory), encoder_id or cache_id(self.encoder)
         self.max_segment, self.batch_tokens, self.progress = max_segment, batch_tokens, progress
         self.seconds_in_bilm = 0.0
 
+    @staticmethod
+    def _open_checked(entry: Path) -> CachedLayers:
+        """The entry after its integrity check; IntegrityError when it differs from its record or has none."""
+        try:
+            if not (entry / RECORD).exists():
+                raise IntegrityError(f"{entry}: no {RECORD} (written before entries had integrity records)")
+            check_files(entry / RECORD, [entry / name for name in ENTRY_FILES], require_listed=True)
+            return CachedLayers(entry)
+        except (OSError, ValueError, KeyError) as exc:  # ValueError: bad JSON, short memmap
+            if isinstance(exc, IntegrityError):
+                raise
+            raise IntegrityError(f"{entry}: cannot be opened ({exc})") from None
+
+    def _checked(self, entry: Path) -> CachedLayers | None:
+        """The entry, if it matches its integrity record and opens; else None, after setting it aside."""
+        try:
+            return self._open_checked(entry)
+        except IntegrityError as exc:
+            log.warning("activation cache entry cannot be used, rebuilding it: %s", exc)
+        try:  # the entry is this program's: it becomes an owned temporary, then goes
+            remove_owned(mark_as_temporary(entry, entry.name))
+        except OSError as exc:  # another process set it aside first, or the directory is read-only
+            log.info("could not set aside %s (%s)", entry, exc)
+        return None
+
     def key(self, sequences: Sequence[Sequence[str]]) -> str:
-        return f"v{FORMAT_VERSION}-{self.bilm_id}-{stream_hash(sequences)}-seg{self.max_segment}"
+        segmenting = "all" if takes_whole_sequences(self.encoder) else self.max_segment
+        return f"v{FORMAT_VERSION}-{self.bilm_id}-{stream_hash(sequences)}-seg{segmenting}"
 
     def layers(self, sequences: Sequence[Sequence[str]], name: str = "") -> CachedLayers:
         """The entry for ``sequences``, computed and stored first if absent."""
         key = self.key(sequences)
         entry = self.directory / key
         total = sum(len(s) for s in sequences)
+        cache_directory(self.directory)
         if (entry / "meta.json").exists():
-            log.info("activation cache hit: %s %s (%d sequences, %d tokens, 0 s in the biLM)", name, key, len(sequences), total)
-            return CachedLayers(entry)
+            layers = self._checked(entry)
+            if layers is not None:
+                log.info("activation cache hit: %s %s (%d sequences, %d tokens, 0 s in the biLM)", name, key,
+                         len(sequences), total)
+                return layers
         log.info("activation cache miss: %s %s: %d tokens", name, key, total)
         started = time.perf_counter()
-        self.directory.mkdir(parents=True, exist_ok=True)
         remove_stale(self.directory)
-        tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(key), dir=self.directory))
+        tmp = owned_temp_dir(self.directory, key)
+        published = True
         try:
             distinct, rows = deduplicate(sequences)
             offsets = np.zeros(len(distinct) + 1, dtype=np.int64)
             offsets[1:] = np.cumsum([len(s) for s in distinct])
             np.save(tmp / "offsets.npy", offsets)
             np.save(tmp / "rows.npy", rows)
-            shape = (max(int(offsets[-1]), 1), self.bilm.num_layers, self.bilm.output_dim)
+            shape = (max(int(offsets[-1]), 1), self.encoder.num_layers, self.encoder.dim)
             data = np.memmap(tmp / "layers.f16", dtype=np.float16, mode="w+", shape=shape)
-            compute_layers(self.bilm, distinct, data, offsets, self.max_segment, self.batch_tokens, self.progress)
+            compute_layers(self.encoder, distinct, data, offsets, self.max_segment, self.batch_tokens, self.progress)
             data.flush()
             del data
             meta = {"key": key, "bilm": self.bilm_id, "sequences": len(sequences), "tokens": total,
                     "distinct_sequences": len(distinct), "computed_tokens": int(offsets[-1]),
-                    "num_layers": self.bilm.num_layers, "dim": self.bilm.output_dim, "max_segment": self.max_segment}
+                    "num_layers": self.encoder.num_layers, "dim": self.encoder.dim, "max_segment": self.max_segment,
+                    "encoder": self.encoder.identity()}
             (tmp / "meta.json").write_text(json.dumps(meta))
+            write_manifest(tmp, ENTRY_FILES, RECORD)  # hashed now: this process does not hash the entry again
+            apply_umask(tmp, directory=True)  # mkdtemp made it 0700
             try:
                 os.rename(tmp, entry)
-            except OSError:  # another run finished the same entry first: theirs is identical
+            except OSError:  # another run finished the same entry first (checked below), or the bad one is stuck
                 shutil.rmtree(tmp, ignore_errors=True)
+                published = False
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         seconds = time.perf_counter() - started
         self.seconds_in_bilm += seconds
         log.info("activation cache stored: %s %s in %.1f s", name, key, seconds)
+        if not published:  # the entry there is another run's, or a bad one that could not be set aside
+            try:
+                return self._open_checked(entry)
+            except IntegrityError as exc:
+                raise IntegrityError(f"{exc}; the entry could not be replaced (permissions?): remove {entry}") from None
         return CachedLayers(entry)
 
 
 class LiveLayers:
-    """``cache=false``: the same interface, computing each requested sequence with the biLM (no disk)."""
+    """``cache=false``: the same interface, computing each requested sequence with the encoder (no disk)."""
 
-    def __init__(self, bilm: BiLM, sequences: Sequence[Sequence[str]], max_segment: int = 256) -> None:
-        self.bilm, self.sequences, self.max_segment = bilm, sequences, max_segment
+    def __init__(self, encoder: Encoder, sequences: Sequence[Sequence[str]], max_segment: int = 256) -> None:
+        self.bilm, self.sequences, self.max_segment = as_encoder(encoder), sequences, max_segment
         self.seconds_in_bilm = 0.0
 
     def __len__(self) -> int:
@@ -176,7 +250,7 @@ class LiveLayers:
         started = time.perf_counter()
         seq = self.sequences[index]
         offsets = np.array([0, len(seq)], dtype=np.int64)
-        out = np.zeros((max(len(seq), 1), self.bilm.num_layers, self.bilm.output_dim), dtype=np.float32)
+        out = np.zeros((max(len(seq), 1), self.bilm.num_layers, self.bilm.dim), dtype=np.float32)
         compute_layers(self.bilm, [seq], out, offsets, self.max_segment, progress=False)
         self.seconds_in_bilm += time.perf_counter() - started
         return out[: len(seq)].transpose(1, 0, 2)

@@ -1,17 +1,30 @@
 """Validation at the door: every numeric option of a run is range-checked before any data is read.
 
+Unknown keys: Hydra's ``+key=value`` adds a key the config does not have, and nothing reads it, so a typo
+(``+trainer.max_epoch=3``) would change nothing yet be recorded as if it had; :func:`check_added_keys` refuses it,
+naming the closest known key (``+group=option``, adding a config group, stays allowed).
+
 A wrong value (``trainer.batch_size=0``, ``trainer.max_epochs=-3``, ``seed=abc``, ``trainer.lr=abc``,
 ``data.fraction=2``, ``trainer.rho=1.5``, ``device=gpu``, ``amp=fp8``) is one ConfigError line naming the key, what
 was expected and what was found. (Whether the device exists is checked next, by elmo_bench.base.device.resolve_device.)
 """
 from __future__ import annotations
 
+import difflib
 import math
-from typing import Any, Mapping
+from pathlib import Path
+from typing import Any, Mapping, Sequence
 
 from elmo_bench.base.errors import ConfigError
 
 OPTIMIZERS = ("adam", "adadelta", "sgd")
+#: numpy's seed range (``seed=99999999999999999999`` is a config error, not numpy's ValueError)
+MAX_SEED = 2**32 - 1
+
+
+def _show(bound: float) -> str:
+    """A bound as the user would type it: 4294967295, not 4.29497e+09."""
+    return str(int(bound)) if float(bound).is_integer() and abs(bound) < 1e16 else f"{bound:g}"
 
 
 def _number(key: str, value: Any, kind: type, low: float | None = None, high: float | None = None,
@@ -21,9 +34,9 @@ def _number(key: str, value: Any, kind: type, low: float | None = None, high: fl
         return None
     bounds = []
     if low is not None:
-        bounds.append(f"{'>' if low_open else '>='} {low:g}")
+        bounds.append(f"{'>' if low_open else '>='} {_show(low)}")
     if high is not None:
-        bounds.append(f"{'<' if high_open else '<='} {high:g}")
+        bounds.append(f"{'<' if high_open else '<='} {_show(high)}")
     expected = f"{'an integer' if kind is int else 'a number'}{' ' + ' and '.join(bounds) if bounds else ''}"
     if optional:
         expected += " or null"
@@ -38,6 +51,22 @@ def _number(key: str, value: Any, kind: type, low: float | None = None, high: fl
     if not ok:
         raise ConfigError(f"config: {key} expected {expected}, found {value!r}")
     return number
+
+
+def check_pretrain(cfg: Mapping[str, Any]) -> None:
+    """The composed ``pretrain`` group (``elmo-bench pretrain`` / ``finetune-lm``): its numbers, range-checked."""
+    p = "pretrain"
+    _number(f"{p}.lr", cfg.get("lr"), float, 0, low_open=True)
+    _number(f"{p}.batch_size", cfg.get("batch_size"), int, 1)
+    _number(f"{p}.unroll_steps", cfg.get("unroll_steps"), int, 1)
+    _number(f"{p}.num_sampled", cfg.get("num_sampled"), int, 1)
+    _number(f"{p}.dropout", cfg.get("dropout", 0.0), float, 0, 1, high_open=True)
+    _number(f"{p}.grad_clip", cfg.get("grad_clip"), float, 0, low_open=True, optional=True)
+    _number(f"{p}.initial_accumulator", cfg.get("initial_accumulator"), float, 0, optional=True)
+    _number(f"{p}.max_tokens", cfg.get("max_tokens"), int, 1, optional=True)
+    _number(f"{p}.max_train_seconds", cfg.get("max_train_seconds"), float, 0, low_open=True, optional=True)
+    _number(f"{p}.epochs", cfg.get("epochs"), int, 1, optional=True)
+    _number(f"{p}.seed", cfg.get("seed", 0), int, 0, MAX_SEED)
 
 
 def check_trainer(trainer: Mapping[str, Any], prefix: str = "trainer") -> None:
@@ -63,7 +92,8 @@ def check_run(cfg: Mapping[str, Any], trainer: Mapping[str, Any]) -> None:
     from elmo_bench.modules.token_embedders import PLACEMENTS
     from elmo_bench.modules.elmo import MODES
 
-    _number("seed", cfg.get("seed"), int, 0)
+    if _number("seed", cfg.get("seed"), int, 0) > MAX_SEED:
+        raise ConfigError(f"config: seed expected an integer <= {MAX_SEED} (numpy's seed range), found {cfg['seed']}")
     check_device_spec(cfg.get("device", "auto"))
     normalise_amp(cfg.get("amp", "off"))
     _number("threads", cfg.get("threads", 1), int, 0)
@@ -86,6 +116,60 @@ def check_run(cfg: Mapping[str, Any], trainer: Mapping[str, Any]) -> None:
     placement = mix.get("placement") or task_elmo.get("placement", "input")
     if placement not in PLACEMENTS:
         raise ConfigError(f"config: mix.placement expected one of {list(PLACEMENTS)}, found {placement!r}")
-    for key, value in ((cfg.get("task") or {}).get("head") or {}).items():
+    check_head((cfg.get("task") or {}).get("head") or {})
+
+
+def check_head(head: Mapping[str, Any]) -> None:
+    """Every numeric value of ``task.head``, by what it is: a dropout in [0, 1); a size (an integer or a list of
+    integers: dims, hidden sizes, widths, counts) >= 1, a layer count >= 0; any other number > 0. Booleans and
+    strings are the head's business."""
+    for key, value in head.items():
+        name = f"task.head.{key}"
         if "dropout" in key:
-            _number(f"task.head.{key}", value, float, 0, 1, high_open=True)
+            _number(name, value, float, 0, 1, high_open=True)
+            continue
+        values = value if isinstance(value, (list, tuple)) else [value]
+        for index, item in enumerate(values):
+            where = name if values is not value else f"{name}[{index}]"
+            if isinstance(item, bool) or not isinstance(item, (int, float)):
+                continue
+            if isinstance(item, int):
+                _number(where, item, int, 0 if key.endswith("layers") else 1)
+            else:
+                _number(where, item, float, 0, low_open=True)
+
+
+def added_keys(overrides: Sequence[str], conf_dir: Path) -> list[str]:
+    """The keys that ``+key=value`` overrides add (``+group=option`` adds a config group of ``conf_dir``: not a
+    key; ``++key=value``, Hydra's add-or-override, is left alone)."""
+    keys = []
+    for text in overrides:
+        if not text.startswith("+") or text.startswith("++") or "=" not in text:
+            continue
+        key = text[1:].split("=", 1)[0].split("@", 1)[0].strip()
+        if key and not (conf_dir / key.replace(".", "/")).is_dir():
+            keys.append(key)
+    return keys
+
+
+def check_added_keys(overrides: Sequence[str], config: Mapping[str, Any], conf_dir: Path) -> None:
+    """ConfigError for a ``+key=value`` override whose key the config does not know: the first part of its path
+    that is new, under a node that has other (known) keys, with the closest known key suggested (difflib)."""
+    added = [key.split(".") for key in added_keys(overrides, conf_dir)]
+    for parts in added:
+        for level in range(len(parts) - 1, -1, -1):
+            node: Any = config
+            for part in parts[:level]:
+                node = node.get(part) if isinstance(node, Mapping) else None
+            if not isinstance(node, Mapping):
+                continue
+            new_here = {other[level] for other in added if len(other) > level and other[:level] == parts[:level]}
+            known = sorted(str(k) for k in node if k not in new_here)
+            if known or level == 0:
+                prefix = ".".join(parts[:level])
+                unknown = ".".join(parts[:level + 1])
+                close = difflib.get_close_matches(parts[level], known, n=1)
+                hint = f"did you mean {prefix + '.' if prefix else ''}{close[0]}?" if close else \
+                    f"known keys of {prefix or 'the config'}: {', '.join(known[:12])}{' ...' if len(known) > 12 else ''}"
+                raise ConfigError(f"config: unknown key {unknown} (from +{'.'.join(parts)}): {hint} (a key added "
+                                  f"with '+' is read by nothing)")

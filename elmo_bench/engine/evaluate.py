@@ -9,7 +9,6 @@ numbers equal those in ``results.json``. Prints one JSON object: ``{"run", "epoc
 """
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 from typing import Any, Sequence
@@ -17,25 +16,39 @@ from typing import Any, Sequence
 import torch
 from omegaconf import OmegaConf
 
+from elmo_bench.base import checkpoints
 from elmo_bench.base.device import resolve_device
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.engine.experiment import assemble, load_bilm_info, load_task, read_data, trainer_config
+from elmo_bench.commands.guard import ArgumentParser
+from elmo_bench.encoders.protocol import cache_id
+from elmo_bench.engine.experiment import assemble, load_encoder_info, load_task, read_data, trainer_config
 from elmo_bench.engine.loop import evaluate
-from elmo_bench.engine.run_identity import RUN_FILE
+from elmo_bench.engine.run_identity import RUN_FILE, check_data_identity, read_record
 from elmo_bench.modules.token_embedders import WordVocabulary
 
 BEST = "best.pt"
 
 
 def _load_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """(config, identity, best.pt state) of a run directory; ConfigError naming what is missing."""
+    """(config, identity, best.pt state) of a run directory; ConfigError naming what is missing; the data files
+    checked to be the ones the run was trained on (run_identity.check_data_identity, as resume and skip do)."""
     record, best = run_dir / RUN_FILE, run_dir / BEST
+    if not run_dir.is_dir():
+        raise ConfigError(f"{run_dir}: no such run directory")
     if not record.exists():
         raise ConfigError(f"{run_dir}: no {RUN_FILE} (expected a run directory written by run.py)")
     if not best.exists():
+        found = [name for name in ("results.json", "checkpoint.pt") if (run_dir / name).exists()]
+        if found:
+            raise ConfigError(f"{run_dir}: no {BEST} (the saved best model) although {' and '.join(found)} "
+                              f"{'is' if len(found) == 1 else 'are'} there: it was deleted or moved; restore it or "
+                              f"train the run again")
         raise ConfigError(f"{run_dir}: no {BEST} (the run has not finished an epoch of training)")
-    saved = json.loads(record.read_text())
-    state = torch.load(best, weights_only=True, map_location="cpu")
+    saved = read_record(record)
+    if not isinstance(saved.get("config"), dict):
+        raise ConfigError(f"{record}: holds no 'config' object; expected a run.json written by run.py")
+    check_data_identity(run_dir, saved.get("identity") or {}, saved["config"])
+    state = checkpoints.load(best, "cpu", advice="train the run again to evaluate it")
     if "task" not in state:
         raise ConfigError(f"{best}: written before checkpoints held the task's state (labels, vocabulary); "
                           f"train the run again to evaluate it")
@@ -60,10 +73,13 @@ def evaluate_run_dir(run_dir: str | Path, split: str | None = None, device: str 
     chosen = [split] if split is not None else [s for s in available if s != "train"]
     prepared.splits = {s: prepared.splits[s] for s in chosen}
     task.load_state_dict(state["task"])  # the label sets the model was trained with, not refitted ones
-    bilm, bilm_info = load_bilm_info(cfg) if cfg.embedder.elmo else (None, None)
+    bilm, bilm_info = load_encoder_info(cfg) if cfg.embedder.elmo else (None, None)  # the biLM or encoder= kind
     if bilm_info is not None and identity.get("bilm.hash") not in (None, bilm_info["hash"]):
         raise ConfigError(f"{run_dir}: the biLM files {cfg.bilm.weights} changed since the run (hash "
                           f"{identity['bilm.hash']} then, {bilm_info['hash']} now)")
+    if bilm is not None and bilm_info is None and identity.get("encoder.hash") not in (None, cache_id(bilm)):
+        raise ConfigError(f"{run_dir}: the encoder changed since the run (identity {identity['encoder.hash']} "
+                          f"then, {cache_id(bilm)} now)")
     glove_table = None
     if cfg.embedder.glove:
         words = (state.get("extra") or {}).get("vocab")
@@ -84,7 +100,7 @@ def evaluate_run_dir(run_dir: str | Path, split: str | None = None, device: str 
 
 
 def evaluate_main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="elmo-bench evaluate",
+    parser = ArgumentParser(prog="elmo-bench evaluate",
                                      description="Re-evaluate a finished run from its best model (best.pt).")
     parser.add_argument("run_dir", help="a run directory written by run.py (holds run.json and best.pt)")
     parser.add_argument("--split", default=None, help="dev, test, train, ... (default: every split but train)")

@@ -25,19 +25,22 @@ import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.engine.collate import Collator
 from elmo_bench.encoders.cache import ActivationCache, LiveLayers
+from elmo_bench.encoders.protocol import moved
 from elmo_bench.engine.config_check import check_run
 from elmo_bench.base.device import describe, normalise_amp, resolve_device
 from elmo_bench.records.elmo_settings import effective_settings
 from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary, build_glove
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import REPO
-from elmo_bench.records.results import SCHEMA_VERSION, git_commit, write_results
-from elmo_bench.engine.run_identity import (check_run_dir, identity, record_extension, record_identity, task_code_dir,
-                                     task_code_hash)
+from elmo_bench.engine.run_outputs import record_split
+from elmo_bench.records.run_record import RunRecord, git_commit
+from elmo_bench.engine.run_identity import (check_run_dir, identity, read_record, record_extension, record_identity,
+                                     task_code_dir, task_code_hash)
+from elmo_bench.engine.run_lock import run_dir_lock
 from elmo_bench.engine.run_logger import RunLogger
+from elmo_bench.data.split_checks import check_splits
 from elmo_bench.engine.fractions import nested_subset, scaled_epochs
 from elmo_bench.tasks.api import INDEX_KEY, Example, Task
 from elmo_bench.records.stopping import StoppingRule
@@ -90,7 +93,10 @@ def apply_new_stopping_rule(run_dir: Path, rule: StoppingRule, current: dict[str
     run trained; otherwise ConfigError. A finished run that the new rule ends where it ended (a raised cap over a run
     that early stopping ended) keeps its results, with the new config: returned. Else the run takes the new identity
     and loses its old results (record_extension), and None says: continue it from its checkpoint."""
-    state = torch.load(run_dir / "checkpoint.pt", weights_only=True, map_location="cpu")
+    from elmo_bench.base import checkpoints
+    from elmo_bench.engine.loop import RESTART_ADVICE
+
+    state = checkpoints.load(run_dir / "checkpoint.pt", "cpu", advice=RESTART_ADVICE)
     scores = [record["dev_metric"] for record in state["history"]]
     stop = rule.first_stop(scores)
     if stop is not None:
@@ -100,13 +106,13 @@ def apply_new_stopping_rule(run_dir: Path, rule: StoppingRule, current: dict[str
                           f"choose another directory (hydra.run.dir=...) or delete it")
     results_path = run_dir / "results.json"
     if results_path.exists() and rule.stops_before(len(scores), state["best_epoch"]):
-        results = json.loads(results_path.read_text())
-        results["config"] = config
-        results.setdefault("epochs", {})["stopped_by"] = rule.stopped_by(len(scores), state["best_epoch"])
-        write_results(results_path, results)
+        record = RunRecord.read(results_path)
+        record.config = config
+        record.epochs["stopped_by"] = rule.stopped_by(len(scores), state["best_epoch"])
+        record.write(results_path)
         record_identity(run_dir, current, config)
         log.info("%s: the new stopping rule ends this run where it ended: results kept", results_path)
-        return results
+        return record.to_dict()
     record_extension(run_dir, current, config)
     log.info("%s: stopping rule changed, continuing after epoch %d", run_dir, len(scores) - 1)
     return None
@@ -140,6 +146,7 @@ class Prepared:
     fraction: float
     layer_sources: dict[str, dict[str, Any] | None] = field(default_factory=dict)
     bilm_info: dict[str, Any] | None = None
+    encoder_info: dict[str, Any] | None = None  # the encoder's identity, layers and width (results.json "encoder")
     num_layers: int = 0
     elmo_dim: int = 0
     cache: ActivationCache | None = None
@@ -165,6 +172,7 @@ def read_data(cfg: DictConfig, task: Task, seed: int) -> Prepared:
     splits = task.read(OmegaConf.to_container(cfg.data, resolve=True))
     if "train" not in splits or "dev" not in splits:
         raise ConfigError(f"task {task.name}: the data config must provide train and dev splits, found {sorted(splits)}")
+    check_splits(splits, OmegaConf.to_container(cfg.data, resolve=True), task.text_fields)  # empty / identical
     full_train_size = len(splits["train"])
     fraction = training_fraction(cfg)
     # only the examples a run trains on go through the biLM: a 10% run computes 10% of the train split's layers
@@ -186,6 +194,19 @@ def load_bilm_info(cfg: DictConfig) -> tuple[Any, dict[str, Any]]:
     return bilm, info
 
 
+def load_encoder_info(cfg: DictConfig) -> tuple[Any, dict[str, Any] | None]:
+    """The run's frozen encoder (``encoder=``; the biLM when absent) and the biLM record results.json keeps under
+    ``bilm`` (None for other kinds: their record is ``encoder``)."""
+    from elmo_bench.encoders.bilm import BiLMEncoder
+    from elmo_bench.encoders.build import build_encoder
+
+    spec = OmegaConf.to_container(cfg.encoder, resolve=True) if cfg.get("encoder") is not None else {"kind": "bilm"}
+    if spec.get("kind", "bilm") == "bilm":
+        bilm, info = load_bilm_info(cfg)
+        return BiLMEncoder(bilm, info["hash"], info), info
+    return build_encoder(spec, amp=cfg.get("amp")), None
+
+
 def distinct_text(task: Task, examples: Sequence[Example]) -> list[list[str]]:
     """Every text field of ``examples`` as token sequences, each distinct sequence once, in first-seen order.
     Phrase examples (``is_root`` false, SST's sub-sentence phrases) are left out: their sentence is in the text."""
@@ -203,7 +224,7 @@ def distinct_text(task: Task, examples: Sequence[Example]) -> list[list[str]]:
 
 
 def adapt_bilm(cfg: DictConfig, task: Task, prepared: Prepared, base_info: dict[str, Any],
-               run_dir: Path, device: torch.device) -> tuple[Any, dict[str, Any]]:
+               run_dir: Path, device: torch.device) -> tuple[Any, dict[str, Any]]:  # (BiLMEncoder, record)
     """bilm=adapted: the base biLM fine-tuned on the training examples this run uses (built once, cached), loaded
     frozen; its record keeps the base and the adapted hash. The dev text is scored (never trained on) for Table 7."""
     from elmo_bench.records import lm_adaptation
@@ -215,9 +236,12 @@ def adapt_bilm(cfg: DictConfig, task: Task, prepared: Prepared, base_info: dict[
     adapted = ensure_adapted(cfg.bilm.base_dir, distinct_text(task, prepared.splits["train"]), cfg.paths.cache_dir,
                              recipe, progress=bool(cfg.get("progress", True)),
                              heldout=distinct_text(task, prepared.splits["dev"]), device=str(device))
+    from elmo_bench.encoders.bilm import BiLMEncoder
+
     bilm = load_bilm(adapted.options, adapted.weights)
     info = {**base_info, "options": str(adapted.options), "weights": str(adapted.weights),
             "hash": adapted.adapted_hash, **adapted.record(), "built_here": adapted.built}
+    bilm = BiLMEncoder(bilm, adapted.adapted_hash, info)
     record = json.loads((adapted.weights.parent / "adapted.json").read_text())
     scored = record["heldout_perplexity"]
     if scored:  # Table 7: the dev text's perplexity under the base and the adapted biLM
@@ -228,12 +252,19 @@ def adapt_bilm(cfg: DictConfig, task: Task, prepared: Prepared, base_info: dict[
     return bilm, info
 
 
-def prepare_layers(cfg: DictConfig, task: Task, prepared: Prepared, bilm: Any, bilm_info: dict[str, Any]) -> None:
-    """Attach per split and text field a source of the frozen biLM's layers (the activation cache or live)."""
+def prepare_layers(cfg: DictConfig, task: Task, prepared: Prepared, bilm: Any, bilm_info: dict[str, Any] | None) -> None:
+    """Attach per split and text field a source of the frozen encoder's layers (the activation cache or live).
+    ``bilm`` is any Encoder (a bare BiLM is wrapped, keyed by ``bilm_info["hash"]``); ``bilm_info`` is the biLM
+    record for results.json, None for other encoder kinds."""
+    from elmo_bench.encoders.bilm import as_encoder
+    from elmo_bench.encoders.build import encoder_record
+
     started = time.perf_counter()
-    prepared.bilm_info, prepared.num_layers, prepared.elmo_dim = bilm_info, bilm.num_layers, bilm.output_dim
+    bilm = as_encoder(bilm, (bilm_info or {}).get("hash"))
+    prepared.bilm_info, prepared.num_layers, prepared.elmo_dim = bilm_info, bilm.num_layers, bilm.dim
+    prepared.encoder_info = encoder_record(bilm)
     max_segment = int(cfg.get("max_segment", 256))
-    cache = ActivationCache(cfg.paths.cache_dir, bilm, bilm_info["hash"], max_segment=max_segment,
+    cache = ActivationCache(cfg.paths.cache_dir, bilm, max_segment=max_segment,
                             progress=bool(cfg.get("progress", True))) if cfg.cache else None
     prepared.cache = cache
     for split, examples in prepared.splits.items():
@@ -274,54 +305,61 @@ def assemble(cfg: DictConfig, task: Task, prepared: Prepared, bilm: Any, bilm_in
     sources per split (activation cache or live, computed on ``device``), then embedder + head + collators
     (build_model), the model moved to ``device``."""
     if bilm is not None:
-        prepare_layers(cfg, task, prepared, bilm.to(device), bilm_info)
+        prepare_layers(cfg, task, prepared, moved(bilm, device), bilm_info)
     model, collators, vocab = build_model(cfg, task, prepared, seed, glove_table)
     return model.to(device), collators, vocab
 
 
 def evaluate_splits(model: TaskModel, task: Task, prepared: Prepared, collators: dict[str, Collator],
                     trainer: TrainerConfig, run_dir: Path) -> dict[str, dict[str, float]]:
-    """Metrics of every split but train (dev, test and extra test sets such as SRL's test_brown); predictions."""
+    """Metrics of every split but train (dev, test and extra test sets such as SRL's test_brown); predictions and
+    the test split's per-example statistics into the run directory (elmo_bench.engine.run_outputs)."""
     metrics: dict[str, dict[str, float]] = {}
     for split in [s for s in prepared.splits if s != "train"]:
         examples = prepared.splits[split]
         metrics[split], predictions = evaluate(model, task, examples, collators[split], trainer.eval_batch_size)
-        atomic_write_text(run_dir / f"predictions_{split}.json", json.dumps(
-            [{"id": e.get("id", i), "prediction": p} for i, (e, p) in enumerate(zip(examples, predictions))]))
+        record_split(run_dir, task, split, examples, predictions, metrics[split])
     return metrics
 
 
 def write_run(run_dir: Path, cfg: DictConfig, task: Task, prepared: Prepared, model: TaskModel,
               history: dict[str, Any], metrics: dict[str, dict[str, float]], config: dict[str, Any]) -> dict[str, Any]:
-    """results.json: the one record the report reads (schema in elmo_bench.records.results)."""
+    """results.json: the one record the report reads (a RunRecord, elmo_bench.records.run_record)."""
     use_elmo = bool(cfg.embedder.elmo)
-    results = {
-        "schema": SCHEMA_VERSION,
-        "task": task.name,
-        "embedder": cfg.embedder.name,
-        "seed": int(cfg.seed),
-        "config": config,
-        "data": {"name": cfg.data.get("name"), "fraction": prepared.fraction,
-                 "full_train_examples": prepared.full_train_size,
-                 **{f"{k}_examples": len(v) for k, v in prepared.splits.items()}},
-        "metrics": metrics,
-        "main_metric": task.main_metric,
-        "mixes": model.embedder.mix_summary(),
-        "elmo": elmo_settings(cfg) if use_elmo else None,
-        "epochs": {"run": len(history["history"]), "best": history["best_epoch"], "stopped_by": history["stopped_by"],
-                   "history": history["history"]},
-        "history": [{"epoch": h["epoch"], "dev_metric": h["dev_metric"], "loss": h["train_loss"],
-                     "seconds": h["seconds"]} for h in history["history"]],
-        "timings": prepared.timings,
-        "device": describe(model.device, str(cfg.get("device", "auto")), model.amp),
-        "bilm": prepared.bilm_info,
-        "git_commit": git_commit(REPO),
-    }
-    write_results(run_dir / "results.json", results)
-    return results
+    record = RunRecord(
+        task=task.name,
+        embedder=cfg.embedder.name,
+        seed=int(cfg.seed),
+        config=config,
+        data={"name": cfg.data.get("name"), "fraction": prepared.fraction,
+              "full_train_examples": prepared.full_train_size,
+              **{f"{k}_examples": len(v) for k, v in prepared.splits.items()}},
+        metrics=metrics,
+        main_metric=task.main_metric,
+        mixes=model.embedder.mix_summary(),
+        elmo=elmo_settings(cfg) if use_elmo else None,
+        epochs={"run": len(history["history"]), "best": history["best_epoch"], "stopped_by": history["stopped_by"],
+                "history": history["history"]},
+        history=[{"epoch": h["epoch"], "dev_metric": h["dev_metric"], "loss": h["train_loss"],
+                  "seconds": h["seconds"]} for h in history["history"]],
+        timings=prepared.timings,
+        device=describe(model.device, str(cfg.get("device", "auto")), model.amp),
+        bilm=prepared.bilm_info,
+        encoder=prepared.encoder_info,
+        git_commit=git_commit(REPO),
+    )
+    record.write(run_dir / "results.json")
+    return record.to_dict()
 
 
 def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
+    """One run in ``run_dir``, holding its lock (elmo_bench.engine.run_lock): a second process started into the same
+    directory stops at once with ``DIR is in use by pid N``, before it reads or writes anything there."""
+    with run_dir_lock(run_dir):
+        return _run_locked(cfg, run_dir)
+
+
+def _run_locked(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     started = time.perf_counter()
     config = OmegaConf.to_container(cfg, resolve=True)
     check_run(config, merged_trainer(cfg))
@@ -329,13 +367,17 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     device = resolve_device(cfg.get("device", "auto"))
     task_name = cfg.task.name
     task_package = task_target(task_name).partition(":")[0].rpartition(".")[0]
-    bilm, bilm_info = load_bilm_info(cfg) if cfg.embedder.elmo else (None, None)
+    bilm, bilm_info = load_encoder_info(cfg) if cfg.embedder.elmo else (None, None)
     current = identity(config, bilm_info["hash"] if bilm_info else None, task_code_hash(task_package))
+    if bilm is not None and bilm_info is None:  # another encoder kind: its identity stands where the biLM hash did
+        from elmo_bench.encoders.protocol import cache_id
+
+        current["encoder.hash"] = cache_id(bilm)
     extending = check_run_dir(run_dir, current, config, task_code_dir(task_package))
     results_path = run_dir / "results.json"
     if results_path.exists() and not extending:
         log.info("%s exists and was made by this configuration: nothing to do", results_path)
-        return json.loads(results_path.read_text())
+        return read_record(results_path)
     trainer = trainer_config(cfg, training_fraction(cfg))
     if extending:
         kept = apply_new_stopping_rule(run_dir, StoppingRule.of(trainer), current, config)
@@ -346,7 +388,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     torch.set_num_threads(int(cfg.get("threads", 1)) or 1)
     task = load_task(task_name)
     prepared = read_data(cfg, task, seed)
-    if bilm is not None and cfg.bilm.get("name") == "adapted":
+    if bilm_info is not None and cfg.bilm.get("name") == "adapted":
         bilm, bilm_info = adapt_bilm(cfg, task, prepared, bilm_info, run_dir, device)
     model, collators, vocab = assemble(cfg, task, prepared, bilm, bilm_info, device, seed)
 

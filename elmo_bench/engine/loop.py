@@ -23,7 +23,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from elmo_bench.base.atomic import atomic_path
+from elmo_bench.base import checkpoints
 from elmo_bench.data.batch import Batch
 from elmo_bench.engine.collate import Collator, length_batches
 from elmo_bench.base.device import autocast, normalise_amp
@@ -33,6 +33,8 @@ from elmo_bench.records.stopping import StoppingRule
 from elmo_bench.tasks.api import Example, Task
 
 log = logging.getLogger(__name__)
+#: what a run does with a corrupt checkpoint.pt / best.pt: nothing; the user decides
+RESTART_ADVICE = "the run stops here; delete the run directory's checkpoint.pt and best.pt to train it from the start"
 
 
 @dataclass
@@ -112,15 +114,14 @@ def evaluate(model: TaskModel, task: Task, examples: Sequence[Example], collator
 
 
 def _save(path: Path, state: dict[str, Any]) -> None:
-    with atomic_path(path, suffix=".pt") as tmp:
-        torch.save(state, tmp)
+    checkpoints.save(path, state)  # atomic, with its integrity record (<name>.sha256)
 
 
 def _resume(checkpoint_path: Path, model: TaskModel, task: Task, optimizer: torch.optim.Optimizer,
             scaler: torch.amp.GradScaler) -> tuple[list[dict[str, Any]], float, int, int]:
     """Restore model, optimiser, task state and loss scaler from ``checkpoint.pt``; returns (history, best dev
     score, best epoch, the epoch to start with)."""
-    state = torch.load(checkpoint_path, weights_only=True, map_location=model.device)
+    state = checkpoints.load(checkpoint_path, model.device, advice=RESTART_ADVICE)
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
     if "task" in state:
@@ -212,6 +213,6 @@ def fit(model: TaskModel, task: Task, train: Sequence[Example], dev: Sequence[Ex
         if on_epoch is not None:
             on_epoch(epoch, record)
     if best_path.exists():
-        model.load_state_dict(torch.load(best_path, weights_only=True, map_location=device)["model"])
+        model.load_state_dict(checkpoints.load(best_path, device, advice=RESTART_ADVICE)["model"])
     return {"history": history, "best_epoch": best_epoch, "best_dev": best,
             "stopped_by": rule.stopped_by(len(history), best_epoch)}

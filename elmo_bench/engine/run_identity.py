@@ -27,12 +27,13 @@ from elmo_bench.base.errors import ConfigError
 RUN_FILE = "run.json"
 #: top-level keys (or dotted prefixes) that never change a number (``device``, like ``threads``, changes speed and
 #: floating-point rounding only: a run killed on one GPU may resume on another, or on the CPU)
-IGNORED = ("progress", "threads", "logger", "paths", "choices", "bilm.options", "bilm.weights", "bilm.name", "device")
+IGNORED = ("progress", "threads", "logger", "paths", "choices", "bilm.options", "bilm.weights", "bilm.name", "device",
+           "data.allow_identical_splits", "data.answer_offsets")  # refuse or not: never another number
 #: keys added to the config after run directories already existed, with the value that reproduces the old behaviour:
 #: a stored identity without the key equals one that holds this value
-ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.eps": None}
-#: key prefixes that only matter when the run uses ELMo
-ELMO_ONLY = ("task.elmo.", "mix.")
+ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.eps": None, "encoder.kind": "bilm"}
+#: key prefixes that only matter when the run uses ELMo (the encoder group: which frozen encoder gives the layers)
+ELMO_ONLY = ("task.elmo.", "mix.", "encoder.")
 #: the stopping rule's keys: they decide only *when* training stops, never what an epoch computes, so a run whose
 #: identity differs in nothing else may be continued from its checkpoint (elmo_bench.records.stopping decides)
 STOPPING_RULE = tuple(f"{group}.{key}" for group in ("trainer", "task.trainer")
@@ -91,6 +92,43 @@ def fingerprint(path: Path) -> str:
         value = "sha256:" + digest.hexdigest()[:16]
     _fingerprints[memo] = value
     return value
+
+
+def read_record(path: Path) -> dict[str, Any]:
+    """A JSON record this program wrote (run.json, results.json), or one ConfigError line naming the file when it
+    is truncated or not a JSON object (a copy cut short, a disk filled up, another program's file)."""
+    from elmo_bench.data.textio import read_text
+
+    try:
+        record = json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: truncated or malformed JSON ({exc.msg} at line {exc.lineno}); expected a "
+                          f"{path.name} written by this program: restore it or delete the run directory") from None
+    if not isinstance(record, dict):
+        raise ConfigError(f"{path}: expected a JSON object, found {type(record).__name__}")
+    return record
+
+
+def is_data_fingerprint(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith(("sha256:", "dir:"))
+
+
+def check_data_identity(run_dir: Path, stored: Mapping[str, Any], config: Mapping[str, Any]) -> None:
+    """The one data-identity check (resume, skip, ``elmo-bench evaluate``): every data file the run recorded by
+    content (``data.*`` keys of run.json's identity) must hold that content now; else one ConfigError naming the
+    file. A file that no longer exists is left to the reader ("file not found")."""
+    for key, value in flatten(config).items():
+        old = stored.get(key)
+        if not (key.startswith("data.") and is_data_fingerprint(old) and isinstance(value, str)):
+            continue
+        path = Path(value)
+        if not (path.is_absolute() and path.exists()):
+            continue
+        now = fingerprint(path)
+        if now != old:
+            raise ConfigError(f"{path}: the {key} data changed since {run_dir} was trained on it ({old} then, {now} "
+                              f"now); refusing to resume, reuse or evaluate the run on other data: restore the file "
+                              f"or train a new run (hydra.run.dir=...)")
 
 
 def task_code_dir(task_package: str) -> Path:
@@ -177,13 +215,14 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str
     skip: tuple[str, ...] = ()
     legacy = False
     if computed and record.exists():
-        stored = without_elmo_only(json.loads(record.read_text())["identity"])
+        stored = without_elmo_only(read_record(record).get("identity") or {})
+        check_data_identity(run_dir, stored, config)
     elif computed:
         results_path = run_dir / "results.json"
         if not results_path.exists():
             raise ConfigError(f"{run_dir}: holds a checkpoint from before run identity was recorded; delete the "
                               f"directory or choose another (hydra.run.dir=...)")
-        old = json.loads(results_path.read_text())
+        old = read_record(results_path)
         stored = identity(old.get("config", {}), (old.get("bilm") or {}).get("hash"), None)
         skip, legacy = ("code.task",), True  # keys added or removed since (schema changes) are not differences
         if code_changed_since(old.get("git_commit"), code_dir):

@@ -8,7 +8,7 @@ tensor (not per token).
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import torch
 from torch import nn
@@ -79,18 +79,19 @@ class Elmo(nn.Module):
     """The one "frozen biLM + mixes + dropout" module: ``num_mixes`` independent ScalarMixes (e.g. a task's input
     and output), each followed by the ELMo dropout; the only place ELMo is dropped.
 
-    ``bilm`` may be None when the layers arrive precomputed (the engine reads them from the activation cache); then
+    ``bilm`` is the frozen biLM or any other Encoder (elmo_bench.encoders.protocol: a transformer, a user class),
+    whose ``num_layers`` sets the mixes' size. It may be None when the layers arrive precomputed (the engine reads them from the activation cache); then
     ``num_layers`` says how many there are and only :meth:`mix` is available. ``names`` labels the mixes (the
     engine uses "input" / "output"); by default they are "0", "1", ...
     """
 
-    def __init__(self, bilm: BiLM | None, num_mixes: int = 1, mode: str = "learned", layer_norm: bool = False,
+    def __init__(self, bilm: Any, num_mixes: int = 1, mode: str = "learned", layer_norm: bool = False,
                  l2_coef: float = 0.0, dropout: float = 0.5, *, num_layers: int | None = None,
                  layer_index: int | None = None, gamma_init: float = 1.0, names: Sequence[str] | None = None) -> None:
         super().__init__()
         self.bilm = bilm
         if bilm is not None:
-            for parameter in bilm.parameters():
+            for parameter in (bilm.parameters() if isinstance(bilm, nn.Module) else ()):
                 parameter.requires_grad_(False)
             num_layers = bilm.num_layers
         if num_layers is None:
@@ -103,15 +104,17 @@ class Elmo(nn.Module):
 
     def train(self, mode: bool = True) -> "Elmo":
         super().train(mode)
-        if self.bilm is not None:
+        if isinstance(self.bilm, nn.Module):
             self.bilm.eval()  # frozen: never dropout, never a training-mode cache reset
         return self
 
     @torch.no_grad()
     def layers(self, sentences: Sequence[Sequence[str]]) -> tuple[torch.Tensor, torch.Tensor]:
-        """The biLM's (batch, L+1, time, dim) layers and (batch, time) mask for tokenised sentences."""
+        """The biLM's (or encoder's) (batch, L+1, time, dim) layers and (batch, time) mask for tokenised sentences."""
         if self.bilm is None:
             raise ValueError("this Elmo has no biLM (its layers come precomputed): call mix(layers, mask)")
+        if not isinstance(self.bilm, BiLM):  # any other Encoder computes its own layers
+            return self.bilm.layers(sentences)
         device = next(self.bilm.parameters()).device  # the characters follow the biLM's device
         output = self.bilm(batch_to_ids(sentences).to(device))
         return output.layers, output.mask

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from elmo_bench.base import checkpoints
 from elmo_bench.bilm.chars import BOS_TOKEN, EOS_TOKEN, word_to_ids
 from elmo_bench.bilm.integrity import write_checksums
 from elmo_bench.bilm.weights import save_bilm
@@ -35,7 +36,7 @@ def export_lm(model: LanguageModel, vocab: Vocab, out_dir: str | Path) -> dict[s
 
 def export_checkpoint(checkpoint: str | Path, cfg: dict, out_dir: str | Path) -> dict[str, Path]:
     """Export the model of a training checkpoint (e.g. a run stopped before its budget)."""
-    payload = torch.load(checkpoint, map_location="cpu", weights_only=True)
+    payload = checkpoints.load(checkpoint, "cpu")
     tokens = payload["vocab"]
     options = make_options(cfg["model"], training_extra(cfg, len(tokens)))
     model = LanguageModel(options, len(tokens), cfg.get("num_sampled"))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from elmo_bench.base.atomic import apply_umask, owned_temp_dir, remove_stale
 from elmo_bench.base.errors import DataError
 from elmo_bench.bilm.weights import bilm_identity
 from elmo_bench.encoders.cache import stream_hash
@@ -72,7 +73,9 @@ def ensure_adapted(base_dir: str | Path, sentences: Sequence[Sequence[str]], cac
     recipe = {**DEFAULT_RECIPE, **dict(recipe or {})}
     base_hash = bilm_identity(base / "options.json", base / "weights.hdf5")
     sentences_hash = text_hash(sentences)
-    root = Path(cache_dir) / "adapted_bilm"
+    from elmo_bench.encoders.cache import cache_directory
+
+    root = cache_directory(cache_dir) / "adapted_bilm"
     final = root / adapted_key(base_hash, sentences_hash, recipe)
     built = False
     if not (final / "adapted.json").exists():
@@ -88,10 +91,8 @@ def _build(base: Path, sentences: list[list[str]], recipe: dict[str, Any], final
     import torch
 
     final.parent.mkdir(parents=True, exist_ok=True)
-    for stale in final.parent.glob(f".{final.name}.tmp*"):  # a build that was killed
-        shutil.rmtree(stale, ignore_errors=True)
-    work = final.parent / f".{final.name}.tmp"
-    work.mkdir()
+    remove_stale(final.parent, final.name)  # builds that were killed (owned temporaries of dead processes only)
+    work = owned_temp_dir(final.parent, final.name)
     text = work / "train_text.txt"
     text.write_text("".join(" ".join(s) + "\n" for s in sentences), encoding="utf-8")
     cfg = {**recipe, "init_dir": str(base), "train_files": [str(text)], "heldout_files": [], "max_tokens": None,
@@ -121,4 +122,8 @@ def _build(base: Path, sentences: list[list[str]], recipe: dict[str, Any], final
     with open(text, "rb") as raw, gzip.open(work / "train_text.txt.gz", "wb") as packed:  # what it saw, for audits
         shutil.copyfileobj(raw, packed)
     text.unlink()
-    work.rename(final)
+    apply_umask(work, directory=True)
+    try:
+        work.rename(final)
+    except OSError:  # another process finished the same model first: same key, same recipe and seed
+        shutil.rmtree(work, ignore_errors=True)

@@ -27,7 +27,8 @@ from typing import Any
 import torch
 from torch import distributed as dist
 
-from elmo_bench.base.atomic import atomic_path, atomic_write_text
+from elmo_bench.base import checkpoints
+from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.bilm.window_lstm import set_direction_threads
 from elmo_bench.base.device import resolve_device
 from elmo_bench.base.errors import DataError, TrainingError
@@ -168,14 +169,14 @@ class Trainer:
             "step": self.step, "tokens_seen": self.tokens_seen, "train_seconds": self.train_seconds,
             "loss_ema": self.loss_ema, "history": self.history, "vocab": self.corpus.vocab.tokens, "vocab_counts": self.corpus.vocab.counts,
         }
-        with atomic_path(self.checkpoint_path(), suffix=".pt") as tmp:
-            torch.save(payload, tmp)
+        checkpoints.save(self.checkpoint_path(), payload)  # atomic, with its integrity record
 
     def load_checkpoint(self) -> bool:
         path = self.checkpoint_path()
         if not path.exists():
             return False
-        payload = torch.load(path, map_location="cpu", weights_only=True)
+        payload = checkpoints.load(path, "cpu", advice="the run stops here; delete it (or use another out_dir) "
+                                                       "to pretrain from the start")
         if payload["vocab"] != self.corpus.vocab.tokens:
             raise DataError(f"{path}: checkpoint vocabulary differs from this corpus's; use another out_dir")
         self.model.load_state_dict(payload["model"])

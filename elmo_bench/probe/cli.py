@@ -22,6 +22,7 @@ from typing import Any, Callable, Optional, Sequence
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.paths import CACHE_DIR, DATA_ROOT, REPO
 from elmo_bench.probe.wordnet import DEFAULT_SOURCE as DEFAULT_WORDNET
+from elmo_bench.commands.guard import ArgumentParser
 
 DATA = DATA_ROOT / "wsd"
 DEFAULT_SEMCOR = DATA / "semcor3.0_google_original_format"
@@ -33,9 +34,12 @@ def _parser() -> argparse.ArgumentParser:
     from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
     from elmo_bench.probe.wsd_data import EVAL_SETS
 
-    p = argparse.ArgumentParser(prog="elmo-bench probe-wsd", description=__doc__.splitlines()[0])
+    p = ArgumentParser(prog="elmo-bench probe-wsd", description=__doc__.splitlines()[0])
     p.add_argument("--options", default=str(DEFAULT_OPTIONS), help="biLM options.json (default: the shipped biLM)")
     p.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="biLM weights.hdf5 (default: the shipped biLM)")
+    from elmo_bench.encoders.cli_options import add_encoder_arguments
+
+    add_encoder_arguments(p)  # --encoder/--model/--pooling: any frozen encoder instead of the biLM
     p.add_argument("--semcor", default=str(DEFAULT_SEMCOR), help="SemCor 3.0 tagfiles directory")
     p.add_argument("--eval-root", default=str(DEFAULT_EVAL_ROOT), help="the framework's Evaluation_Datasets directory")
     p.add_argument("--sets", default=",".join(EVAL_SETS), help="comma-separated evaluation sets")
@@ -108,19 +112,21 @@ def read(args: argparse.Namespace, progress: bool) -> WsdInputs:
 
 
 def prepare_layers(args: argparse.Namespace, inputs: WsdInputs, progress: bool) -> WsdLayers:
-    """The biLM layers of the training sentences and of every evaluation set, through the activation cache."""
-    from elmo_bench.bilm.weights import bilm_identity, load_bilm
+    """The encoder's layers of the training sentences and of every evaluation set, through the activation cache."""
     from elmo_bench.encoders.cache import ActivationCache
+    from elmo_bench.encoders.cli_options import encoder_from_args, encoder_info
     from elmo_bench.probe.wsd_data import token_lists
 
-    bilm = load_bilm(args.options, args.weights)
-    bilm_id = bilm_identity(args.options, args.weights)
-    cache = ActivationCache(args.cache_dir, bilm, bilm_id, max_segment=args.max_segment, progress=progress)
+    encoder = encoder_from_args(args)
+    record = encoder_info(encoder)
+    cache = ActivationCache(args.cache_dir, encoder, max_segment=args.max_segment, progress=progress)
     train = cache.layers(token_lists(inputs.train), name="wsd/semcor")
     eval_layers = {name: cache.layers(token_lists(sentences), name=f"wsd/{name}")
                    for name, (sentences, _) in inputs.eval_sets.items()}
-    info = {"name": _bilm_name(args.options), "options": args.options, "weights": args.weights, "hash": bilm_id,
-            "layers": bilm.num_layers, "dim": bilm.output_dim}
+    info = {"name": _bilm_name(args.options) if args.encoder == "bilm" else args.encoder, "hash": record["hash"],
+            "layers": record["layers"], "dim": record["dim"], "encoder": record["encoder"]}
+    if args.encoder == "bilm":
+        info.update(options=args.options, weights=args.weights)
     return WsdLayers(train, eval_layers, info, cache.seconds_in_bilm)
 
 
@@ -166,7 +172,7 @@ def evaluate(centroids: Any, inputs: WsdInputs, layers: WsdLayers, fallbacks: Fa
 def write(out: Path, args: argparse.Namespace, inputs: WsdInputs, layers: WsdLayers, centroids: Any,
           fallbacks: Fallbacks, evaluation: Evaluation, timings: dict[str, float]) -> dict[str, Any]:
     """OUT/keys/<set>.<view>.key and OUT/results.json; returns the printed summary (F1 and coverage)."""
-    from elmo_bench.records.results import SCHEMA_VERSION, git_commit, write_results
+    from elmo_bench.records.run_record import RunRecord, git_commit
 
     (out / "keys").mkdir(parents=True, exist_ok=True)
     for name, views in evaluation.keys.items():
@@ -175,29 +181,28 @@ def write(out: Path, args: argparse.Namespace, inputs: WsdInputs, layers: WsdLay
     top = f"layer_{layers.bilm['layers'] - 1}_f1"
     config = {key: value for key, value in vars(args).items()}
     config["choices"] = {"task": "wsd", "data": "semcor", "bilm": layers.bilm["name"], "embedder": "elmo"}
-    results = {
-        "schema": SCHEMA_VERSION,
-        "task": "wsd",
-        "embedder": "elmo",
-        "seed": 0,  # deterministic: no training randomness
-        "config": config,
-        "data": {"name": "semcor", "fraction": len(inputs.train) / max(1, len(inputs.semcor)),
-                 "train_sentences": len(inputs.train), "train_examples": sum(len(s.spans) for s in inputs.train),
-                 "train_senses": len(centroids.keys), "semcor_sentences": len(inputs.semcor),
-                 "eval_instances": {name: len(gold) for name, (_, gold) in inputs.eval_sets.items()},
-                 "answered_by": evaluation.answered_by, "coverage": evaluation.coverage,
-                 "wordnet_fallback": fallbacks.wordnet is not None},
-        "metrics": evaluation.metrics,
-        "main_metric": top,
-        "views": centroids.views,
-        "mixes": {},
-        "elmo": None,
-        "epochs": {"run": 0, "best": None, "history": []},
-        "timings": timings,
-        "bilm": layers.bilm,
-        "git_commit": git_commit(REPO),
-    }
-    write_results(out / "results.json", results)
+    RunRecord(
+        task="wsd",
+        embedder="elmo",
+        seed=0,  # deterministic: no training randomness
+        config=config,
+        data={"name": "semcor", "fraction": len(inputs.train) / max(1, len(inputs.semcor)),
+              "train_sentences": len(inputs.train), "train_examples": sum(len(s.spans) for s in inputs.train),
+              "train_senses": len(centroids.keys), "semcor_sentences": len(inputs.semcor),
+              "eval_instances": {name: len(gold) for name, (_, gold) in inputs.eval_sets.items()},
+              "answered_by": evaluation.answered_by, "coverage": evaluation.coverage,
+              "wordnet_fallback": fallbacks.wordnet is not None},
+        metrics=evaluation.metrics,
+        main_metric=top,
+        views=centroids.views,
+        mixes={},
+        elmo=None,
+        epochs={"run": 0, "best": None, "history": []},
+        timings=timings,
+        bilm={k: v for k, v in layers.bilm.items() if k != "encoder"} if args.encoder == "bilm" else None,
+        encoder=layers.bilm["encoder"],
+        git_commit=git_commit(REPO),
+    ).write(out / "results.json")
     return {name: {k: round(v, 2) for k, v in m.items() if k.endswith(("_f1", "_coverage"))}
             for name, m in evaluation.metrics.items()}
 

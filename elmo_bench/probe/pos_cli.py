@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from elmo_bench.commands.guard import ArgumentParser
 from elmo_bench.base.paths import CACHE_DIR, DATA_ROOT, REPO
 
 DEFAULT_DATA = DATA_ROOT / "pos" / "ud_english_ewt"
@@ -33,9 +34,12 @@ def _positive_int(text: str) -> int:
 def _parser() -> argparse.ArgumentParser:
     from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 
-    p = argparse.ArgumentParser(prog="elmo-bench probe-pos", description=__doc__.splitlines()[0])
+    p = ArgumentParser(prog="elmo-bench probe-pos", description=__doc__.splitlines()[0])
     p.add_argument("--options", default=str(DEFAULT_OPTIONS), help="biLM options.json (default: the shipped biLM)")
     p.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="biLM weights.hdf5 (default: the shipped biLM)")
+    from elmo_bench.encoders.cli_options import add_encoder_arguments
+
+    add_encoder_arguments(p)  # --encoder/--model/--pooling: any frozen encoder instead of the biLM
     p.add_argument("--data-dir", default=str(DEFAULT_DATA),
                    help="UD English-EWT directory (en_ewt-ud-{train,dev,test}.conllu, train may be .gz)")
     p.add_argument("--tag-column", default="xpos", choices=["xpos", "upos"], help="xpos = PTB tags (the paper's)")
@@ -77,20 +81,23 @@ def read(args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
 
 
 def bilm_features(args: argparse.Namespace, splits: dict[str, list[dict[str, Any]]], progress: bool):
-    """{split: (n_tokens, L+1, dim)} from the activation cache (computed once), and the biLM's identity."""
-    from elmo_bench.bilm.weights import bilm_identity, load_bilm
+    """{split: (n_tokens, L+1, dim)} from the activation cache (computed once), and the encoder's identity."""
     from elmo_bench.encoders.cache import ActivationCache
+    from elmo_bench.encoders.cli_options import encoder_from_args, encoder_info
     from elmo_bench.probe.pos import layer_features
 
-    bilm = load_bilm(args.options, args.weights)
-    bilm_id = bilm_identity(args.options, args.weights)
-    cache = ActivationCache(args.cache_dir, bilm, bilm_id, progress=progress)
+    encoder = encoder_from_args(args)
+    info = encoder_info(encoder)
+    cache = ActivationCache(args.cache_dir, encoder, progress=progress)
     features = {}
     for split, examples in splits.items():
         layers = cache.layers([ex["tokens"] for ex in examples], name=f"pos/{split}")
         features[split] = layer_features(layers, len(examples))
-    return features, {"hash": bilm_id, "options": args.options, "weights": args.weights,
-                      "layers": bilm.num_layers, "dim": bilm.output_dim, "seconds_in_bilm": cache.seconds_in_bilm}
+    record = {"hash": info["hash"], "layers": info["layers"], "dim": info["dim"], "encoder": info["encoder"],
+              "seconds_in_bilm": cache.seconds_in_bilm}
+    if args.encoder == "bilm":
+        record.update(options=args.options, weights=args.weights)
+    return features, record
 
 
 def probe_pos_main(argv: Sequence[str]) -> int:
@@ -144,7 +151,7 @@ def probe_pos_main(argv: Sequence[str]) -> int:
 def write_results(out: Path, args: argparse.Namespace, splits, rows, baseline, bilm, seconds: float) -> None:
     """OUT/results.json in the engine's schema (task ``pos_probe``), one metric per row and split."""
     from elmo_bench.probe.cli import _bilm_name
-    from elmo_bench.records.results import SCHEMA_VERSION, git_commit, write_results as write
+    from elmo_bench.records.run_record import RunRecord, git_commit
 
     metrics = {split: {**{f"{n}_accuracy": getattr(r, split) for n, r in rows.items()},
                        "most_frequent_tag_accuracy": baseline[split]} for split in ("dev", "test")}
@@ -152,14 +159,17 @@ def write_results(out: Path, args: argparse.Namespace, splits, rows, baseline, b
     config["choices"] = {"task": "pos_probe", "data": "ud_ewt_pos", "bilm": _bilm_name(args.options), "embedder": "elmo"}
     full = len(splits["train"]) if not args.max_train_sentences else None
     out.mkdir(parents=True, exist_ok=True)
-    write(out / "results.json", {
-        "schema": SCHEMA_VERSION, "task": "pos_probe", "embedder": "elmo", "seed": 0, "config": config,
-        "data": {"name": "ud_ewt_pos", "fraction": 1.0, "train_sentences": len(splits["train"]),
-                 "all_train_sentences": full, "tag_column": args.tag_column},
-        "metrics": metrics, "main_metric": "layer_1_accuracy",
-        "probes": {n: {**r.summary(), "l2_path": r.path} for n, r in rows.items()},
-        "mixes": {}, "elmo": None, "epochs": {"run": 0, "best": None, "history": []},
-        "timings": {"total_seconds": seconds, "bilm_seconds": bilm["seconds_in_bilm"]},
-        "bilm": {"name": _bilm_name(args.options), **{k: v for k, v in bilm.items() if k != "seconds_in_bilm"}},
-        "git_commit": git_commit(REPO),
-    })
+    RunRecord(
+        task="pos_probe", embedder="elmo", seed=0, config=config,
+        data={"name": "ud_ewt_pos", "fraction": 1.0, "train_sentences": len(splits["train"]),
+              "all_train_sentences": full, "tag_column": args.tag_column},
+        metrics=metrics, main_metric="layer_1_accuracy",
+        probes={n: {**r.summary(), "l2_path": r.path} for n, r in rows.items()},
+        mixes={}, elmo=None, epochs={"run": 0, "best": None, "history": []},
+        timings={"total_seconds": seconds, "bilm_seconds": bilm["seconds_in_bilm"]},
+        bilm={"name": _bilm_name(args.options), **{k: v for k, v in bilm.items()
+                                                    if k not in ("seconds_in_bilm", "encoder")}}
+        if args.encoder == "bilm" else None,
+        encoder=bilm["encoder"],
+        git_commit=git_commit(REPO),
+    ).write(out / "results.json")

@@ -11,12 +11,11 @@ looks a sense key up, it only builds keys from synsets.
 from __future__ import annotations
 
 import logging
-import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from elmo_bench.base.atomic import atomic_path, atomic_write_text
 from elmo_bench.base.errors import DataError
 
 log = logging.getLogger(__name__)
@@ -51,23 +50,14 @@ def _copy_if_changed(source: Path, target: Path) -> None:
     stat = source.stat()
     if target.exists() and target.stat().st_size == stat.st_size and int(target.stat().st_mtime) == int(stat.st_mtime):
         return
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    os.close(fd)
-    try:
+    with atomic_path(target) as tmp:
         shutil.copy2(source, tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _write_if_changed(target: Path, text: str) -> None:
     if target.exists() and target.read_text(encoding="utf-8") == text:
         return
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, target)
+    atomic_write_text(target, text)
 
 
 def prepare_root(source: str | Path, work: str | Path) -> Path:

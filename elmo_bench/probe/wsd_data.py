@@ -12,6 +12,7 @@ the part after ``%`` (``lexsn``) separately; ``;`` separates several senses of o
 from __future__ import annotations
 
 import gzip
+import zlib
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +60,8 @@ def _parse(path: Path) -> ET.Element:
         raise DataError(f"{path}:{err.position[0]}: not well-formed XML ({err})") from None
     except FileNotFoundError:
         raise DataError(f"{path}: file not found") from None
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise DataError(f"{path}: truncated or corrupt gzip file ({exc}); expected a complete .gz file") from None
 
 
 

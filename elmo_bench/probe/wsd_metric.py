@@ -35,6 +35,21 @@ def score(gold: Mapping[str, Set[str]], predicted: Mapping[str, Set[str]]) -> di
     return {"precision": 100.0 * precision, "recall": 100.0 * recall, "f1": 100.0 * f1}
 
 
+class _WsdScorer:
+    """``elmo-bench score wsd GOLD_KEY PRED_KEY``: the probe's file scorer, in a task's shape (Task.score_files)."""
+
+    score_file_count = 2
+
+    def score_files(self, *paths: str) -> dict[str, float]:
+        return score_files(*paths)
+
+
+NAME = "wsd"
+
+
 def score_files(gold_key: str, pred_key: str) -> dict[str, float]:
     """``elmo-bench score wsd GOLD_KEY PRED_KEY`` → {"precision": P, "recall": R, "f1": F} in percent."""
     return score(read_key_file(gold_key), read_key_file(pred_key, strict=False))
+
+
+SCORER = _WsdScorer()

@@ -5,27 +5,27 @@ statistic is the difference of the test metric, +ELMo minus baseline, each avera
 The p-value is one-sided, after Berg-Kirkpatrick et al. (2012): the share of resamples whose difference exceeds
 twice the observed one (the resampled differences shifted to mean zero under the null), with add-one smoothing.
 
-The report bootstraps from per-example sufficient statistics (``elmo_bench.report.statistics``): every resample's
-exact corpus metric (accuracy, span F1, CoNLL F1) is a function of column sums. ``paired_bootstrap`` (per-example
-scores) and ``paired_bootstrap_metric`` (any metric function, recomputed per resample) are the general forms.
+The report bootstraps from the per-example sufficient statistics each run records (``scores_test.json.gz``,
+elmo_bench.records.run_record; written by the engine with the task's own ``Task.statistics``): every resample's exact
+corpus metric (accuracy, span F1, CoNLL F1) is a function of column sums (``paired_bootstrap_sums``). It reads
+no gold data and no task code. ``paired_bootstrap`` (per-example scores) and ``paired_bootstrap_metric`` (any
+metric function, recomputed per resample) are the general forms.
 """
 from __future__ import annotations
 
-import logging
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from elmo_bench.records.example_statistics import Statistics, aggregate
+from elmo_bench.records.run_record import SCORES_FILE, predictions_path, read_statistics
 from elmo_bench.report.significance import p_value as _p_value
 
-log = logging.getLogger(__name__)
 
-#: (task, metric) pairs whose value is the mean of one score per example; "*" matches any task
-PER_EXAMPLE = {("*", "accuracy"), ("squad", "f1"), ("squad", "exact_match"), ("squad", "em")}
-
-
-def is_per_example(task: str, metric: str) -> bool:
-    return ("*", metric) in PER_EXAMPLE or (task, metric) in PER_EXAMPLE
+#: compare_runs' reason when a run recorded neither statistics nor predictions: Table 1 leaves the p-value out
+#: without a note
+NO_STATISTICS = "no predictions"
 
 
 def paired_bootstrap(scores_elmo: np.ndarray, scores_base: np.ndarray, samples: int = 1000,
@@ -71,116 +71,64 @@ def paired_bootstrap_metric(metric: Metric, preds_elmo: Sequence[Sequence[Any]],
     return observed, _p_value(deltas, observed)
 
 
+def paired_bootstrap_sums(elmo: Sequence[Statistics], base: Sequence[Statistics], samples: int = 1000,
+                          seed: int = 0) -> tuple[float, float]:
+    """(observed difference, one-sided p) of mean-over-seeds metric, +ELMo minus baseline, resampling examples.
+
+    Same test as ``paired_bootstrap``, with each resample's metric computed from column sums."""
+    runs = [*elmo, *base]
+    n = runs[0].rows.shape[0]
+    if n == 0 or any(r.rows.shape[0] != n or r.kind != runs[0].kind for r in runs):
+        raise ValueError("paired bootstrap: every run needs statistics of the same kind for the same examples")
+    stacked = np.stack([r.rows for r in runs])                       # (runs, examples, columns)
+    kind, k = runs[0].kind, len(elmo)
+
+    def difference(weights: np.ndarray) -> np.ndarray:
+        """weights (resamples, examples) → (resamples,) mean +ELMo metric minus mean baseline metric."""
+        sums = np.einsum("se,rec->src", weights, stacked)          # (resamples, runs, columns)
+        values = aggregate(kind, sums)                               # (resamples, runs)
+        return values[:, :k].mean(axis=1) - values[:, k:].mean(axis=1)
+
+    observed = float(difference(np.ones((1, n)))[0])
+    rng = np.random.default_rng(seed)
+    deltas = np.empty(samples)
+    for start in range(0, samples, 128):
+        stop = min(samples, start + 128)
+        index = rng.integers(0, n, size=(stop - start, n))
+        weights = np.zeros((stop - start, n))
+        np.add.at(weights, (np.arange(stop - start)[:, None], index), 1.0)
+        deltas[start:stop] = difference(weights)
+    return observed, _p_value(deltas, observed)
+
+
 # ---- the report's use: +ELMo vs baseline runs of one Table 1 row -------------------------------------------------
-# Each run's test predictions become per-example sufficient statistics (elmo_bench.report.statistics): read from
-# the compact export's scores_test.json.gz when present, else computed from predictions_test.json(.gz) and the gold
-# test set. The bootstrap then recomputes the exact corpus metric of every resample from column sums, so a report
-# built from a compact tree (no data) and one built from the full results (with data) give the same p-values.
 
-SCORES_FILE = "scores_test.json.gz"
-
-
-def _read_json(path: Any) -> Any:
-    import gzip
-    import json
-    from pathlib import Path
-
-    path = Path(path)
-    if path.suffix == ".gz":
-        with gzip.open(path, "rt", encoding="utf-8") as handle:
-            return json.load(handle)
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def read_predictions(run_dir: Any) -> list[Any] | None:
-    """The test predictions in example order, from predictions_test.json (engine: [{"id", "prediction"}]) or the
-    compact predictions_test.json.gz ([{"index", "prediction"}]); None when neither exists."""
-    from pathlib import Path
-
-    for name in ("predictions_test.json", "predictions_test.json.gz"):
-        path = Path(run_dir) / name
-        if path.exists():
-            records = _read_json(path)
-            if records and "index" in records[0]:
-                records = sorted(records, key=lambda r: r["index"])
-                if [r["index"] for r in records] != list(range(len(records))):
-                    raise ValueError(f"{path}: indices are not 0..n-1")
-            return [r["prediction"] for r in records]
-    return None
-
-
-def read_statistics(run_dir: Any) -> Any:
-    """The compact export's per-example statistics of a run, or None."""
-    from pathlib import Path
-
-    from elmo_bench.report.statistics import Statistics
-
-    path = Path(run_dir) / SCORES_FILE
-    if not path.exists():
-        return None
-    data = _read_json(path)
-    return Statistics(data["kind"], data["metric"], np.asarray(data["rows"], dtype=np.float64).reshape(
-        len(data["rows"]), -1))
-
-
-def _gold(run: Any, cache: dict[str, Any]) -> tuple[Any, list[Any]]:
-    """(task instance, test examples) read with the run's own data config; cached per (task, data)."""
-    import json
-
-    from elmo_bench.engine.experiment import load_task
-    from elmo_bench.tasks import TASKS
-
-    data_cfg = dict((run.raw.get("config") or {}).get("data") or {})
-    data_cfg.update({"train": None, "dev": None, "dev_from_train": None})  # only the test split is needed
-    data_cfg["hub_splits"] = {**(data_cfg.get("hub_splits") or {}), "train": None, "dev": None}  # hub / disk too
-    key = json.dumps([run.task, data_cfg], sort_keys=True, default=str)
-    if key not in cache:
-        if run.task not in TASKS:
-            raise ValueError(f"task {run.task!r} is not in the task registry")
-        task = load_task(TASKS[run.task])
-        splits = task.read(data_cfg)
-        if "test" not in splits:
-            raise ValueError("the data config has no test split")
-        cache[key] = (task, splits["test"])
-    return cache[key]
-
-
-def run_statistics(run: Any, cache: dict[str, Any]) -> tuple[Any, str]:
-    """(Statistics, "") of one run's test predictions, or (None, why not)."""
-    from elmo_bench.report import statistics
-
-    stats = read_statistics(run.path.parent)
-    if stats is not None:
-        return stats, ""
-    try:
-        predictions = read_predictions(run.path.parent)
-    except (ValueError, KeyError, OSError) as exc:
-        return None, f"unreadable predictions ({exc})"
-    if predictions is None:
-        return None, "no predictions"
-    if (run.task, run.main_metric) not in statistics.EXTRACTORS:
-        return None, f"no per-example statistics for {run.task} {run.main_metric}"
-    try:
-        _, examples = _gold(run, cache)
-    except Exception as exc:                                  # data absent, hub offline, reader error, ...
-        return None, f"test gold not readable ({exc.__class__.__name__}: {exc})"
-    if len(predictions) != len(examples):
-        return None, f"{len(predictions)} predictions for {len(examples)} test examples"
-    try:
-        return statistics.compute(run.task, run.main_metric, predictions, examples), ""
-    except Exception as exc:
-        log.warning("statistics failed for %s: %s", run.path, exc)
-        return None, f"metric failed ({exc.__class__.__name__})"
+def run_statistics(run: Any, cache: dict[Path, Any]) -> tuple[Statistics | None, str]:
+    """(the run's recorded test statistics, "") or (None, why not); read once per run directory."""
+    run_dir = Path(run.path).parent
+    if run_dir not in cache:
+        try:
+            stats = read_statistics(run_dir)
+        except ValueError as exc:
+            cache[run_dir] = (None, str(exc))
+        else:
+            if stats is not None:
+                cache[run_dir] = (stats, "")
+            elif predictions_path(run_dir, "test").exists() or predictions_path(run_dir, "test", True).exists():
+                cache[run_dir] = (None, f"{run_dir} has test predictions but no {SCORES_FILE} (a run recorded "
+                                        f"before the engine wrote it: python -m elmo_bench.engine.record_migration)")
+            else:
+                cache[run_dir] = (None, NO_STATISTICS)
+    return cache[run_dir]
 
 
 def compare_runs(elmo_runs: Sequence[Any], base_runs: Sequence[Any], samples: int = 1000,
-                 cache: dict[str, Any] | None = None) -> tuple[float | None, str]:
-    """p-value of +ELMo > baseline over the test examples, or (None, why not)."""
-    from elmo_bench.report.statistics import paired_bootstrap_sums
-
+                 cache: dict[Path, Any] | None = None) -> tuple[float | None, str]:
+    """p-value of +ELMo > baseline over the test examples, or (None, why not). ``cache``: statistics already read,
+    by run directory (one report shares it across tables)."""
     cache = {} if cache is None else cache
     if not elmo_runs or not base_runs:
-        return None, "no predictions"
+        return None, NO_STATISTICS
     found = []
     for run in [*elmo_runs, *base_runs]:
         stats, why = run_statistics(run, cache)

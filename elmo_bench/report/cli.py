@@ -1,16 +1,17 @@
 """`elmo-bench report RESULTS_DIR... [--format md|latex|json] [--out DIR]`: the paper's tables and figures."""
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 from typing import Sequence
 
 from elmo_bench.base.atomic import atomic_write_text
+from elmo_bench.base.errors import ConfigError
 from elmo_bench.report import bootstrap, directions, figures, tables
 from elmo_bench.report.collect import collect
 from elmo_bench.report.render import latex_escape, table_latex, table_md
+from elmo_bench.commands.guard import ArgumentParser
 
 FIGURE1 = "figure1_sample_efficiency.png"
 FIGURE2 = "figure2_layer_weights.png"
@@ -18,12 +19,21 @@ DEV_CURVES = "dev_curves.png"
 
 
 def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int = 1000,
-                 significance: bool = True) -> Path:
-    """Read the results below ``dirs``, write report.md / report.tex / report.json and the PNGs into ``out``."""
+                 significance: bool = True, require_runs: bool = False) -> Path:
+    """Read the results below ``dirs``, write report.md / report.tex / report.json and the PNGs into ``out``.
+    A directory that does not exist is a ConfigError (one line, exit 2), and so is no usable results at all when
+    ``require_runs`` (the ``report`` command): a report of dashes would read as "no runs" when the path was
+    mistyped. Without it an empty collection renders every cell missing (the paper's columns only)."""
+    missing = [d for d in dirs if not Path(d).exists()]
+    if missing:
+        raise ConfigError(f"{missing[0]}: no such directory (expected a directory holding results.json files)")
     found = collect(dirs)
     for warning in found.warnings:
         print(warning, file=sys.stderr)
     runs = found.runs
+    if require_runs and not runs and not found.adaptations:
+        skipped = f" ({len(found.warnings)} unusable, warned above)" if found.warnings else ""
+        raise ConfigError(f"{', '.join(map(str, dirs))}: no usable results.json below{skipped}; nothing to report")
     gold_cache: dict = {}
 
     def p_value(elmo_runs, base_runs):
@@ -74,7 +84,7 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
 
 
 def report_main(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(prog="elmo-bench report", description=__doc__)
+    parser = ArgumentParser(prog="elmo-bench report", description=__doc__)
     parser.add_argument("dirs", nargs="+", metavar="RESULTS_DIR", help="directories searched for results.json")
     parser.add_argument("--format", choices=["md", "latex", "json"], default="md",
                         help="md: report.md; latex: report.tex; json: report.json, every table as rows")
@@ -83,6 +93,6 @@ def report_main(argv: Sequence[str]) -> int:
     parser.add_argument("--no-bootstrap", action="store_true", help="skip p-values (they read the test gold data)")
     args = parser.parse_args(argv)
     path = build_report(args.dirs, Path(args.out), args.format, args.bootstrap_samples,
-                        not args.no_bootstrap)
+                        not args.no_bootstrap, require_runs=True)
     print(path)
     return 0

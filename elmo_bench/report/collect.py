@@ -1,4 +1,5 @@
-"""Find every results.json below some directories and turn each into a flat ``Run`` the tables can group.
+"""Find every results.json below some directories and turn each RunRecord (elmo_bench.records.run_record) into a flat
+``Run`` the tables can group.
 
 Unreadable files are skipped with a warning. Runs that are the same experiment (same task, data, embedder,
 seed, fraction, effective ELMo settings, head, trainer and biLM), e.g. a baseline that both the table1 and
@@ -13,7 +14,7 @@ from typing import Any, Iterable
 
 from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS
 from elmo_bench.report import task_defaults
-from elmo_bench.records.results import REQUIRED_KEYS
+from elmo_bench.records.run_record import REQUIRED_KEYS, RunRecord
 
 #: overrides of the mix group that make a run differ from the task's paper settings
 MIX_OVERRIDES = ("placement", "lambda", "layer_norm", "gamma_init", "dropout")
@@ -21,7 +22,8 @@ MIX_OVERRIDES = ("placement", "lambda", "layer_norm", "gamma_init", "dropout")
 
 @dataclass
 class Run:
-    """One results.json, with the fields the report groups by pulled out."""
+    """One results.json, with the fields the report groups by pulled out; ``record`` is the whole RunRecord (a Run
+    built by hand, in tests, has an empty one)."""
 
     path: Path
     task: str
@@ -34,7 +36,7 @@ class Run:
     mixes: dict[str, Any] = field(default_factory=dict)
     elmo: dict[str, Any] | None = None
     mix_config: dict[str, Any] = field(default_factory=dict)
-    raw: dict[str, Any] = field(default_factory=dict)
+    record: RunRecord = field(default_factory=lambda: RunRecord(task="", metrics={}))
     #: the task's current ELMo defaults (task_defaults.json beside the runs); None: judge by the run's own record
     current_elmo: dict[str, Any] | None = None
 
@@ -45,7 +47,7 @@ class Run:
     @property
     def adapted(self) -> bool:
         """+ELMo with a task-adapted biLM (bilm=adapted): its own Table 1 row, never averaged with the base biLM."""
-        return bool((self.raw.get("bilm") or {}).get("adapted_hash"))
+        return bool((self.record.bilm or {}).get("adapted_hash"))
 
     @property
     def mode(self) -> str | None:
@@ -72,7 +74,7 @@ class Run:
         run of a default that a later dev ablation replaced counts as that setting's ablation arm."""
         if self.current_elmo is not None and self.elmo is not None:
             return any(task_defaults.differs(self.elmo, self.current_elmo, key) for key in keys)
-        task_elmo = ((self.raw.get("config") or {}).get("task") or {}).get("elmo")
+        task_elmo = (self.record.config.get("task") or {}).get("elmo")
         for key in keys:
             value = self.mix_config.get(key)
             if value is None:
@@ -96,13 +98,13 @@ class Run:
         return None if found is None else float(found)
 
     def signature(self) -> str:
-        config = self.raw.get("config") or {}
+        config = self.record.config
         task_cfg = config.get("task") or {}
         trainer = dict(task_cfg.get("trainer") or {})
         trainer.update({k: v for k, v in (config.get("trainer") or {}).items() if v is not None and k != "scale_epochs"})
         key = {"task": self.task, "embedder": self.embedder, "seed": self.seed, "data": self.data,
                "fraction": self.fraction, "elmo": self.elmo, "head": task_cfg.get("head"), "trainer": trainer,
-               "bilm": (self.raw.get("bilm") or {}).get("hash")}
+               "bilm": (self.record.bilm or {}).get("hash")}
         if self.task in ("wsd", "pos_probe"):          # probes: no training config tells two runs apart
             key["metrics"] = self.metrics
         return json.dumps(key, sort_keys=True, default=str)
@@ -120,23 +122,23 @@ def seed_pairs(members: Iterable[Run]) -> list[tuple[Run, Run]]:
     return pairs
 
 
-def _run_from(path: Path, results: dict[str, Any]) -> Run:
-    config = results.get("config") or {}
-    data = results.get("data") or {}
+def _run_from(path: Path, record: RunRecord) -> Run:
+    config = record.config
+    data = record.data
     choices = config.get("choices") or {}
     return Run(
         path=path,
-        task=str(results["task"]),
-        embedder=str(results.get("embedder") or ("elmo" if results.get("elmo") else "glove")),
-        seed=int(results.get("seed") or 0),
+        task=record.task,
+        embedder=str(record.embedder or ("elmo" if record.elmo else "glove")),
+        seed=int(record.seed or 0),
         data=str(data.get("name") or choices.get("data") or "—"),
         fraction=float(data.get("fraction", (config.get("data") or {}).get("fraction", 1.0)) or 1.0),
-        main_metric=str(results.get("main_metric") or ""),
-        metrics=results.get("metrics") or {},
-        mixes=results.get("mixes") or {},
-        elmo=results.get("elmo"),
+        main_metric=str(record.main_metric or ""),
+        metrics=record.metrics,
+        mixes=record.mixes,
+        elmo=record.elmo,
         mix_config=config.get("mix") or {},
-        raw=results,
+        record=record,
     )
 
 
@@ -146,15 +148,17 @@ def read_run(path: Path) -> Run:
         results = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{path}: unreadable ({exc.__class__.__name__}: {exc})") from exc
-    if not isinstance(results, dict):
-        raise ValueError(f"{path}: expected a JSON object")
     # the WSD probe is not a trained model: it needs only task and metrics
-    required = ("task", "metrics") if results.get("task") == "wsd" else REQUIRED_KEYS
-    missing = [k for k in required if k not in results]
-    if missing:
-        raise ValueError(f"{path}: not a results.json of this project (missing keys {missing})")
+    required = ("task", "metrics") if isinstance(results, dict) and results.get("task") == "wsd" else REQUIRED_KEYS
+    record = RunRecord.from_dict(results, str(path), required)      # ValueError naming the file
+    for split, scores in record.metrics.items():
+        if not isinstance(scores, dict):
+            raise ValueError(f"{path}: bad field metrics (expected {{split: {{metric: number}}}})")
+        for name, value in scores.items():
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise ValueError(f"{path}: metric {split}.{name} is {value!r}; expected a number")
     try:
-        return _run_from(path, results)
+        return _run_from(path, record)
     except (TypeError, ValueError, KeyError) as exc:
         raise ValueError(f"{path}: bad field ({exc})") from exc
 

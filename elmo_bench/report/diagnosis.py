@@ -33,7 +33,7 @@ def dev_at_training_loss(history: Sequence[dict[str, Any]], loss: float) -> floa
 
 
 def _history(run: Run) -> list[dict[str, Any]]:
-    return [e for e in run.raw.get("history") or [] if isinstance(e, dict)]
+    return [e for e in run.record.history or [] if isinstance(e, dict)]
 
 
 def equal_loss_gap(members: Sequence[Run]) -> Stat | None:
@@ -110,7 +110,7 @@ def table1_reason(task: str, members: Sequence[Run], adaptations: Sequence[dict[
         others = [f"{t} {_signed(g.mean)}" for t, g in ((t, equal_loss_gap(rs)) for t, rs in holding.items()) if g]
         parts.append(f"dev at the baseline's best training loss {_signed(gap.mean)}{spread} (n {gap.n}): {verdict}"
                      + (f" (where +ELMo holds: {', '.join(others)})" if others else ""))
-    bilm = next(((r.raw.get("bilm") or {}).get("hash") for r in members if r.has_elmo), None)
+    bilm = next(((r.record.bilm or {}).get("hash") for r in members if r.has_elmo), None)
     perplexity = base_perplexities(adaptations, bilm)
     if task in perplexity:
         others = [f"{t} {perplexity[t]:.0f}" for t in holding if t in perplexity]

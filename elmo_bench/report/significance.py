@@ -1,7 +1,7 @@
 """The one-sided significance rule every paired bootstrap of the report uses, after Berg-Kirkpatrick et al. (2012).
 
-Pure maths on resampled differences: shared by the bootstrap over per-example scores (report/bootstrap.py) and the
-one over per-example sufficient statistics (report/statistics.py), so neither module imports the other for it.
+Pure maths on resampled differences, kept apart from report/bootstrap.py (which resamples the recorded
+per-example statistics) so that the rule is one small function any resampling scheme can share.
 """
 from __future__ import annotations
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from elmo_bench.report import paper
+from elmo_bench.report.bootstrap import NO_STATISTICS
 from elmo_bench.report.collect import MIX_OVERRIDES, Run
 from elmo_bench.records.stopping import StoppingRule
 
@@ -118,7 +119,7 @@ PValue = Callable[[list[Run], list[Run]], tuple[float | None, str]]
 
 def _scaled(run: Run) -> bool:
     """A sample-efficiency run (epochs scaled to its fraction): it belongs to Figure 1, not Table 1."""
-    return bool(((run.raw.get("config") or {}).get("trainer") or {}).get("scale_epochs"))
+    return bool((run.record.config.get("trainer") or {}).get("scale_epochs"))
 
 
 def _data_label(run: Run) -> str:
@@ -163,7 +164,7 @@ def table1(runs: Sequence[Run], p_value: PValue | None = None) -> Table:
             p, why = p_value(elmo_runs, base_runs)
             if p is not None:
                 p_text = "< 0.001" if p < 0.001 else f"{p:.3f}"
-            elif why != "no predictions":
+            elif why != NO_STATISTICS:
                 notes.append(f"{task} ({data}): no p-value: {why}.")
         rows.append([task, data, metric, fmt_stat(base), fmt_stat(elmo), abs_inc, rel_inc,
                      f"{base.n if base else 0}/{elmo.n if elmo else 0}",
@@ -276,7 +277,7 @@ def _set_order(name: str) -> tuple[int, str]:
 def _coverage(wsd: Sequence[Run], name: str, view: str) -> str:
     """"answered/total" of a view on one set (from the first run that records it)."""
     for r in wsd:
-        found = (((r.raw.get("data") or {}).get("coverage") or {}).get(name) or {}).get(view)
+        found = ((r.record.data.get("coverage") or {}).get(name) or {}).get(view)
         if found:
             return f"{found[0]}/{found[1]}"
     return MISSING
@@ -320,7 +321,7 @@ POS_PROBE_ROWS = ("average", "glove", "most_frequent_tag")
 
 
 def _pos_probe_label(run: Run) -> str:
-    data = run.raw.get("data") or {}
+    data = run.record.data
     sentences, full = data.get("train_sentences"), data.get("all_train_sentences")
     if sentences and not full:
         return f"{run.data} ({sentences} train sentences)"
@@ -463,9 +464,9 @@ def dev_history(run: Run) -> list[tuple[int, float]]:
 
     results.json's ``history`` entries carry ``dev_metric`` (the main metric); ``epochs.history`` entries a ``dev``
     dict of every dev metric (older files: ``dev`` as the value itself)."""
-    history = run.raw.get("history")
+    history = run.record.history
     if history is None:
-        history = (run.raw.get("epochs") or {}).get("history") or []
+        history = run.record.epochs.get("history") or []
     points = []
     for entry in history if isinstance(history, list) else []:
         if not isinstance(entry, dict) or "epoch" not in entry:
@@ -512,8 +513,8 @@ def dev_curve_table(runs: Sequence[Run]) -> Table:
 def _run_seconds(run: Run) -> float | None:
     """Every epoch's seconds (training + dev) from the history, plus reading, the biLM and the final evaluation:
     a resumed run's ``total_seconds`` covers only its last process, its history every epoch."""
-    timings = run.raw.get("timings") or {}
-    epochs = [h.get("seconds") for h in run.raw.get("history") or [] if isinstance(h, dict)]
+    timings = run.record.timings
+    epochs = [h.get("seconds") for h in run.record.history or [] if isinstance(h, dict)]
     if epochs and all(isinstance(s, (int, float)) for s in epochs):
         extra = [timings.get(k) for k in ("read_seconds", "bilm_seconds", "eval_seconds")]
         return float(sum(epochs) + sum(x for x in extra if isinstance(x, (int, float))))
@@ -525,11 +526,11 @@ def run_stopped_by(run: Run) -> str | None:
     """"patience" or "cap": recorded by the engine since it knows; for older results.json replayed from the stored
     config's stopping rule over the dev history (None when the epochs were scaled by the data fraction, a key is
     missing, or neither rule explains where the run ended)."""
-    recorded = (run.raw.get("epochs") or {}).get("stopped_by")
+    recorded = run.record.epochs.get("stopped_by")
     if recorded in ("patience", "cap"):
         return recorded
     points = dev_history(run)
-    config = run.raw.get("config") or {}
+    config = run.record.config
     override = {k: v for k, v in (config.get("trainer") or {}).items() if v is not None}
     if not points or override.get("scale_epochs"):
         return None

@@ -160,14 +160,24 @@ def _prf(c: Sequence[float]) -> dict[str, float]:
     return {"p": 100 * p, "r": 100 * r, "f1": 100 * f}
 
 
+METRICS = (("muc", muc), ("bcub", bcubed), ("ceafe", ceafe))
+
+
+def document_counts(key: Sequence[Cluster], response: Sequence[Cluster]) -> list[float]:
+    """One document's 12 counts: (recall num, recall den, precision num, precision den) of MUC, B-cubed and
+    CEAF-e, in that order; the scorer sums them over documents."""
+    k, r = _ids(key, [[tuple(m) for m in cluster] for cluster in response])
+    return [float(v) for _, fn in METRICS for v in fn(k, r)]
+
+
 def score_documents(pairs: Iterable[tuple[Sequence[Cluster], Sequence[Cluster]]]) -> dict:
     """(key clusters, response clusters) per document → {"muc", "bcub", "ceafe": {"p","r","f1"}, "conll_f1"}."""
-    totals = {name: [0.0, 0.0, 0.0, 0.0] for name in ("muc", "bcub", "ceafe")}
+    totals = {name: [0.0, 0.0, 0.0, 0.0] for name, _ in METRICS}
     for key, response in pairs:
-        k, r = _ids(key, response)
-        for name, fn in (("muc", muc), ("bcub", bcubed), ("ceafe", ceafe)):
-            for i, v in enumerate(fn(k, r)):
-                totals[name][i] += v
+        counts = document_counts(key, response)
+        for j, (name, _) in enumerate(METRICS):
+            for i in range(4):
+                totals[name][i] += counts[4 * j + i]
     out: dict = {name: _prf(c) for name, c in totals.items()}
     out["conll_f1"] = (out["muc"]["f1"] + out["bcub"]["f1"] + out["ceafe"]["f1"]) / 3
     return out

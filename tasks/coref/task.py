@@ -12,9 +12,11 @@ from typing import Any, Mapping, Sequence
 import torch
 from torch import nn
 
+from elmo_bench.base.errors import DataError
 from elmo_bench.data.splits import split_location
 from elmo_bench.tasks.api import Example, Task
-from elmo_bench.tasks.coref.metric import score_documents
+from elmo_bench.tasks.coref.metric import document_counts, score_documents
+from elmo_bench.tasks.coref.metric import score_files as metric_files
 from elmo_bench.tasks.coref.model import CorefHead, clusters_from_output
 from elmo_bench.tasks.coref.reader import Cluster, read_split
 from elmo_bench.tasks.coref.writer import write_conll
@@ -97,10 +99,28 @@ class CorefTask(Task):
                 flat[f"{name}_{k}"] = v
         return flat
 
-    def write_predictions(self, key_path: str | Path, out_path: str | Path,
-                          predictions: Sequence[Sequence[Cluster]], examples: Sequence[Example]) -> None:
-        """Predicted clusters as a CoNLL-2012 file with the key's rows (last column replaced)."""
-        write_conll(key_path, out_path, {(ex["doc_name"], ex["part"]): p for ex, p in zip(examples, predictions)})
+    statistics_kind = "conll_f1"
+
+    def statistics(self, predictions: Sequence[Sequence[Cluster]], examples: Sequence[Example]) -> list[list[float]]:
+        """Per document the 12 counts the reference scorer sums (metric.document_counts)."""
+        return [document_counts(ex["clusters"], p) for p, ex in zip(predictions, examples, strict=True)]
+
+    score_file_count = 2
+
+    def score_files(self, *paths: str) -> dict:
+        """Key and response CoNLL-2012 files → the scorer's MUC, B-cubed, CEAF-e and ``conll_f1``."""
+        return metric_files(*paths)
+
+    def write_official(self, path: str | Path, predictions: Sequence[Sequence[Cluster]],
+                       examples: Sequence[Example]) -> None:
+        """Predicted clusters as a CoNLL-2012 response file: the rows of the key file the documents were read
+        from (each example's ``path``), last column replaced."""
+        keys = {ex.get("path") for ex in examples}
+        if len(keys) != 1 or None in keys or not Path(str(next(iter(keys)))).is_file():
+            raise DataError(f"coref: a response file copies the rows of one key file; the documents come from "
+                            f"{sorted(map(str, keys))}")
+        write_conll(str(next(iter(keys))), path,
+                    {(ex["doc_name"], ex["part"]): p for ex, p in zip(examples, predictions, strict=True)})
 
     def state_dict(self) -> dict[str, Any]:
         return {"genres": list(self.genres)}

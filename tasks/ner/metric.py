@@ -1,56 +1,76 @@
-"""Entity-level precision / recall / F1 with the exact semantics of CoNLL's ``conlleval`` script.
+"""Entity-level precision / recall / F1 as CoNLL's ``conlleval`` script computes them, with chunks found by seqeval.
 
-Chunks are found with conlleval's ``startOfChunk`` / ``endOfChunk`` rules, so IOB1, IOB2 (BIO) and IOE tags, or a
-mix of them, are read exactly as conlleval reads them: an ``I-X`` after ``O`` (or after another type) starts a
-chunk, ``B-X`` after ``I-X``/``B-X`` starts a new one, a type change ends a chunk. A predicted chunk is correct when
-it starts and ends at the same tokens as a gold chunk, with the same type. Scores are percentages (full floats;
-conlleval prints them with two decimals).
+Chunks come from ``seqeval.metrics.sequence_labeling.get_entities``, seqeval's default (conlleval-compatible) mode:
+IOB1, IOB2 (BIO) and IOE tags, or a mix of them, are read as conlleval reads them: an ``I-X`` after ``O`` (or after
+another type) starts a chunk, ``B-X`` after ``I-X``/``B-X`` starts a new one, a type change ends a chunk. A predicted
+chunk is correct when it has the same type, start and end as a gold chunk. Scores are percentages (full floats;
+conlleval prints them with two decimals); conlleval's zeros where nothing was guessed or there is no gold.
+
+Where seqeval and conlleval differ, this module keeps conlleval's number (the numbers the CoNLL-2003 literature and
+the paper report), and tests/test_ner_metric.py shows each case:
+
+- Not seqeval's ``mode="strict"`` (``scheme=IOB2``): strict mode drops chunks that are invalid in the scheme, so the
+  CoNLL-2003 gold (IOB1: ``I-PER`` after ``O`` starts an entity) and a model's stray ``I-X`` after ``O`` would lose
+  entities that conlleval counts.
+- Tag split: conlleval splits a tag at its first dash and reads the type ``0`` as no type (Perl's false string);
+  seqeval would keep ``0`` as a type. Tags are rewritten to seqeval's ``P-TYPE`` form after conlleval's split.
+- ``E-X`` directly followed by ``B-X`` (same type): seqeval ends a chunk after every ``E`` and starts one at every
+  ``B``; conlleval does neither here (its ``endOfChunk``/``startOfChunk`` lack that pair), so the two tokens stay in
+  one chunk. Both tags are handed to seqeval as ``I-X``, which seqeval reads exactly as conlleval reads the pair.
+- Prefixes other than ``B``, ``I``, ``E``, ``O`` (IOBES ``S-``, conlleval's bracket tags ``[``/``]``, ``.``): the two
+  disagree and conlleval's reading of ``S-`` is not IOBES's, so such files are refused (DataError naming the line).
 
 Input files (``score_files``) are conlleval's input format: whitespace-separated columns, the last two being the gold
 and the predicted tag, a blank line between sentences. As in conlleval, a line whose first column is ``-X-`` is a
 boundary; every other line (``-DOCSTART-`` lines included) is a token with the tags in its last two columns, so a
-``-DOCSTART- -X- O O O`` line ends chunks exactly like a boundary does. Every non-blank line must have the same
+``-DOCSTART- -X- O O`` line ends chunks exactly like a boundary does. Every non-blank line must have the same
 number of columns (conlleval stops with an error otherwise).
 """
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
+
+from seqeval.metrics.sequence_labeling import get_entities
 
 from elmo_bench.base.errors import DataError
 from elmo_bench.data.textio import open_text
 
 BOUNDARY = "-X-"
+PREFIXES = ("B", "I", "E", "O")  # IOB1, IOB2 and IOE: where seqeval's default mode reads tags as conlleval does
 
-# A row is (first column, gold tag, predicted tag); None stands for a sentence boundary.
-Row = Optional[tuple[str, str, str]]
+# A row is (first column, gold tag, predicted tag, where: (file, line) or (sentence, token)); None = a boundary.
+Row = Optional[tuple[str, str, str, tuple[object, int]]]
 
 
-def _split(tag: str) -> tuple[str, str]:
-    """conlleval's tag split: the prefix before the first dash and the type after it (types may hold dashes)."""
+@lru_cache(maxsize=4096)
+def _split(tag: str) -> tuple[str, str] | None:
     prefix, dash, kind = tag.partition("-")
-    if not dash:
-        return tag, ""
-    return prefix, ("" if kind == "0" else kind)  # Perl reads the type "0" as false, i.e. as no type
+    if prefix not in PREFIXES:
+        return None
+    return prefix, ("" if not dash or kind == "0" else kind)  # Perl reads the type "0" as false, i.e. as no type
 
 
-def end_of_chunk(prev_tag: str, tag: str, prev_type: str, kind: str) -> bool:
-    """conlleval's ``endOfChunk``: does a chunk end between the previous token and this one?"""
-    if (prev_tag, tag) in {("B", "B"), ("B", "O"), ("I", "B"), ("I", "O"), ("E", "E"), ("E", "I"), ("E", "O")}:
-        return True
-    if prev_tag not in ("O", ".") and prev_type != kind:
-        return True
-    return prev_tag in ("]", "[")
+def split_tag(tag: str, where: tuple[object, int] | None = None) -> tuple[str, str]:
+    """conlleval's tag split: the prefix before the first dash and the type after it (types may hold dashes)."""
+    found = _split(tag)
+    if found is None:
+        place = "tag" if where is None else (f"{where[0]}:{where[1]}" if isinstance(where[0], (str, Path))
+                                             else f"sentence {where[0]}, token {where[1]}")
+        raise DataError(f"{place}: expected an NER tag B-TYPE, I-TYPE, E-TYPE or O (IOB1, IOB2 or IOE), got {tag!r}")
+    return found
 
 
-def start_of_chunk(prev_tag: str, tag: str, prev_type: str, kind: str) -> bool:
-    """conlleval's ``startOfChunk``: does a chunk start at this token?"""
-    if (prev_tag, tag) in {("B", "B"), ("I", "B"), ("O", "B"), ("O", "I"), ("E", "E"), ("E", "I"), ("O", "E")}:
-        return True
-    if tag not in ("O", ".") and prev_type != kind:
-        return True
-    return tag in ("[", "]")
+def seqeval_tags(tags: Sequence[tuple[str, str]]) -> list[str]:
+    """Split tags as seqeval's ``get_entities`` must see them to find conlleval's chunks (see the module docstring)."""
+    out = [f"{prefix}-{kind}" if kind else prefix for prefix, kind in tags]
+    for i in range(1, len(tags)):
+        if tags[i - 1][0] == "E" and tags[i][0] == "B" and tags[i - 1][1] == tags[i][1]:
+            out[i - 1] = out[i] = f"I-{tags[i][1]}" if tags[i][1] else "I"
+    return out
 
 
 @dataclass
@@ -71,37 +91,44 @@ class ChunkCounts:
         return {"precision": p, "recall": r, "f1": f}
 
 
+def chunks(sentences: Sequence[Sequence[str]]) -> dict[str, set[tuple[int, int]]]:
+    """seqeval's chunks of tag sentences, by type: ``{type: {(start, end), ...}}`` (offsets over all sentences)."""
+    found: dict[str, set[tuple[int, int]]] = defaultdict(set)
+    for kind, start, end in get_entities([list(s) for s in sentences]):
+        found[kind].add((start, end))
+    return found
+
+
 def count_chunks(rows: Iterable[Row]) -> ChunkCounts:
-    """Run conlleval's main loop over rows (``None`` = boundary line)."""
+    """conlleval's counters over rows (``None`` = boundary line), the chunks found by seqeval."""
     c = ChunkCounts()
-    in_correct = False
-    last_gold, last_guess, last_gold_type, last_guess_type = "O", "O", "", ""
+    gold: list[list[str]] = [[]]
+    guess: list[list[str]] = [[]]
+    gold_split: list[tuple[str, str]] = []
+    guess_split: list[tuple[str, str]] = []
+
+    def end_sentence() -> None:
+        gold[-1], guess[-1] = seqeval_tags(gold_split), seqeval_tags(guess_split)
+        gold.append([])
+        guess.append([])
+        gold_split.clear()
+        guess_split.clear()
+
     for row in rows:
-        first, gold_tag, guess_tag = row if row is not None else (BOUNDARY, "O", "O")
-        gold, gold_type = _split(gold_tag)
-        guess, guess_type = _split(guess_tag)
-        if first == BOUNDARY:
-            guess = "O"
-        gold_end = end_of_chunk(last_gold, gold, last_gold_type, gold_type)
-        guess_end = end_of_chunk(last_guess, guess, last_guess_type, guess_type)
-        if in_correct:
-            if gold_end and guess_end and last_guess_type == last_gold_type:
-                in_correct = False
-                c.correct_chunks += 1
-            elif gold_end != guess_end or guess_type != gold_type:
-                in_correct = False
-        gold_start = start_of_chunk(last_gold, gold, last_gold_type, gold_type)
-        guess_start = start_of_chunk(last_guess, guess, last_guess_type, guess_type)
-        if gold_start and guess_start and guess_type == gold_type:
-            in_correct = True
-        c.gold_chunks += gold_start
-        c.guessed_chunks += guess_start
-        if first != BOUNDARY:
-            c.correct_tags += gold == guess and guess_type == gold_type
-            c.tokens += 1
-        last_gold, last_guess, last_gold_type, last_guess_type = gold, guess, gold_type, guess_type
-    if in_correct:
-        c.correct_chunks += 1
+        if row is None:
+            end_sentence()
+            continue
+        _, gold_tag, guess_tag, where = row
+        g, p = split_tag(gold_tag, where), split_tag(guess_tag, where)
+        gold_split.append(g)
+        guess_split.append(p)
+        c.correct_tags += g == p
+        c.tokens += 1
+    end_sentence()
+    gold_chunks, guess_chunks = chunks(gold), chunks(guess)
+    c.gold_chunks = sum(map(len, gold_chunks.values()))
+    c.guessed_chunks = sum(map(len, guess_chunks.values()))
+    c.correct_chunks = sum(len(spans & gold_chunks.get(kind, set())) for kind, spans in guess_chunks.items())
     return c
 
 
@@ -112,8 +139,8 @@ def sentence_rows(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[st
     for i, (g, p) in enumerate(zip(gold, predicted)):
         if len(g) != len(p):
             raise ValueError(f"sentence {i}: {len(g)} gold tags but {len(p)} predicted")
-        for gt, pt in zip(g, p):
-            yield ("x", gt, pt)
+        for j, (gt, pt) in enumerate(zip(g, p)):
+            yield ("x", gt, pt, (i, j))
         yield None
 
 
@@ -141,7 +168,7 @@ def read_rows(paths: Sequence[str | Path]) -> Iterable[Row]:
                 elif len(cols) < 2:
                     raise DataError(f"{path}:{lineno}: expected columns '... gold predicted', got 1 column")
                 else:  # with only two columns conlleval's first item is undefined, i.e. never a boundary
-                    yield (cols[0] if len(cols) > 2 else "", cols[-2], cols[-1])
+                    yield (cols[0] if len(cols) > 2 else "", cols[-2], cols[-1], (str(path), lineno))
 
 
 def score_files(*paths: str) -> dict[str, float]:

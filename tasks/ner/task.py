@@ -1,11 +1,13 @@
 """NerTask: the engine-facing surface for CoNLL-2003 NER (BIO tags, CRF head, conlleval F1)."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 import torch
 from torch import nn
 
+from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.modules.labels import bio_labels
 from elmo_bench.tasks.api import Example, Task
 from elmo_bench.tasks.ner import metric, reader
@@ -70,6 +72,28 @@ class NerTask(Task):
     def metric(self, predictions: Sequence[Sequence[str]], examples: Sequence[Example]) -> dict[str, float]:
         """conlleval precision / recall / F1 (percent) over entity chunks."""
         return metric.score_sentences([ex["tags"] for ex in examples], predictions)
+
+    statistics_kind = "chunk_f1"
+
+    def statistics(self, predictions: Sequence[Sequence[str]], examples: Sequence[Example]) -> list[list[float]]:
+        """[correct, guessed, gold] chunks per sentence, counted by conlleval's own loop."""
+        out = []
+        for p, ex in zip(predictions, examples, strict=True):
+            c = metric.count_chunks(metric.sentence_rows([ex["tags"]], [p]))
+            out.append([float(c.correct_chunks), float(c.guessed_chunks), float(c.gold_chunks)])
+        return out
+
+    score_file_count = 1
+
+    def score_files(self, *paths: str) -> dict[str, float]:
+        """A conlleval file (``token gold predicted``) → {"precision", "recall", "f1"}."""
+        return metric.score_files(*paths)
+
+    def write_official(self, path: str | Path, predictions: Sequence[Sequence[str]],
+                       examples: Sequence[Example]) -> None:
+        """conlleval's input: ``token gold predicted`` a line, a blank line after each sentence."""
+        lines = metric.conlleval_lines([ex["tokens"] for ex in examples], [ex["tags"] for ex in examples], predictions)
+        atomic_write_text(path, "\n".join(lines) + "\n")
 
     def state_dict(self) -> dict[str, Any]:
         return {"labels": list(self.labels)}

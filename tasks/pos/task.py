@@ -54,6 +54,13 @@ class PosTask(Task):
         """Token accuracy in percent."""
         return metric.token_accuracy([ex["tags"] for ex in examples], predictions)
 
+    statistics_kind = "ratio"
+
+    def statistics(self, predictions: Sequence[Sequence[str]], examples: Sequence[Example]) -> list[list[float]]:
+        """[right tags, tags] per sentence (token accuracy)."""
+        return [[float(sum(a == b for a, b in zip(p, ex["tags"]))), float(len(ex["tags"]))]
+                for p, ex in zip(predictions, examples, strict=True)]
+
     def state_dict(self) -> dict[str, Any]:
         return {"labels": list(self.labels)}
 

@@ -1,14 +1,18 @@
 """The SNLI task as the engine sees it: read splits, build the ESIM head, decode labels, score accuracy."""
 from __future__ import annotations
 
+import json
 import logging
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import torch
 from torch import nn
 
+from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import DataError
 from elmo_bench.tasks.api import Example, Task
+from elmo_bench.tasks.snli import metric as snli_metric
 from elmo_bench.tasks.snli.metric import accuracy
 from elmo_bench.tasks.snli.model import Esim
 from elmo_bench.data.splits import source_of, split_location
@@ -82,6 +86,22 @@ class SnliTask(Task):
 
     def metric(self, predictions: Sequence[str], examples: Sequence[Example]) -> dict[str, float]:
         return {"accuracy": accuracy(list(predictions), [ex["label"] for ex in examples])}
+
+    statistics_kind = "ratio"
+
+    def statistics(self, predictions: Sequence[str], examples: Sequence[Example]) -> list[list[float]]:
+        """[right, 1] per premise-hypothesis pair."""
+        return [[float(p == ex["label"]), 1.0] for p, ex in zip(predictions, examples, strict=True)]
+
+    score_file_count = 2
+
+    def score_files(self, *paths: str) -> dict[str, float]:
+        """Gold jsonl and predictions → {"accuracy"}."""
+        return snli_metric.score_files(*paths)
+
+    def write_official(self, path: str | Path, predictions: Sequence[str], examples: Sequence[Example]) -> None:
+        """{pairID: label}, the prediction file ``score_files`` reads beside the official jsonl."""
+        atomic_write_text(path, json.dumps({ex["id"]: p for ex, p in zip(examples, predictions, strict=True)}))
 
     def state_dict(self) -> dict[str, Any]:
         return {"labels": list(self.labels)}

@@ -93,14 +93,21 @@ def carve_articles(indices: Sequence[int], n_dev: int, seed: int, path: str | Pa
 
 def examples_from_squad(obj: dict[str, Any], path: str | Path, articles: Sequence[int] | None = None,
                         max_context_tokens: int | None = None,
-                        indices: Sequence[int] | None = None) -> tuple[list[Example], SquadStats]:
+                        indices: Sequence[int] | None = None,
+                        mismatched_answers: str = "count") -> tuple[list[Example], SquadStats]:
     """Examples from a parsed SQuAD object; ``articles`` = [first, stop) restricts to a slice of articles, or
-    ``indices`` to any set of them (each example keeps its article's index in the file)."""
+    ``indices`` to any set of them (each example keeps its article's index in the file).
+
+    An answer whose text is not the context at its ``answer_start`` (a shifted offset, an edited context) would
+    train on no span or score against the wrong text: ``mismatched_answers="refuse"`` (every run: the config's
+    ``data.answer_offsets``) makes it a DataError naming the file and question id, after any structural error;
+    ``"count"`` (auditing a file) keeps it for the metric, unaligned, and counts it in ``stats.unalignable``."""
     data = obj["data"]
     if indices is None:
         indices = article_indices(len(data), articles, path)
     stats = SquadStats()
     examples: list[Example] = []
+    mismatch: str | None = None  # the first answer whose text disagrees with its offsets (after structural errors)
     for a_idx in indices:
         article = data[a_idx]
         where = f"article {a_idx}"
@@ -131,6 +138,10 @@ def examples_from_squad(obj: dict[str, Any], path: str | Path, articles: Sequenc
                     if start < 0 or end > len(context_text):
                         raise DataError(f"{path}: {q_where}: answer_start {start} with answer length {len(text)} "
                                         f"lies outside the context ({len(context_text)} chars)")
+                    if context_text[start:end] != text and mismatch is None:
+                        mismatch = (f"{path}: {q_where}: answer {text!r} disagrees with its offsets (the context "
+                                    f"at answer_start {start} reads {context_text[start:end]!r}); expected the "
+                                    f"answer text at answer_start")
                     texts.append(text)
                     spans.append(_align(context_text, all_offsets, kept, text, start, end, stats))
                 stats.questions += 1
@@ -141,6 +152,8 @@ def examples_from_squad(obj: dict[str, Any], path: str | Path, articles: Sequenc
                 examples.append({"id": qid, "question": q_tokens, "context": tokens, "context_text": context_text,
                                  "offsets": offsets, "answers": texts, "spans": spans,
                                  "span": aligned[0] if aligned else None, "title": title, "article": a_idx})
+    if mismatch is not None and mismatched_answers == "refuse":
+        raise DataError(mismatch)
     return examples, stats
 
 
@@ -161,10 +174,12 @@ def _align(context: str, offsets: list[tuple[int, int]], kept: int, text: str, s
     return span
 
 
-def read_file(path: str | Path, articles: Sequence[int] | None = None,
-              max_context_tokens: int | None = None) -> tuple[list[Example], SquadStats]:
-    """Read an official SQuAD v1.1 file (optionally only articles [first, stop))."""
-    return examples_from_squad(load_json(path), path, articles, max_context_tokens)
+def read_file(path: str | Path, articles: Sequence[int] | None = None, max_context_tokens: int | None = None,
+              mismatched_answers: str = "count") -> tuple[list[Example], SquadStats]:
+    """Read an official SQuAD v1.1 file (optionally only articles [first, stop)); ``mismatched_answers`` as in
+    :func:`examples_from_squad`."""
+    return examples_from_squad(load_json(path), path, articles, max_context_tokens,
+                               mismatched_answers=mismatched_answers)
 
 
 def hub_to_squad(rows: Any) -> dict[str, Any]:

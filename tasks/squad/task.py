@@ -2,17 +2,21 @@
 BiDAF + self-attention head, decode capped spans to context text, score EM/F1 with the official semantics."""
 from __future__ import annotations
 
+import json
 import logging
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import torch
 from torch import nn
 
+from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import DataError
 from elmo_bench.data.splits import source_of, split_location
 from elmo_bench.tasks.api import Example, Task
 from elmo_bench.tasks.squad.decode import best_spans, span_text
-from elmo_bench.tasks.squad.metric import evaluate
+from elmo_bench.tasks.squad import metric as squad_metric
+from elmo_bench.tasks.squad.metric import evaluate, f1_score, metric_max_over_ground_truths
 from elmo_bench.modules.labels import IGNORE
 from elmo_bench.tasks.squad.model import BidafSelfAttention
 from elmo_bench.tasks.squad.reader import article_indices, carve_articles, examples_from_squad, hub_to_squad, load_json
@@ -71,7 +75,8 @@ class SquadTask(Task):
                 continue
             where, indices = chosen[split]
             examples, stats = examples_from_squad(parsed[where], where, max_context_tokens=None if max_ctx is None
-                                                  else int(max_ctx), indices=indices)
+                                                  else int(max_ctx), indices=indices,
+                                                  mismatched_answers=str(data_cfg.get("answer_offsets", "count")))
             splits[split], self.stats[split] = examples, stats.as_dict()
             log.info("squad %s (%s, %d articles): %s", split, where, len(indices), self.stats[split])
         return splits
@@ -110,6 +115,32 @@ class SquadTask(Task):
         scores, _ = evaluate([(ex["id"], ex["answers"]) for ex in examples],
                              {ex["id"]: p for ex, p in zip(examples, predictions)})
         return scores
+
+    statistics_kind = "ratio"
+
+    def statistics(self, predictions: Sequence[str], examples: Sequence[Example]) -> list[list[float]]:
+        """[F1 against the best gold answer (0..1), 1] per question: the official script's mean."""
+        return [[float(metric_max_over_ground_truths(f1_score, p, ex["answers"])), 1.0]
+                for p, ex in zip(predictions, examples, strict=True)]
+
+    def record_predictions(self, predictions: Sequence[str], examples: Sequence[Example]) -> list[Any]:
+        """Answer text → ``[char_start, char_end)`` of its first occurrence in the context (None: not in it), so
+        the record holds no text of the dataset."""
+        out: list[Any] = []
+        for p, ex in zip(predictions, examples, strict=True):
+            start = ex["context_text"].find(p) if p else -1
+            out.append([start, start + len(p)] if start >= 0 else None)
+        return out
+
+    score_file_count = 2
+
+    def score_files(self, *paths: str) -> dict[str, float]:
+        """The official evaluate-v1.1.py: dataset JSON and {question id: answer} JSON → {"exact_match", "f1"}."""
+        return squad_metric.score_files(*paths)
+
+    def write_official(self, path: str | Path, predictions: Sequence[str], examples: Sequence[Example]) -> None:
+        """The official prediction file: {question id: answer text}."""
+        atomic_write_text(path, json.dumps({ex["id"]: p for ex, p in zip(examples, predictions, strict=True)}))
 
     def state_dict(self) -> dict[str, Any]:
         return {"max_span_length": self.max_span_length}

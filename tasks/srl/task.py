@@ -18,6 +18,7 @@ from elmo_bench.modules.labels import bio_labels
 from elmo_bench.tasks.api import Example, Task
 from elmo_bench.tasks.srl.bio import bio_to_spans, spans_to_brackets
 from elmo_bench.tasks.srl.decode import decode_batch
+from elmo_bench.tasks.srl import metric as srl_metric
 from elmo_bench.tasks.srl.metric import score_bio
 from elmo_bench.tasks.srl.model import SrlHead
 from elmo_bench.tasks.srl.reader import read_split
@@ -74,6 +75,27 @@ class SrlTask(Task):
     def metric(self, predictions: Sequence[Sequence[str]], examples: Sequence[Example]) -> dict[str, float]:
         res = score_bio([ex["tags"] for ex in examples], predictions)
         return {k: res[k] for k in ("precision", "recall", "f1")}
+
+    statistics_kind = "srl_f1"
+
+    def statistics(self, predictions: Sequence[Sequence[str]], examples: Sequence[Example]) -> list[list[float]]:
+        """[correct, excess, missed] arguments per proposition, as srl-eval counts them."""
+        out = []
+        for p, ex in zip(predictions, examples, strict=True):
+            res = score_bio([ex["tags"]], [p])
+            out.append([float(res["correct"]), float(res["excess"]), float(res["missed"])])
+        return out
+
+    score_file_count = 2
+
+    def score_files(self, *paths: str) -> dict[str, float]:
+        """srl-eval.pl on gold and predicted props files → {"precision", "recall", "f1"}."""
+        return srl_metric.score_files(*paths)
+
+    def write_official(self, path: str | Path, predictions: Sequence[Sequence[str]],
+                       examples: Sequence[Example]) -> None:
+        """The CoNLL-2005 props file of the predicted tags (``props_text``; the gold file: the gold tags')."""
+        write_props(path, examples, predictions)
 
     def state_dict(self) -> dict[str, Any]:
         return {"labels": list(self.labels)}

@@ -1,11 +1,13 @@
 """SstTask: SST-5 with the BCN head; trained on roots (+ phrases), evaluated by root accuracy."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import torch
 from torch import nn
 
+from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.tasks.api import Example, Task
 from elmo_bench.tasks.sst import metric, reader
 from elmo_bench.tasks.sst.model import BCN
@@ -41,3 +43,24 @@ class SstTask(Task):
         if len(predictions) != len(examples):
             raise ValueError(f"{len(predictions)} predictions for {len(examples)} examples")
         return {"accuracy": metric.accuracy([g for g, _ in pairs], [p for _, p in pairs])}
+
+    statistics_kind = "ratio"
+
+    def statistics(self, predictions: Sequence[int], examples: Sequence[Example]) -> list[list[float]]:
+        """[right, 1] per root, [0, 0] per phrase example (the accuracy counts roots only)."""
+        out = []
+        for p, ex in zip(predictions, examples, strict=True):
+            weight = 1.0 if ex.get("is_root", True) else 0.0
+            out.append([weight * float(p == ex["label"]), weight])
+        return out
+
+    score_file_count = 2
+
+    def score_files(self, *paths: str) -> dict[str, float]:
+        """Gold PTB trees and one predicted label (0..4) per tree → {"accuracy"} on the roots."""
+        return metric.score_files(*paths)
+
+    def write_official(self, path: str | Path, predictions: Sequence[int], examples: Sequence[Example]) -> None:
+        """One predicted label a line, for each root in order (phrase examples are not scored)."""
+        atomic_write_text(path, "".join(f"{p}\n" for p, ex in zip(predictions, examples, strict=True)
+                                        if ex.get("is_root", True)))

@@ -9,6 +9,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from elmo_bench.data.batch import Batch
+from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import DataError
 from elmo_bench.tasks.api import Example, Task
 from elmo_bench.data.textio import open_text
@@ -65,3 +66,22 @@ class TinyTask(Task):
         if not examples:
             raise DataError("tiny: no examples to score")
         return {"accuracy": 100.0 * sum(p == ex["label"] for p, ex in zip(predictions, examples)) / len(examples)}
+
+    statistics_kind = "ratio"
+
+    def statistics(self, predictions: Sequence[int], examples: Sequence[Example]) -> list[list[float]]:
+        return [[float(p == ex["label"]), 1.0] for p, ex in zip(predictions, examples, strict=True)]
+
+    score_file_count = 2
+
+    def score_files(self, *paths: str) -> dict[str, float]:
+        """A gold tsv and one predicted label (0|1) a line → {"accuracy"}."""
+        gold = read_tsv(paths[0])
+        with open_text(paths[1]) as handle:
+            predicted = [int(line) for line in handle if line.strip()]
+        if len(predicted) != len(gold):
+            raise DataError(f"{paths[1]}: {len(predicted)} labels for {len(gold)} examples in {paths[0]}")
+        return self.metric(predicted, gold)
+
+    def write_official(self, path: str | Path, predictions: Sequence[int], examples: Sequence[Example]) -> None:
+        atomic_write_text(path, "".join(f"{p}\n" for p in predictions))

@@ -1,0 +1,66 @@
+"""``encoder=bilm``: the project's biLM (bilm-tf layout, elmo_bench.bilm) seen through the Encoder protocol.
+
+Its identity is ``{"kind": "bilm", "hash": <bilm_identity of options + weights>}`` and its cache id is that hash
+alone, exactly what the activation cache keyed on before encoders existed: every existing cache entry and
+results.json stays valid. Layers are the biLM's own: the context-free token layer ``[x ; x]`` then one per LSTM
+layer, sentence boundaries removed.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import torch
+
+from elmo_bench.bilm.chars import batch_to_ids
+from elmo_bench.bilm.model import BiLM
+
+
+class BiLMEncoder:
+    """A frozen :class:`BiLM` as an Encoder; ``hash`` is its ``bilm_identity`` (or any id the caller keys it by)."""
+
+    whole_sequences = False  # the cache cuts long sequences into max_segment pieces, as it always did
+
+    def __init__(self, bilm: BiLM, hash: str, info: dict[str, Any] | None = None) -> None:
+        self.bilm, self.hash = bilm.eval(), hash
+        self.info = dict(info or {})
+        self.num_layers, self.dim = bilm.num_layers, bilm.output_dim
+
+    def identity(self) -> dict[str, Any]:
+        return {"kind": "bilm", "hash": self.hash}
+
+    def cache_id(self) -> str:
+        """The activation cache's key part: the bare hash, as before the Encoder protocol (old entries stay hits)."""
+        return self.hash
+
+    def to(self, device: torch.device | str) -> "BiLMEncoder":
+        self.bilm.to(device)
+        return self
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.bilm.parameters()).device
+
+    @torch.no_grad()
+    def layers(self, sentences: Sequence[Sequence[str]]) -> tuple[torch.Tensor, torch.Tensor]:
+        """(batch, L+1, words, dim) float32 and (batch, words) mask, on the biLM's device."""
+        output = self.bilm(batch_to_ids([list(s) for s in sentences]).to(self.device))
+        return output.layers.float(), output.mask
+
+
+def load_bilm_encoder(options: str | Path, weights: str | Path, name: str | None = None) -> BiLMEncoder:
+    """The biLM in ``options`` / ``weights`` (checked at load, elmo_bench.bilm.weights), with its record."""
+    from elmo_bench.bilm.weights import bilm_identity, load_bilm
+
+    bilm = load_bilm(options, weights)
+    hash_ = bilm_identity(options, weights)
+    info = {"name": name, "options": str(options), "weights": str(weights), "hash": hash_,
+            "layers": bilm.num_layers, "dim": bilm.output_dim}
+    return BiLMEncoder(bilm, hash_, info)
+
+
+def as_encoder(model: Any, hash: str | None = None) -> Any:
+    """An Encoder for ``model``: a bare :class:`BiLM` is wrapped (keyed by ``hash``), anything else returned."""
+    if isinstance(model, BiLM):
+        return BiLMEncoder(model, hash or "unhashed-bilm")
+    return model

@@ -1,0 +1,51 @@
+"""The ``--encoder/--model/--pooling/--revision`` options shared by ``embed``, ``probe-pos`` and ``probe-wsd``.
+
+``--encoder bilm`` (default) keeps each command's ``--options/--weights``; ``--encoder transformers --model DIR|NAME
+[--pooling first] [--revision REV]``; ``--encoder hdf5 --model FILE``; ``--encoder manylangs --model DIR``;
+``--encoder python --model pkg.module.Class``.
+"""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from elmo_bench.encoders.build import KINDS, build_encoder
+from elmo_bench.base.errors import ConfigError
+
+
+def add_encoder_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--encoder", default="bilm", choices=KINDS,
+                        help="which frozen encoder gives the layers (default: the biLM of --options/--weights)")
+    parser.add_argument("--model", default=None,
+                        help="transformers: model directory or hub name; hdf5: the file; manylangs: the model "
+                             "directory; python: pkg.module.Class")
+    parser.add_argument("--pooling", default="first", choices=["first", "last", "mean"],
+                        help="transformers: a word's vector from its subwords (default first)")
+    parser.add_argument("--revision", default=None, help="transformers: hub revision (default: the main branch)")
+
+
+def encoder_from_args(args: argparse.Namespace, bilm_name: str | None = None) -> Any:
+    """The Encoder the command line asks for (a BiLMEncoder for ``--encoder bilm``)."""
+    kind = getattr(args, "encoder", "bilm")
+    if kind == "bilm":
+        from elmo_bench.encoders.bilm import load_bilm_encoder
+
+        return load_bilm_encoder(args.options, args.weights, bilm_name)
+    if not args.model:
+        raise ConfigError(f"--encoder {kind} needs --model (a directory, file or class; see --help)")
+    spec: dict[str, Any] = {"kind": kind, "path": args.model}
+    if kind == "transformers":
+        spec.update(pooling=args.pooling, revision=args.revision)
+    if kind == "python":
+        spec = {"kind": kind, "_target_": args.model}
+    return build_encoder(spec)
+
+
+def encoder_info(encoder: Any) -> dict[str, Any]:
+    """The ``bilm``-style record the probes print and store: hash (the cache id), layers, dim, plus the identity."""
+    from elmo_bench.encoders.build import encoder_record
+    from elmo_bench.encoders.protocol import cache_id
+
+    info = dict(getattr(encoder, "info", None) or {})
+    return {**info, "hash": cache_id(encoder), "layers": encoder.num_layers, "dim": encoder.dim,
+            "encoder": encoder_record(encoder)}

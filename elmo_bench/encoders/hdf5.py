@@ -1,0 +1,88 @@
+"""``encoder=hdf5 encoder.path=FILE``: layers computed elsewhere, read from the layout ``elmo-bench embed --layers
+all`` writes (AllenNLP's old ``elmo`` command, contextual-repr-analysis): dataset ``"i"`` = line i's layers
+(layers, tokens, dim), and ``sentence_to_index`` = a JSON string mapping a sentence (its tokens joined by single
+spaces) to ``"i"``. A file written with ``--layers top|average`` (tokens, dim) is read as one layer.
+
+FILE must hold every sentence of every split a run reads; a sentence that is missing, or whose stored token count
+differs from the task's, is one DataError line naming the file and the sentence. The identity is the file's sha256.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+import h5py
+import torch
+
+from elmo_bench.base.errors import DataError
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 22), b""):
+            digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def _show(sentence: str, limit: int = 80) -> str:
+    return repr(sentence if len(sentence) <= limit else sentence[:limit] + "...")
+
+
+class Hdf5Encoder:
+    """Precomputed layers as an Encoder (CPU; the cache copies them once into its own entry)."""
+
+    whole_sequences = True  # stored per whole sentence: a segment of one would never be found
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise DataError(f"encoder=hdf5: {self.path}: no such file (expected the output of "
+                            f"elmo-bench embed --layers all)")
+        try:
+            self.file = h5py.File(self.path, "r")
+        except OSError as exc:
+            raise DataError(f"encoder=hdf5: {self.path}: not an hdf5 file ({exc})") from None
+        if "sentence_to_index" not in self.file:
+            raise DataError(f"encoder=hdf5: {self.path}: no sentence_to_index dataset (expected the layout of "
+                            f"elmo-bench embed)")
+        raw = self.file["sentence_to_index"][0]
+        self.index: dict[str, str] = json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
+        if not self.index:
+            raise DataError(f"encoder=hdf5: {self.path}: sentence_to_index is empty")
+        first = self.file[next(iter(self.index.values()))]
+        self.one_layer = first.ndim == 2
+        self.num_layers = 1 if self.one_layer else int(first.shape[0])
+        self.dim = int(first.shape[-1])
+        self.hash = _sha256(self.path)
+
+    def identity(self) -> dict[str, Any]:
+        return {"kind": "hdf5", "file": self.path.name, "hash": self.hash}
+
+    def sentence_layers(self, tokens: Sequence[str]) -> torch.Tensor:
+        """(layers, tokens, dim) float32 of one sentence; DataError naming it when absent or of another length."""
+        sentence = " ".join(tokens)
+        key = self.index.get(sentence)
+        if key is None or key not in self.file:
+            raise DataError(f"encoder=hdf5: {self.path}: sentence {_show(sentence)} is not in sentence_to_index "
+                            f"(the file must hold every sentence of every split the run reads)")
+        data = torch.from_numpy(self.file[key][()]).float()
+        if self.one_layer:
+            data = data.unsqueeze(0)
+        if data.shape[1] != len(tokens) or data.shape[0] != self.num_layers or data.shape[2] != self.dim:
+            raise DataError(f"encoder=hdf5: {self.path}: dataset {key} for sentence {_show(sentence)} has shape "
+                            f"{tuple(data.shape)}, expected ({self.num_layers}, {len(tokens)}, {self.dim}) "
+                            f"(layers, tokens, dim)")
+        return data
+
+    def layers(self, sentences: Sequence[Sequence[str]]) -> tuple[torch.Tensor, torch.Tensor]:
+        longest = max((len(s) for s in sentences), default=0)
+        out = torch.zeros(len(sentences), self.num_layers, longest, self.dim)
+        mask = torch.zeros(len(sentences), longest, dtype=torch.bool)
+        for row, tokens in enumerate(sentences):
+            if tokens:
+                out[row, :, : len(tokens)] = self.sentence_layers(tokens)
+                mask[row, : len(tokens)] = True
+        return out, mask

@@ -1,0 +1,49 @@
+"""One process per run directory: two runs started into the same directory would both train and both write.
+
+The lock is ``flock`` on ``<run_dir>/.elmo_bench.lock``, which holds the owner's pid for the error message. The
+kernel releases a ``flock`` when its process ends however it ends (``kill -9`` too), so the lock of a dead process
+is simply taken over: there is no stale lock to clean up. (``flock`` is advisory and local: on a network file
+system that does not support it, it locks nothing more than before.)
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+from pathlib import Path
+from typing import Iterator
+
+from elmo_bench.base.errors import ConfigError
+
+log = logging.getLogger(__name__)
+LOCK_FILE = ".elmo_bench.lock"
+
+
+def _holder(fd: int) -> str:
+    os.lseek(fd, 0, os.SEEK_SET)
+    text = os.read(fd, 200).decode("ascii", "replace").split()
+    return text[0] if text and text[0].isdigit() else "unknown"
+
+
+@contextlib.contextmanager
+def run_dir_lock(run_dir: str | Path) -> Iterator[Path]:
+    """Hold ``run_dir``'s lock for the block; ConfigError ``DIR is in use by pid N`` when another process holds it."""
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    path = run_dir / LOCK_FILE
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ConfigError(f"{run_dir} is in use by pid {_holder(fd)} (a run of the same directory is going on; "
+                              f"wait for it, or use another hydra.run.dir)") from None
+        previous = _holder(fd)
+        if previous not in ("unknown", str(os.getpid())):
+            log.info("%s: taking over the lock of pid %s, which is gone", run_dir, previous)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        yield path
+    finally:
+        os.close(fd)  # closing releases the flock
