@@ -129,6 +129,17 @@ def test_check_added_keys_allows_config_groups_and_names_the_first_new_part():
         check_added_keys(["+trainer.x.y=1"], {**config, "trainer": {"max_epochs": 3, "x": {"y": 1}}}, REPO / "conf")
 
 
+def test_a_key_added_under_a_target_node_is_a_constructor_argument():
+    """encoder=python: hydra.utils.instantiate passes every key beside _target_ to the class, so +encoder.dim is read."""
+    from elmo_bench.engine.config_check import check_added_keys
+
+    config = {"encoder": {"kind": "python", "_target_": "pkg.Enc", "dim": 8}, "trainer": {"max_epochs": 3}}
+    check_added_keys(["+encoder.dim=8"], config, REPO / "conf")
+    with pytest.raises(ConfigError, match=r"did you mean trainer\.max_epochs\?"):
+        check_added_keys(["+trainer.max_epoch=3"], {**config, "trainer": {"max_epochs": 3, "max_epoch": 3}},
+                         REPO / "conf")
+
+
 def test_pretrain_refuses_an_unknown_plus_key(capsys):
     assert main(["pretrain", "pretrain=tiny", "+pretrain.lrr=1"]) == 2
     assert "did you mean pretrain.lr?" in capsys.readouterr().err

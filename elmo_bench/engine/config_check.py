@@ -154,7 +154,8 @@ def added_keys(overrides: Sequence[str], conf_dir: Path) -> list[str]:
 
 def check_added_keys(overrides: Sequence[str], config: Mapping[str, Any], conf_dir: Path) -> None:
     """ConfigError for a ``+key=value`` override whose key the config does not know: the first part of its path
-    that is new, under a node that has other (known) keys, with the closest known key suggested (difflib)."""
+    that is new, under a node that has other (known) keys, with the closest known key suggested (difflib). A key
+    added under a node with ``_target_`` (``encoder=python``) is an argument of that class, so it is read."""
     added = [key.split(".") for key in added_keys(overrides, conf_dir)]
     for parts in added:
         for level in range(len(parts) - 1, -1, -1):
@@ -163,6 +164,8 @@ def check_added_keys(overrides: Sequence[str], config: Mapping[str, Any], conf_d
                 node = node.get(part) if isinstance(node, Mapping) else None
             if not isinstance(node, Mapping):
                 continue
+            if "_target_" in node:  # hydra.utils.instantiate passes every key of such a node to its class
+                break
             new_here = {other[level] for other in added if len(other) > level and other[:level] == parts[:level]}
             known = sorted(str(k) for k in node if k not in new_here)
             if known or level == 0:
