@@ -33,16 +33,9 @@ LAYERS["commands"] = set(LAYERS) | {"report"}
 SUBPACKAGES = {"bilm": "encoders"}
 #: modules outside any subpackage and the layer they belong to
 TOP_LEVEL = {"elmo_bench": "base", "elmo_bench.__main__": "commands", "elmo_bench.scoring": "commands"}
-#: known upward edges, each with the issue that removes it. Issue 28 item 1 takes the task knowledge out of the
-#: report (it will read per-example statistics from run records): then these go, and this set must be emptied.
-PENDING: dict[tuple[str, str], str] = {
-    ("elmo_bench.report.bootstrap", "elmo_bench.engine.experiment"): "issue 28 item 1",
-    ("elmo_bench.report.bootstrap", "elmo_bench.tasks"): "issue 28 item 1",
-    ("elmo_bench.report.statistics", "elmo_bench.tasks.squad.metric"): "issue 28 item 1",
-    ("elmo_bench.report.statistics", "elmo_bench.tasks.ner.metric"): "issue 28 item 1",
-    ("elmo_bench.report.statistics", "elmo_bench.tasks.srl.metric"): "issue 28 item 1",
-    ("elmo_bench.report.statistics", "elmo_bench.tasks.coref.metric"): "issue 28 item 1",
-}
+#: known upward edges, each with the issue that removes it (none left: issue 28 item 1 took the task knowledge out of
+#: the report, which reads per-example statistics from run records)
+PENDING: dict[tuple[str, str], str] = {}
 
 
 def modules() -> dict[str, Path]:

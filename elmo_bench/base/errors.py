@@ -4,6 +4,9 @@
 ``--debug`` or ``HYDRA_FULL_ERROR=1`` shows the traceback. Anything else is a bug and keeps its traceback.
 """
 
+#: the exit code of every user error (argparse's own code for usage errors)
+EXIT_USER_ERROR = 2
+
 
 class UserError(ValueError):
     """Bad input or configuration: the message says what was found and what was expected."""

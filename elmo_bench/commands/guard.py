@@ -11,9 +11,8 @@ import signal
 import sys
 from typing import Callable, NoReturn, TypeVar
 
-from elmo_bench.base.errors import UserError
+from elmo_bench.base.errors import EXIT_USER_ERROR, UserError
 
-EXIT_USER_ERROR = 2
 T = TypeVar("T")
 
 
@@ -91,15 +90,6 @@ def exit_code(stop: SystemExit) -> int:
     return EXIT_USER_ERROR
 
 
-class ArgumentParser(argparse.ArgumentParser):
-    """argparse with a usage error reported as one line (``error: PROG: what (see PROG --help)``, exit 2) instead
-    of the whole usage text: every ``elmo-bench`` subcommand builds its parser from this class."""
-
-    def error(self, message: str) -> NoReturn:
-        print(f"error: {self.prog}: {message} (see {self.prog} --help)", file=sys.stderr, flush=True)
-        raise SystemExit(EXIT_USER_ERROR)
-
-
 def report_hydra_errors(debug: bool) -> None:
     """Make Hydra's own error path (config composition, bad overrides) print user errors as one line, exit 2.
 
@@ -138,4 +128,4 @@ def exit_cleanly_on_sigterm() -> None:
             pass
 
 
-__all__ = ["ArgumentParser", "exit_code", "guarded", "debug_requested", "report", "one_line", "exit_cleanly_on_sigterm", "report_hydra_errors"]
+__all__ = ["exit_code", "guarded", "debug_requested", "report", "one_line", "exit_cleanly_on_sigterm", "report_hydra_errors"]

@@ -10,7 +10,8 @@ import json
 import sys
 from typing import Any, Callable, Sequence
 
-from elmo_bench.commands.guard import ArgumentParser, debug_requested, exit_cleanly_on_sigterm, exit_code, guarded
+from elmo_bench.base.arguments import ArgumentParser
+from elmo_bench.commands.guard import debug_requested, exit_cleanly_on_sigterm, exit_code, guarded
 
 
 def positive_int(text: str) -> int:

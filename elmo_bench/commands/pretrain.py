@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 from elmo_bench.base.paths import CONF_DIR, REPO
 from elmo_bench.bilm.default import SHIPPED_DIR as SHIPPED
-from elmo_bench.commands.guard import ArgumentParser
+from elmo_bench.base.arguments import ArgumentParser
 
 
 def compose_pretrain(overrides: Sequence[str], default: str = "default") -> dict[str, Any]:

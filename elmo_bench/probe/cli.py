@@ -22,7 +22,7 @@ from typing import Any, Callable, Optional, Sequence
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.paths import CACHE_DIR, DATA_ROOT, REPO
 from elmo_bench.probe.wordnet import DEFAULT_SOURCE as DEFAULT_WORDNET
-from elmo_bench.commands.guard import ArgumentParser
+from elmo_bench.base.arguments import ArgumentParser
 
 DATA = DATA_ROOT / "wsd"
 DEFAULT_SEMCOR = DATA / "semcor3.0_google_original_format"

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from elmo_bench.commands.guard import ArgumentParser
+from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.paths import CACHE_DIR, DATA_ROOT, REPO
 
 DEFAULT_DATA = DATA_ROOT / "pos" / "ud_english_ewt"

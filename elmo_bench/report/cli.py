@@ -9,13 +9,28 @@ from typing import Sequence
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.report import bootstrap, directions, figures, tables
-from elmo_bench.report.collect import collect
+from elmo_bench.report.collect import Collection, collect
 from elmo_bench.report.render import latex_escape, table_latex, table_md
-from elmo_bench.commands.guard import ArgumentParser
+from elmo_bench.base.arguments import ArgumentParser
 
 FIGURE1 = "figure1_sample_efficiency.png"
 FIGURE2 = "figure2_layer_weights.png"
 DEV_CURVES = "dev_curves.png"
+
+
+def _collect_existing(dirs: Sequence[str], require_runs: bool) -> Collection:
+    """The runs below ``dirs`` (warnings printed): ConfigError for a missing directory, and for no usable run at
+    all when ``require_runs``."""
+    missing = [d for d in dirs if not Path(d).exists()]
+    if missing:
+        raise ConfigError(f"{missing[0]}: no such directory (expected a directory holding results.json files)")
+    found = collect(dirs)
+    for warning in found.warnings:
+        print(warning, file=sys.stderr)
+    if require_runs and not found.runs and not found.adaptations:
+        skipped = f" ({len(found.warnings)} unusable, warned above)" if found.warnings else ""
+        raise ConfigError(f"{', '.join(map(str, dirs))}: no usable results.json below{skipped}; nothing to report")
+    return found
 
 
 def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int = 1000,
@@ -24,16 +39,8 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
     A directory that does not exist is a ConfigError (one line, exit 2), and so is no usable results at all when
     ``require_runs`` (the ``report`` command): a report of dashes would read as "no runs" when the path was
     mistyped. Without it an empty collection renders every cell missing (the paper's columns only)."""
-    missing = [d for d in dirs if not Path(d).exists()]
-    if missing:
-        raise ConfigError(f"{missing[0]}: no such directory (expected a directory holding results.json files)")
-    found = collect(dirs)
-    for warning in found.warnings:
-        print(warning, file=sys.stderr)
+    found = _collect_existing(dirs, require_runs)
     runs = found.runs
-    if require_runs and not runs and not found.adaptations:
-        skipped = f" ({len(found.warnings)} unusable, warned above)" if found.warnings else ""
-        raise ConfigError(f"{', '.join(map(str, dirs))}: no usable results.json below{skipped}; nothing to report")
     gold_cache: dict = {}
 
     def p_value(elmo_runs, base_runs):

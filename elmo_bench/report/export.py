@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Sequence
 
 from elmo_bench.base.atomic import atomic_write_bytes, atomic_write_text
-from elmo_bench.commands.guard import ArgumentParser
+from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.report.collect import read_run
 from elmo_bench.records.run_record import SCORES_FILE, predictions_path, read_statistics
 
