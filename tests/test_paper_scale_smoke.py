@@ -5,10 +5,13 @@ through the engine (read_data → prepare_layers → build_model → fit) on a h
 Why: the paper heads had only been built and counted (tests/test_paper_presets.py); these runs show that each one
 trains at its real size on the 1024-d ELMo layers: a finite loss, a finite gradient on every trainable parameter,
 predictions for every dev example. The biLM (375 MiB of random weights) is written and loaded once per module.
+On the CPU by default; ``ELMO_BENCH_TEST_DEVICE=cuda`` (and ``ELMO_BENCH_TEST_AMP=bf16``) runs the same steps on a
+GPU, as scripts/gpu_check.sh does.
 """
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -25,6 +28,8 @@ from tests.engine_helpers import compose_run
 #: task → the data it reads here (default_<task>: the local data of ../shared/data) and that data's folder
 LOCAL_DATA = {"ner": "conll2003", "sst": "sst", "snli": "snli", "squad": "squad", "srl": "srl/conll05st-release",
               "coref": "coref/litbank"}
+DEVICE = os.environ.get("ELMO_BENCH_TEST_DEVICE", "cpu")
+AMP = os.environ.get("ELMO_BENCH_TEST_AMP", "off")
 TRAIN, DEV = 4, 2             # examples: batch size 2 (coref 1 document, its paper batch) gives two steps
 COREF_SENTENCES = 3           # coref documents are cut to their first sentences: a 2,000-token paper-size
                               # coref graph (250 antecedents per span) would need gigabytes
@@ -37,6 +42,7 @@ def paper_bilm(tmp_path_factory) -> tuple[list[str], object, dict]:
     overrides = ["bilm=custom", f"bilm.options={options}", f"bilm.weights={weights}"]
     cfg = compose_run(tmp_path_factory.mktemp("compose"), "task=ner", *overrides, tiny=False)
     bilm, info = load_bilm_info(cfg)
+    bilm.to(DEVICE)
     assert (info["layers"], info["dim"], bilm.options.lstm_dim, bilm.options.n_filters) == (3, 1024, 4096, 2048)
     return overrides, bilm, info
 
@@ -68,7 +74,8 @@ def test_paper_head_trains_two_steps_on_the_public_size_bilm(name: str, paper_bi
     overrides, bilm, info = paper_bilm
     batch = 1 if name == "coref" else 2
     cfg = compose_run(tmp_path, f"task={name}", "head=paper", "embedder=glove_elmo", *overrides,
-                      "trainer.max_epochs=1", f"trainer.batch_size={batch}", "trainer.eval_batch_size=2", tiny=False)
+                      "trainer.max_epochs=1", f"trainer.batch_size={batch}", "trainer.eval_batch_size=2", f"device={DEVICE}",
+                      f"amp={AMP}", tiny=False)
     task = load_task(name)
     prepared = read_data(cfg, task, seed=1)                       # the full splits: labels fitted on all of them
     prepared.splits = _handful(name, prepared.splits)
@@ -77,11 +84,12 @@ def test_paper_head_trains_two_steps_on_the_public_size_bilm(name: str, paper_bi
     prepare_layers(cfg, task, prepared, bilm, info)               # the activation cache, in tmp_path
     model, collators, _ = build_model(cfg, task, prepared, seed=1)
     assert model.embedder.elmo_dim == 1024
+    model.to(DEVICE)
 
     history = fit(model, task, train, dev, collators["train"], collators["dev"], trainer_config(cfg, 1.0),
                   tmp_path, seed=1)
 
-    state = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
+    state = torch.load(tmp_path / "checkpoint.pt", weights_only=True, map_location="cpu")
     assert {int(s["step"]) for s in state["optimizer"]["state"].values()} == {2}   # two optimiser steps
     assert math.isfinite(history["history"][0]["train_loss"])
     missing = [n for n, p in model.named_parameters() if p.requires_grad and p.grad is None]
