@@ -371,7 +371,7 @@ def plan_run(overrides: Sequence[str], device: torch.device, n_batches: int,
     """One planned run (see the module docstring for every number)."""
     from omegaconf import OmegaConf
 
-    from elmo_bench.experiment import load_task, trainer_config
+    from elmo_bench.experiment import trainer_config
 
     cfg = compose_job(overrides)
     task_name = cfg.task.name
@@ -523,7 +523,8 @@ def plan_main(argv: Sequence[str] | None = None) -> int:
                         help="GPU whose sustained throughput prices the runs (default a100: 94 TFLOP/s)")
     parser.add_argument("--gpu-tflops", type=float, default=None,
                         help="sustained TFLOP/s, overriding --gpu (e.g. 94 for an A100 at 30%% of 312)")
-    parser.add_argument("--device", default="cpu", help="where peak memory is measured: cpu | cuda | cuda:N | auto")
+    parser.add_argument("--device", default="auto",
+                        help="where peak memory is measured: auto (a GPU when torch sees one) | cpu | cuda | cuda:N")
     parser.add_argument("--sample-batches", type=int, default=2, help="train batches measured per distinct model")
     parser.add_argument("--online", action="store_true", help="let hub datasets download (default: local cache only)")
     args = parser.parse_args(argv)
@@ -537,7 +538,6 @@ def plan_main(argv: Sequence[str] | None = None) -> int:
 
     device = resolve_device(args.device, "--device")
     tflops = args.gpu_tflops if args.gpu_tflops is not None else GPU_TFLOPS[args.gpu]
-    torch.set_num_threads(max(1, torch.get_num_threads()))
     result = plan(args.overrides, tflops, device, args.sample_batches)
     if args.format == "json":
         sys.stdout.write(json.dumps(result) + "\n")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import tempfile
 import time
@@ -148,7 +149,7 @@ def head_check(device: torch.device, task: str, amp: str, steps: int, data: str 
     return {"device": str(device), "task": task, "amp": amp, "data": str(cfg.data.name),
             "batch_size": built.trainer.batch_size, "steps": timed, "seconds": seconds,
             "steps_per_second": timed / seconds if timed else 0.0, "tokens_per_second": token_rate,
-            "finite_losses": all(map(lambda v: v == v and abs(v) != float("inf"), losses)),
+            "finite_losses": all(math.isfinite(v) for v in losses),
             "train_flops_per_token": measured.train_flops_per_token, "achieved_tflops": achieved,
             "peak_tflops": GPU_PEAKS.get(key) if key else None,
             "mfu": achieved / GPU_PEAKS[key] if key else None,
