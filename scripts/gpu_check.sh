@@ -14,7 +14,9 @@
 #   4. head (90)         the paper-size SRL head's steps/s under amp=bf16 at its paper batch size (80)
 #   5. plan (90)         elmo-bench plan of that SRL run, memory measured on the device
 #   6. compare           the plan's priced seconds against steps 3 and 4 (what --gpu-tflops this GPU reaches)
-# The CPU dry run shrinks each step (NER head, one step, a few sentences, one quickstart epoch).
+# bilm=custom without its files: the plan prices the public biLM's architecture, the one steps 3-4 time.
+# The CPU dry run shrinks each step: test_device.py only, one quickstart epoch, 8 sentences, one step of the paper
+# NER head on the NER sample in fp32 (bf16 autocast on a CPU is slow and says nothing about a GPU).
 set -uo pipefail
 
 DEVICE=${1:-${DEVICE:-cuda}}
@@ -31,12 +33,12 @@ if [ "$DEVICE" = cpu ]; then
   T_TESTS=120; T_QUICK=120; T_STEP=120
   TESTS=(tests/test_device.py)
   QUICK_EXTRA=(trainer.max_epochs=1)
-  SENTENCES=8; HEAD_TASK=ner; HEAD_STEPS=1; PLAN_BATCHES=1
+  SENTENCES=8; HEAD_TASK=ner; HEAD_DATA=ner_sample; HEAD_STEPS=1; HEAD_AMP=off; PLAN_BATCHES=1
 else
   T_TESTS=150; T_QUICK=120; T_STEP=90
   TESTS=(tests/test_device.py tests/test_paper_scale_smoke.py)
   QUICK_EXTRA=()
-  SENTENCES=2000; HEAD_TASK=srl; HEAD_STEPS=20; PLAN_BATCHES=2
+  SENTENCES=2000; HEAD_TASK=srl; HEAD_DATA=default_srl; HEAD_STEPS=20; HEAD_AMP=bf16; PLAN_BATCHES=2
 fi
 
 step() {  # step NAME LIMIT COMMAND...: run with a time limit, log to $OUT/NAME.log, note rc and seconds
@@ -77,15 +79,15 @@ open(sys.argv[2], "w").write(json.dumps({"runs": runs}, indent=2) + "\n")
 EOF
 
 step bilm "$T_STEP" "$PY" scripts/gpu_check.py bilm --device "$DEVICE" --sentences "$SENTENCES" --out "$OUT/bilm.json"
-step head "$T_STEP" "$PY" scripts/gpu_check.py head --device "$DEVICE" --task "$HEAD_TASK" --amp bf16 \
-  --steps "$HEAD_STEPS" --out "$OUT/head.json"
+step head "$T_STEP" "$PY" scripts/gpu_check.py head --device "$DEVICE" --task "$HEAD_TASK" --data "$HEAD_DATA" \
+  --amp "$HEAD_AMP" --steps "$HEAD_STEPS" --out "$OUT/head.json"
 GPU_FLAG=()
 if [ "$DEVICE" != cpu ]; then
   GPU=$("$PY" -c "import torch; from scripts.gpu_check import gpu_key; print(gpu_key(torch.device('cuda')) or '')" 2>/dev/null)
   [ -n "$GPU" ] && GPU_FLAG=(--gpu "$GPU")
 fi
-step plan "$T_STEP" sh -c "\"$PY\" -m elmo_bench plan task=$HEAD_TASK head=paper data=default_$HEAD_TASK \
-  embedder=glove_elmo embedder.glove_source=file --device $DEVICE --sample-batches $PLAN_BATCHES \
+step plan "$T_STEP" sh -c "\"$PY\" -m elmo_bench plan task=$HEAD_TASK head=paper data=$HEAD_DATA bilm=custom \
+  embedder=glove_elmo embedder.glove_source=file amp=$HEAD_AMP --device $DEVICE --sample-batches $PLAN_BATCHES \
   ${GPU_FLAG[*]} --format json > \"$OUT/plan.json\""
 step compare 60 "$PY" scripts/gpu_check.py compare --bilm "$OUT/bilm.json" --head "$OUT/head.json" \
   --plan "$OUT/plan.json" --out "$OUT/compare.json"

@@ -95,13 +95,15 @@ def test_bad_throughput_is_a_usage_error(capsys) -> None:
 @needs_data
 def test_unreadable_hub_data_falls_back_to_documented_sizes(capsys) -> None:
     """SNLI from the hub, offline: the documented 549,367 usable training pairs, tokens per pair from the local
-    stand-in; and the paper NER head (GloVe 840B's 300 + ELMo's 1024 at its input) has its preset's hand count."""
+    stand-in; and the paper NER head (GloVe 840B's 300 + ELMo's 1024 at its input: bilm=custom without its files
+    plans the public biLM's architecture) has its preset's hand count."""
     assert main(["plan", "task=snli", "data=snli", "embedder=glove", "--format", "json",
                  "--sample-batches", "1"]) == 0
     run = json.loads(capsys.readouterr().out)["runs"][0]
     assert run["sizes"] == "documented" and run["train_examples"] == DOCUMENTED[("snli", "snli")]["train"] == 549_367
     assert run["splits"]["test"]["examples"] == 9_824 and run["tokens"] > 549_367 * 10
-    assert main(["plan", "task=ner", "head=paper", "embedder.glove_source=file", "--format", "json",
+    assert main(["plan", "task=ner", "head=paper", "embedder.glove_source=file", "bilm=custom", "--format", "json",
                  "--sample-batches", "1"]) == 0
     ner = json.loads(capsys.readouterr().out)["runs"][0]
     assert ner["head_params"] == 3_060_372 and ner["sizes"] == "measured"        # conf/head_preset/paper_ner.yaml
+    assert ner["bilm_flops_per_token"] == 204_263_424 and ner["bilm"].startswith("public ELMo")
