@@ -299,6 +299,9 @@ def measure_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_
         saved: dict[tuple[Any, int], int] = {}
 
         def pack(t: torch.Tensor) -> torch.Tensor:
+            if t.is_sparse:                          # no storage of its own: its indices and values
+                saved[(t.device, id(t))] = t._indices().nbytes + t._values().nbytes
+                return t
             storage = t.untyped_storage()
             saved[(t.device, storage.data_ptr())] = storage.nbytes()
             return t

@@ -107,3 +107,13 @@ def test_unreadable_hub_data_falls_back_to_documented_sizes(capsys) -> None:
     ner = json.loads(capsys.readouterr().out)["runs"][0]
     assert ner["head_params"] == 3_060_372 and ner["sizes"] == "measured"        # conf/head_preset/paper_ner.yaml
     assert ner["bilm_flops_per_token"] == 204_263_424 and ner["bilm"].startswith("public ELMo")
+
+
+@needs_data
+def test_coref_memory_counts_its_sparse_saved_tensors(capsys) -> None:
+    """The coref head saves a sparse attention matrix for backward (no storage of its own): counted by its indices
+    and values, and the plan of a LitBank run (fold 0: 80 training documents) goes through."""
+    assert main(["plan", "task=coref", "embedder=glove", "--format", "json", "--sample-batches", "1"]) == 0
+    run = json.loads(capsys.readouterr().out)["runs"][0]
+    assert (run["sizes"], run["train_examples"]) == ("measured", 80)
+    assert run["peak_memory_bytes"] > run["head_params"] * 4 * 4            # params + grads + Adam's two + activations
