@@ -519,7 +519,7 @@ def plan_main(argv: Sequence[str] | None = None) -> int:
         description="Cost of the runs a config or sweep would launch (e.g. experiment=paper_table1), without "
                     "training: examples and tokens, biLM FLOPs and cache bytes, head parameters, training FLOPs "
                     "per epoch, peak memory of one batch, epochs, GPU hours.",
-        epilog=f"--gpu presets, sustained TFLOP/s = 30%% of the dense bf16 peak (V100, T4: fp16): {presets}.")
+        epilog=f"--gpu presets, sustained TFLOP/s = 30% of the dense bf16 peak (V100, T4: fp16): {presets}.")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides, as run.py takes them")
     parser.add_argument("--format", choices=["table", "json"], default="table")
     parser.add_argument("--gpu", choices=sorted(GPU_TFLOPS), default="a100",
