@@ -3,6 +3,9 @@ arithmetic that joins the measured numbers into GPU hours, and the documented si
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -121,10 +124,7 @@ def test_coref_memory_counts_its_sparse_saved_tensors(capsys) -> None:
 
 def test_python_m_elmo_bench_keeps_the_exit_code() -> None:
     """scripts/gpu_check.sh runs ``python -m elmo_bench plan``: a bad override must fail its step (exit 2)."""
-    import subprocess
-    import sys
-
     done = subprocess.run([sys.executable, "-m", "elmo_bench", "plan", "task=nope"], cwd=REPO, capture_output=True,
-                          text=True, env={**__import__("os").environ, "PYTHONPATH": str(REPO)})
+                          text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert done.returncode == 2 and done.stderr.strip().splitlines() == [
         "error: In 'config': Could not find 'task/nope' (available: coref, ner, pos, snli, squad, srl, sst)"]
