@@ -18,8 +18,8 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, open_dict
 
-from elmo_bench.hydra_setup import register_resolvers
-from elmo_bench.user_errors import debug_requested, exit_cleanly_on_sigterm, guarded, report_hydra_errors
+from elmo_bench.commands.hydra_setup import register_resolvers
+from elmo_bench.commands.guard import debug_requested, exit_cleanly_on_sigterm, guarded, report_hydra_errors
 
 register_resolvers()
 log = logging.getLogger("run")
@@ -34,7 +34,7 @@ def main(cfg: DictConfig) -> float | None:
 
 
 def _run(cfg: DictConfig) -> float | None:
-    from elmo_bench.experiment import run_experiment
+    from elmo_bench.engine.experiment import run_experiment
 
     hydra_cfg = HydraConfig.get()
     with open_dict(cfg):

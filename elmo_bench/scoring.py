@@ -4,16 +4,16 @@ from __future__ import annotations
 import importlib
 from typing import Sequence
 
-from elmo_bench.errors import ConfigError
+from elmo_bench.base.errors import ConfigError
 
 #: task → (module with ``score_files(*paths)``, number of files it takes)
 SCORERS: dict[str, tuple[str, int]] = {
-    "ner": ("tasks.ner.metric", 1),
-    "squad": ("tasks.squad.metric", 2),
-    "snli": ("tasks.snli.metric", 2),
-    "sst": ("tasks.sst.metric", 2),
-    "srl": ("tasks.srl.metric", 2),
-    "coref": ("tasks.coref.metric", 2),
+    "ner": ("elmo_bench.tasks.ner.metric", 1),
+    "squad": ("elmo_bench.tasks.squad.metric", 2),
+    "snli": ("elmo_bench.tasks.snli.metric", 2),
+    "sst": ("elmo_bench.tasks.sst.metric", 2),
+    "srl": ("elmo_bench.tasks.srl.metric", 2),
+    "coref": ("elmo_bench.tasks.coref.metric", 2),
     "wsd": ("elmo_bench.probe.wsd_metric", 2),
 }
 

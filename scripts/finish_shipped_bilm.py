@@ -24,7 +24,7 @@ from elmo_bench.pretrain.model import LanguageModel, make_options
 from elmo_bench.pretrain.train import training_extra
 from elmo_bench.pretrain.perplexity import evaluate, load_lm
 from elmo_bench.pretrain.train import heldout_sentences
-from elmo_bench.pretrain_cli import SHIPPED, compose_pretrain
+from elmo_bench.commands.pretrain import SHIPPED, compose_pretrain
 
 
 def _utc(ts: float) -> str:

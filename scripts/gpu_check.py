@@ -4,7 +4,7 @@
     python scripts/gpu_check.py head    --device cuda --out OUT/head.json    # a paper-size head's steps/s (amp)
     python scripts/gpu_check.py compare --bilm OUT/bilm.json --head OUT/head.json --plan OUT/plan.json --out ...
 
-Why: the plan (elmo_bench.plan) prices runs from FLOPs at an assumed sustained throughput; these steps measure the
+Why: the plan (elmo_bench.commands.plan) prices runs from FLOPs at an assumed sustained throughput; these steps measure the
 throughput a GPU really gives on the two costs a run has (filling the activation cache with the public-size biLM,
 training a paper-size head) so the assumption can be checked and replaced (``elmo-bench plan --gpu-tflops``).
 The biLM is random, of the public ELMo size (elmo_bench.bilm.public): speed does not depend on the values.
@@ -25,8 +25,8 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from elmo_bench.atomic import atomic_write_text  # noqa: E402
-from elmo_bench.plan import GPU_PEAKS, GPU_TFLOPS  # noqa: E402
+from elmo_bench.base.atomic import atomic_write_text  # noqa: E402
+from elmo_bench.commands.plan import GPU_PEAKS, GPU_TFLOPS  # noqa: E402
 
 SENTENCES = REPO.parent / "shared" / "data" / "conll2003" / "eng.train"
 
@@ -66,15 +66,15 @@ def sentences(count: int) -> list[list[str]]:
 
 
 def bilm_check(device: torch.device, count: int, options: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Fill an activation array for ``count`` sentences with the cache's own routine (elmo_bench.cache.
+    """Fill an activation array for ``count`` sentences with the cache's own routine (elmo_bench.encoders.cache.
     compute_layers, the batches the cache uses), after a warm-up; tokens/s and the model-FLOP utilisation
-    (FLOPs of elmo_bench.plan.bilm_flops_per_position per position / seconds / the GPU's dense bf16 peak)."""
+    (FLOPs of elmo_bench.commands.plan.bilm_flops_per_position per position / seconds / the GPU's dense bf16 peak)."""
     import numpy as np
 
     from elmo_bench.bilm.public import write_random_bilm
     from elmo_bench.bilm.weights import load_bilm
-    from elmo_bench.cache import compute_layers
-    from elmo_bench.plan import bilm_flops_per_position, segment_positions
+    from elmo_bench.encoders.cache import compute_layers
+    from elmo_bench.commands.plan import bilm_flops_per_position, segment_positions
 
     with tempfile.TemporaryDirectory(prefix="gpu_check_bilm_") as tmp:
         bilm = load_bilm(*write_random_bilm(tmp, options)).to(device)
@@ -107,10 +107,10 @@ def bilm_check(device: torch.device, count: int, options: dict[str, Any] | None 
 def head_check(device: torch.device, task: str, amp: str, steps: int, data: str | None = None) -> dict[str, Any]:
     """``steps`` training steps (after two warm-up steps) of the paper-size head of ``task`` at its paper batch
     size, GloVe 300 + ELMo 1024 (random layers of the public biLM's shape), under ``amp``; steps/s, tokens/s and
-    the achieved TFLOP/s from FlopCounterMode's count of the same batches (elmo_bench.plan.measure_model)."""
-    from elmo_bench.experiment import load_task
-    from elmo_bench.plan import compose_job, measure_model, read_splits, sample_model
-    from elmo_bench.train import make_optimizer
+    the achieved TFLOP/s from FlopCounterMode's count of the same batches (elmo_bench.commands.plan.measure_model)."""
+    from elmo_bench.engine.experiment import load_task
+    from elmo_bench.commands.plan import compose_job, measure_model, read_splits, sample_model
+    from elmo_bench.engine.loop import make_optimizer
 
     overrides = [f"task={task}", "head=paper", "embedder=glove_elmo", "embedder.glove_source=file",
                  f"amp={amp}", f"data={data or f'default_{task}'}"]
@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     for p in (b, h, c):
         p.add_argument("--out", required=True)
     args = parser.parse_args(argv)
-    from elmo_bench.device import resolve_device
+    from elmo_bench.base.device import resolve_device
 
     if args.command == "bilm":
         result = bilm_check(resolve_device(args.device), args.sentences)

@@ -18,7 +18,7 @@ import torch
 from elmo_bench.pretrain.export import export_checkpoint
 from elmo_bench.pretrain.perplexity import evaluate, load_lm
 from elmo_bench.pretrain.train import heldout_sentences
-from elmo_bench.pretrain_cli import compose_pretrain
+from elmo_bench.commands.pretrain import compose_pretrain
 
 TEXTS = {"litbank_fold0_devtest": "litbank_fold0_devtest.txt", "ptb_test": "ptb.test.txt"}
 

@@ -1,4 +1,4 @@
-"""How often the SNLI hub path (raw sentences through tasks.snli.reader.ptb_tokenize) gives exactly the tokens the
+"""How often the SNLI hub path (raw sentences through elmo_bench.tasks.snli.reader.ptb_tokenize) gives exactly the tokens the
 file reader takes from the official binary parses, on the official dev and test files.
 
     python scripts/snli_hub_tokenisation.py [DATA_ROOT]      # default ../shared/data
@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from tasks.snli.reader import ptb_tokenize, read_jsonl, tokens_from_binary_parse
+from elmo_bench.tasks.snli.reader import ptb_tokenize, read_jsonl, tokens_from_binary_parse
 
 
 def main(root: Path) -> None:

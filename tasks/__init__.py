@@ -4,11 +4,11 @@ Adding a task touches ``tasks/<new>/``, ``conf/task/<new>.yaml`` (its ``name`` i
 (tests/tiny_task shows a seventh task added that way and run through the engine).
 """
 TASKS: dict[str, str] = {
-    "ner": "tasks.ner.task:NerTask",
-    "sst": "tasks.sst.task:SstTask",
-    "snli": "tasks.snli.task:SnliTask",
-    "squad": "tasks.squad.task:SquadTask",
-    "srl": "tasks.srl.task:SrlTask",
-    "coref": "tasks.coref.task:CorefTask",
-    "pos": "tasks.pos.task:PosTask",
+    "ner": "elmo_bench.tasks.ner.task:NerTask",
+    "sst": "elmo_bench.tasks.sst.task:SstTask",
+    "snli": "elmo_bench.tasks.snli.task:SnliTask",
+    "squad": "elmo_bench.tasks.squad.task:SquadTask",
+    "srl": "elmo_bench.tasks.srl.task:SrlTask",
+    "coref": "elmo_bench.tasks.coref.task:CorefTask",
+    "pos": "elmo_bench.tasks.pos.task:PosTask",
 }

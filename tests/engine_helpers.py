@@ -6,7 +6,7 @@ from pathlib import Path
 from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig, open_dict
 
-from elmo_bench.hydra_setup import register_resolvers
+from elmo_bench.commands.hydra_setup import register_resolvers
 from tests.conftest import REPO
 
 TINY_CONF = REPO / "tests" / "tiny_task" / "conf"

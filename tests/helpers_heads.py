@@ -6,7 +6,7 @@ from typing import Callable, Sequence
 import torch
 from torch import nn
 
-from elmo_bench.batch import Batch
+from elmo_bench.data.batch import Batch
 
 
 def lengths_mask(lengths: Sequence[int]) -> torch.Tensor:

@@ -12,11 +12,11 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import open_dict
 
-from elmo_bench import lm_adaptation
-from elmo_bench.experiment import run_experiment
-from elmo_bench.hydra_setup import register_resolvers
+from elmo_bench.records import lm_adaptation
+from elmo_bench.engine.experiment import run_experiment
+from elmo_bench.commands.hydra_setup import register_resolvers
 from elmo_bench.pretrain.train import train
-from tasks.ner.reader import read_conll
+from elmo_bench.tasks.ner.reader import read_conll
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -81,7 +81,7 @@ def test_a_smaller_training_fraction_adapts_on_its_own_subset(tmp_path, base_dir
 
 
 def test_adaptation_text_is_each_training_sentence_once_without_sub_phrases():
-    from elmo_bench.experiment import distinct_text
+    from elmo_bench.engine.experiment import distinct_text
 
     class Pair:
         text_fields = ("premise", "hypothesis")

@@ -9,7 +9,7 @@ import torch
 
 from elmo_bench.bilm.chars import batch_to_ids
 from elmo_bench.bilm.weights import bilm_identity, load_bilm
-from elmo_bench.cache import ActivationCache, LiveLayers, segments
+from elmo_bench.encoders.cache import ActivationCache, LiveLayers, segments
 from tests.conftest import FIXTURES, needs_fixtures
 
 pytestmark = needs_fixtures
@@ -27,7 +27,7 @@ def _cache(tmp_path, bilm, **kw):
 
 
 def test_miss_then_hit_and_values_match_live(tmp_path, bilm, caplog):
-    caplog.set_level(logging.INFO, logger="elmo_bench.cache")
+    caplog.set_level(logging.INFO, logger="elmo_bench.encoders.cache")
     first = _cache(tmp_path, bilm).layers(SENTENCES, name="x")
     assert "activation cache miss" in caplog.text
     caplog.clear()
@@ -49,7 +49,7 @@ def test_different_stream_is_a_different_entry(tmp_path, bilm):
 
 
 def test_killed_write_leaves_nothing_that_is_read(tmp_path, bilm, monkeypatch):
-    import elmo_bench.cache as cache_module
+    import elmo_bench.encoders.cache as cache_module
 
     def explode(*args, **kwargs):
         raise KeyboardInterrupt("killed half-way")
@@ -77,7 +77,7 @@ def test_long_sequences_go_in_segments_and_live_equals_cached(tmp_path, bilm):
 
 
 def test_repeated_sequences_are_computed_once(tmp_path, bilm):
-    from elmo_bench.cache import deduplicate
+    from elmo_bench.encoders.cache import deduplicate
 
     repeated = [SENTENCES[0], SENTENCES[1], SENTENCES[0], SENTENCES[0]]
     distinct, rows = deduplicate(repeated)

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from tasks.coref.metric import _hungarian_max, score_documents, score_files
-from tasks.coref.writer import write_conll
+from elmo_bench.tasks.coref.metric import _hungarian_max, score_documents, score_files
+from elmo_bench.tasks.coref.writer import write_conll
 
 a, b, c, d, e, x = (0, 0), (2, 2), (4, 5), (7, 7), (9, 9), (11, 11)
 
@@ -124,7 +124,7 @@ def test_writer_roundtrip(tmp_path: Path) -> None:
     pred = {("docA", 0): [[(0, 0), (4, 4)], [(4, 7), (6, 7)], [(2, 2)]]}  # nested mentions (4,7) ⊃ (6,7)
     out = tmp_path / "pred.conll"
     write_conll(key, out, pred)
-    from tasks.coref.metric import read_clusters
+    from elmo_bench.tasks.coref.metric import read_clusters
 
     back = read_clusters(out)[("docA", 0)]
     assert sorted(map(sorted, back)) == sorted(map(sorted, pred[("docA", 0)]))

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import torch
 
-from tasks.coref.model import clusters_from_output, distance_bucket, segments
-from tasks.coref.task import CorefTask
+from elmo_bench.tasks.coref.model import clusters_from_output, distance_bucket, segments
+from elmo_bench.tasks.coref.task import CorefTask
 from tests.helpers_heads import call
 from helpers_heads import train_losses
 

@@ -10,10 +10,10 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from elmo_bench.errors import DataError
-from elmo_bench.hydra_setup import register_resolvers
-from elmo_bench.splits import split_location
-from tasks.squad.task import SquadTask
+from elmo_bench.base.errors import DataError
+from elmo_bench.commands.hydra_setup import register_resolvers
+from elmo_bench.data.splits import split_location
+from elmo_bench.tasks.squad.task import SquadTask
 from tests.conftest import DATA, REPO
 
 CONF = REPO / "conf"

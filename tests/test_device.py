@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 import torch
 
-import tasks
-from elmo_bench import cli
-from elmo_bench.batching import Collator
-from elmo_bench.device import autocast, normalise_amp, resolve_device
-from elmo_bench.embedders import TaskEmbedder, WordVocabulary
-from elmo_bench.errors import ConfigError
-from elmo_bench.experiment import run_experiment
-from elmo_bench.train import TaskModel
+from elmo_bench import tasks
+from elmo_bench.commands import main as cli
+from elmo_bench.engine.collate import Collator
+from elmo_bench.base.device import autocast, normalise_amp, resolve_device
+from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary
+from elmo_bench.base.errors import ConfigError
+from elmo_bench.engine.experiment import run_experiment
+from elmo_bench.engine.loop import TaskModel
 from tests.conftest import REPO, needs_fixtures
 from tests.engine_helpers import TINY_TARGET, compose_run
 from tests.tiny_task.task import TinyTask, read_tsv
@@ -149,7 +149,7 @@ def test_amp_is_part_of_the_run_identity_and_device_is_not(tmp_path, tiny):
 FORWARD_CODE = [*sorted((REPO / "tasks").glob("*/model.py")), *sorted((REPO / "tasks").glob("*/decode.py")),
                 *sorted((REPO / "tasks").glob("*/task.py")), *sorted((REPO / "tasks").glob("*/metric.py")),
                 REPO / "tasks/ner/crf.py", *sorted((REPO / "elmo_bench/modules").glob("*.py")),
-                REPO / "elmo_bench/mix.py", REPO / "elmo_bench/embedders.py", REPO / "elmo_bench/batch.py",
+                REPO / "elmo_bench/modules/elmo.py", REPO / "elmo_bench/modules/token_embedders.py", REPO / "elmo_bench/data/batch.py",
                 REPO / "elmo_bench/bilm/model.py", REPO / "elmo_bench/bilm/lstm.py",
                 REPO / "elmo_bench/bilm/token_encoder.py"]
 FACTORIES = {"zeros", "ones", "arange", "tensor", "full", "empty", "eye", "rand", "randn", "randint", "linspace",

@@ -16,18 +16,18 @@ import pytest
 import torch
 from torch import nn
 
-from elmo_bench.batching import Collator
-from elmo_bench.embedders import TaskEmbedder, WordVocabulary
-from elmo_bench.mix import ScalarMix
+from elmo_bench.engine.collate import Collator
+from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary
+from elmo_bench.modules.elmo import ScalarMix
 from elmo_bench.modules.dropout import LockedDropout
-from elmo_bench.train import TaskModel
-from tasks.coref.task import CorefTask
-from tasks.ner.task import NerTask
-from tasks.pos.task import PosTask
-from tasks.snli.task import SnliTask
-from tasks.squad.task import SquadTask
-from tasks.srl.task import SrlTask
-from tasks.sst.task import SstTask
+from elmo_bench.engine.loop import TaskModel
+from elmo_bench.tasks.coref.task import CorefTask
+from elmo_bench.tasks.ner.task import NerTask
+from elmo_bench.tasks.pos.task import PosTask
+from elmo_bench.tasks.snli.task import SnliTask
+from elmo_bench.tasks.squad.task import SquadTask
+from elmo_bench.tasks.srl.task import SrlTask
+from elmo_bench.tasks.sst.task import SstTask
 
 WORDS = [f"w{i}" for i in range(20)]
 LAYERS, DIM, GLOVE = 3, 6, 5

@@ -10,7 +10,7 @@ import torch
 
 from elmo_bench.bilm.chars import batch_to_ids
 from elmo_bench.bilm.weights import load_bilm
-from elmo_bench.cli import main
+from elmo_bench.commands.main import main
 from tests.conftest import FIXTURES, needs_fixtures
 
 pytestmark = needs_fixtures

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 
-from elmo_bench.experiment import run_experiment
-from elmo_bench.hydra_setup import register_resolvers
-from elmo_bench.results import REQUIRED_KEYS, read_results
+from elmo_bench.engine.experiment import run_experiment
+from elmo_bench.commands.hydra_setup import register_resolvers
+from elmo_bench.records.results import REQUIRED_KEYS, read_results
 from tests.conftest import REPO, needs_fixtures
 
 pytestmark = needs_fixtures
@@ -50,7 +50,7 @@ def test_run_writes_results_and_second_seed_hits_the_cache(tmp_path, caplog):
 
 
 def test_killed_run_resumes_to_the_same_result(tmp_path, monkeypatch):
-    import elmo_bench.experiment as experiment
+    import elmo_bench.engine.experiment as experiment
 
     uninterrupted = run_experiment(_cfg(tmp_path, "trainer.max_epochs=3"), tmp_path / "full")
     # "killed" right after the checkpoint of epoch 1 is written (an interrupt raised by the epoch hook)

@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from elmo_bench.cli import main
-from elmo_bench.errors import DataError
-from elmo_bench.textio import open_text
+from elmo_bench.commands.main import main
+from elmo_bench.base.errors import DataError
+from elmo_bench.data.textio import open_text
 from tests.conftest import REPO
 
 LATIN1 = "-DOCSTART- -X- O O\n\nZoë NNP B-NP B-PER\n".encode("latin-1")

@@ -11,12 +11,12 @@ import torch
 from hydra import compose, initialize_config_dir
 from omegaconf import open_dict
 
-import tasks
-from elmo_bench import cli
-from elmo_bench.errors import ConfigError
-from elmo_bench.evaluate_run import evaluate_run_dir
-from elmo_bench.experiment import run_experiment
-from elmo_bench.hydra_setup import register_resolvers
+from elmo_bench import tasks
+from elmo_bench.commands import main as cli
+from elmo_bench.base.errors import ConfigError
+from elmo_bench.engine.evaluate import evaluate_run_dir
+from elmo_bench.engine.experiment import run_experiment
+from elmo_bench.commands.hydra_setup import register_resolvers
 from tests.conftest import REPO, needs_fixtures
 from tests.engine_helpers import TINY_TARGET, compose_run
 

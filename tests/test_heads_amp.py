@@ -8,12 +8,12 @@ from typing import Any, Callable
 import pytest
 import torch
 
-from tasks.coref.task import CorefTask
-from tasks.ner.task import NerTask
-from tasks.snli.task import SnliTask
-from tasks.squad.task import SquadTask
-from tasks.sst.task import SstTask
-from tasks.srl.model import SrlHead
+from elmo_bench.tasks.coref.task import CorefTask
+from elmo_bench.tasks.ner.task import NerTask
+from elmo_bench.tasks.snli.task import SnliTask
+from elmo_bench.tasks.squad.task import SquadTask
+from elmo_bench.tasks.sst.task import SstTask
+from elmo_bench.tasks.srl.model import SrlHead
 from tests import test_coref_model, test_ner_model, test_snli_model, test_squad_model, test_sst_model
 from tests.helpers_heads import call
 
@@ -60,7 +60,7 @@ def _srl() -> Case:
     indicator = torch.zeros(4, 5, dtype=torch.long)
     indicator[torch.arange(4), torch.tensor([0, 2, 1, 4])] = 1
     targets = {"predicate_indicator": indicator, "tags": torch.randint(0, len(labels), (4, 5))}
-    from tasks.srl.decode import decode_batch
+    from elmo_bench.tasks.srl.decode import decode_batch
 
     return head, lambda: call(head, {"tokens": x}, {"tokens": mask}, {"tokens": torch.randn(4, 5, 5)}, None, targets), \
         lambda out: decode_batch(out["logits"], mask.sum(1).tolist(), labels)

@@ -21,7 +21,7 @@ import pytest
 
 datasets = pytest.importorskip("datasets")
 
-from elmo_bench.errors import DataError  # noqa: E402
+from elmo_bench.base.errors import DataError  # noqa: E402
 from tests import hub_schemas as hs  # noqa: E402
 from tests.conftest import REPO  # noqa: E402
 
@@ -69,7 +69,7 @@ CONLL03_HUB = [
 
 
 def test_conll2003_hub_and_disk_equal_the_file_reader(tmp_path: Path) -> None:
-    from tasks.ner.reader import read_splits
+    from elmo_bench.tasks.ner.reader import read_splits
 
     path = tmp_path / "eng.txt"
     path.write_text(CONLL03_FILE, encoding="utf-8")
@@ -99,7 +99,7 @@ SNLI_HUB_LABEL = {"entailment": 0, "neutral": 1, "contradiction": 2, "-": -1}
 
 
 def test_snli_hub_tokenises_raw_sentences_like_the_binary_parses(tmp_path: Path) -> None:
-    from tasks.snli.task import SnliTask
+    from elmo_bench.tasks.snli.task import SnliTask
 
     path = tmp_path / "snli.jsonl.gz"
     with gzip.open(path, "wt", encoding="utf-8") as handle:
@@ -146,7 +146,7 @@ def _squad_rows(obj: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_squad_hub_and_disk_equal_the_file_reader(tmp_path: Path) -> None:
-    from tasks.squad.task import SquadTask
+    from elmo_bench.tasks.squad.task import SquadTask
 
     path = tmp_path / "dev-v1.1.json"
     path.write_text(json.dumps(SQUAD_OBJ), encoding="utf-8")
@@ -167,7 +167,7 @@ SST_TREES = ["(3 (2 It) (4 (3 (2 is) (4 (4 truly) (3 great))) (2 .)))",
 
 
 def test_sst_ptb_hub_config_gives_the_same_roots_and_phrases(tmp_path: Path) -> None:
-    from tasks.sst.reader import read_splits
+    from elmo_bench.tasks.sst.reader import read_splits
 
     path = tmp_path / "trees.txt"
     path.write_text("\n".join(SST_TREES) + "\n", encoding="utf-8")
@@ -180,7 +180,7 @@ def test_sst_ptb_hub_config_gives_the_same_roots_and_phrases(tmp_path: Path) -> 
 
 
 def test_setfit_sst5_schema_gives_root_sentences(tmp_path: Path) -> None:
-    from tasks.sst.reader import read_splits
+    from elmo_bench.tasks.sst.reader import read_splits
 
     rows = [{"text": "it is truly great .", "label": 4, "label_text": "very positive"},
             {"text": "the plot drags on and on .", "label": 1, "label_text": "negative"}]
@@ -254,7 +254,7 @@ def _conll12(tmp_path: Path) -> tuple[Path, dict[str, dict[str, Any]]]:
 
 
 def test_conll2012_srl_frames_equal_the_gold_conll_reader(tmp_path: Path) -> None:
-    from tasks.srl.task import SrlTask
+    from elmo_bench.tasks.srl.task import SrlTask
 
     path, sources = _conll12(tmp_path)
     local = SrlTask().read({"source": "local", "format": "conll2012", "train": str(path), "dev": str(path),
@@ -277,7 +277,7 @@ def _canonical(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_conll2012_coref_spans_give_one_document_per_part_like_the_file_reader(tmp_path: Path) -> None:
-    from tasks.coref.task import CorefTask
+    from elmo_bench.tasks.coref.task import CorefTask
 
     path, sources = _conll12(tmp_path)
     local = CorefTask().read({"source": "local", "train": str(path), "dev": str(path), "test": str(path)})
@@ -334,7 +334,7 @@ def _ud_rows() -> list[dict[str, Any]]:
 @pytest.mark.parametrize("tag_column", ["xpos", "upos"])
 def test_ud_en_ewt_hub_drops_multiword_ranges_and_empty_nodes_like_the_file_reader(tmp_path: Path,
                                                                                    tag_column: str) -> None:
-    from tasks.pos.reader import read_splits
+    from elmo_bench.tasks.pos.reader import read_splits
 
     path = tmp_path / "en_ewt-ud-dev.conllu"
     path.write_text(CONLLU, encoding="utf-8")
@@ -348,7 +348,7 @@ def test_ud_en_ewt_hub_drops_multiword_ranges_and_empty_nodes_like_the_file_read
 
 
 def test_conll2000_hub_pos_tags_equal_the_file_reader(tmp_path: Path) -> None:
-    from tasks.pos.reader import read_splits
+    from elmo_bench.tasks.pos.reader import read_splits
 
     path = tmp_path / "test.txt"
     path.write_text("Rockwell NNP B-NP\nsaid VBD B-VP\nit PRP B-NP\n's VBZ B-VP\n( ( O\n$ $ B-NP\n1 CD I-NP\n) ) O\n\n"
@@ -368,7 +368,7 @@ def test_conll2000_hub_pos_tags_equal_the_file_reader(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------------------------------------------ failures
 def test_disk_source_errors_name_the_directory_and_the_split(tmp_path: Path) -> None:
-    from tasks.ner.reader import read_splits
+    from elmo_bench.tasks.ner.reader import read_splits
 
     with pytest.raises(DataError, match=r"nowhere: directory not found .*data\.path"):
         read_splits({"source": "disk", "path": str(tmp_path / "nowhere"), "hub_name": "conll2003"})
@@ -399,7 +399,7 @@ def test_offline_hub_load_fails_in_one_line_naming_the_dataset_and_source_disk(t
 def test_a_run_from_a_save_to_disk_copy_equals_the_run_from_the_files(tmp_path: Path) -> None:
     """`python run.py ... data.source=disk data.path=DIR` on the bundled NER sample saved in the conll2003 hub
     schema trains and scores exactly like the same run on the sample files."""
-    from tasks.ner.reader import read_splits
+    from elmo_bench.tasks.ner.reader import read_splits
 
     samples = REPO / "tasks" / "ner" / "samples"
     local = read_splits({"source": "local", **{s: str(samples / f"sample.{s}") for s in ("train", "dev", "test")}})

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import logging
 
-from elmo_bench.experiment import run_experiment
+from elmo_bench.engine.experiment import run_experiment
 from elmo_bench.modules.labels import bio_labels
-from tasks.ner.task import NerTask
-from tasks.srl.task import SrlTask
+from elmo_bench.tasks.ner.task import NerTask
+from elmo_bench.tasks.srl.task import SrlTask
 from tests.conftest import REPO, needs_fixtures
 from tests.engine_helpers import compose_run
 

@@ -15,7 +15,7 @@ from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
 from elmo_bench.bilm.default import DEFAULT_WEIGHTS
-from elmo_bench.hydra_setup import register_resolvers
+from elmo_bench.commands.hydra_setup import register_resolvers
 from tests.conftest import REPO
 
 

@@ -9,14 +9,14 @@ import sys
 import textwrap
 from pathlib import Path
 
-from elmo_bench.atomic import atomic_write_text
+from elmo_bench.base.atomic import atomic_write_text
 from tests.conftest import REPO
 
 WRITER = """
 import sys, time
 from pathlib import Path
-from elmo_bench.atomic import atomic_path
-from elmo_bench.user_errors import exit_cleanly_on_sigterm
+from elmo_bench.base.atomic import atomic_path
+from elmo_bench.commands.guard import exit_cleanly_on_sigterm
 
 exit_cleanly_on_sigterm()
 with atomic_path(Path(sys.argv[1]), suffix=".hdf5") as tmp:   # as `elmo-bench embed` writes its output
@@ -28,7 +28,7 @@ with atomic_path(Path(sys.argv[1]), suffix=".hdf5") as tmp:   # as `elmo-bench e
 CACHE_BUILDER = """
 import sys, tempfile, time
 from pathlib import Path
-from elmo_bench.atomic import temp_prefix
+from elmo_bench.base.atomic import temp_prefix
 
 # the first step of ActivationCache.layers: the entry is built in a temporary directory named after its owner
 tmp = Path(tempfile.mkdtemp(prefix=temp_prefix("v2-entry"), dir=sys.argv[1]))
@@ -75,7 +75,7 @@ def test_a_live_writer_keeps_its_temporary(tmp_path):
 
 
 def test_a_cache_build_killed_with_sigkill_is_cleaned_by_the_next_build(tmp_path):
-    from elmo_bench.cache import ActivationCache
+    from elmo_bench.encoders.cache import ActivationCache
 
     cache_dir = tmp_path / "cache"
     cache_dir.mkdir()

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from elmo_bench import lm_adaptation
+from elmo_bench.records import lm_adaptation
 from elmo_bench.report.collect import collect
 from elmo_bench.report.tables import table7
 

@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from elmo_bench.mix import Elmo, ScalarMix
+from elmo_bench.modules.elmo import Elmo, ScalarMix
 
 
 def _layers() -> torch.Tensor:

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from elmo_bench.modules.bio import bio_constraints
-from tasks.ner.crf import CRF
+from elmo_bench.tasks.ner.crf import CRF
 
 
 @torch.no_grad()

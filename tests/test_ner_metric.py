@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from elmo_bench.errors import DataError
-from tasks.ner.metric import count_chunks, score_files, score_sentences, sentence_rows
+from elmo_bench.base.errors import DataError
+from elmo_bench.tasks.ner.metric import count_chunks, score_files, score_sentences, sentence_rows
 
 
 def counts(gold: list[str], pred: list[str]) -> tuple[int, int, int]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from tasks.ner.task import NerTask
+from elmo_bench.tasks.ner.task import NerTask
 from tests.helpers_heads import call
 from helpers_heads import train_losses
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from elmo_bench.errors import DataError
-from tasks.ner.reader import iob1_to_bio, iter_entities, read_conll, read_splits
+from elmo_bench.base.errors import DataError
+from elmo_bench.tasks.ner.reader import iob1_to_bio, iter_entities, read_conll, read_splits
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"

@@ -6,12 +6,12 @@ import pytest
 import torch
 from omegaconf import OmegaConf
 
-import tasks
-from elmo_bench.batch import Batch
-from elmo_bench.embedders import TaskEmbedder
-from elmo_bench.experiment import load_task, run_experiment
-from elmo_bench.mix import Elmo
-from elmo_bench.results import read_results
+from elmo_bench import tasks
+from elmo_bench.data.batch import Batch
+from elmo_bench.modules.token_embedders import TaskEmbedder
+from elmo_bench.engine.experiment import load_task, run_experiment
+from elmo_bench.modules.elmo import Elmo
+from elmo_bench.records.results import read_results
 from tests.conftest import REPO, needs_fixtures
 from tests.engine_helpers import TINY_TARGET, compose_run
 
@@ -27,7 +27,7 @@ def test_a_seventh_task_needs_one_folder_one_config_and_one_registry_line(tmp_pa
 
 
 def test_without_its_registry_line_the_task_is_refused_by_name():
-    from elmo_bench.errors import ConfigError
+    from elmo_bench.base.errors import ConfigError
 
     with pytest.raises(ConfigError, match="'tiny' is not a registered task; expected one of"):
         load_task("tiny")
@@ -61,13 +61,13 @@ def test_one_elmo_module_behind_the_embedder_and_the_readme_api():
 
 def test_heads_share_bio_constraints_viterbi_and_dropout_modules():
     import elmo_bench.modules.bio as bio
-    import tasks.ner.crf as crf
-    import tasks.ner.model as ner_model
-    import tasks.srl.decode as srl_decode
+    import elmo_bench.tasks.ner.crf as crf
+    import elmo_bench.tasks.ner.model as ner_model
+    import elmo_bench.tasks.srl.decode as srl_decode
     from elmo_bench.modules.dropout import LockedDropout
     from elmo_bench.modules.labels import IGNORE
-    import tasks.pos.task as pos_task
-    import tasks.squad.task as squad_task
+    import elmo_bench.tasks.pos.task as pos_task
+    import elmo_bench.tasks.squad.task as squad_task
 
     assert crf.viterbi is bio.viterbi and srl_decode.shared_viterbi is bio.viterbi
     assert ner_model.bio_constraints is bio.bio_constraints and srl_decode.bio_constraints is bio.bio_constraints

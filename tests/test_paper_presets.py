@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from elmo_bench.batch import Batch
+from elmo_bench.data.batch import Batch
 from hydra import compose, initialize_config_dir
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
-from elmo_bench.experiment import load_task
-from elmo_bench.hydra_setup import register_resolvers
-from tasks import TASKS
+from elmo_bench.engine.experiment import load_task
+from elmo_bench.commands.hydra_setup import register_resolvers
+from elmo_bench.tasks import TASKS
 
 REPO = Path(__file__).resolve().parents[1]
 CONF = REPO / "conf"

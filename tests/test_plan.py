@@ -11,9 +11,9 @@ import pytest
 
 from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.bilm.public import public_options
-from elmo_bench.cli import main
-from elmo_bench.plan import (DOCUMENTED, bilm_flops_per_position, expand_sweep, segment_positions)
-from tasks.ner.reader import read_conll
+from elmo_bench.commands.main import main
+from elmo_bench.commands.plan import (DOCUMENTED, bilm_flops_per_position, expand_sweep, segment_positions)
+from elmo_bench.tasks.ner.reader import read_conll
 from tests.conftest import REPO, needs_data
 
 CONTRACT = {"task", "embedder", "seed", "train_examples", "tokens", "bilm_flops", "cache_bytes", "head_params",

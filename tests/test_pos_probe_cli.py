@@ -41,7 +41,7 @@ def test_most_frequent_tag_by_hand():
 
 @needs_fixtures
 def test_cli_prints_every_row_and_reuses_the_cache(tmp_path, capsys):
-    from elmo_bench.cli import main
+    from elmo_bench.commands.main import main
 
     data = tmp_path / "ewt"
     data.mkdir()

@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from elmo_bench.errors import DataError
-from tasks.pos import reader
+from elmo_bench.base.errors import DataError
+from elmo_bench.tasks.pos import reader
 from tests.conftest import DATA, needs_data
 
 CONLLU = """# newdoc id = invented-1

@@ -9,7 +9,7 @@ from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
-from elmo_bench.hydra_setup import register_resolvers
+from elmo_bench.commands.hydra_setup import register_resolvers
 
 REPO = Path(__file__).resolve().parents[1]
 CONF = REPO / "conf"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from elmo_bench.errors import DataError
-from elmo_bench.pretrain_cli import (REPO, compose_pretrain, finetune_main, perplexity_main, pretrain_main,
+from elmo_bench.base.errors import DataError
+from elmo_bench.commands.pretrain import (REPO, compose_pretrain, finetune_main, perplexity_main, pretrain_main,
                                      run_perplexity)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from elmo_bench.errors import DataError
+from elmo_bench.base.errors import DataError
 from elmo_bench.pretrain.corpus import (expand_paths, litbank_eval_books, prepare, read_sentences,
                                         split_sentences)
 from elmo_bench.pretrain.data import load_corpus

@@ -8,8 +8,8 @@ import shutil
 
 import pytest
 
-from elmo_bench.cli import main
-from elmo_bench.errors import DataError
+from elmo_bench.commands.main import main
+from elmo_bench.base.errors import DataError
 from elmo_bench.report.export import _squad_spans, export_results
 from tests.test_report_golden import make_tree
 

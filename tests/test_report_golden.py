@@ -57,7 +57,7 @@ def make_tree(root: Path) -> None:
     # SST with predictions on an invented test file: baseline right on 10 of 20, +ELMo on 18 of 20
     sst_test = root / "sst_test.txt"
     sst_test.write_text("\n".join(TEST_TREES) + "\n")
-    from tasks.sst.reader import read_splits
+    from elmo_bench.tasks.sst.reader import read_splits
 
     examples = read_splits({"source": "local", "test": str(sst_test)})["test"]
     ids = [e.get("id", i) for i, e in enumerate(examples)]

@@ -25,7 +25,7 @@ def test_ner_chunk_counts_sum_to_conlleval():
     examples = [{"tokens": ["x"] * len(g), "tags": g} for g in NER_GOLD]
     stats = compute("ner", "f1", NER_PRED, examples)
     assert stats.rows.tolist() == [[1, 2, 2], [1, 1, 1], [0, 1, 1]]
-    assert stats.value() == pytest.approx(_metric("tasks.ner.task:NerTask", NER_PRED, examples)["f1"])
+    assert stats.value() == pytest.approx(_metric("elmo_bench.tasks.ner.task:NerTask", NER_PRED, examples)["f1"])
     assert stats.value() == pytest.approx(100 * 2 * 2 / (4 + 4))
 
 
@@ -33,7 +33,7 @@ def test_srl_argument_counts_sum_to_srl_eval():
     examples = [{"tokens": ["x"] * len(g), "tags": g} for g in SRL_GOLD]
     stats = compute("srl", "f1", SRL_PRED, examples)
     assert stats.rows.tolist() == [[1, 1, 1], [1, 1, 0], [1, 0, 0]]
-    assert stats.value() == pytest.approx(_metric("tasks.srl.task:SrlTask", SRL_PRED, examples)["f1"])
+    assert stats.value() == pytest.approx(_metric("elmo_bench.tasks.srl.task:SrlTask", SRL_PRED, examples)["f1"])
 
 
 def test_coref_document_counts_sum_to_the_reference_scorer():
@@ -41,11 +41,11 @@ def test_coref_document_counts_sum_to_the_reference_scorer():
     pred = [[[[0, 0], [2, 3]], [[5, 5], [7, 7], [9, 9]]], [], [[[0, 1], [3, 3], [8, 8]], [[10, 10], [11, 11]]]]
     examples = [{"clusters": g} for g in gold]
     stats = compute("coref", "conll_f1", pred, examples)
-    expected = _metric("tasks.coref.task:CorefTask", pred, examples)["conll_f1"]
+    expected = _metric("elmo_bench.tasks.coref.task:CorefTask", pred, examples)["conll_f1"]
     assert stats.rows.shape == (3, 12) and stats.value() == pytest.approx(expected)
     # any subset (a resample) sums to that subset's own score too
     assert aggregate("conll_f1", stats.rows[[0, 0, 2]].sum(0)[None])[0] == pytest.approx(
-        _metric("tasks.coref.task:CorefTask", [pred[0], pred[0], pred[2]], [examples[0], examples[0], examples[2]])["conll_f1"])
+        _metric("elmo_bench.tasks.coref.task:CorefTask", [pred[0], pred[0], pred[2]], [examples[0], examples[0], examples[2]])["conll_f1"])
 
 
 def test_sst_counts_roots_only_and_squad_averages_questions():
@@ -54,7 +54,7 @@ def test_sst_counts_roots_only_and_squad_averages_questions():
     assert stats.rows.tolist() == [[1, 1], [0, 0], [0, 1]] and stats.value() == pytest.approx(50.0)
     squad = [{"id": "q1", "answers": ["the cat"]}, {"id": "q2", "answers": ["a dog", "dogs"]}]
     stats = compute("squad", "f1", ["cat", "dogs"], squad)
-    assert stats.value() == pytest.approx(_metric("tasks.squad.task:SquadTask", ["cat", "dogs"], squad)["f1"])
+    assert stats.value() == pytest.approx(_metric("elmo_bench.tasks.squad.task:SquadTask", ["cat", "dogs"], squad)["f1"])
     assert compute("ner", "accuracy", [], []) is None
 
 

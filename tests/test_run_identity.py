@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-import tasks
-from elmo_bench.errors import ConfigError
-from elmo_bench.experiment import run_experiment
-from elmo_bench.hydra_setup import run_suffix
-from elmo_bench.run_identity import RUN_FILE, identity
+from elmo_bench import tasks
+from elmo_bench.base.errors import ConfigError
+from elmo_bench.engine.experiment import run_experiment
+from elmo_bench.commands.hydra_setup import run_suffix
+from elmo_bench.engine.run_identity import RUN_FILE, identity
 from tests.conftest import REPO, needs_fixtures
 from tests.engine_helpers import TINY_TARGET, compose_run
 
@@ -164,7 +164,7 @@ def test_a_raised_cap_over_a_run_early_stopping_ended_keeps_its_results_without_
 
 
 def test_elmo_settings_are_compared_as_the_values_the_run_used():
-    from elmo_bench.run_identity import effective_elmo
+    from elmo_bench.engine.run_identity import effective_elmo
 
     ablation = {"seed": 1, "task.elmo.dropout": 0.2, "mix.dropout": 0.5, "mix.mode": "learned"}
     new_default = {"seed": 1, "task.elmo.dropout": 0.5, "mix.dropout": None, "mix.mode": "learned"}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from elmo_bench.cli import main
+from elmo_bench.commands.main import main
 
 
 def test_score_ner_prints_the_contract_keys(tmp_path, capsys):

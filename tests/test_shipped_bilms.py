@@ -8,7 +8,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from elmo_bench.bilm.weights import bilm_identity, load_bilm
-from elmo_bench.hydra_setup import register_resolvers
+from elmo_bench.commands.hydra_setup import register_resolvers
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from elmo_bench.errors import DataError
-from tasks.snli.metric import majority_class_baseline, score_files
-from tasks.snli.reader import read_jsonl, tokens_from_binary_parse
-from tasks.snli.task import SnliTask
+from elmo_bench.base.errors import DataError
+from elmo_bench.tasks.snli.metric import majority_class_baseline, score_files
+from elmo_bench.tasks.snli.reader import read_jsonl, tokens_from_binary_parse
+from elmo_bench.tasks.snli.task import SnliTask
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

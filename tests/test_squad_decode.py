@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from tasks.squad.decode import best_spans, first_sentence, first_sentence_baseline, span_text, to_official
+from elmo_bench.tasks.squad.decode import best_spans, first_sentence, first_sentence_baseline, span_text, to_official
 
 
 def _brute(start: torch.Tensor, end: torch.Tensor, mask: torch.Tensor, cap: int) -> tuple[int, int, float]:

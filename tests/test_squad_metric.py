@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks.squad.metric import evaluate, exact_match_score, f1_score, normalize_answer, score_files
+from elmo_bench.tasks.squad.metric import evaluate, exact_match_score, f1_score, normalize_answer, score_files
 
 
 @pytest.mark.parametrize("raw, normal", [

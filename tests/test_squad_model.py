@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import torch
 
-from tasks.squad.model import span_loss
-from tasks.squad.task import SquadTask
+from elmo_bench.tasks.squad.model import span_loss
+from elmo_bench.tasks.squad.task import SquadTask
 from tests.helpers_heads import call
 from helpers_heads import lengths_mask, train_losses
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from elmo_bench.errors import DataError
-from tasks.squad.reader import read_file
-from tasks.squad.task import SquadTask
-from tasks.squad.tokenize import char_span_to_tokens, tokenize_with_offsets
+from elmo_bench.base.errors import DataError
+from elmo_bench.tasks.squad.reader import read_file
+from elmo_bench.tasks.squad.task import SquadTask
+from elmo_bench.tasks.squad.tokenize import char_span_to_tokens, tokenize_with_offsets
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

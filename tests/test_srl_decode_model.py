@@ -6,8 +6,8 @@ import itertools
 import pytest
 import torch
 
-from tasks.srl.decode import allowed_transitions, decode_batch, is_valid_bio, viterbi
-from tasks.srl.model import SrlHead, reverse_padded
+from elmo_bench.tasks.srl.decode import allowed_transitions, decode_batch, is_valid_bio, viterbi
+from elmo_bench.tasks.srl.model import SrlHead, reverse_padded
 from tests.helpers_heads import call
 from helpers_heads import train_losses
 

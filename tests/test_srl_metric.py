@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks.srl.metric import evaluate_proposition, load_se_tagging, score_bio, score_files
+from elmo_bench.tasks.srl.metric import evaluate_proposition, load_se_tagging, score_bio, score_files
 
 
 def counts(gold: list[str], pred: list[str]) -> tuple[int, int, int]:

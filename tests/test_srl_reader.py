@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from elmo_bench.errors import DataError
-from tasks import TASKS
-from tasks.srl.bio import bio_to_spans, brackets_to_spans, spans_to_bio
-from tasks.srl.reader import read_conll05_split, read_conll2012_srl, read_props_blocks
-from tasks.srl.task import SrlTask, props_text
-from tasks.srl.metric import read_props, score_sentences
+from elmo_bench.base.errors import DataError
+from elmo_bench.tasks import TASKS
+from elmo_bench.tasks.srl.bio import bio_to_spans, brackets_to_spans, spans_to_bio
+from elmo_bench.tasks.srl.reader import read_conll05_split, read_conll2012_srl, read_props_blocks
+from elmo_bench.tasks.srl.task import SrlTask, props_text
+from elmo_bench.tasks.srl.metric import read_props, score_sentences
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 CONLL05 = DATA / "srl" / "conll05st-release"
@@ -162,4 +162,4 @@ def test_conll2005_config_reads_dev() -> None:
     data = {**data, "train": None, "test": None, "test_brown": None}
     splits = SrlTask().read(data)
     assert {k: len(v) for k, v in splits.items()} == {"dev": 3248}
-    assert TASKS[OmegaConf.load(repo / "conf/task/srl.yaml").name] == "tasks.srl.task:SrlTask"
+    assert TASKS[OmegaConf.load(repo / "conf/task/srl.yaml").name] == "elmo_bench.tasks.srl.task:SrlTask"

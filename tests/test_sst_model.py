@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tasks.sst.task import SstTask
+from elmo_bench.tasks.sst.task import SstTask
 from tests.helpers_heads import call
 from helpers_heads import train_losses
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from elmo_bench.errors import DataError
-from tasks.sst.metric import score_files
-from tasks.sst.reader import parse_tree, read_splits, read_trees
+from elmo_bench.base.errors import DataError
+from elmo_bench.tasks.sst.metric import score_files
+from elmo_bench.tasks.sst.reader import parse_tree, read_splits, read_trees
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 TREE = "(1 (2 (2 The) (2 film)) (1 (2 (2 is) (1 (2 not) (3 good))) (2 .)))"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from elmo_bench.subsets import nested_subset, scaled_epochs
+from elmo_bench.engine.fractions import nested_subset, scaled_epochs
 
 ITEMS = [f"sentence-{i}" for i in range(1000)]
 FRACTIONS = [0.001, 0.01, 0.1, 0.5, 1.0]
@@ -56,8 +56,8 @@ def test_scaled_epochs():
 def test_trainer_config_scales_epochs_and_patience_together():
     from hydra import compose, initialize_config_dir
 
-    from elmo_bench.experiment import trainer_config
-    from elmo_bench.hydra_setup import register_resolvers
+    from elmo_bench.engine.experiment import trainer_config
+    from elmo_bench.commands.hydra_setup import register_resolvers
 
     register_resolvers()
     with initialize_config_dir(config_dir=str(Path(__file__).resolve().parents[1] / "conf"), version_base="1.3"):

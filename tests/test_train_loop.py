@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-import tasks
-from elmo_bench.batching import Collator
-from elmo_bench.embedders import TaskEmbedder, WordVocabulary
-from elmo_bench.experiment import run_experiment
-from elmo_bench.results import read_results
-from elmo_bench.train import TaskModel, TrainerConfig, fit
+from elmo_bench import tasks
+from elmo_bench.engine.collate import Collator
+from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary
+from elmo_bench.engine.experiment import run_experiment
+from elmo_bench.records.results import read_results
+from elmo_bench.engine.loop import TaskModel, TrainerConfig, fit
 from tests.conftest import REPO, needs_fixtures
 from tests.engine_helpers import TINY_TARGET, compose_run
 from tests.tiny_task.task import TinyTask, read_tsv
@@ -53,7 +53,7 @@ def test_early_stopping_keeps_the_best_epoch_weights(tmp_path):
     assert scores[best] == max(scores) and scores.index(max(scores)) == best  # the first epoch reaching the best
     assert len(history) == best + 1 + cfg.patience < cfg.max_epochs  # stopped early, patience epochs later
     model.eval()
-    from elmo_bench.train import evaluate
+    from elmo_bench.engine.loop import evaluate
 
     assert evaluate(model, task, dev, collator, 16)[0]["accuracy"] == scores[best]  # best weights restored
 

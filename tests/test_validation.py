@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 import torch
 
-from elmo_bench.batching import Collator
+from elmo_bench.engine.collate import Collator
 from elmo_bench.bilm.default import SHIPPED_DIR
 from elmo_bench.bilm.integrity import CHECKSUM_FILE, read_checksums, sha256
 from elmo_bench.bilm.weights import load_bilm
-from elmo_bench.config_check import check_run
-from elmo_bench.embedders import TaskEmbedder
-from elmo_bench.errors import ConfigError, DataError, TrainingError
-from elmo_bench.train import TaskModel, TrainerConfig, fit
+from elmo_bench.engine.config_check import check_run
+from elmo_bench.modules.token_embedders import TaskEmbedder
+from elmo_bench.base.errors import ConfigError, DataError, TrainingError
+from elmo_bench.engine.loop import TaskModel, TrainerConfig, fit
 from tests.conftest import FIXTURES, REPO, needs_fixtures
 from tests.tiny_task.task import TinyTask, read_tsv
 
@@ -143,7 +143,7 @@ def test_a_nan_loss_stops_training_naming_the_epoch_and_step(tmp_path):
 
 
 def test_perplexity_refuses_a_nan_softmax_in_one_line(tmp_path, capsys):
-    from elmo_bench.cli import main
+    from elmo_bench.commands.main import main
 
     model = _copy_model(tmp_path, files=("options.json", "weights.hdf5", "vocab.txt"))  # no weights.sha256
     with h5py.File(model / "weights.hdf5", "r+") as handle:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from elmo_bench.errors import DataError
+from elmo_bench.base.errors import DataError
 from elmo_bench.probe.wordnet import DEFAULT_SOURCE, LEXNAMES, first_sense, open_wordnet, prepare_root
 
 nltk = pytest.importorskip("nltk", reason="nltk is a dependency of the WSD probe (pip install nltk)")

@@ -5,7 +5,7 @@ import gzip
 
 import pytest
 
-from elmo_bench.errors import DataError
+from elmo_bench.base.errors import DataError
 from elmo_bench.probe import wsd_data
 from tests.conftest import DATA, needs_data
 

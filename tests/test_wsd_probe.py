@@ -8,7 +8,7 @@ import pytest
 
 from elmo_bench.probe import wsd
 from elmo_bench.probe.wsd_data import SenseSpan, WsdSentence
-from elmo_bench.results import REQUIRED_KEYS
+from elmo_bench.records.results import REQUIRED_KEYS
 from tests.conftest import FIXTURES, needs_fixtures
 
 RIVER, MONEY = "bank%1:17:01::", "bank%1:14:00::"
@@ -95,7 +95,7 @@ XML = """<?xml version="1.0" encoding="UTF-8" ?>
 @needs_fixtures
 def test_cli_writes_keys_and_results(tmp_path, capsys, monkeypatch):
     nltk = pytest.importorskip("nltk", reason="nltk is a dependency of the WSD probe (pip install nltk)")
-    from elmo_bench.cli import main
+    from elmo_bench.commands.main import main
     from elmo_bench.probe.wsd_metric import score_files
     from tests.test_wordnet import make_wordnet
 

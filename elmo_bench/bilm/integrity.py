@@ -10,8 +10,8 @@ import hashlib
 from pathlib import Path
 from typing import Iterable
 
-from elmo_bench.atomic import atomic_write_text
-from elmo_bench.errors import DataError
+from elmo_bench.base.atomic import atomic_write_text
+from elmo_bench.base.errors import DataError
 
 CHECKSUM_FILE = "weights.sha256"
 #: the files of a model directory that are hashed when present

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from elmo_bench.errors import DataError
+from elmo_bench.base.errors import DataError
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ class BiLMOptions:
         return out
 
     def save(self, path: str | Path) -> None:
-        from elmo_bench.atomic import atomic_write_text
+        from elmo_bench.base.atomic import atomic_write_text
 
         atomic_write_text(Path(path), json.dumps(self.to_dict(), indent=2) + "\n")
 

@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from elmo_bench.errors import DataError
+from elmo_bench.base.errors import DataError
 
 _ABBREVIATIONS = {
     "mr", "mrs", "ms", "dr", "st", "mt", "messrs", "mme", "mlle", "prof", "rev", "col", "gen", "capt", "lt", "sgt",
@@ -139,7 +139,7 @@ def prepare(inputs: str | Sequence[str], output: str | Path, exclude: Iterable[s
     ``exclude``: file names (or their stems before ``.txt``) to leave out, e.g. evaluation novels.
     Returns counts of files, sentences and tokens written.
     """
-    from elmo_bench.atomic import atomic_path
+    from elmo_bench.base.atomic import atomic_path
 
     skip = {name.split(".txt")[0] for name in exclude}
     files = [p for p in expand_paths(inputs) if p.name.split(".txt")[0] not in skip]

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from elmo_bench.bilm.chars import word_to_ids
-from elmo_bench.errors import DataError
+from elmo_bench.base.errors import DataError
 from elmo_bench.pretrain.corpus import read_sentences
 from elmo_bench.pretrain.vocab import BOS, EOS, UNK, Vocab, build_vocab
 

@@ -14,7 +14,7 @@ import torch
 
 from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.bilm.weights import load_weights
-from elmo_bench.errors import DataError
+from elmo_bench.base.errors import DataError
 from elmo_bench.pretrain.data import load_corpus
 from elmo_bench.pretrain.train import Trainer
 
@@ -27,7 +27,7 @@ def model_config_from_options(options: BiLMOptions) -> dict[str, Any]:
 
 
 def finetune(cfg: dict[str, Any], progress: bool = True) -> dict[str, Any]:
-    from elmo_bench.pretrain_cli import SHIPPED
+    from elmo_bench.commands.pretrain import SHIPPED
 
     torch.set_num_threads(int(cfg.get("threads", 1)))
     if not cfg.get("train_files"):

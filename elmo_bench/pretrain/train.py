@@ -27,10 +27,10 @@ from typing import Any
 import torch
 from torch import distributed as dist
 
-from elmo_bench.atomic import atomic_path, atomic_write_text
+from elmo_bench.base.atomic import atomic_path, atomic_write_text
 from elmo_bench.bilm.window_lstm import set_direction_threads
-from elmo_bench.device import resolve_device
-from elmo_bench.errors import DataError, TrainingError
+from elmo_bench.base.device import resolve_device
+from elmo_bench.base.errors import DataError, TrainingError
 from elmo_bench.pretrain.corpus import read_sentences
 from elmo_bench.pretrain.data import Corpus, StreamBatcher, load_corpus
 from elmo_bench.pretrain.model import LanguageModel, make_options
@@ -73,7 +73,7 @@ class Trainer:
 
     def __init__(self, cfg: dict[str, Any], corpus: Corpus | None = None, device: str | None = None) -> None:
         self.cfg = cfg
-        # auto | cpu | cuda | cuda:N; CUDA where there is none is a one-line ConfigError (elmo_bench.device)
+        # auto | cpu | cuda | cuda:N; CUDA where there is none is a one-line ConfigError (elmo_bench.base.device)
         self.device = resolve_device(device or cfg.get("device") or "auto", "pretrain.device")
         self.owns_group = _maybe_init_distributed(self.device)
         self.rank, self.world = _dist_info()

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from elmo_bench.errors import DataError
+from elmo_bench.base.errors import DataError
 
 BOS, EOS, UNK = "<S>", "</S>", "<UNK>"
 SPECIALS = (BOS, EOS, UNK)
@@ -48,7 +48,7 @@ class Vocab:
         return [self.id(t) for t in tokens]
 
     def save(self, path: str | Path) -> None:
-        from elmo_bench.atomic import atomic_write_text
+        from elmo_bench.base.atomic import atomic_write_text
 
         atomic_write_text(path, "".join(t + "\n" for t in self.tokens))
 

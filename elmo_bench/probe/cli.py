@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from elmo_bench.atomic import atomic_write_text
+from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.probe.wordnet import DEFAULT_SOURCE as DEFAULT_WORDNET
 
 REPO = Path(__file__).resolve().parents[2]
@@ -110,7 +110,7 @@ def read(args: argparse.Namespace, progress: bool) -> WsdInputs:
 def prepare_layers(args: argparse.Namespace, inputs: WsdInputs, progress: bool) -> WsdLayers:
     """The biLM layers of the training sentences and of every evaluation set, through the activation cache."""
     from elmo_bench.bilm.weights import bilm_identity, load_bilm
-    from elmo_bench.cache import ActivationCache
+    from elmo_bench.encoders.cache import ActivationCache
     from elmo_bench.probe.wsd_data import token_lists
 
     bilm = load_bilm(args.options, args.weights)
@@ -166,7 +166,7 @@ def evaluate(centroids: Any, inputs: WsdInputs, layers: WsdLayers, fallbacks: Fa
 def write(out: Path, args: argparse.Namespace, inputs: WsdInputs, layers: WsdLayers, centroids: Any,
           fallbacks: Fallbacks, evaluation: Evaluation, timings: dict[str, float]) -> dict[str, Any]:
     """OUT/keys/<set>.<view>.key and OUT/results.json; returns the printed summary (F1 and coverage)."""
-    from elmo_bench.results import SCHEMA_VERSION, git_commit, write_results
+    from elmo_bench.records.results import SCHEMA_VERSION, git_commit, write_results
 
     (out / "keys").mkdir(parents=True, exist_ok=True)
     for name, views in evaluation.keys.items():

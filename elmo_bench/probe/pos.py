@@ -74,7 +74,7 @@ def layer_features(layers: Any, count: int) -> np.ndarray:
 
 def glove_features(examples: Sequence[Example], vectors: Mapping[str, np.ndarray], dim: int) -> np.ndarray:
     """(n_tokens, dim) GloVe vectors, zeros for words GloVe lacks."""
-    from elmo_bench.glove import lookup
+    from elmo_bench.data.glove import lookup
 
     rows = [lookup(vectors, w) for ex in examples for w in ex["tokens"]]
     out = np.zeros((len(rows), dim), dtype=np.float32)

@@ -53,7 +53,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _split_paths(directory: Path) -> dict[str, str]:
-    from elmo_bench.errors import DataError
+    from elmo_bench.base.errors import DataError
 
     paths = {}
     for split in ("train", "dev", "test"):
@@ -67,7 +67,7 @@ def _split_paths(directory: Path) -> dict[str, str]:
 
 def read(args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
     """The three splits, the training split cut to ``--max-train-sentences``."""
-    from tasks.pos.reader import read_conllu
+    from elmo_bench.tasks.pos.reader import read_conllu
 
     splits = {s: read_conllu(p, args.tag_column, s) for s, p in _split_paths(Path(args.data_dir)).items()}
     if args.max_train_sentences:
@@ -78,7 +78,7 @@ def read(args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
 def bilm_features(args: argparse.Namespace, splits: dict[str, list[dict[str, Any]]], progress: bool):
     """{split: (n_tokens, L+1, dim)} from the activation cache (computed once), and the biLM's identity."""
     from elmo_bench.bilm.weights import bilm_identity, load_bilm
-    from elmo_bench.cache import ActivationCache
+    from elmo_bench.encoders.cache import ActivationCache
     from elmo_bench.probe.pos import layer_features
 
     bilm = load_bilm(args.options, args.weights)
@@ -117,7 +117,7 @@ def probe_pos_main(argv: Sequence[str]) -> int:
         views[f"layer_{k}"] = {s: layers[s][:, k] for s in SPLITS}
     views["average"] = {s: layers[s].mean(axis=1) for s in SPLITS}
     if not args.no_glove:
-        from elmo_bench.glove import load_glove
+        from elmo_bench.data.glove import load_glove
 
         vectors, dim = load_glove({w for ex in (e for s in SPLITS for e in splits[s]) for w in ex["tokens"]})
         views["glove"] = {s: glove_features(splits[s], vectors, dim) for s in SPLITS}
@@ -143,7 +143,7 @@ def probe_pos_main(argv: Sequence[str]) -> int:
 def write_results(out: Path, args: argparse.Namespace, splits, rows, baseline, bilm, seconds: float) -> None:
     """OUT/results.json in the engine's schema (task ``pos_probe``), one metric per row and split."""
     from elmo_bench.probe.cli import _bilm_name
-    from elmo_bench.results import SCHEMA_VERSION, git_commit, write_results as write
+    from elmo_bench.records.results import SCHEMA_VERSION, git_commit, write_results as write
 
     metrics = {split: {**{f"{n}_accuracy": getattr(r, split) for n, r in rows.items()},
                        "most_frequent_tag_accuracy": baseline[split]} for split in ("dev", "test")}

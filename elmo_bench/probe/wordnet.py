@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from elmo_bench.errors import DataError
+from elmo_bench.base.errors import DataError
 
 log = logging.getLogger(__name__)
 DEFAULT_SOURCE = Path("/usr/share/wordnet")

@@ -19,7 +19,7 @@ from typing import Iterable, Sequence
 
 from tqdm import tqdm
 
-from elmo_bench.errors import DataError
+from elmo_bench.base.errors import DataError
 
 SS_TYPE_POS = {"1": "n", "2": "v", "3": "a", "4": "r", "5": "a"}
 UNIVERSAL_POS = {"NOUN": "n", "VERB": "v", "ADJ": "a", "ADV": "r"}

@@ -132,8 +132,8 @@ def _gold(run: Any, cache: dict[str, Any]) -> tuple[Any, list[Any]]:
     """(task instance, test examples) read with the run's own data config; cached per (task, data)."""
     import json
 
-    from elmo_bench.experiment import load_task
-    from tasks import TASKS
+    from elmo_bench.engine.experiment import load_task
+    from elmo_bench.tasks import TASKS
 
     data_cfg = dict((run.raw.get("config") or {}).get("data") or {})
     data_cfg.update({"train": None, "dev": None, "dev_from_train": None})  # only the test split is needed

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from elmo_bench.atomic import atomic_write_text
+from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.report import bootstrap, directions, figures, tables
 from elmo_bench.report.collect import collect
 from elmo_bench.report.render import latex_escape, table_latex, table_md

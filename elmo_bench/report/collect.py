@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from elmo_bench.elmo_defaults import TASK_ELMO_DEFAULTS
+from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS
 from elmo_bench.report import task_defaults
-from elmo_bench.results import REQUIRED_KEYS
+from elmo_bench.records.results import REQUIRED_KEYS
 
 #: overrides of the mix group that make a run differ from the task's paper settings
 MIX_OVERRIDES = ("placement", "lambda", "layer_norm", "gamma_init", "dropout")
@@ -170,7 +170,7 @@ class Collection:
 
 def collect(dirs: Iterable[str | Path]) -> Collection:
     """Every results.json below ``dirs`` (sorted, each file once), duplicates of one experiment kept once."""
-    from elmo_bench import lm_adaptation
+    from elmo_bench.records import lm_adaptation
 
     paths: list[Path] = []
     adaptation_paths: list[Path] = []

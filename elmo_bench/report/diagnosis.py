@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from elmo_bench.elmo_defaults import RECORDED_KEY
+from elmo_bench.records.elmo_settings import RECORDED_KEY
 from elmo_bench.report.collect import MIX_OVERRIDES, Run, seed_pairs
 from elmo_bench.report.tables import Stat, fmt_stat, stat
 

@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from elmo_bench.atomic import atomic_write_bytes, atomic_write_text
+from elmo_bench.base.atomic import atomic_write_bytes, atomic_write_text
 
 log = logging.getLogger(__name__)
 SPLITS = ("dev", "test")
@@ -97,7 +97,7 @@ def export_run(results_path: Path, src: Path, dst: Path, cache: dict[str, Any]) 
 def export_results(src: str | Path, dst: str | Path, task_conf: str | Path | None = None) -> tuple[int, list[str]]:
     """Every run below ``src`` into ``dst``; returns (runs exported, warnings). ``task_conf`` (e.g. ``conf/task``):
     also write ``DST/task_defaults.json`` from those task configs."""
-    from elmo_bench.errors import DataError
+    from elmo_bench.base.errors import DataError
 
     src, dst = Path(src).resolve(), Path(dst)
     if not src.is_dir():
@@ -106,7 +106,7 @@ def export_results(src: str | Path, dst: str | Path, task_conf: str | Path | Non
         raise DataError(f"{dst}: the export must not lie inside the source tree {src}")
     cache: dict[str, Any] = {}
     warnings: list[str] = []
-    from elmo_bench import lm_adaptation
+    from elmo_bench.records import lm_adaptation
 
     for path in sorted(src.rglob(lm_adaptation.FILENAME)):     # Table 7 records, with or without a run beside them
         target = dst / path.relative_to(src)

@@ -12,7 +12,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
-from elmo_bench.atomic import atomic_write_bytes  # noqa: E402
+from elmo_bench.base.atomic import atomic_write_bytes  # noqa: E402
 from elmo_bench.report.collect import Run  # noqa: E402
 from elmo_bench.report.tables import dev_curves, learned_mixes, sample_efficiency_points  # noqa: E402
 

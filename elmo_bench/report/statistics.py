@@ -72,7 +72,7 @@ def _accuracy(gold_key: str, roots_only: bool = False) -> Callable[[Sequence[Any
 
 def _squad(metric: str) -> Callable[[Sequence[Any], Sequence[Any]], list[list[float]]]:
     def rows(predictions: Sequence[Any], examples: Sequence[Any]) -> list[list[float]]:
-        from tasks.squad.metric import exact_match_score, f1_score, metric_max_over_ground_truths
+        from elmo_bench.tasks.squad.metric import exact_match_score, f1_score, metric_max_over_ground_truths
 
         fn = f1_score if metric == "f1" else exact_match_score
         return [[float(metric_max_over_ground_truths(fn, p, ex["answers"])), 1.0]
@@ -81,7 +81,7 @@ def _squad(metric: str) -> Callable[[Sequence[Any], Sequence[Any]], list[list[fl
 
 
 def _ner(predictions: Sequence[Any], examples: Sequence[Any]) -> list[list[float]]:
-    from tasks.ner.metric import count_chunks, sentence_rows
+    from elmo_bench.tasks.ner.metric import count_chunks, sentence_rows
 
     out = []
     for p, ex in zip(predictions, examples, strict=True):
@@ -91,7 +91,7 @@ def _ner(predictions: Sequence[Any], examples: Sequence[Any]) -> list[list[float
 
 
 def _srl(predictions: Sequence[Any], examples: Sequence[Any]) -> list[list[float]]:
-    from tasks.srl.metric import score_bio
+    from elmo_bench.tasks.srl.metric import score_bio
 
     out = []
     for p, ex in zip(predictions, examples, strict=True):
@@ -101,7 +101,7 @@ def _srl(predictions: Sequence[Any], examples: Sequence[Any]) -> list[list[float
 
 
 def _coref(predictions: Sequence[Any], examples: Sequence[Any]) -> list[list[float]]:
-    from tasks.coref.metric import _ids, bcubed, ceafe, muc
+    from elmo_bench.tasks.coref.metric import _ids, bcubed, ceafe, muc
 
     out = []
     for p, ex in zip(predictions, examples, strict=True):

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from elmo_bench.report import paper
 from elmo_bench.report.collect import MIX_OVERRIDES, Run
-from elmo_bench.stopping import StoppingRule
+from elmo_bench.records.stopping import StoppingRule
 
 MISSING = "—"
 ADAPTED_LABEL = "+ELMo with bilm=adapted"

@@ -16,8 +16,8 @@ from typing import Any, Mapping
 
 import yaml
 
-from elmo_bench.atomic import atomic_write_text
-from elmo_bench.elmo_defaults import RECORDED_KEY, effective_settings
+from elmo_bench.base.atomic import atomic_write_text
+from elmo_bench.records.elmo_settings import RECORDED_KEY, effective_settings
 
 FILENAME = "task_defaults.json"
 SCHEMA = "elmo_bench.task_defaults/1"

@@ -23,8 +23,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from elmo_bench.errors import DataError
-from tasks.coref.reader import Cluster, iter_documents
+from elmo_bench.base.errors import DataError
+from elmo_bench.tasks.coref.reader import Cluster, iter_documents
 
 Counts = tuple[float, float, float, float]  # recall num, recall den, precision num, precision den
 

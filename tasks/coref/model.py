@@ -17,7 +17,7 @@ from typing import Mapping, Sequence
 import torch
 from torch import nn
 
-from elmo_bench.batch import Batch
+from elmo_bench.data.batch import Batch
 from elmo_bench.modules.char_cnn import CharCnn
 from elmo_bench.modules.masked_rnn import MaskedBiRnn
 

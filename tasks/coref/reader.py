@@ -16,9 +16,9 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from elmo_bench.errors import DataError
-from elmo_bench.splits import read_split as shared_read_split
-from elmo_bench.textio import open_text, read_text
+from elmo_bench.base.errors import DataError
+from elmo_bench.data.splits import read_split as shared_read_split
+from elmo_bench.data.textio import open_text, read_text
 
 Example = dict[str, Any]
 Cluster = list[tuple[int, int]]

@@ -12,12 +12,12 @@ from typing import Any, Mapping, Sequence
 import torch
 from torch import nn
 
-from elmo_bench.splits import split_location
-from elmo_bench.task_api import Example, Task
-from tasks.coref.metric import score_documents
-from tasks.coref.model import CorefHead, clusters_from_output
-from tasks.coref.reader import Cluster, read_split
-from tasks.coref.writer import write_conll
+from elmo_bench.data.splits import split_location
+from elmo_bench.tasks.api import Example, Task
+from elmo_bench.tasks.coref.metric import score_documents
+from elmo_bench.tasks.coref.model import CorefHead, clusters_from_output
+from elmo_bench.tasks.coref.reader import Cluster, read_split
+from elmo_bench.tasks.coref.writer import write_conll
 
 log = logging.getLogger(__name__)
 SPLITS: tuple[str, ...] = ("train", "dev", "test")

@@ -4,9 +4,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from elmo_bench.atomic import atomic_write_text
-from elmo_bench.errors import DataError
-from tasks.coref.reader import Cluster, _BEGIN, _NAME_PART
+from elmo_bench.base.atomic import atomic_write_text
+from elmo_bench.base.errors import DataError
+from elmo_bench.tasks.coref.reader import Cluster, _BEGIN, _NAME_PART
 
 DocKey = tuple[str, int]
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
-from elmo_bench.errors import DataError
-from elmo_bench.textio import open_text
+from elmo_bench.base.errors import DataError
+from elmo_bench.data.textio import open_text
 
 BOUNDARY = "-X-"
 

@@ -3,7 +3,7 @@
     chars (batch, time, 50) ─char embedding─▶ CNN (width w, ReLU) ─max over chars─▶ (batch, time, filters)
     [variational dropout(GloVe ; char features) ; ELMo_in] ─▶ BiLSTM 1 ─variational dropout─▶ BiLSTM 2
     [dropout(BiLSTM output) ; ELMo_out (when ELMo is placed at the output)] ─▶ linear ─▶ emissions ─▶ CRF
-ELMo columns were dropped once by the ELMo module (elmo_bench.mix.Elmo) and are not dropped here again.
+ELMo columns were dropped once by the ELMo module (elmo_bench.modules.elmo.Elmo) and are not dropped here again.
 """
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from typing import Any, Sequence
 import torch
 from torch import nn
 
-from elmo_bench.batch import Batch
+from elmo_bench.data.batch import Batch
 from elmo_bench.modules.char_cnn import CharCnn
 from elmo_bench.modules.dropout import LockedDropout
 from elmo_bench.modules.masked_rnn import MaskedBiRnn
 from elmo_bench.modules.bio import bio_constraints
-from tasks.ner.crf import CRF
+from elmo_bench.tasks.ner.crf import CRF
 
 
 class NerHead(nn.Module):

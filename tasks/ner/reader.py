@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
-from elmo_bench.errors import DataError
-from elmo_bench.splits import read_splits as shared_read_splits
-from elmo_bench.textio import open_text
+from elmo_bench.base.errors import DataError
+from elmo_bench.data.splits import read_splits as shared_read_splits
+from elmo_bench.data.textio import open_text
 
 Example = dict[str, Any]
 

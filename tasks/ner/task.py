@@ -7,9 +7,9 @@ import torch
 from torch import nn
 
 from elmo_bench.modules.labels import bio_labels
-from elmo_bench.task_api import Example, Task
-from tasks.ner import metric, reader
-from tasks.ner.model import NerHead
+from elmo_bench.tasks.api import Example, Task
+from elmo_bench.tasks.ner import metric, reader
+from elmo_bench.tasks.ner.model import NerHead
 
 
 class NerTask(Task):

@@ -4,8 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from elmo_bench.errors import DataError
-from elmo_bench.textio import read_text
+from elmo_bench.base.errors import DataError
+from elmo_bench.data.textio import read_text
 
 
 def token_accuracy(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]) -> dict[str, float]:

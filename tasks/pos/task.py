@@ -6,10 +6,10 @@ from typing import Any, Mapping, Optional, Sequence
 import torch
 from torch import nn
 
-from elmo_bench.task_api import Example, Task
-from tasks.pos import metric, reader
+from elmo_bench.tasks.api import Example, Task
+from elmo_bench.tasks.pos import metric, reader
 from elmo_bench.modules.labels import IGNORE
-from tasks.pos.model import LinearTagger
+from elmo_bench.tasks.pos.model import LinearTagger
 
 
 class PosTask(Task):

@@ -7,9 +7,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
-from elmo_bench.errors import DataError
+from elmo_bench.base.errors import DataError
 
-from tasks.snli.reader import open_text, read_jsonl
+from elmo_bench.tasks.snli.reader import open_text, read_jsonl
 
 
 def accuracy(predictions: Sequence[str], gold: Sequence[str]) -> float:

@@ -11,8 +11,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator, TextIO
 
-from elmo_bench.errors import DataError
-from elmo_bench.textio import open_text as _open_text
+from elmo_bench.base.errors import DataError
+from elmo_bench.data.textio import open_text as _open_text
 
 LABELS: tuple[str, ...] = ("entailment", "neutral", "contradiction")
 #: the hub's ClassLabel names, in the order of the ``snli`` dataset card (0 entailment, 1 neutral, 2 contradiction)

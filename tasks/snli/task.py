@@ -7,12 +7,12 @@ from typing import Any, Mapping, Sequence
 import torch
 from torch import nn
 
-from elmo_bench.errors import DataError
-from elmo_bench.task_api import Example, Task
-from tasks.snli.metric import accuracy
-from tasks.snli.model import Esim
-from elmo_bench.splits import source_of, split_location
-from tasks.snli.reader import LABELS, hub_records_to_examples, read_jsonl
+from elmo_bench.base.errors import DataError
+from elmo_bench.tasks.api import Example, Task
+from elmo_bench.tasks.snli.metric import accuracy
+from elmo_bench.tasks.snli.model import Esim
+from elmo_bench.data.splits import source_of, split_location
+from elmo_bench.tasks.snli.reader import LABELS, hub_records_to_examples, read_jsonl
 
 log = logging.getLogger(__name__)
 SPLITS: tuple[str, ...] = ("train", "dev", "test")
@@ -35,7 +35,7 @@ class SnliTask(Task):
         self.dev_source: str = ""
 
     def read(self, data_cfg: Mapping[str, Any]) -> dict[str, list[Example]]:
-        """Splits named in data_cfg (local: file paths; hub / disk: ``hub_splits``, see elmo_bench/splits.py).
+        """Splits named in data_cfg (local: file paths; hub / disk: ``hub_splits``, see elmo_bench/data/splits.py).
 
         ``dev_from_train: N`` (int) makes dev the last N usable training pairs and removes them from train —
         the sandbox's way to early-stop when only SNLI dev/test exist locally; it requires ``dev`` to be empty.
@@ -49,7 +49,7 @@ class SnliTask(Task):
             if source == "local":
                 examples, dropped = read_jsonl(where)
             else:
-                from elmo_bench.hub import load_split  # deferred: heavy, and only this path needs it
+                from elmo_bench.data.hub import load_split  # deferred: heavy, and only this path needs it
 
                 examples, dropped = hub_records_to_examples(load_split(data_cfg, where), split)
             splits[split], self.dropped[split] = examples, dropped

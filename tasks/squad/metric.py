@@ -13,8 +13,8 @@ import sys
 from collections import Counter
 from typing import Callable, Iterable, Mapping, Sequence
 
-from elmo_bench.errors import DataError
-from elmo_bench.textio import read_text
+from elmo_bench.base.errors import DataError
+from elmo_bench.data.textio import read_text
 
 _PUNCT = set(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -78,7 +78,7 @@ def gold_from_squad(obj: Mapping) -> list[tuple[str, list[str]]]:
 def score_files(gold_path: str, pred_path: str) -> dict[str, float]:
     """``elmo-bench score squad GOLD.json PRED.json`` → {"exact_match": EM, "f1": F1} (percent), as the official
     script; unanswered questions are printed to stderr with the official message."""
-    from tasks.squad.reader import load_json  # the same parsing (and .gz support) as training
+    from elmo_bench.tasks.squad.reader import load_json  # the same parsing (and .gz support) as training
 
     gold_obj = load_json(gold_path)
     try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from elmo_bench.batch import Batch
+from elmo_bench.data.batch import Batch
 from elmo_bench.modules.char_cnn import CharCnn
 from elmo_bench.modules.masked_rnn import MaskedBiRnn
 from elmo_bench.modules.labels import IGNORE

@@ -22,9 +22,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from elmo_bench.errors import DataError
-from elmo_bench.textio import open_text
-from tasks.squad.tokenize import char_span_to_tokens, tokenize_with_offsets
+from elmo_bench.base.errors import DataError
+from elmo_bench.data.textio import open_text
+from elmo_bench.tasks.squad.tokenize import char_span_to_tokens, tokenize_with_offsets
 
 Example = dict[str, Any]
 

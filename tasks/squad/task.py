@@ -8,14 +8,14 @@ from typing import Any, Mapping, Sequence
 import torch
 from torch import nn
 
-from elmo_bench.errors import DataError
-from elmo_bench.splits import source_of, split_location
-from elmo_bench.task_api import Example, Task
-from tasks.squad.decode import best_spans, span_text
-from tasks.squad.metric import evaluate
+from elmo_bench.base.errors import DataError
+from elmo_bench.data.splits import source_of, split_location
+from elmo_bench.tasks.api import Example, Task
+from elmo_bench.tasks.squad.decode import best_spans, span_text
+from elmo_bench.tasks.squad.metric import evaluate
 from elmo_bench.modules.labels import IGNORE
-from tasks.squad.model import BidafSelfAttention
-from tasks.squad.reader import article_indices, carve_articles, examples_from_squad, hub_to_squad, load_json
+from elmo_bench.tasks.squad.model import BidafSelfAttention
+from elmo_bench.tasks.squad.reader import article_indices, carve_articles, examples_from_squad, hub_to_squad, load_json
 
 log = logging.getLogger(__name__)
 SPLITS: tuple[str, ...] = ("train", "dev", "test")
@@ -34,7 +34,7 @@ class SquadTask(Task):
         self.max_span_length = 17
 
     def read(self, data_cfg: Mapping[str, Any]) -> dict[str, list[Example]]:
-        """Splits named in data_cfg (local: file paths; hub / disk: ``hub_splits``, see elmo_bench/splits.py).
+        """Splits named in data_cfg (local: file paths; hub / disk: ``hub_splits``, see elmo_bench/data/splits.py).
 
         ``split_by_article: {split: [first, stop)}`` keeps only those articles of that split's file — the sandbox
         cuts the one local file (SQuAD dev) into train / dev / test this way. ``dev_from_train: {articles: N,
@@ -81,7 +81,7 @@ class SquadTask(Task):
         """The official nested JSON object of one file or hub split."""
         if source == "local":
             return load_json(where)
-        from elmo_bench.hub import load_split  # deferred: heavy, and only this path needs it
+        from elmo_bench.data.hub import load_split  # deferred: heavy, and only this path needs it
 
         return hub_to_squad(load_split(data_cfg, where))
 

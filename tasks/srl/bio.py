@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from elmo_bench.errors import DataError
+from elmo_bench.base.errors import DataError
 
 Span = tuple[str, int, int]  # (label, start, end), end inclusive
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from elmo_bench.errors import DataError
-from tasks.srl.bio import bio_to_spans, spans_to_brackets
+from elmo_bench.base.errors import DataError
+from elmo_bench.tasks.srl.bio import bio_to_spans, spans_to_brackets
 
 EXCLUDED = frozenset({"V"})
 
@@ -133,7 +133,7 @@ Sentence = tuple[list[str], list[list[str]]]  # (targets column, argument column
 
 def read_props(path: str | Path) -> list[Sentence]:
     """A props file (plain or .gz) → per sentence (targets column, argument columns)."""
-    from tasks.srl.reader import read_props_blocks
+    from elmo_bench.tasks.srl.reader import read_props_blocks
 
     out: list[Sentence] = []
     for rows, lines in read_props_blocks(path):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from elmo_bench.batch import Batch
+from elmo_bench.data.batch import Batch
 
 
 class HighwayLSTMLayer(nn.Module):

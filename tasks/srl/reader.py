@@ -17,10 +17,10 @@ import io
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from elmo_bench.errors import DataError
-from elmo_bench.splits import read_split as shared_read_split
-from elmo_bench.textio import open_text
-from tasks.srl.bio import Span, bio_to_spans, brackets_to_spans, spans_to_bio
+from elmo_bench.base.errors import DataError
+from elmo_bench.data.splits import read_split as shared_read_split
+from elmo_bench.data.textio import open_text
+from elmo_bench.tasks.srl.bio import Span, bio_to_spans, brackets_to_spans, spans_to_bio
 
 Example = dict[str, Any]
 

@@ -12,15 +12,15 @@ from typing import Any, Mapping, Sequence
 import torch
 from torch import nn
 
-from elmo_bench.splits import split_location
-from elmo_bench.atomic import atomic_write_text
+from elmo_bench.data.splits import split_location
+from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.modules.labels import bio_labels
-from elmo_bench.task_api import Example, Task
-from tasks.srl.bio import bio_to_spans, spans_to_brackets
-from tasks.srl.decode import decode_batch
-from tasks.srl.metric import score_bio
-from tasks.srl.model import SrlHead
-from tasks.srl.reader import read_split
+from elmo_bench.tasks.api import Example, Task
+from elmo_bench.tasks.srl.bio import bio_to_spans, spans_to_brackets
+from elmo_bench.tasks.srl.decode import decode_batch
+from elmo_bench.tasks.srl.metric import score_bio
+from elmo_bench.tasks.srl.model import SrlHead
+from elmo_bench.tasks.srl.reader import read_split
 
 log = logging.getLogger(__name__)
 SPLITS: tuple[str, ...] = ("train", "dev", "test", "test_brown")

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from elmo_bench.errors import DataError
-from elmo_bench.textio import open_text
-from tasks.sst.reader import N_CLASSES, read_trees
+from elmo_bench.base.errors import DataError
+from elmo_bench.data.textio import open_text
+from elmo_bench.tasks.sst.reader import N_CLASSES, read_trees
 
 
 def accuracy(gold: Sequence[int], predicted: Sequence[int]) -> float:

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from elmo_bench.batch import Batch
+from elmo_bench.data.batch import Batch
 from elmo_bench.modules.masked_rnn import MaskedBiRnn
 from elmo_bench.modules.masked_softmax import masked_softmax
 

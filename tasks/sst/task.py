@@ -6,9 +6,9 @@ from typing import Any, Mapping, Sequence
 import torch
 from torch import nn
 
-from elmo_bench.task_api import Example, Task
-from tasks.sst import metric, reader
-from tasks.sst.model import BCN
+from elmo_bench.tasks.api import Example, Task
+from elmo_bench.tasks.sst import metric, reader
+from elmo_bench.tasks.sst.model import BCN
 
 
 class SstTask(Task):

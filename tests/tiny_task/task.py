@@ -1,4 +1,4 @@
-"""TinyTask: the whole surface of a task (elmo_bench.task_api) in one small file, for the engine tests."""
+"""TinyTask: the whole surface of a task (elmo_bench.tasks.api) in one small file, for the engine tests."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,10 +8,10 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from elmo_bench.batch import Batch
-from elmo_bench.errors import DataError
-from elmo_bench.task_api import Example, Task
-from elmo_bench.textio import open_text
+from elmo_bench.data.batch import Batch
+from elmo_bench.base.errors import DataError
+from elmo_bench.tasks.api import Example, Task
+from elmo_bench.data.textio import open_text
 
 
 def read_tsv(path: str | Path) -> list[Example]:

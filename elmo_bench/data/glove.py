@@ -21,7 +21,7 @@ from typing import Iterable
 
 import numpy as np
 
-from elmo_bench.errors import DataError
+from elmo_bench.base.errors import DataError
 
 
 def _candidates(word: str) -> tuple[str, ...]:

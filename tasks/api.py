@@ -2,15 +2,15 @@
 
 A task lives in ``tasks/<name>/`` (reader.py, model.py, metric.py, task.py) and is registered in
 ``tasks/__init__.py`` (``TASKS[name] = "module:Class"``, the only registry; ``conf/task/<name>.yaml`` has the same
-``name``). The engine (run.py / elmo_bench.experiment / elmo_bench.train) only calls the methods below.
+``name``). The engine (run.py / elmo_bench.engine.experiment / elmo_bench.engine.loop) only calls the methods below.
 
-Data flow for one batch (an elmo_bench.batch.Batch; shapes in brackets), per text field f:
+Data flow for one batch (an elmo_bench.data.batch.Batch; shapes in brackets), per text field f:
 
     collator ──▶ mask (batch, time) bool · chars (batch, time, 50) bilm-tf character ids
                  word_ids (batch, time) GloVe rows · layers (batch, L+1, time, 2*proj) cached frozen-biLM layers
     embedder ──▶ words (batch, time, glove_dim)      GloVe vectors (not dropped yet)
                  elmo_in / elmo_out (batch, time, elmo_dim) | None   ScalarMix_in / ScalarMix_out, each dropped
-                 once by the ELMo module (elmo_bench.mix.Elmo) with the config's ELMo dropout
+                 once by the ELMo module (elmo_bench.modules.elmo.Elmo) with the config's ELMo dropout
     task.targets(examples) ──▶ batch.targets: dict of gold tensors (and inputs such as SRL's predicate indicator)
     head(batch) ──▶ dict with "loss" (scalar) when targets are given; the head's input is
                  ``batch.inputs(f, its_input_dropout, extra)`` = [dropout(words ; extra) ; elmo_in] (every column
@@ -57,7 +57,7 @@ class Task:
     def build_head(self, head_cfg: Mapping[str, Any], input_dims: Mapping[str, int], elmo_output_dim: int) -> nn.Module:
         """The task head. ``input_dims[f]`` is the width of ``batch.inputs(f)`` before the head's own extra
         features (GloVe + ELMo_in); ``elmo_output_dim`` is 0 when ELMo is not placed at the output.
-        forward(batch: elmo_bench.batch.Batch) -> dict."""
+        forward(batch: elmo_bench.data.batch.Batch) -> dict."""
         raise NotImplementedError
 
     def decode(self, output: Mapping[str, torch.Tensor], examples: Sequence[Example]) -> list[Any]:

@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from elmo_bench.atomic import atomic_write_text
+from elmo_bench.base.atomic import atomic_write_text
 
 SCHEMA_VERSION = 1
 REQUIRED_KEYS = ("schema", "task", "embedder", "seed", "config", "metrics", "main_metric", "mixes", "epochs",

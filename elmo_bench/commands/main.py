@@ -10,7 +10,7 @@ import json
 import sys
 from typing import Callable, Sequence
 
-from elmo_bench.user_errors import debug_requested, exit_cleanly_on_sigterm, guarded
+from elmo_bench.commands.guard import debug_requested, exit_cleanly_on_sigterm, guarded
 
 
 def positive_int(text: str) -> int:
@@ -37,8 +37,8 @@ def _embed(argv: Sequence[str]) -> int:
     parser.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N (default auto)")
     args = parser.parse_args(argv)
     from elmo_bench.bilm.weights import load_bilm
-    from elmo_bench.device import resolve_device
-    from elmo_bench.embed import embed_file
+    from elmo_bench.base.device import resolve_device
+    from elmo_bench.commands.embed import embed_file
 
     device = resolve_device(args.device, "--device")
     bilm = load_bilm(args.options, args.weights).to(device)
@@ -70,14 +70,14 @@ def _delegate(module: str, function: str) -> Callable[[Sequence[str]], int]:
 COMMANDS: dict[str, tuple[Callable[[Sequence[str]], int], str]] = {
     "embed": (_embed, "biLM layers of a sentence file into hdf5"),
     "score": (_score, "score prediction files with the official scorers' semantics"),
-    "evaluate": (_delegate("elmo_bench.evaluate_run", "evaluate_main"), "re-evaluate a run from its best model"),
-    "pretrain": (_delegate("elmo_bench.pretrain_cli", "pretrain_main"), "pretrain a biLM (Hydra overrides)"),
-    "perplexity": (_delegate("elmo_bench.pretrain_cli", "perplexity_main"), "held-out perplexity of a biLM"),
-    "finetune-lm": (_delegate("elmo_bench.pretrain_cli", "finetune_main"), "continue LM training on task text"),
+    "evaluate": (_delegate("elmo_bench.engine.evaluate", "evaluate_main"), "re-evaluate a run from its best model"),
+    "pretrain": (_delegate("elmo_bench.commands.pretrain", "pretrain_main"), "pretrain a biLM (Hydra overrides)"),
+    "perplexity": (_delegate("elmo_bench.commands.pretrain", "perplexity_main"), "held-out perplexity of a biLM"),
+    "finetune-lm": (_delegate("elmo_bench.commands.pretrain", "finetune_main"), "continue LM training on task text"),
     "report": (_delegate("elmo_bench.report.cli", "report_main"), "paper tables and figures from results"),
     "export-results": (_delegate("elmo_bench.report.export", "export_main"),
                        "copy a results tree into the compact committable form the report reads"),
-    "plan": (_delegate("elmo_bench.plan", "plan_main"),
+    "plan": (_delegate("elmo_bench.commands.plan", "plan_main"),
              "cost of a config's or sweep's runs without training: FLOPs, cache, memory, GPU hours"),
     "probe-wsd": (_delegate("elmo_bench.probe.cli", "probe_wsd_main"), "WSD probe of every biLM layer (Table 5)"),
     "probe-pos": (_delegate("elmo_bench.probe.pos_cli", "probe_pos_main"),

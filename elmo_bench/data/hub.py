@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
-from elmo_bench.errors import DataError
+from elmo_bench.base.errors import DataError
 
 
 def _first_line(err: BaseException) -> str:

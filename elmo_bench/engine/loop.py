@@ -2,7 +2,7 @@
 
 Devices: the task model lives on one device (``TaskModel.to``); every batch is built on the CPU by the collator
 and moved to the model's device in ``TaskModel.forward``, under ``torch.autocast`` when the model was built with
-``amp`` (elmo_bench.device). Checkpoints are loaded onto the model's device, so a run resumes on another device.
+``amp`` (elmo_bench.base.device). Checkpoints are loaded onto the model's device, so a run resumes on another device.
 Each checkpoint holds the model, the optimiser, the task's own state (``Task.state_dict``: label sets, genre lists)
 and the engine's ``extra`` state (the GloVe vocabulary), so a resumed or re-evaluated run decodes identically.
 
@@ -23,14 +23,14 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from elmo_bench.atomic import atomic_path
-from elmo_bench.batch import Batch
-from elmo_bench.batching import Collator, length_batches
-from elmo_bench.device import autocast, normalise_amp
-from elmo_bench.embedders import TaskEmbedder
-from elmo_bench.errors import TrainingError
-from elmo_bench.stopping import StoppingRule
-from elmo_bench.task_api import Example, Task
+from elmo_bench.base.atomic import atomic_path
+from elmo_bench.data.batch import Batch
+from elmo_bench.engine.collate import Collator, length_batches
+from elmo_bench.base.device import autocast, normalise_amp
+from elmo_bench.modules.token_embedders import TaskEmbedder
+from elmo_bench.base.errors import TrainingError
+from elmo_bench.records.stopping import StoppingRule
+from elmo_bench.tasks.api import Example, Task
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ class TrainerConfig:
 class TaskModel(nn.Module):
     """Embedder (GloVe table + ELMo mixes) followed by the task head, on one device, optionally under autocast.
 
-    ``amp`` (``off`` | ``bf16`` | ``fp16``): the precision of the forward pass (elmo_bench.device.autocast).
+    ``amp`` (``off`` | ``bf16`` | ``fp16``): the precision of the forward pass (elmo_bench.base.device.autocast).
     """
 
     def __init__(self, embedder: TaskEmbedder, head: nn.Module, amp: str = "off") -> None:

@@ -13,15 +13,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from elmo_bench.batch import Batch
-from elmo_bench.mix import Elmo
+from elmo_bench.data.batch import Batch
+from elmo_bench.modules.elmo import Elmo
 
 PAD, UNK = 0, 1
 PLACEMENTS = ("input", "output", "both")
 
 
 class WordVocabulary:
-    """Word → row of the GloVe table; words without a vector share the UNK row (see elmo_bench.glove)."""
+    """Word → row of the GloVe table; words without a vector share the UNK row (see elmo_bench.data.glove)."""
 
     def __init__(self, words: list[str]) -> None:
         self.words = ["@@PADDING@@", "@@UNKNOWN@@", *words]
@@ -36,7 +36,7 @@ class WordVocabulary:
 
 
 def build_glove(all_words: set[str], source: str, path: str | None, seed: int) -> tuple[WordVocabulary, torch.Tensor]:
-    from elmo_bench.glove import load_glove, lookup
+    from elmo_bench.data.glove import load_glove, lookup
 
     vectors, dim = load_glove(all_words, source=source, path=path)
     known = sorted(w for w in all_words if lookup(vectors, w) is not None)
@@ -51,7 +51,7 @@ def build_glove(all_words: set[str], source: str, path: str | None, seed: int) -
 class TaskEmbedder(nn.Module):
     """Fills a :class:`Batch` with ``words`` (GloVe vectors, frozen or fine-tuned) and the task's ELMo mixes.
 
-    The ELMo part is one :class:`elmo_bench.mix.Elmo` (without a biLM: layers come from the cache) whose mixes are
+    The ELMo part is one :class:`elmo_bench.modules.elmo.Elmo` (without a biLM: layers come from the cache) whose mixes are
     named after their placement; it applies the ELMo dropout, once. GloVe columns are left to the head's own
     input dropout (``Batch.inputs``).
     """

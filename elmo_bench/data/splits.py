@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from elmo_bench.errors import DataError
+from elmo_bench.base.errors import DataError
 
 #: ``data.source`` values: local files by path, ``datasets.load_dataset`` by hub name, ``datasets.load_from_disk``
 SOURCES: tuple[str, ...] = ("local", "hub", "disk")
@@ -39,14 +39,14 @@ def read_split(data_cfg: Mapping[str, Any], name: str, read_local: Callable[[str
     """Split ``name`` of ``data_cfg``; DataError when the config does not name it.
 
     ``source: local`` calls ``read_local(path, name)``; ``source: hub | disk`` loads the split with
-    ``elmo_bench.hub.load_split`` and calls ``read_records(dataset, name)`` on the ``datasets.Dataset``.
+    ``elmo_bench.data.hub.load_split`` and calls ``read_records(dataset, name)`` on the ``datasets.Dataset``.
     """
     where = split_location(data_cfg, name)
     if where is None:
         raise DataError(f"data config: no {name} split (set data.{name}, or data.hub_splits.{name} for the hub)")
     if source_of(data_cfg) == "local":
         return read_local(where, name)
-    from elmo_bench.hub import load_split  # deferred: `datasets` is heavy and local runs never need it
+    from elmo_bench.data.hub import load_split  # deferred: `datasets` is heavy and local runs never need it
 
     return read_records(load_split(data_cfg, where), name)
 

@@ -2,14 +2,14 @@
 
 A wrong value (``trainer.batch_size=0``, ``trainer.max_epochs=-3``, ``seed=abc``, ``trainer.lr=abc``,
 ``data.fraction=2``, ``trainer.rho=1.5``, ``device=gpu``, ``amp=fp8``) is one ConfigError line naming the key, what
-was expected and what was found. (Whether the device exists is checked next, by elmo_bench.device.resolve_device.)
+was expected and what was found. (Whether the device exists is checked next, by elmo_bench.base.device.resolve_device.)
 """
 from __future__ import annotations
 
 import math
 from typing import Any, Mapping
 
-from elmo_bench.errors import ConfigError
+from elmo_bench.base.errors import ConfigError
 
 OPTIMIZERS = ("adam", "adadelta", "sgd")
 
@@ -59,9 +59,9 @@ def check_trainer(trainer: Mapping[str, Any], prefix: str = "trainer") -> None:
 
 def check_run(cfg: Mapping[str, Any], trainer: Mapping[str, Any]) -> None:
     """A resolved run config (plain containers) and its merged trainer settings."""
-    from elmo_bench.device import check_device_spec, normalise_amp
-    from elmo_bench.embedders import PLACEMENTS
-    from elmo_bench.mix import MODES
+    from elmo_bench.base.device import check_device_spec, normalise_amp
+    from elmo_bench.modules.token_embedders import PLACEMENTS
+    from elmo_bench.modules.elmo import MODES
 
     _number("seed", cfg.get("seed"), int, 0)
     check_device_spec(cfg.get("device", "auto"))

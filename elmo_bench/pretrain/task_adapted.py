@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from elmo_bench.bilm.weights import bilm_identity
-from elmo_bench.cache import stream_hash
+from elmo_bench.encoders.cache import stream_hash
 
 #: The default recipe: bilm-tf's training settings, one epoch of the task's text (the paper's Table 7).
 DEFAULT_RECIPE: dict[str, Any] = {"epochs": 1, "batch_size": 64, "unroll_steps": 20, "num_sampled": 1024,
@@ -58,7 +58,7 @@ def ensure_adapted(base_dir: str | Path, sentences: Sequence[Sequence[str]], cac
                    heldout: Sequence[Sequence[str]] | None = None, device: str = "cpu") -> AdaptedBiLM:
     """The biLM in ``base_dir`` (options.json, weights.hdf5 with its softmax, vocab.txt) fine-tuned on
     ``sentences`` (the task's training text only), built on first use and cached."""
-    from elmo_bench.errors import DataError
+    from elmo_bench.base.errors import DataError
 
     base = Path(base_dir)
     for name in ("options.json", "weights.hdf5", "vocab.txt"):

@@ -17,14 +17,14 @@ from typing import Any, Sequence
 import torch
 from omegaconf import OmegaConf
 
-from elmo_bench.errors import ConfigError
+from elmo_bench.base.errors import ConfigError
 
 BEST = "best.pt"
 
 
 def _load_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """(config, identity, best.pt state) of a run directory; ConfigError naming what is missing."""
-    from elmo_bench.run_identity import RUN_FILE
+    from elmo_bench.engine.run_identity import RUN_FILE
 
     record, best = run_dir / RUN_FILE, run_dir / BEST
     if not record.exists():
@@ -43,11 +43,11 @@ def evaluate_run_dir(run_dir: str | Path, split: str | None = None, device: str 
                      with_predictions: bool = False) -> dict[str, Any]:
     """Metrics of ``split`` (default: every split but train, as in results.json) from the run's ``best.pt``;
     ``with_predictions`` adds ``predictions`` by split, in the layout of the run's ``predictions_<split>.json``."""
-    from elmo_bench.device import resolve_device
-    from elmo_bench.embedders import WordVocabulary
-    from elmo_bench.experiment import (build_model, load_bilm_info, load_task, prepare_layers, read_data,
+    from elmo_bench.base.device import resolve_device
+    from elmo_bench.modules.token_embedders import WordVocabulary
+    from elmo_bench.engine.experiment import (build_model, load_bilm_info, load_task, prepare_layers, read_data,
                                        trainer_config)
-    from elmo_bench.train import evaluate
+    from elmo_bench.engine.loop import evaluate
 
     run_dir = Path(run_dir)
     config, identity, state = _load_run(run_dir)

@@ -10,7 +10,7 @@ import signal
 import sys
 from typing import Callable, NoReturn, TypeVar
 
-from elmo_bench.errors import UserError
+from elmo_bench.base.errors import UserError
 
 EXIT_USER_ERROR = 2
 T = TypeVar("T")

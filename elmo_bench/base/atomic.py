@@ -6,7 +6,7 @@ here: write to a temporary file in the same directory, fsync, then ``os.replace`
 No leftovers: a temporary name carries the writer's process id (``.<name>.<pid>.<random>.tmp``); an interrupted
 write (``kill -9``) leaves it behind, and the next write next to it removes every temporary of a process that is
 no longer alive (:func:`remove_stale`). SIGTERM and Ctrl-C remove the temporary at once (the CLIs turn SIGTERM
-into SystemExit, see elmo_bench.user_errors).
+into SystemExit, see elmo_bench.commands.guard).
 """
 from __future__ import annotations
 

@@ -1,14 +1,14 @@
 """One experiment: read → (cached) biLM layers → embedder → head → train → test → results.json.
 
 ``run_experiment`` is what ``run.py`` calls for every job of a Hydra run or sweep, in six steps, each a function
-here: :func:`read_data`, :func:`prepare_layers`, :func:`build_model`, :func:`train_model` (elmo_bench.train.fit),
+here: :func:`read_data`, :func:`prepare_layers`, :func:`build_model`, :func:`train_model` (elmo_bench.engine.loop.fit),
 :func:`evaluate_splits` and :func:`write_run`. It never names a task: the registry (``tasks.TASKS``) maps
-``cfg.task.name`` to the task package that supplies reader, head, decoding and metric (elmo_bench.task_api).
-Before anything is read, every numeric option is range-checked (elmo_bench.config_check), the ``device`` is
-resolved (elmo_bench.device: CUDA asked for where there is none is a one-line error) and the run directory's
-identity is checked (elmo_bench.run_identity): a directory made by another configuration is never reused. The
+``cfg.task.name`` to the task package that supplies reader, head, decoding and metric (elmo_bench.tasks.api).
+Before anything is read, every numeric option is range-checked (elmo_bench.engine.config_check), the ``device`` is
+resolved (elmo_bench.base.device: CUDA asked for where there is none is a one-line error) and the run directory's
+identity is checked (elmo_bench.engine.run_identity): a directory made by another configuration is never reused. The
 biLM (cache building, live layers) and the task model run on that device; ``amp`` sets the heads' precision.
-elmo_bench.evaluate_run rebuilds a finished run from its ``best.pt`` with these steps (``elmo-bench evaluate``).
+elmo_bench.engine.evaluate rebuilds a finished run from its ``best.pt`` with these steps (``elmo-bench evaluate``).
 """
 from __future__ import annotations
 
@@ -25,22 +25,22 @@ import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from elmo_bench.atomic import atomic_write_text
-from elmo_bench.batching import Collator
-from elmo_bench.cache import ActivationCache, LiveLayers
-from elmo_bench.config_check import check_run
-from elmo_bench.device import describe, normalise_amp, resolve_device
-from elmo_bench.elmo_defaults import effective_settings
-from elmo_bench.embedders import TaskEmbedder, WordVocabulary, build_glove
-from elmo_bench.errors import ConfigError
-from elmo_bench.results import SCHEMA_VERSION, git_commit, write_results
-from elmo_bench.run_identity import (check_run_dir, identity, record_extension, record_identity, task_code_dir,
+from elmo_bench.base.atomic import atomic_write_text
+from elmo_bench.engine.collate import Collator
+from elmo_bench.encoders.cache import ActivationCache, LiveLayers
+from elmo_bench.engine.config_check import check_run
+from elmo_bench.base.device import describe, normalise_amp, resolve_device
+from elmo_bench.records.elmo_settings import effective_settings
+from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary, build_glove
+from elmo_bench.base.errors import ConfigError
+from elmo_bench.records.results import SCHEMA_VERSION, git_commit, write_results
+from elmo_bench.engine.run_identity import (check_run_dir, identity, record_extension, record_identity, task_code_dir,
                                      task_code_hash)
-from elmo_bench.run_logger import RunLogger
-from elmo_bench.subsets import nested_subset, scaled_epochs
-from elmo_bench.task_api import Example, Task
-from elmo_bench.stopping import StoppingRule
-from elmo_bench.train import TaskModel, TrainerConfig, evaluate, fit
+from elmo_bench.engine.run_logger import RunLogger
+from elmo_bench.engine.fractions import nested_subset, scaled_epochs
+from elmo_bench.tasks.api import Example, Task
+from elmo_bench.records.stopping import StoppingRule
+from elmo_bench.engine.loop import TaskModel, TrainerConfig, evaluate, fit
 
 log = logging.getLogger(__name__)
 REPO = Path(__file__).resolve().parents[1]
@@ -48,7 +48,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def task_target(name: str) -> str:
     """The registry entry (``module:Class``) of task ``name``; ConfigError naming the known tasks otherwise."""
-    from tasks import TASKS
+    from elmo_bench.tasks import TASKS
 
     if name not in TASKS:
         raise ConfigError(f"config: task.name {name!r} is not a registered task; expected one of {sorted(TASKS)}")
@@ -56,7 +56,7 @@ def task_target(name: str) -> str:
 
 
 def load_task(name: str) -> Task:
-    """Registry name (``ner``), or a registry value (``tasks.ner.task:NerTask``), → a fresh task instance."""
+    """Registry name (``ner``), or a registry value (``elmo_bench.tasks.ner.task:NerTask``), → a fresh task instance."""
     import importlib
 
     module, _, cls = (name if ":" in name else task_target(name)).partition(":")
@@ -200,8 +200,8 @@ def adapt_bilm(cfg: DictConfig, task: Task, prepared: Prepared, base_info: dict[
                run_dir: Path, device: torch.device) -> tuple[Any, dict[str, Any]]:
     """bilm=adapted: the base biLM fine-tuned on the training examples this run uses (built once, cached), loaded
     frozen; its record keeps the base and the adapted hash. The dev text is scored (never trained on) for Table 7."""
-    from elmo_bench import lm_adaptation
-    from elmo_bench.adapted import ensure_adapted
+    from elmo_bench.records import lm_adaptation
+    from elmo_bench.pretrain.task_adapted import ensure_adapted
     from elmo_bench.bilm.weights import load_bilm
 
     started = time.perf_counter()
@@ -275,7 +275,7 @@ def evaluate_splits(model: TaskModel, task: Task, prepared: Prepared, collators:
 
 def write_run(run_dir: Path, cfg: DictConfig, task: Task, prepared: Prepared, model: TaskModel,
               history: dict[str, Any], metrics: dict[str, dict[str, float]], config: dict[str, Any]) -> dict[str, Any]:
-    """results.json: the one record the report reads (schema in elmo_bench.results)."""
+    """results.json: the one record the report reads (schema in elmo_bench.records.results)."""
     use_elmo = bool(cfg.embedder.elmo)
     results = {
         "schema": SCHEMA_VERSION,

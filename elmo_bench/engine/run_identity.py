@@ -20,9 +20,9 @@ import subprocess
 from pathlib import Path
 from typing import Any, Mapping
 
-from elmo_bench.atomic import atomic_write_text
-from elmo_bench.elmo_defaults import TASK_ELMO_DEFAULTS, effective_settings
-from elmo_bench.errors import ConfigError
+from elmo_bench.base.atomic import atomic_write_text
+from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS, effective_settings
+from elmo_bench.base.errors import ConfigError
 
 RUN_FILE = "run.json"
 #: top-level keys (or dotted prefixes) that never change a number (``device``, like ``threads``, changes speed and
@@ -34,7 +34,7 @@ ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.ep
 #: key prefixes that only matter when the run uses ELMo
 ELMO_ONLY = ("task.elmo.", "mix.")
 #: the stopping rule's keys: they decide only *when* training stops, never what an epoch computes, so a run whose
-#: identity differs in nothing else may be continued from its checkpoint (elmo_bench.stopping decides)
+#: identity differs in nothing else may be continued from its checkpoint (elmo_bench.records.stopping decides)
 STOPPING_RULE = tuple(f"{group}.{key}" for group in ("trainer", "task.trainer")
                       for key in ("max_epochs", "patience", "min_epochs", "scale_epochs", "max_scaled_epochs"))
 _fingerprints: dict[tuple[str, int, int], str] = {}
@@ -94,14 +94,14 @@ def fingerprint(path: Path) -> str:
 
 
 def task_code_dir(task_package: str) -> Path:
-    """The directory of a task package (``tasks.ner`` → .../tasks/ner)."""
+    """The directory of a task package (``elmo_bench.tasks.ner`` → .../tasks/ner)."""
     import importlib
 
     return Path(importlib.import_module(task_package).__file__).parent
 
 
 def task_code_hash(task_package: str) -> str:
-    """sha256 of the ``.py`` files of a task package (``tasks.ner``): a changed head or metric is a new run."""
+    """sha256 of the ``.py`` files of a task package (``elmo_bench.tasks.ner``): a changed head or metric is a new run."""
     root = task_code_dir(task_package)
     digest = hashlib.sha256()
     for source in sorted(root.rglob("*.py")):
@@ -164,7 +164,7 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str
 
     Returns True when the identities differ only in the stopping rule (``STOPPING_RULE``: a raised epoch cap or
     patience): then nothing is recorded yet; the caller replays the new rule over the run's dev scores
-    (``elmo_bench.experiment.apply_new_stopping_rule``) and records the new identity, or refuses.
+    (``elmo_bench.engine.experiment.apply_new_stopping_rule``) and records the new identity, or refuses.
 
     Only a directory holding a checkpoint or results is protected (one where a run failed before training simply
     takes the new identity). A results.json of an older version of this project, without ``run.json``, is

@@ -9,7 +9,7 @@ subset depends on the seed), and a small fraction computes only its own share.
 
 Writes are atomic: the entry is built in a temporary directory and renamed into place, so a run killed half-way
 leaves no entry that a later run would read, and its temporary directory is removed by the next cache build in
-the same directory (elmo_bench.atomic.remove_stale: the owner process is gone). Long sequences go through the biLM in segments of at most
+the same directory (elmo_bench.base.atomic.remove_stale: the owner process is gone). Long sequences go through the biLM in segments of at most
 ``max_segment`` tokens, and batches are bounded by a token budget, so memory stays bounded on long documents.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from elmo_bench.atomic import remove_stale, temp_prefix
+from elmo_bench.base.atomic import remove_stale, temp_prefix
 from elmo_bench.bilm.chars import batch_to_ids
 from elmo_bench.bilm.model import BiLM
 

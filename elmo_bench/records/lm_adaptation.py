@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
-from elmo_bench.atomic import atomic_write_text
+from elmo_bench.base.atomic import atomic_write_text
 
 SCHEMA = "elmo_bench.lm_adaptation/1"
 FILENAME = "lm_adaptation.json"

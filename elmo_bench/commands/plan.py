@@ -12,7 +12,7 @@ a slice). Per run:
 * ``bilm_flops``: the frozen biLM's forward FLOPs to fill the activation cache, counted from the architecture
   (:func:`bilm_flops_per_position`) over every distinct sequence of every split and text field, each segment of
   ``max_segment`` tokens plus its ``<S>``/``</S>``; ``cache_bytes``: those distinct tokens x (L+1) x dim x 2
-  bytes (fp16, elmo_bench.cache);
+  bytes (fp16, elmo_bench.encoders.cache);
 * ``head_params``: the task head's parameters (GloVe table, biLM and ScalarMixes not counted, as in the presets);
 * ``train_flops_per_epoch``: forward + backward FLOPs measured with ``torch.utils.flop_counter.FlopCounterMode``
   on a few sample batches of the train split (oneDNN / cuDNN RNN kernels switched off while counting, since the
@@ -43,7 +43,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from elmo_bench.errors import ConfigError, DataError
+from elmo_bench.base.errors import ConfigError, DataError
 
 REPO = Path(__file__).resolve().parents[1]
 CONF_DIR = REPO / "conf"
@@ -118,7 +118,7 @@ def compose_job(overrides: Sequence[str]) -> Any:
     from hydra import compose, initialize_config_dir
     from omegaconf import open_dict
 
-    from elmo_bench.hydra_setup import register_resolvers
+    from elmo_bench.commands.hydra_setup import register_resolvers
 
     register_resolvers()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
@@ -176,7 +176,7 @@ def read_splits(cfg: Any, task: Any) -> dict[str, list[dict]] | None:
     """The configured data's splits (train cut to ``data.fraction`` as the engine does), or None when unreadable."""
     from omegaconf import OmegaConf
 
-    from elmo_bench.subsets import nested_subset
+    from elmo_bench.engine.fractions import nested_subset
 
     try:
         splits = task.read(OmegaConf.to_container(cfg.data, resolve=True))
@@ -247,9 +247,9 @@ def sample_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_d
     """The run's model (experiment.build_model, on the CPU) over ``n_batches`` shuffled train batches of the run's
     batch size; biLM layers from :class:`ShapeLayers` and a random GloVe table of the configured width (the values
     and the vocabulary change neither FLOPs nor memory)."""
-    from elmo_bench.batching import length_batches
-    from elmo_bench.embedders import WordVocabulary
-    from elmo_bench.experiment import Prepared, build_model, trainer_config
+    from elmo_bench.engine.collate import length_batches
+    from elmo_bench.modules.token_embedders import WordVocabulary
+    from elmo_bench.engine.experiment import Prepared, build_model, trainer_config
 
     torch.manual_seed(seed)
     trainer = trainer_config(cfg, 1.0)
@@ -276,7 +276,7 @@ def measure_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_
                   device: torch.device, n_batches: int, seed: int = 0) -> Measured:
     """FLOPs per token (train: forward + backward; eval: forward) and peak memory of the run's model on
     ``n_batches`` sample batches (:func:`sample_model`), on ``device``."""
-    from elmo_bench.train import make_optimizer
+    from elmo_bench.engine.loop import make_optimizer
 
     built = sample_model(cfg, task, train, num_layers, elmo_dim, glove_dim, n_batches, seed)
     model, sample, batches, trainer = built.model, built.sample, built.batches, built.trainer
@@ -374,7 +374,7 @@ def plan_run(overrides: Sequence[str], device: torch.device, n_batches: int,
     """One planned run (see the module docstring for every number)."""
     from omegaconf import OmegaConf
 
-    from elmo_bench.experiment import trainer_config
+    from elmo_bench.engine.experiment import trainer_config
 
     cfg = compose_job(overrides)
     task_name = cfg.task.name
@@ -434,7 +434,7 @@ def plan_run(overrides: Sequence[str], device: torch.device, n_batches: int,
 
 def _data_plan(cfg: Any, task_name: str, overrides: Sequence[str], max_segment: int) -> dict[str, Any]:
     """Split sizes of the run's data (measured, documented or from the stand-in) and the train examples to sample."""
-    from elmo_bench.experiment import load_task
+    from elmo_bench.engine.experiment import load_task
 
     task = load_task(task_name)
     splits = read_splits(cfg, task)
@@ -537,7 +537,7 @@ def plan_main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--sample-batches expected an integer >= 1, found {args.sample_batches}")
     if not args.online:
         _offline_hub()
-    from elmo_bench.device import resolve_device
+    from elmo_bench.base.device import resolve_device
 
     device = resolve_device(args.device, "--device")
     tflops = args.gpu_tflops if args.gpu_tflops is not None else GPU_TFLOPS[args.gpu]

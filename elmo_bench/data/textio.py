@@ -9,7 +9,7 @@ import gzip
 from pathlib import Path
 from typing import IO, Iterator
 
-from elmo_bench.errors import DataError
+from elmo_bench.base.errors import DataError
 
 
 class Utf8Lines:

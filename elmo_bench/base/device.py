@@ -16,7 +16,7 @@ from typing import Any, ContextManager
 
 import torch
 
-from elmo_bench.errors import ConfigError
+from elmo_bench.base.errors import ConfigError
 
 DEVICE_CHOICES = ("auto", "cpu", "cuda", "cuda:N")
 AMP_DTYPES: dict[str, torch.dtype | None] = {"off": None, "bf16": torch.bfloat16, "fp16": torch.float16}

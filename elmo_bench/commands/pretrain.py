@@ -117,7 +117,7 @@ def run_perplexity(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N (default auto)")
     args = parser.parse_args(list(argv) if argv is not None else None)
-    from elmo_bench.device import resolve_device
+    from elmo_bench.base.device import resolve_device
 
     device = resolve_device(args.device, "--device")
     torch.set_num_threads(args.threads)
@@ -140,7 +140,7 @@ def run_finetune(argv: Sequence[str] | None = None) -> dict[str, Any]:
     return summary
 
 
-if __name__ == "__main__":  # `torchrun --nproc_per_node=2 -m elmo_bench.pretrain_cli pretrain=tiny ...`
+if __name__ == "__main__":  # `torchrun --nproc_per_node=2 -m elmo_bench.commands.pretrain pretrain=tiny ...`
     import sys
 
     pretrain_main(sys.argv[1:])

@@ -7,10 +7,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import torch
 
-from elmo_bench.batch import Batch, FieldBatch
+from elmo_bench.data.batch import Batch, FieldBatch
 from elmo_bench.bilm.chars import batch_to_ids
-from elmo_bench.embedders import WordVocabulary
-from elmo_bench.task_api import Example, Task
+from elmo_bench.modules.token_embedders import WordVocabulary
+from elmo_bench.tasks.api import Example, Task
 
 
 def length_batches(examples: Sequence[Example], fields: Sequence[str], batch_size: int, shuffle: bool,

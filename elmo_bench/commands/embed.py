@@ -15,10 +15,10 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from elmo_bench.atomic import atomic_path
+from elmo_bench.base.atomic import atomic_path
 from elmo_bench.bilm.chars import batch_to_ids
 from elmo_bench.bilm.model import BiLM
-from elmo_bench.errors import ConfigError, DataError
+from elmo_bench.base.errors import ConfigError, DataError
 
 LAYER_CHOICES = ("all", "top", "average")
 
