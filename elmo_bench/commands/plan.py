@@ -1,0 +1,549 @@
+"""``elmo-bench plan OVERRIDES...``: what the runs of a config or sweep will cost, without training them.
+
+The overrides are Hydra overrides of ``conf/config.yaml``, as ``run.py`` takes them; an experiment's sweep
+(``hydra.sweeper.params``, e.g. ``experiment=paper_table1``) and comma lists on the command line expand to their
+cartesian product, one planned run each, with the command line winning over the experiment (``task=srl`` plans
+a slice). Per run:
+
+* examples and tokens per split (tokens: every text field of every example, as the head reads them), read from
+  the configured data; where it cannot be read here (a hub dataset offline), examples from :data:`DOCUMENTED`
+  and tokens per example from the task's local stand-in data (``sizes: documented``), or, with no documented
+  count, the stand-in's own sizes (``sizes: proxy``);
+* ``bilm_flops``: the frozen biLM's forward FLOPs to fill the activation cache, counted from the architecture
+  (:func:`bilm_flops_per_position`) over every distinct sequence of every split and text field, each segment of
+  ``max_segment`` tokens plus its ``<S>``/``</S>``; ``cache_bytes``: those distinct tokens x (L+1) x dim x 2
+  bytes (fp16, elmo_bench.encoders.cache);
+* ``head_params``: the task head's parameters (GloVe table, biLM and ScalarMixes not counted, as in the presets);
+* ``train_flops_per_epoch``: forward + backward FLOPs measured with ``torch.utils.flop_counter.FlopCounterMode``
+  on a few sample batches of the train split (oneDNN / cuDNN RNN kernels switched off while counting, since the
+  counter does not see inside them), per token, times the train split's tokens; the dev split's forward FLOPs
+  per epoch likewise (``eval_flops_per_epoch``);
+* ``peak_memory_bytes`` of one training step on the device used: on CUDA ``torch.cuda.max_memory_allocated``
+  over forward, backward and the optimiser step; on the CPU (where no allocator statistic exists, and
+  tracemalloc does not see torch's allocations) the bytes of the tensors saved for backward, counted by storage
+  through ``torch.autograd.graph.saved_tensors_hooks``, plus parameters, gradients and optimiser state (Adam and
+  Adadelta keep two tensors per parameter); the largest over the sample batches;
+* ``epochs``: the trainer's ``max_epochs`` (an upper bound: early stopping ends most runs sooner);
+* ``gpu_hours``: (bilm_flops + epochs x (train + eval FLOPs per epoch) + the test split's forward) / the sustained
+  throughput ``--gpu-tflops``. A cache entry is shared by every run over the same data (seeds, embedder arms),
+  so ``total_gpu_hours`` counts each entry's biLM FLOPs once; a run's own ``gpu_hours`` assumes a cold cache.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+
+from elmo_bench.base.errors import ConfigError, DataError
+
+REPO = Path(__file__).resolve().parents[1]
+CONF_DIR = REPO / "conf"
+
+#: sustained TFLOP/s for --gpu: 30% of the dense bf16 (V100, T4: fp16) tensor-core peak of the vendor's data sheet
+GPU_TFLOPS: dict[str, float] = {"a100": 94.0, "h100": 297.0, "h200": 297.0, "v100": 38.0, "t4": 20.0, "l4": 36.0}
+GPU_PEAKS = {"a100": 312, "h100": 989, "h200": 989, "v100": 125, "t4": 65, "l4": 121}
+
+#: (task, data.name) → documented split sizes in the task's examples, for datasets not readable here
+DOCUMENTED: dict[tuple[str, str], dict[str, Any]] = {
+    ("squad", "squad"): {
+        # SQuAD v1.1 (Rajpurkar et al. 2016; the hub's `squad`): train 87,599 questions (442 articles), validation
+        # 10,570. conf/data/squad.yaml carves dev = 20 training articles (~20/442 of the questions) and tests on
+        # the official dev set.
+        "train": 87_599 - round(87_599 * 20 / 442), "dev": round(87_599 * 20 / 442), "test": 10_570,
+        "source": "SQuAD v1.1 (Rajpurkar et al. 2016): train 87,599 / dev 10,570 questions; dev here = 20 of the "
+                  "442 training articles (~4.5%, estimated by question share)"},
+    ("snli", "snli"): {
+        # SNLI 1.0 (Bowman et al. 2015; the hub's `snli`): 550,152 / 10,000 / 10,000 pairs, of which 785 / 158 /
+        # 176 have no gold label and are dropped by the reader.
+        "train": 549_367, "dev": 9_842, "test": 9_824,
+        "source": "SNLI 1.0 (Bowman et al. 2015): 550,152 / 10,000 / 10,000 pairs less 785 / 158 / 176 "
+                  "without a gold label"},
+    ("coref", "conll2012_coref"): {
+        # CoNLL-2012 English (Pradhan et al. 2012), the split of Lee et al. (2017): documents (parts)
+        "train": 2_802, "dev": 343, "test": 348,
+        "source": "CoNLL-2012 English coreference (Pradhan et al. 2012): 2,802 / 343 / 348 documents; tokens per "
+                  "document from the stand-in LitBank (longer documents than OntoNotes parts: an overestimate)"},
+}
+#: the local stand-in data whose tokens per example (and distinct-sequence share) fill in a documented dataset
+STAND_IN = "default_{task}"
+
+
+def bilm_flops_per_position(options: Any) -> int:
+    """Forward FLOPs of the biLM for one token position, from its options (elmo_bench.bilm.options.BiLMOptions).
+
+    Matrix products only, 2 FLOPs per multiply-add (biases, activations, gates' element-wise products and the
+    max-pool are < 1% and left out). With C = max_characters_per_token, e = char dim, filters (w_i, n_i),
+    F = sum n_i, P = projection_dim, H = lstm dim, L = n_layers, K = n_highway:
+
+        char CNN     sum_i 2 * (C - w_i + 1) * w_i * e * n_i     (every valid window of each filter bank)
+        highway      K * 2 * (2 * F * F)                          (carry and transform gates)
+        projection   2 * F * P
+        LSTMs        L * 2 directions * (2 * (P + P) * 4H + 2 * H * P)
+                     (input and recurrent weights of the 4 gates, each layer's input being P wide, then the
+                     H → P cell projection)
+
+    Public ELMo (C 50, e 16, F 2048, P 512, H 4096, L 2, K 2): 17,616,896 + 33,554,432 + 2,097,152 +
+    150,994,944 = 204,263,424 FLOPs a position. The token layer's per-word-type cache (bilm.token_encoder) makes
+    the real char-CNN work smaller on repetitive text: this counts every position.
+    """
+    c, e = options.max_characters_per_token, options.char_dim
+    cnn = sum(2 * (c - w + 1) * w * e * n for w, n in options.filters)
+    f, p, h = options.n_filters, options.projection_dim, options.lstm_dim
+    highway = options.n_highway * 2 * (2 * f * f)
+    projection = 2 * f * p
+    lstm = options.n_layers * 2 * (2 * (p + p) * 4 * h + 2 * h * p)
+    return cnn + highway + projection + lstm
+
+
+def segment_positions(length: int, max_segment: int) -> int:
+    """Positions the biLM computes for one sequence: its tokens plus <S> and </S> around every segment."""
+    if length == 0:
+        return 0
+    return length + 2 * math.ceil(length / max_segment)
+
+
+# ----------------------------------------------------------------------------------------------------------- sweep
+
+def compose_job(overrides: Sequence[str]) -> Any:
+    """One run's config, composed like run.py's (with the hydra node, for the sweep and the choices)."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import open_dict
+
+    from elmo_bench.commands.hydra_setup import register_resolvers
+
+    register_resolvers()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=list(overrides), return_hydra_config=True)
+    with open_dict(cfg):
+        cfg.choices = {k: v for k, v in cfg.hydra.runtime.choices.items() if not k.startswith("hydra")}
+        cfg.data.name = cfg.data.get("name") or cfg.choices.get("data")
+    return cfg
+
+
+def expand_sweep(overrides: Sequence[str]) -> list[list[str]]:
+    """The override lists of every job the command would launch: the experiment's ``hydra.sweeper.params`` then
+    the command line (later keys win), comma lists and ranges expanded as Hydra's basic sweeper does."""
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parser = OverridesParser.create()
+    fixed = [o.input_line for o in parser.parse_overrides(list(overrides)) if not o.is_sweep_override()]
+    cfg = compose_job(fixed)                       # the experiment's own sweep, before the command line's
+    params = cfg.hydra.get("sweeper", {}).get("params") or {}
+    swept = [f"{k}={v}" for k, v in params.items()]
+    parsed = parser.parse_overrides([*swept, *overrides])
+    return [list(job) for job in BasicSweeper.split_arguments(parsed, None)[0]]
+
+
+# ------------------------------------------------------------------------------------------------------------ data
+
+@dataclass
+class SplitSizes:
+    examples: int
+    tokens: int                  # every text field of every example
+    positions: int               # the biLM positions of the distinct sequences (cache fill)
+    distinct_tokens: int         # the cache's rows
+
+
+def split_sizes(task: Any, examples: Sequence[dict], max_segment: int) -> SplitSizes:
+    """Sizes of one split as the engine sees it (the cache deduplicates each text field's sequences)."""
+    tokens = positions = distinct = 0
+    for name in task.text_fields:
+        sequences = [e[name] for e in examples]
+        tokens += sum(len(s) for s in sequences)
+        for seq in {tuple(s) for s in sequences}:
+            distinct += len(seq)
+            positions += segment_positions(len(seq), max_segment)
+    return SplitSizes(len(examples), tokens, positions, distinct)
+
+
+def _offline_hub() -> None:
+    """Hub reads without a network would retry for minutes: read only the local hub cache (unless --online)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
+
+def read_splits(cfg: Any, task: Any) -> dict[str, list[dict]] | None:
+    """The configured data's splits (train cut to ``data.fraction`` as the engine does), or None when unreadable."""
+    from omegaconf import OmegaConf
+
+    from elmo_bench.engine.fractions import nested_subset
+
+    try:
+        splits = task.read(OmegaConf.to_container(cfg.data, resolve=True))
+    except (DataError, ConfigError, OSError):
+        return None
+    splits["train"] = nested_subset(splits["train"], float(cfg.data.get("fraction", 1.0)), int(cfg.seed))
+    return splits
+
+
+# ----------------------------------------------------------------------------------------------------- measurement
+
+class ShapeLayers:
+    """A stand-in for the activation cache: random (L+1, n, dim) layers of the right shape for every sequence
+    (FLOPs and memory do not depend on the values, and the plan never runs the biLM)."""
+
+    def __init__(self, sequences: Sequence[Sequence[str]], num_layers: int, dim: int) -> None:
+        self.lengths = [len(s) for s in sequences]
+        self.num_layers, self.dim = num_layers, dim
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def get(self, index: int) -> np.ndarray:
+        rng = np.random.default_rng(index)
+        return rng.standard_normal((self.num_layers, self.lengths[index], self.dim), dtype=np.float32)
+
+
+def _counting_backends() -> ExitStack:
+    """oneDNN and cuDNN off: their fused RNN kernels are invisible to FlopCounterMode, the native ones are not."""
+    import warnings
+
+    stack = ExitStack()
+    stack.enter_context(warnings.catch_warnings())
+    warnings.filterwarnings("ignore", message="TF32 acceleration on top of oneDNN")
+    stack.enter_context(torch.backends.mkldnn.flags(enabled=False))
+    stack.enter_context(torch.backends.cudnn.flags(enabled=False))
+    return stack
+
+
+def _optimizer_state_tensors(optimizer: str) -> int:
+    return {"adam": 2, "adadelta": 2, "sgd": 0}.get(optimizer, 2)
+
+
+@dataclass
+class Measured:
+    head_params: int
+    train_flops_per_token: float
+    eval_flops_per_token: float
+    peak_memory_bytes: int
+    memory_method: str
+    sample_batches: int
+    sample_tokens: int
+
+
+@dataclass
+class SampleModel:
+    """A run's model over a sample of its train split, with that sample's batches (indices into ``sample``)."""
+
+    model: Any
+    collator: Any
+    sample: list[dict]
+    batches: list[list[int]]
+    trainer: Any
+
+
+def sample_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_dim: int, glove_dim: int,
+                 n_batches: int, seed: int = 0) -> SampleModel:
+    """The run's model (experiment.build_model, on the CPU) over ``n_batches`` shuffled train batches of the run's
+    batch size; biLM layers from :class:`ShapeLayers` and a random GloVe table of the configured width (the values
+    and the vocabulary change neither FLOPs nor memory)."""
+    from elmo_bench.engine.collate import length_batches
+    from elmo_bench.modules.token_embedders import WordVocabulary
+    from elmo_bench.engine.experiment import Prepared, build_model, trainer_config
+
+    torch.manual_seed(seed)
+    trainer = trainer_config(cfg, 1.0)
+    batches = length_batches(train, task.text_fields, trainer.batch_size, shuffle=True, seed=seed)[:n_batches]
+    rows = sorted({i for b in batches for i in b})
+    sample = [dict(train[i], _index=k) for k, i in enumerate(rows)]
+    where = {i: k for k, i in enumerate(rows)}
+    batches = [[where[i] for i in b] for b in batches]
+    use_elmo = bool(cfg.embedder.elmo)
+    prepared = Prepared({"train": sample}, len(sample), 1.0, num_layers=num_layers if use_elmo else 0,
+                        elmo_dim=elmo_dim if use_elmo else 0)
+    if use_elmo:
+        prepared.layer_sources["train"] = {f: ShapeLayers([e[f] for e in sample], num_layers, elmo_dim)
+                                           for f in task.text_fields}
+    glove_table = None
+    if cfg.embedder.glove:
+        words = sorted({w for e in sample for f in task.text_fields for w in e[f]})
+        glove_table = (WordVocabulary(words), torch.randn(len(words) + 2, glove_dim) * 0.1)
+    model, collators, _ = build_model(cfg, task, prepared, seed, glove_table=glove_table)
+    return SampleModel(model, collators["train"], sample, batches, trainer)
+
+
+def measure_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_dim: int, glove_dim: int,
+                  device: torch.device, n_batches: int, seed: int = 0) -> Measured:
+    """FLOPs per token (train: forward + backward; eval: forward) and peak memory of the run's model on
+    ``n_batches`` sample batches (:func:`sample_model`), on ``device``."""
+    from elmo_bench.engine.loop import make_optimizer
+
+    built = sample_model(cfg, task, train, num_layers, elmo_dim, glove_dim, n_batches, seed)
+    model, sample, batches, trainer = built.model, built.sample, built.batches, built.trainer
+    collators = {"train": built.collator}
+    head_params = sum(p.numel() for p in model.head.parameters() if p.requires_grad)
+    model.to(device)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    param_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
+    grad_bytes = sum(p.numel() * p.element_size() for p in trainable)
+    state_bytes = _optimizer_state_tensors(trainer.optimizer) * grad_bytes
+
+    from torch.utils.flop_counter import FlopCounterMode
+
+    train_flops = eval_flops = tokens = 0
+    peak = 0
+    for rows_ in batches:
+        batch = collators["train"]([sample[i] for i in rows_])
+        tokens += sum(int(f.mask.sum()) for f in batch.fields.values())
+        model.train()
+        saved: dict[tuple[Any, int], int] = {}
+
+        def pack(t: torch.Tensor) -> torch.Tensor:
+            if t.is_sparse:                          # no storage of its own: its indices and values
+                saved[(t.device, id(t))] = t._indices().nbytes + t._values().nbytes
+                return t
+            storage = t.untyped_storage()
+            saved[(t.device, storage.data_ptr())] = storage.nbytes()
+            return t
+
+        if device.type == "cuda":                     # memory first, with the kernels a run uses (cuDNN on)
+            torch.cuda.synchronize(device)
+            torch.cuda.reset_peak_memory_stats(device)
+            optimizer = make_optimizer(model, trainer)
+            output = model(batch)
+            (output["loss"] + model.embedder.penalty()).backward()
+            optimizer.step()                         # the optimiser's state is allocated on its first step
+            peak = max(peak, torch.cuda.max_memory_allocated(device))
+            model.zero_grad(set_to_none=True)
+            del optimizer, output
+        with _counting_backends(), FlopCounterMode(display=False) as counter, \
+                torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            output = model(batch)
+            (output["loss"] + model.embedder.penalty()).backward()
+        train_flops += counter.get_total_flops()
+        if device.type != "cuda":
+            params = {(p.device, p.untyped_storage().data_ptr()) for p in model.parameters()}
+            activations = sum(n for key, n in saved.items() if key not in params)
+            peak = max(peak, activations + param_bytes + grad_bytes + state_bytes)
+        model.zero_grad(set_to_none=True)
+        del output
+        model.eval()
+        with torch.no_grad(), _counting_backends(), FlopCounterMode(display=False) as counter:
+            model(batch)
+        eval_flops += counter.get_total_flops()
+    method = ("torch.cuda.max_memory_allocated over forward, backward and the optimiser step"
+              if device.type == "cuda" else
+              "saved-for-backward tensors (saved_tensors_hooks, by storage) + parameters + gradients + optimiser state")
+    return Measured(head_params, train_flops / max(tokens, 1), eval_flops / max(tokens, 1), peak, method,
+                    len(batches), tokens)
+
+
+# ------------------------------------------------------------------------------------------------------------- plan
+
+def _bilm_options(cfg: Any) -> tuple[Any, str]:
+    """The biLM's options (the configured file, or the public ELMo architecture when it is not readable here)."""
+    from elmo_bench.bilm.options import BiLMOptions
+    from elmo_bench.bilm.public import public_options
+
+    path = cfg.bilm.get("options")
+    if path and Path(str(path)).exists():
+        return BiLMOptions.load(str(path)), str(path)
+    return BiLMOptions.from_dict(public_options(), "public ELMo options"), \
+        "public ELMo 2x4096_512_2048cnn_2xhighway (bilm.options not readable here)"
+
+
+def _glove_dim(cfg: Any) -> int:
+    """GloVe width: the file's first line when readable, 300 (glove.840B.300d) for an absent file, 50 for kumo."""
+    if not cfg.embedder.glove:
+        return 0
+    if cfg.embedder.get("glove_source") == "kumo":
+        return 50
+    path = cfg.embedder.get("glove_path")
+    if path and Path(str(path)).exists():
+        import gzip
+
+        opener = gzip.open if str(path).endswith(".gz") else open
+        with opener(str(path), "rt", encoding="utf-8") as handle:
+            fields = handle.readline().rstrip("\n").split(" ")
+        return int(fields[1]) if len(fields) == 2 else len(fields) - 1
+    return 300
+
+
+def plan_run(overrides: Sequence[str], device: torch.device, n_batches: int,
+             memo: dict[str, Any]) -> dict[str, Any]:
+    """One planned run (see the module docstring for every number)."""
+    from omegaconf import OmegaConf
+
+    from elmo_bench.engine.experiment import trainer_config
+
+    cfg = compose_job(overrides)
+    task_name = cfg.task.name
+    options, options_source = _bilm_options(cfg)
+    max_segment = int(cfg.get("max_segment", 256))
+    data_key = json.dumps([task_name, OmegaConf.to_container(cfg.data, resolve=True),
+                           int(cfg.seed) if float(cfg.data.get("fraction", 1.0)) < 1 else None], sort_keys=True)
+    if data_key not in memo:
+        memo[data_key] = _data_plan(cfg, task_name, overrides, max_segment)
+    data = memo[data_key]
+    task = data["task"]
+
+    use_elmo = bool(cfg.embedder.elmo)
+    model_key = json.dumps([data_key, OmegaConf.to_container(cfg.task, resolve=True),
+                            OmegaConf.to_container(cfg.embedder, resolve=True),
+                            OmegaConf.to_container(cfg.mix, resolve=True),
+                            OmegaConf.to_container(cfg.trainer, resolve=True), options.to_dict(), str(cfg.amp)],
+                           sort_keys=True)
+    if model_key not in memo:
+        memo[model_key] = measure_model(cfg, task, data["sample_train"], options.n_layers + 1, options.output_dim,
+                                        _glove_dim(cfg), device, n_batches)
+    measured: Measured = memo[model_key]
+
+    sizes = data["splits"]
+    per_position = bilm_flops_per_position(options)
+    positions = sum(s.positions for s in sizes.values())
+    distinct = sum(s.distinct_tokens for s in sizes.values())
+    bilm_flops = per_position * positions if use_elmo else 0
+    cache_bytes = distinct * (options.n_layers + 1) * options.output_dim * 2 if use_elmo and cfg.cache else 0
+    if use_elmo and not cfg.cache:       # no cache: the biLM runs in every batch of every epoch
+        bilm_flops = None
+    epochs = trainer_config(cfg, float(cfg.data.get("fraction", 1.0))).max_epochs
+    train_tokens = sizes["train"].tokens
+    dev_tokens = sizes["dev"].tokens if "dev" in sizes else 0
+    test_tokens = sum(s.tokens for k, s in sizes.items() if k not in ("train", "dev"))
+    train_flops = measured.train_flops_per_token * train_tokens
+    eval_flops = measured.eval_flops_per_token * dev_tokens
+    if bilm_flops is None:
+        bilm_flops = per_position * epochs * (sizes["train"].positions + (sizes["dev"].positions if "dev" in sizes else 0))
+    head_flops = epochs * (train_flops + eval_flops) + measured.eval_flops_per_token * test_tokens
+    return {
+        "task": task_name, "embedder": cfg.embedder.name, "seed": int(cfg.seed),
+        "train_examples": sizes["train"].examples, "tokens": train_tokens,
+        "bilm_flops": int(bilm_flops), "cache_bytes": int(cache_bytes), "head_params": measured.head_params,
+        "train_flops_per_epoch": int(train_flops), "peak_memory_bytes": int(measured.peak_memory_bytes),
+        "epochs": epochs, "gpu_hours": None,             # filled by plan() at the chosen throughput
+        "data": str(cfg.data.name), "sizes": data["sizes"], "size_source": data["source"],
+        "splits": {k: {"examples": s.examples, "tokens": s.tokens} for k, s in sizes.items()},
+        "eval_flops_per_epoch": int(eval_flops), "head_flops_total": int(head_flops),
+        "bilm": options_source, "bilm_flops_per_token": per_position,
+        "cache_key": data_key if use_elmo and cfg.cache else None,
+        "memory_method": measured.memory_method, "memory_device": str(device),
+        "sample": {"batches": measured.sample_batches, "tokens": measured.sample_tokens,
+                   "from": data["sample_from"]},
+    }
+
+
+def _data_plan(cfg: Any, task_name: str, overrides: Sequence[str], max_segment: int) -> dict[str, Any]:
+    """Split sizes of the run's data (measured, documented or from the stand-in) and the train examples to sample."""
+    from elmo_bench.engine.experiment import load_task
+
+    task = load_task(task_name)
+    splits = read_splits(cfg, task)
+    name = str(cfg.data.name)
+    if splits is not None:
+        task.fit_labels(splits)
+        sizes = {k: split_sizes(task, v, max_segment) for k, v in splits.items()}
+        return {"task": task, "splits": sizes, "sizes": "measured", "source": f"{name} read here",
+                "sample_train": splits["train"], "sample_from": name}
+    stand_in_cfg = compose_job([*overrides, f"data={STAND_IN.format(task=task_name)}"])
+    stand_in = read_splits(stand_in_cfg, task)
+    if stand_in is None:
+        raise DataError(f"plan: data {name!r} of task {task_name} cannot be read here, nor its stand-in "
+                        f"{STAND_IN.format(task=task_name)} ({stand_in_cfg.data.name}); expected the data under "
+                        f"paths.data_root or a readable data config")
+    task.fit_labels(stand_in)
+    local = {k: split_sizes(task, v, max_segment) for k, v in stand_in.items()}
+    documented = DOCUMENTED.get((task_name, name))
+    if documented is None:
+        return {"task": task, "splits": local, "sizes": "proxy",
+                "source": f"{name} not readable here and no documented size: the stand-in "
+                          f"{stand_in_cfg.data.name}'s measured sizes", "sample_train": stand_in["train"],
+                "sample_from": str(stand_in_cfg.data.name)}
+    fraction = float(cfg.data.get("fraction", 1.0))
+    sizes = {}
+    for split in ("train", "dev", "test"):
+        proxy = local.get(split) or local["train"]
+        count = documented[split] if split != "train" else max(1, math.ceil(documented[split] * fraction))
+        scale = count / max(proxy.examples, 1)
+        sizes[split] = SplitSizes(count, round(proxy.tokens * scale), round(proxy.positions * scale),
+                                  round(proxy.distinct_tokens * scale))
+    return {"task": task, "splits": sizes, "sizes": "documented",
+            "source": f"{documented['source']}; tokens per example and distinct share from "
+                      f"{stand_in_cfg.data.name}", "sample_train": stand_in["train"],
+            "sample_from": str(stand_in_cfg.data.name)}
+
+
+def plan(overrides: Sequence[str], gpu_tflops: float, device: torch.device, n_batches: int = 2) -> dict[str, Any]:
+    """Every planned run with its GPU hours at ``gpu_tflops`` sustained, and the total (shared caches once)."""
+    jobs = expand_sweep(overrides)
+    memo: dict[str, Any] = {}
+    runs = [plan_run(job, device, n_batches, memo) for job in jobs]
+    rate = gpu_tflops * 1e12 * 3600
+    total, seen = 0.0, set()
+    for run in runs:
+        run["gpu_hours"] = (run["bilm_flops"] + run["head_flops_total"]) / rate
+        total += run["head_flops_total"] / rate
+        if run["cache_key"] is None or run["cache_key"] not in seen:
+            total += run["bilm_flops"] / rate
+            seen.add(run["cache_key"])
+    for run in runs:
+        run.pop("cache_key")
+    return {"runs": runs, "total_gpu_hours": total, "gpu_tflops": gpu_tflops, "device": str(device)}
+
+
+# -------------------------------------------------------------------------------------------------------------- CLI
+
+def _table(result: dict[str, Any]) -> str:
+    head = ("task", "embedder", "seed", "sizes", "train ex", "tokens", "biLM FLOPs", "cache GB", "head params",
+            "train FLOPs/ep", "peak mem GB", "epochs", "GPU h")
+    rows = [head]
+    for r in result["runs"]:
+        rows.append((r["task"], r["embedder"], str(r["seed"]), r["sizes"], f"{r['train_examples']:,}",
+                     f"{r['tokens']:,}", f"{r['bilm_flops']:.2e}", f"{r['cache_bytes'] / 1e9:.2f}",
+                     f"{r['head_params']:,}", f"{r['train_flops_per_epoch']:.2e}",
+                     f"{r['peak_memory_bytes'] / 1e9:.2f}", str(r["epochs"]), f"{r['gpu_hours']:.2f}"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) if i < 4 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+             for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines.append(f"\n{len(result['runs'])} runs, {result['total_gpu_hours']:.1f} GPU hours in total at "
+                 f"{result['gpu_tflops']:g} TFLOP/s sustained (each activation cache counted once; epochs are "
+                 f"max_epochs, early stopping ends most runs sooner); memory measured on {result['device']}")
+    notes = sorted({f"{r['task']}/{r['data']}: {r['size_source']}" for r in result["runs"] if r["sizes"] != "measured"})
+    return "\n".join(lines + [f"  {n}" for n in notes])
+
+
+def plan_main(argv: Sequence[str] | None = None) -> int:
+    presets = ", ".join(f"{k} {v:g} (peak {GPU_PEAKS[k]})" for k, v in GPU_TFLOPS.items())
+    parser = argparse.ArgumentParser(
+        prog="elmo-bench plan",
+        description="Cost of the runs a config or sweep would launch (e.g. experiment=paper_table1), without "
+                    "training: examples and tokens, biLM FLOPs and cache bytes, head parameters, training FLOPs "
+                    "per epoch, peak memory of one batch, epochs, GPU hours.",
+        epilog=f"--gpu presets, sustained TFLOP/s = 30% of the dense bf16 peak (V100, T4: fp16): {presets}.")
+    parser.add_argument("overrides", nargs="*", help="Hydra overrides, as run.py takes them")
+    parser.add_argument("--format", choices=["table", "json"], default="table")
+    parser.add_argument("--gpu", choices=sorted(GPU_TFLOPS), default="a100",
+                        help="GPU whose sustained throughput prices the runs (default a100: 94 TFLOP/s)")
+    parser.add_argument("--gpu-tflops", type=float, default=None,
+                        help="sustained TFLOP/s, overriding --gpu (e.g. 94 for an A100 at 30%% of 312)")
+    parser.add_argument("--device", default="auto",
+                        help="where peak memory is measured: auto (a GPU when torch sees one) | cpu | cuda | cuda:N")
+    parser.add_argument("--sample-batches", type=int, default=2, help="train batches measured per distinct model")
+    parser.add_argument("--online", action="store_true", help="let hub datasets download (default: local cache only)")
+    args = parser.parse_args(argv)
+    if args.gpu_tflops is not None and not args.gpu_tflops > 0:
+        parser.error(f"--gpu-tflops expected a number > 0, found {args.gpu_tflops}")
+    if args.sample_batches < 1:
+        parser.error(f"--sample-batches expected an integer >= 1, found {args.sample_batches}")
+    if not args.online:
+        _offline_hub()
+    from elmo_bench.base.device import resolve_device
+
+    device = resolve_device(args.device, "--device")
+    tflops = args.gpu_tflops if args.gpu_tflops is not None else GPU_TFLOPS[args.gpu]
+    result = plan(args.overrides, tflops, device, args.sample_batches)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(result) + "\n")
+    else:
+        print(_table(result))
+    return 0

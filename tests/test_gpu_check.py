@@ -1,0 +1,55 @@
+"""scripts/gpu_check.sh's pieces on the CPU, cheaply: the biLM throughput step on a tiny random biLM (its FLOPs are
+the plan's formula over the positions it ran), a paper-size head's timed steps, the plan-vs-measured arithmetic,
+and the script's syntax. The whole dry run (``DEVICE=cpu scripts/gpu_check.sh``) runs the quickstart, tests and
+a plan: minutes on a shared CPU, so it is not a test; these pieces are what it calls."""
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+
+import pytest
+import torch
+
+from elmo_bench.bilm.options import BiLMOptions
+from elmo_bench.commands.plan import bilm_flops_per_position
+from tests.conftest import REPO
+from tests.test_plan import TINY
+
+spec = importlib.util.spec_from_file_location("gpu_check", REPO / "scripts" / "gpu_check.py")
+gpu_check = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(gpu_check)
+
+
+def test_bilm_step_counts_the_plan_formula_over_the_positions_it_ran() -> None:
+    result = gpu_check.bilm_check(torch.device("cpu"), 6, options=TINY)
+    text = gpu_check.sentences(6)
+    assert result["tokens"] == sum(len(s) for s in text) and result["positions"] == result["tokens"] + 2 * 6
+    per = bilm_flops_per_position(BiLMOptions.from_dict(TINY))
+    assert result["flops_per_position"] == per == 9_104
+    assert result["achieved_tflops"] == pytest.approx(per * result["positions"] / result["seconds"] / 1e12)
+    assert result["tokens_per_second"] == pytest.approx(result["tokens"] / result["seconds"])
+    assert result["mfu"] is None and result["peak_tflops"] is None            # no GPU peak on a CPU
+
+
+def test_head_step_times_paper_size_training_steps() -> None:
+    result = gpu_check.head_check(torch.device("cpu"), "ner", "off", steps=1, data="ner_sample")
+    assert result["steps"] == 1 and result["batch_size"] == 32 and result["finite_losses"]
+    assert result["train_flops_per_token"] > 1e6 and result["peak_memory_bytes"] > 0
+
+
+def test_compare_prices_the_plan_against_the_measured_rates() -> None:
+    # plan at 1 TFLOP/s: one epoch 2e12 FLOPs = 2 s, the cache 4e12 FLOPs = 4 s; measured: 1,000 tokens at
+    # 250 tokens/s = 4 s (twice the plan), the biLM at 2 TFLOP/s = 2 s (half the plan)
+    plan = {"gpu_tflops": 1.0, "runs": [{"task": "ner", "embedder": "glove_elmo", "tokens": 1000,
+                                         "train_flops_per_epoch": 2e12, "bilm_flops": 4e12,
+                                         "peak_memory_bytes": 5}]}
+    head = {"task": "ner", "tokens_per_second": 250.0, "achieved_tflops": 0.5, "peak_memory_bytes": 6}
+    out = gpu_check.compare({"achieved_tflops": 2.0}, head, plan)
+    assert out["train_epoch"]["planned_seconds"] == pytest.approx(2.0)
+    assert out["train_epoch"]["ratio_measured_to_planned"] == pytest.approx(2.0)
+    assert out["bilm"]["measured_seconds"] == pytest.approx(2.0)
+    assert out["bilm"]["ratio_measured_to_planned"] == pytest.approx(0.5)
+
+
+def test_gpu_check_script_parses() -> None:
+    assert subprocess.run(["bash", "-n", str(REPO / "scripts" / "gpu_check.sh")]).returncode == 0
