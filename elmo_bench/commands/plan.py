@@ -30,7 +30,6 @@ a slice). Per run:
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -43,10 +42,10 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
+from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.errors import ConfigError, DataError
+from elmo_bench.base.paths import CONF_DIR
 
-REPO = Path(__file__).resolve().parents[1]
-CONF_DIR = REPO / "conf"
 
 #: sustained TFLOP/s for --gpu: 30% of the dense bf16 (V100, T4: fp16) tensor-core peak of the vendor's data sheet
 GPU_TFLOPS: dict[str, float] = {"a100": 94.0, "h100": 297.0, "h200": 297.0, "v100": 38.0, "t4": 20.0, "l4": 36.0}
@@ -272,12 +271,25 @@ def sample_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_d
     return SampleModel(model, collators["train"], sample, batches, trainer)
 
 
+def _cuda_peak_bytes(model: Any, trainer: Any, batch: Any, device: torch.device) -> int:
+    """torch.cuda.max_memory_allocated over one forward, backward and optimiser step (its state allocated then)."""
+    from elmo_bench.engine.loop import make_optimizer
+
+    torch.cuda.synchronize(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    optimizer = make_optimizer(model, trainer)
+    output = model(batch)
+    (output["loss"] + model.embedder.penalty()).backward()
+    optimizer.step()
+    peak = torch.cuda.max_memory_allocated(device)
+    model.zero_grad(set_to_none=True)
+    return int(peak)
+
+
 def measure_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_dim: int, glove_dim: int,
                   device: torch.device, n_batches: int, seed: int = 0) -> Measured:
     """FLOPs per token (train: forward + backward; eval: forward) and peak memory of the run's model on
     ``n_batches`` sample batches (:func:`sample_model`), on ``device``."""
-    from elmo_bench.engine.loop import make_optimizer
-
     built = sample_model(cfg, task, train, num_layers, elmo_dim, glove_dim, n_batches, seed)
     model, sample, batches, trainer = built.model, built.sample, built.batches, built.trainer
     collators = {"train": built.collator}
@@ -307,15 +319,7 @@ def measure_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_
             return t
 
         if device.type == "cuda":                     # memory first, with the kernels a run uses (cuDNN on)
-            torch.cuda.synchronize(device)
-            torch.cuda.reset_peak_memory_stats(device)
-            optimizer = make_optimizer(model, trainer)
-            output = model(batch)
-            (output["loss"] + model.embedder.penalty()).backward()
-            optimizer.step()                         # the optimiser's state is allocated on its first step
-            peak = max(peak, torch.cuda.max_memory_allocated(device))
-            model.zero_grad(set_to_none=True)
-            del optimizer, output
+            peak = max(peak, _cuda_peak_bytes(model, trainer, batch, device))
         with _counting_backends(), FlopCounterMode(display=False) as counter, \
                 torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
             output = model(batch)
@@ -369,6 +373,22 @@ def _glove_dim(cfg: Any) -> int:
     return 300
 
 
+def _measured_once(cfg: Any, task: Any, data: dict[str, Any], data_key: str, options: Any, device: torch.device,
+                   n_batches: int, memo: dict[str, Any]) -> Measured:
+    """:func:`measure_model` once per distinct model (task head, embedder, mix, trainer, biLM shape, amp)."""
+    from omegaconf import OmegaConf
+
+    model_key = json.dumps([data_key, OmegaConf.to_container(cfg.task, resolve=True),
+                            OmegaConf.to_container(cfg.embedder, resolve=True),
+                            OmegaConf.to_container(cfg.mix, resolve=True),
+                            OmegaConf.to_container(cfg.trainer, resolve=True), options.to_dict(), str(cfg.amp)],
+                           sort_keys=True)
+    if model_key not in memo:
+        memo[model_key] = measure_model(cfg, task, data["sample_train"], options.n_layers + 1, options.output_dim,
+                                        _glove_dim(cfg), device, n_batches)
+    return memo[model_key]
+
+
 def plan_run(overrides: Sequence[str], device: torch.device, n_batches: int,
              memo: dict[str, Any]) -> dict[str, Any]:
     """One planned run (see the module docstring for every number)."""
@@ -388,15 +408,7 @@ def plan_run(overrides: Sequence[str], device: torch.device, n_batches: int,
     task = data["task"]
 
     use_elmo = bool(cfg.embedder.elmo)
-    model_key = json.dumps([data_key, OmegaConf.to_container(cfg.task, resolve=True),
-                            OmegaConf.to_container(cfg.embedder, resolve=True),
-                            OmegaConf.to_container(cfg.mix, resolve=True),
-                            OmegaConf.to_container(cfg.trainer, resolve=True), options.to_dict(), str(cfg.amp)],
-                           sort_keys=True)
-    if model_key not in memo:
-        memo[model_key] = measure_model(cfg, task, data["sample_train"], options.n_layers + 1, options.output_dim,
-                                        _glove_dim(cfg), device, n_batches)
-    measured: Measured = memo[model_key]
+    measured = _measured_once(cfg, task, data, data_key, options, device, n_batches, memo)
 
     sizes = data["splits"]
     per_position = bilm_flops_per_position(options)
@@ -514,7 +526,7 @@ def _table(result: dict[str, Any]) -> str:
 
 def plan_main(argv: Sequence[str] | None = None) -> int:
     presets = ", ".join(f"{k} {v:g} (peak {GPU_PEAKS[k]})" for k, v in GPU_TFLOPS.items())
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="elmo-bench plan",
         description="Cost of the runs a config or sweep would launch (e.g. experiment=paper_table1), without "
                     "training: examples and tokens, biLM FLOPs and cache bytes, head parameters, training FLOPs "
