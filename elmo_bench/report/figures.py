@@ -28,6 +28,13 @@ def _save(fig: plt.Figure, path: Path) -> None:
     atomic_write_bytes(path, buffer.getvalue())
 
 
+def _curve_label(embedder: str, encoder: str) -> str:
+    """"+ELMo" / "baseline (GloVe)" with one encoder; "+<encoder>" / "<encoder> only" beside others."""
+    if not encoder:
+        return LABELS.get(embedder, embedder)
+    return {"glove_elmo": f"+{encoder}", "elmo": f"{encoder} only"}.get(embedder, f"{embedder}: {encoder}")
+
+
 def figure1(runs: Sequence[Run], path: Path, names: EncoderNames | None = None) -> bool:
     """Metric vs training fraction (log x), one line per embedder (and encoder, when there are several), mean with
     a ±std band; False if no data."""
@@ -40,8 +47,7 @@ def figure1(runs: Sequence[Run], path: Path, names: EncoderNames | None = None) 
             xs = sorted(by_fraction)
             mean = [by_fraction[x].mean for x in xs]
             std = [by_fraction[x].std or 0.0 for x in xs]
-            (line,) = ax.plot([100 * x for x in xs], mean, marker="o",
-                              label=LABELS.get(embedder, embedder) + (f": {encoder}" if encoder else ""))
+            (line,) = ax.plot([100 * x for x in xs], mean, marker="o", label=_curve_label(embedder, encoder))
             ax.fill_between([100 * x for x in xs], [m - s for m, s in zip(mean, std)],
                             [m + s for m, s in zip(mean, std)], color=line.get_color(), alpha=0.2)
         metric = next((r.main_metric for r in runs if r.task == task), "")
