@@ -112,7 +112,8 @@ class EncoderNames:
         for run in runs:
             if run.encoder_key is not None:
                 counts[run.encoder_key] = counts.get(run.encoder_key, 0) + 1
-        candidates = [k for k in self.order if k in counts and self.is_bilm(k)] or [k for k in self.order if k in counts]
+        found = [k for k in self.order if k in counts]
+        candidates = [k for k in found if self.is_bilm(k)] or found
         return max(candidates, key=lambda k: counts[k]) if candidates else None
 
     def reference_runs(self, runs: list[Any]) -> list[Any]:
