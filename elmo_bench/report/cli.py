@@ -4,18 +4,20 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.report import bootstrap, directions, figures, tables
+from elmo_bench.report import bootstrap, directions, figures, probe_depth, tables
 from elmo_bench.report.collect import Collection, collect
+from elmo_bench.report.encoder_names import EncoderNames
 from elmo_bench.report.render import latex_escape, table_latex, table_md
 from elmo_bench.base.arguments import ArgumentParser
 
 FIGURE1 = "figure1_sample_efficiency.png"
 FIGURE2 = "figure2_layer_weights.png"
 DEV_CURVES = "dev_curves.png"
+PROBE_DEPTH = "probe_depth.png"
 
 
 def _collect_existing(dirs: Sequence[str], require_runs: bool) -> Collection:
@@ -33,6 +35,41 @@ def _collect_existing(dirs: Sequence[str], require_runs: bool) -> Collection:
     return found
 
 
+def _sections(found: Collection, names: EncoderNames, p_value: Any, out: Path
+              ) -> tuple[list[tables.Table], dict[str, bool]]:
+    """Every table and figure of the report (figures written into ``out``). Table 1, the sample-efficiency data,
+    Tables 5/6 and the probe-depth figure show each encoder found; the others read the reference encoder's runs
+    (EncoderNames.reference_runs: all runs when there is one biLM)."""
+    runs = found.runs
+    main = names.reference_runs(runs)
+    made = {FIGURE1: figures.figure1(runs, out / FIGURE1, names), FIGURE2: figures.figure2(main, out / FIGURE2),
+            DEV_CURVES: figures.dev_curve_figure(main, out / DEV_CURVES)}
+    depth = figures.probe_depth_figure(runs, out / PROBE_DEPTH, names)
+    if depth:                                         # only with several encoders: a single biLM's report is unchanged
+        made[PROBE_DEPTH] = True
+    sections = [
+        tables.table1(runs, p_value, names),
+        tables.table2(main), tables.table3(main), tables.table5(runs, names), tables.table6(runs, names),
+        *([probe_depth.probe_depth_table(runs, names)] if depth else []),
+        tables.table7(found.adaptations), tables.figure1_table(runs, names), tables.figure2_table(main),
+        tables.dev_curve_table(main), tables.budget_table(main), tables.scale_ablation_table(main),
+        directions.directions_table(main, found.adaptations),
+    ]
+    return sections, made
+
+
+def _summary(found: Collection, names: EncoderNames) -> str:
+    runs = found.runs
+    text = (f"{found.files} results.json files read, {len(runs)} runs used "
+            f"({found.duplicates} duplicate run(s) of one experiment kept once, "
+            f"{len(found.warnings)} skipped).")
+    if names.several(runs):
+        text += (f" Encoders: {'; '.join(names.labels[k] for k in names.order)}. Tables 2 and 3, Figure 2, the dev "
+                 f"curves, the budget, the scale ablation and Directions read the runs of "
+                 f"{names.label(names.reference(runs))}.")
+    return text
+
+
 def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int = 1000,
                  significance: bool = True, require_runs: bool = False) -> Path:
     """Read the results below ``dirs``, write report.md / report.tex / report.json and the PNGs into ``out``.
@@ -47,25 +84,20 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
         return bootstrap.compare_runs(elmo_runs, base_runs, samples, gold_cache)
 
     out.mkdir(parents=True, exist_ok=True)
-    made = {FIGURE1: figures.figure1(runs, out / FIGURE1), FIGURE2: figures.figure2(runs, out / FIGURE2),
-            DEV_CURVES: figures.dev_curve_figure(runs, out / DEV_CURVES)}
-    sections = [
-        tables.table1(runs, p_value if significance else None),
-        tables.table2(runs), tables.table3(runs), tables.table5(runs), tables.table6(runs),
-        tables.table7(found.adaptations), tables.figure1_table(runs), tables.figure2_table(runs),
-        tables.dev_curve_table(runs), tables.budget_table(runs), tables.scale_ablation_table(runs),
-        directions.directions_table(runs, found.adaptations),
-    ]
-    summary = (f"{found.files} results.json files read, {len(runs)} runs used "
-               f"({found.duplicates} duplicate run(s) of one experiment kept once, "
-               f"{len(found.warnings)} skipped).")
+    names = EncoderNames(runs)
+    sections, made = _sections(found, names, p_value if significance else None, out)
+    summary = _summary(found, names)
     figure_for = {"figure1": (FIGURE1, "Figure 1", "_No sample-efficiency sweep yet._"),
                   "figure2": (FIGURE2, "Figure 2", "_No learned mixes yet._"),
-                  "dev_curves": (DEV_CURVES, "Dev curves", "_No per-epoch dev history yet._")}
+                  "dev_curves": (DEV_CURVES, "Dev curves", "_No per-epoch dev history yet._"),
+                  "probe_depth": (PROBE_DEPTH, "Probe accuracy by relative layer depth", "")}
     if fmt == "json":
         report = {"summary": summary, "runs": len(runs), "files": found.files, "duplicates": found.duplicates,
                   "tables": {table.key: table.as_json() for table in sections},
                   "figures": sorted(name for name, exists in made.items() if exists)}
+        if names.several(runs):                       # new keys only when there are several encoders
+            report["encoders"] = names.as_json()
+            report["reference_encoder"] = names.label(names.reference(runs))
         path = out / "report.json"
         atomic_write_text(path, json.dumps(report, indent=2, sort_keys=True, allow_nan=False) + "\n")
         return path

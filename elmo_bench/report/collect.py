@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS
-from elmo_bench.report import task_defaults
+from elmo_bench.report import encoder_names, task_defaults
 from elmo_bench.records.run_record import REQUIRED_KEYS, RunRecord
 
+#: probe tasks: their runs record an encoder without a +ELMo mix
+ENCODER_PROBES = ("wsd", "pos_probe")
 #: overrides of the mix group that make a run differ from the task's paper settings
 MIX_OVERRIDES = ("placement", "lambda", "layer_norm", "gamma_init", "dropout")
 
@@ -48,6 +50,20 @@ class Run:
     def adapted(self) -> bool:
         """+ELMo with a task-adapted biLM (bilm=adapted): its own Table 1 row, never averaged with the base biLM."""
         return bool((self.record.bilm or {}).get("adapted_hash"))
+
+    @property
+    def encoder(self) -> dict[str, Any] | None:
+        """The frozen encoder whose layers the run used (elmo_bench.report.encoder_names.identity); None for a run
+        without them (a GloVe baseline, shared by every encoder's +ELMo runs)."""
+        if not self.has_elmo and self.task not in ENCODER_PROBES:
+            return None
+        return encoder_names.identity(self.record)
+
+    @property
+    def encoder_key(self) -> str | None:
+        """The encoder's grouping key (its whole identity as JSON): runs of two encoders never share one."""
+        found = self.encoder
+        return None if found is None else encoder_names.key_of(found)
 
     @property
     def mode(self) -> str | None:
@@ -104,7 +120,7 @@ class Run:
         trainer.update({k: v for k, v in (config.get("trainer") or {}).items() if v is not None and k != "scale_epochs"})
         key = {"task": self.task, "embedder": self.embedder, "seed": self.seed, "data": self.data,
                "fraction": self.fraction, "elmo": self.elmo, "head": task_cfg.get("head"), "trainer": trainer,
-               "bilm": (self.record.bilm or {}).get("hash")}
+               "bilm": (self.record.bilm or {}).get("hash"), "encoder": self.encoder_key}
         if self.task in ("wsd", "pos_probe"):          # probes: no training config tells two runs apart
             key["metrics"] = self.metrics
         return json.dumps(key, sort_keys=True, default=str)

@@ -1,5 +1,5 @@
-"""Figure 1 (sample efficiency), Figure 2 (learned layer weights) and the per-epoch dev curves as PNGs, written
-atomically."""
+"""Figure 1 (sample efficiency), Figure 2 (learned layer weights), the per-epoch dev curves and, with several
+encoders, probe accuracy by relative layer depth as PNGs, written atomically."""
 from __future__ import annotations
 
 import io
@@ -14,7 +14,9 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 
 from elmo_bench.base.atomic import atomic_write_bytes  # noqa: E402
 from elmo_bench.report.collect import Run  # noqa: E402
-from elmo_bench.report.tables import dev_curves, learned_mixes, sample_efficiency_points  # noqa: E402
+from elmo_bench.report.encoder_names import EncoderNames  # noqa: E402
+from elmo_bench.report.probe_depth import probe_depth_curves  # noqa: E402
+from elmo_bench.report.tables import dev_curves, learned_mixes, sample_efficiency_curves  # noqa: E402
 
 LABELS = {"glove": "baseline (GloVe)", "glove_elmo": "+ELMo", "elmo": "ELMo only"}
 
@@ -26,18 +28,26 @@ def _save(fig: plt.Figure, path: Path) -> None:
     atomic_write_bytes(path, buffer.getvalue())
 
 
-def figure1(runs: Sequence[Run], path: Path) -> bool:
-    """Metric vs training fraction (log x), one line per embedder, mean with a ±std band; False if no data."""
-    points = sample_efficiency_points(runs)
+def _curve_label(embedder: str, encoder: str) -> str:
+    """"+ELMo" / "baseline (GloVe)" with one encoder; "+<encoder>" / "<encoder> only" beside others."""
+    if not encoder:
+        return LABELS.get(embedder, embedder)
+    return {"glove_elmo": f"+{encoder}", "elmo": f"{encoder} only"}.get(embedder, f"{embedder}: {encoder}")
+
+
+def figure1(runs: Sequence[Run], path: Path, names: EncoderNames | None = None) -> bool:
+    """Metric vs training fraction (log x), one line per embedder (and encoder, when there are several), mean with
+    a ±std band; False if no data."""
+    points = sample_efficiency_curves(runs, names)
     if not points:
         return False
     fig, axes = plt.subplots(1, len(points), figsize=(4.2 * len(points), 3.4), squeeze=False)
     for ax, ((task, data), curves) in zip(axes[0], points.items()):
-        for embedder, by_fraction in sorted(curves.items()):
+        for (embedder, encoder), by_fraction in sorted(curves.items()):
             xs = sorted(by_fraction)
             mean = [by_fraction[x].mean for x in xs]
             std = [by_fraction[x].std or 0.0 for x in xs]
-            (line,) = ax.plot([100 * x for x in xs], mean, marker="o", label=LABELS.get(embedder, embedder))
+            (line,) = ax.plot([100 * x for x in xs], mean, marker="o", label=_curve_label(embedder, encoder))
             ax.fill_between([100 * x for x in xs], [m - s for m, s in zip(mean, std)],
                             [m + s for m, s in zip(mean, std)], color=line.get_color(), alpha=0.2)
         metric = next((r.main_metric for r in runs if r.task == task), "")
@@ -95,6 +105,30 @@ def dev_curve_figure(runs: Sequence[Run], path: Path) -> bool:
         ax.set_xlabel("epoch")
         ax.set_ylabel(f"dev {lines[0][0].main_metric}")
         ax.set_title(f"{task} ({data})", fontsize="small")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="x-small")
+    for ax in list(axes.flat)[len(curves):]:
+        ax.axis("off")
+    _save(fig, path)
+    return True
+
+
+def probe_depth_figure(runs: Sequence[Run], path: Path, names: EncoderNames | None = None) -> bool:
+    """One panel per probe and data set: probe score against relative layer depth, a line per encoder (the points of
+    elmo_bench.report.probe_depth); False (nothing written) unless the probe runs come from several encoders."""
+    curves = probe_depth_curves(runs, names)
+    if not curves:
+        return False
+    cols = min(3, len(curves))
+    rows = math.ceil(len(curves) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False, layout="constrained")
+    for ax, ((probe, data), lines) in zip(axes.flat, curves.items()):
+        for label, points in lines.items():
+            ax.plot([p.depth for p in points], [p.value.mean for p in points], marker="o", markersize=4, label=label)
+        ax.set_xlim(-0.05, 1.05)
+        ax.set_xlabel("relative layer depth")
+        ax.set_ylabel("F1" if probe == "WSD" else "accuracy")
+        ax.set_title(f"{probe}: {data}", fontsize="small")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize="x-small")
     for ax in list(axes.flat)[len(curves):]:

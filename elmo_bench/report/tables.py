@@ -26,11 +26,14 @@ from typing import Any, Callable, Iterable, Sequence
 from elmo_bench.report import paper
 from elmo_bench.report.bootstrap import NO_STATISTICS
 from elmo_bench.report.collect import MIX_OVERRIDES, Run
+from elmo_bench.report.encoder_names import EncoderNames
 from elmo_bench.records.stopping import StoppingRule
 
 MISSING = "—"
 ADAPTED_LABEL = "+ELMo with bilm=adapted"
 PROBE_TASKS = ("pos", "wsd", "pos_probe")
+ENCODER_BLOCKS_NOTE = ("Encoders side by side: one row block per encoder (Encoder column; an encoder with fewer layers "
+                       "leaves the deeper layer columns missing); the paper's rows (Encoder \"paper\") are the biLM's.")
 WSD_SET_ORDER = ("senseval2", "senseval3", "semeval2007", "semeval2013", "semeval2015", "all")
 
 
@@ -140,51 +143,95 @@ def _float(text: str | None) -> float | None:
     return None if text is None else float(text)
 
 
-def table1(runs: Sequence[Run], p_value: PValue | None = None) -> Table:
-    # every baseline/+ELMo pair of a task's paper configuration; a budget run on a fraction of the training data is
-    # its own row, labelled with the fraction, so a smaller budget is never averaged with the full one
+def _table1_runs(runs: Sequence[Run]) -> list[Run]:
+    """Every baseline/+ELMo run of a task's paper configuration; a budget run on a fraction of the training data is
+    its own row, labelled with the fraction, so a smaller budget is never averaged with the full one; +ELMo with
+    bilm=adapted is its own row, against the same baseline runs."""
     labelled = [r for r in _budget_runs(runs) if r.is_default]
-    # +ELMo with bilm=adapted is its own row, against the same baseline runs
     adapted_rows = {(r.task, r.data) for r in labelled if r.adapted}
     chosen = [r for r in labelled if not r.adapted]
     chosen += [dataclasses.replace(r, data=f"{r.data}, {ADAPTED_LABEL}") for r in labelled
                if r.adapted or (not r.has_elmo and (r.task, r.data) in adapted_rows)]
+    return chosen
+
+
+def _p_cell(p_value: PValue | None, elmo_runs: list[Run], base_runs: list[Run],
+            where: str, notes: list[str]) -> tuple[str, float | None]:
+    """The p column's text and value (a note when it cannot be computed for a reason worth saying)."""
+    if p_value is None or not base_runs or not elmo_runs:
+        return MISSING, None
+    p, why = p_value(elmo_runs, base_runs)
+    if p is not None:
+        return ("< 0.001" if p < 0.001 else f"{p:.3f}"), p
+    if why != NO_STATISTICS:
+        notes.append(f"{where}: no p-value: {why}.")
+    return MISSING, None
+
+
+def _table1_paper_cells(task: str) -> list[str]:
+    """The paper's columns of a Table 1 row: previous SOTA, its baseline, its +ELMo and its increase."""
+    ref = paper.TABLE1.get(task)
+    sota = paper.TABLE1_PREVIOUS_SOTA.get(task)
+    paper_abs, paper_rel = _increase(ref["baseline"], ref["elmo"]) if ref else (MISSING, MISSING)
+    return [_paper_pm(sota[1], paper.TABLE1_PREVIOUS_SOTA_PM.get(task)) if sota else MISSING,
+            fmt(ref["baseline"]) if ref else MISSING,
+            _paper_pm(ref["elmo"], paper.TABLE1_ELMO_PM.get(task)) if ref else MISSING,
+            f"{paper_abs} / {paper_rel}" if ref else MISSING]
+
+
+def _table1_row(task: str, data: str, base_runs: list[Run], elmo_runs: list[Run], p_value: PValue | None,
+                notes: list[str], where: str, with_paper: bool) -> tuple[list[str], dict[str, Any]]:
+    """One Table 1 row (cells, report.json record) from a task's baseline and +encoder runs."""
+    base, elmo = stat(r.value("test") for r in base_runs), stat(r.value("test") for r in elmo_runs)
+    metric = (base_runs or elmo_runs)[0].main_metric if (base_runs or elmo_runs) else MISSING
+    abs_inc, rel_inc = _increase(_mean(base), _mean(elmo))
+    p_text, p = _p_cell(p_value, elmo_runs, base_runs, where, notes)
+    paper_cells = _table1_paper_cells(task) if with_paper else [MISSING] * 4
+    row = [task, data, metric, fmt_stat(base), fmt_stat(elmo), abs_inc, rel_inc,
+           f"{base.n if base else 0}/{elmo.n if elmo else 0}", *paper_cells, p_text]
+    return row, {"task": task, "data": data, "metric": metric, "baseline": stat_json(base), "elmo": stat_json(elmo),
+                 "p": p}
+
+
+TABLE1_NOTES = [
+    "Test set, mean ± sample std over seeds; n = seeds (baseline/+ELMo). Increase: absolute, and relative = "
+    "abs / (100 − baseline), the paper's relative error reduction.",
+    "p: one-sided paired bootstrap over test examples (+ELMo better, seeds averaged), from each run's "
+    "per-example statistics; every resample's metric is the exact corpus metric (accuracy, SQuAD F1, span F1 "
+    "of NER and SRL, CoNLL coreference F1).",
+    "Paper columns: the paper's Table 1 — previous state of the art, its baseline and +ELMo test numbers "
+    "(± = the paper's standard deviation over five seeds, where it gives one).",
+]
+TABLE1_ENCODERS_NOTE = ("Encoders side by side: one row per encoder whose +encoder runs were found (its mixed layers "
+                        "in place of ELMo's, the same GloVe baseline runs in every row); the paper's columns stand "
+                        "beside the biLM rows only.")
+
+
+def table1(runs: Sequence[Run], p_value: PValue | None = None, names: EncoderNames | None = None) -> Table:
+    """Baseline vs +ELMo per task (test). With several encoders (EncoderNames.several) an Encoder column after Data
+    and one row per (task, data, encoder); report.json rows then carry ``encoder`` (its label)."""
+    chosen = _table1_runs(runs)
+    names = names or EncoderNames(chosen)
+    several = names.several(r for r in chosen if r.has_elmo)
     groups = _group(chosen, lambda r: (r.task, r.data, r.has_elmo))
     rows, notes, records = [], [], []
     for task, data in _task_rows(chosen, paper.TABLE1_ORDER):
-        base_runs, elmo_runs = groups.get((task, data, False), []), groups.get((task, data, True), [])
-        base, elmo = stat(r.value("test") for r in base_runs), stat(r.value("test") for r in elmo_runs)
-        metric = (base_runs or elmo_runs)[0].main_metric if (base_runs or elmo_runs) else MISSING
-        abs_inc, rel_inc = _increase(_mean(base), _mean(elmo))
-        ref = paper.TABLE1.get(task)
-        sota = paper.TABLE1_PREVIOUS_SOTA.get(task)
-        paper_abs, paper_rel = _increase(ref["baseline"], ref["elmo"]) if ref else (MISSING, MISSING)
-        p_text, p = MISSING, None
-        if p_value is not None and base_runs and elmo_runs:
-            p, why = p_value(elmo_runs, base_runs)
-            if p is not None:
-                p_text = "< 0.001" if p < 0.001 else f"{p:.3f}"
-            elif why != NO_STATISTICS:
-                notes.append(f"{task} ({data}): no p-value: {why}.")
-        rows.append([task, data, metric, fmt_stat(base), fmt_stat(elmo), abs_inc, rel_inc,
-                     f"{base.n if base else 0}/{elmo.n if elmo else 0}",
-                     _paper_pm(sota[1], paper.TABLE1_PREVIOUS_SOTA_PM.get(task)) if sota else MISSING,
-                     fmt(ref["baseline"]) if ref else MISSING,
-                     _paper_pm(ref["elmo"], paper.TABLE1_ELMO_PM.get(task)) if ref else MISSING,
-                     f"{paper_abs} / {paper_rel}" if ref else MISSING, p_text])
-        records.append({"task": task, "data": data, "metric": metric, "baseline": stat_json(base),
-                        "elmo": stat_json(elmo), "p": p})
-    notes[:0] = [
-        "Test set, mean ± sample std over seeds; n = seeds (baseline/+ELMo). Increase: absolute, and relative = "
-        "abs / (100 − baseline), the paper's relative error reduction.",
-        "p: one-sided paired bootstrap over test examples (+ELMo better, seeds averaged), from each run's "
-        "per-example statistics; every resample's metric is the exact corpus metric (accuracy, SQuAD F1, span F1 "
-        "of NER and SRL, CoNLL coreference F1).",
-        "Paper columns: the paper's Table 1 — previous state of the art, its baseline and +ELMo test numbers "
-        "(± = the paper's standard deviation over five seeds, where it gives one).",
-    ]
+        base_runs, elmo_all = groups.get((task, data, False), []), groups.get((task, data, True), [])
+        blocks = names.split(elmo_all) if several else [(None, elmo_all)]
+        for key, elmo_runs in blocks:
+            where = f"{task} ({data})" + (f", {names.label(key)}" if several else "")
+            row, record = _table1_row(task, data, base_runs, elmo_runs, p_value, notes, where, names.is_bilm(key))
+            if several:
+                row.insert(2, names.label(key))
+                record["encoder"] = names.labels.get(key)
+            rows.append(row)
+            records.append(record)
+    notes[:0] = TABLE1_NOTES + ([TABLE1_ENCODERS_NOTE] if several else [])
     header = ["Task", "Data", "Metric", "Baseline", "+ELMo", "Increase (abs)", "Increase (rel)", "n",
               "Paper previous SOTA", "Paper baseline", "Paper +ELMo", "Paper increase (abs / rel)", "p (bootstrap)"]
+    if several:
+        header[header.index("+ELMo")] = "+encoder"
+        header.insert(2, "Encoder")
     reference = {task: {"previous_sota": {"system": paper.TABLE1_PREVIOUS_SOTA[task][0],
                                           "value": paper.TABLE1_PREVIOUS_SOTA[task][1],
                                           "std": _float(paper.TABLE1_PREVIOUS_SOTA_PM.get(task))},
@@ -283,22 +330,35 @@ def _coverage(wsd: Sequence[Run], name: str, view: str) -> str:
     return MISSING
 
 
-def table5(runs: Sequence[Run]) -> Table:
-    wsd = [r for r in runs if r.task == "wsd"]
+def _table5_rows(wsd: Sequence[Run], columns: Sequence[str]) -> list[list[str]]:
+    """One row per evaluation set of these WSD runs: F1 per column (mean over runs), coverage, n."""
     sets = sorted({s for r in wsd for s, m in r.metrics.items() if isinstance(m, dict)}, key=_set_order)
-    columns = _layer_columns(k for r in wsd for m in r.metrics.values() if isinstance(m, dict) for k in m)
-    if not columns:
-        columns = [f"layer_{k}_f1" for k in (0, 1, 2)] + ["average_f1"]
     rows = []
     for name in sets:
         values = [stat((r.metrics.get(name) or {}).get(c) for r in wsd) for c in columns]
         n = max((v.n for v in values if v), default=0)
         rows.append([name, *[fmt(_mean(v)) for v in values], _coverage(wsd, name, "layer_0"),
                      _coverage(wsd, name, "wordnet_first_sense"), str(n)])
+    return rows
+
+
+def table5(runs: Sequence[Run], names: EncoderNames | None = None) -> Table:
+    """WSD F1 per layer per evaluation set; with several encoders an Encoder column first and one row block per
+    encoder (its layers' columns; the paper's rows last, Encoder "paper")."""
+    wsd = [r for r in runs if r.task == "wsd"]
+    names = names or EncoderNames(wsd)
+    several = names.several(wsd)
+    columns = _layer_columns(k for r in wsd for m in r.metrics.values() if isinstance(m, dict) for k in m)
+    if not columns:
+        columns = [f"layer_{k}_f1" for k in (0, 1, 2)] + ["average_f1"]
+    if several:
+        rows = [[names.label(key), *row] for key, group in names.split(wsd) for row in _table5_rows(group, columns)]
+    else:
+        rows = _table5_rows(wsd, columns)
 
     def paper_row(label: str, by_column: dict[str, float]) -> list[str]:
-        return [label, *[fmt(by_column.get(c), 1) if c in by_column else MISSING for c in columns],
-                MISSING, MISSING, MISSING]
+        return [*(["paper"] if several else []), label,
+                *[fmt(by_column.get(c), 1) if c in by_column else MISSING for c in columns], MISSING, MISSING, MISSING]
 
     rows.append(paper_row("paper biLM (ALL)", {f"layer_{k}_f1": v for k, v in paper.TABLE5_BILM.items()}))
     rows.append(paper_row("paper CoVe (ALL)", {f"layer_{k}_f1": v for k, v in paper.TABLE5_COVE.items()}))
@@ -313,8 +373,11 @@ def table5(runs: Sequence[Run]) -> Table:
              "mfs: SemCor's most frequent sense (then WordNet's first sense); wordnet first sense: WordNet's first "
              "sense alone. Coverage: instances answered / instances, for the layer views and for WordNet alone.",
              f"Paper, supervised systems on ALL: {others}."]
-    return Table("Table 5: WSD probe, F1 per biLM layer", ["Set", *labels, "coverage (layers)",
-                                                            "coverage (WordNet)", "n"], rows, notes, key="table5")
+    if several:
+        notes.append(ENCODER_BLOCKS_NOTE)
+    return Table("Table 5: WSD probe, F1 per biLM layer", [*(["Encoder"] if several else []), "Set", *labels,
+                                                            "coverage (layers)", "coverage (WordNet)", "n"],
+                 rows, notes, key="table5")
 
 
 POS_PROBE_ROWS = ("average", "glove", "most_frequent_tag")
@@ -328,14 +391,9 @@ def _pos_probe_label(run: Run) -> str:
     return run.data
 
 
-def table6(runs: Sequence[Run]) -> Table:
-    pos = [r for r in runs if r.task == "pos" and r.fraction == 1.0 and r.has_elmo]
-    probe = [r for r in runs if r.task == "pos_probe"]
-    layers = sorted({r.layer_index for r in pos if r.mode == "layer" and r.layer_index is not None}
-                    | {int(m.group(1)) for r in probe for k in (r.metrics.get("test") or {})
-                       if (m := re.fullmatch(r"layer_(\d+)_accuracy", k))})
-    layers = layers or [0, 1, 2]
-    extra = ["average", "GloVe", "most frequent tag"] if probe else []
+def _table6_rows(pos: Sequence[Run], probe: Sequence[Run], layers: Sequence[int], extra: Sequence[str],
+                 any_probe: bool) -> list[list[str]]:
+    """Rows of one encoder's POS runs: each converged probe's data, then each engine-trained probe's data."""
     rows = []
     for data in sorted({_pos_probe_label(r) for r in probe}):
         runs_d = [r for r in probe if _pos_probe_label(r) == data]
@@ -346,11 +404,33 @@ def table6(runs: Sequence[Run]) -> Table:
         runs_d = [r for r in pos if r.data == data]
         cells = [stat(r.value("test") for r in runs_d if r.mode == "layer" and r.layer_index == k) for k in layers]
         learned = stat(r.value("test") for r in runs_d if r.mode == "learned" and not r.overrides(*MIX_OVERRIDES))
-        rows.append([f"{data}, engine-trained probe" if probe else data, *[fmt_stat(c) for c in cells],
+        rows.append([f"{data}, engine-trained probe" if any_probe else data, *[fmt_stat(c) for c in cells],
                      fmt_stat(learned), *[MISSING] * len(extra)])
-    rows.append(["paper biLM (PTB WSJ)", *[fmt(paper.TABLE6_BILM.get(k), 1) for k in layers], MISSING,
+    return rows
+
+
+def table6(runs: Sequence[Run], names: EncoderNames | None = None) -> Table:
+    """POS accuracy per layer; with several encoders an Encoder column first and one row block per encoder (the
+    paper's rows last, Encoder "paper")."""
+    pos = [r for r in runs if r.task == "pos" and r.fraction == 1.0 and r.has_elmo]
+    probe = [r for r in runs if r.task == "pos_probe"]
+    names = names or EncoderNames([*pos, *probe])
+    several = names.several([*pos, *probe])
+    layers = sorted({r.layer_index for r in pos if r.mode == "layer" and r.layer_index is not None}
+                    | {int(m.group(1)) for r in probe for k in (r.metrics.get("test") or {})
+                       if (m := re.fullmatch(r"layer_(\d+)_accuracy", k))})
+    layers = layers or [0, 1, 2]
+    extra = ["average", "GloVe", "most frequent tag"] if probe else []
+    if several:
+        rows = [[names.label(key), *row] for key, group in names.split([*probe, *pos])
+                for row in _table6_rows([r for r in group if r.task == "pos"],
+                                        [r for r in group if r.task == "pos_probe"], layers, extra, bool(probe))]
+    else:
+        rows = _table6_rows(pos, probe, layers, extra, bool(probe))
+    lead = ["paper"] if several else []
+    rows.append([*lead, "paper biLM (PTB WSJ)", *[fmt(paper.TABLE6_BILM.get(k), 1) for k in layers], MISSING,
                  *[MISSING] * len(extra)])
-    rows.append(["paper CoVe (PTB WSJ)", *[fmt(paper.TABLE6_COVE.get(k), 1) for k in layers], MISSING,
+    rows.append([*lead, "paper CoVe (PTB WSJ)", *[fmt(paper.TABLE6_COVE.get(k), 1) for k in layers], MISSING,
                  *[MISSING] * len(extra)])
     others = "; ".join(f"{name} {value:.1f}" for name, value in paper.TABLE6_OTHERS.items())
     notes = ["Test accuracy of a linear classifier on one frozen layer (mean ± std over seeds); layer 0 is the "
@@ -363,8 +443,10 @@ def table6(runs: Sequence[Run]) -> Table:
                         "tag (no classifier), on the same split.")
     if any("conll2000" in r.data for r in pos):
         notes.append("CoNLL-2000's POS column was tagged automatically (Brill tagger), not by hand.")
-    return Table("Table 6: POS probe, accuracy per biLM layer", ["Data", *[f"layer {k}" for k in layers],
-                                                                 "learned mix", *extra], rows, notes, key="table6")
+    if several:
+        notes.append(ENCODER_BLOCKS_NOTE)
+    header = [*(["Encoder"] if several else []), "Data", *[f"layer {k}" for k in layers], "learned mix", *extra]
+    return Table("Table 6: POS probe, accuracy per biLM layer", header, rows, notes, key="table6")
 
 
 def table7(adaptations: Sequence[dict[str, Any]]) -> Table:
@@ -399,34 +481,57 @@ def table7(adaptations: Sequence[dict[str, Any]]) -> Table:
                  rows, notes, key="table7", records=records)
 
 
-def sample_efficiency_points(runs: Sequence[Run]) -> dict[tuple[str, str], dict[str, dict[float, Stat]]]:
-    """{(task, data): {embedder: {fraction: Stat}}} of the tasks that have at least two training fractions.
+Curve = tuple[str, str]  # (embedder, encoder label: "" unless the runs come from several encoders)
+
+
+def sample_efficiency_curves(runs: Sequence[Run], names: EncoderNames | None = None
+                             ) -> dict[tuple[str, str], dict[Curve, dict[float, Stat]]]:
+    """{(task, data): {(embedder, encoder label): {fraction: Stat}}} of the tasks that have at least two training
+    fractions; the encoder label is "" for the baseline and whenever the runs come from one biLM.
 
     The metric is the test main metric (dev where a run has no test split).
     """
     chosen = [r for r in runs if r.is_default and r.task not in PROBE_TASKS and not r.adapted]
-    out: dict[tuple[str, str], dict[str, dict[float, Stat]]] = {}
+    names = names or EncoderNames(chosen)
+    several = names.several(chosen)
+
+    def curve(run: Run) -> Curve:
+        return run.embedder, names.labels.get(run.encoder_key, "") if several else ""
+
+    out: dict[tuple[str, str], dict[Curve, dict[float, Stat]]] = {}
     for (task, data), group in sorted(_group(chosen, lambda r: (r.task, r.data)).items()):
         if len({r.fraction for r in group}) < 2:
             continue
-        curves: dict[str, dict[float, Stat]] = {}
-        for (embedder, fraction), cell in sorted(_group(group, lambda r: (r.embedder, r.fraction)).items()):
+        curves: dict[Curve, dict[float, Stat]] = {}
+        for (line, fraction), cell in sorted(_group(group, lambda r: (curve(r), r.fraction)).items()):
             s = stat(r.value("test") if r.value("test") is not None else r.value("dev") for r in cell)
             if s is not None:
-                curves.setdefault(embedder, {})[fraction] = s
+                curves.setdefault(line, {})[fraction] = s
         out[(task, data)] = curves
     return out
 
 
-def figure1_table(runs: Sequence[Run]) -> Table:
+def sample_efficiency_points(runs: Sequence[Run]) -> dict[tuple[str, str], dict[str, dict[float, Stat]]]:
+    """{(task, data): {embedder: {fraction: Stat}}}: the curves of one encoder's runs (Directions reads the
+    reference encoder's runs only, see EncoderNames)."""
+    return {cell: {embedder: points for (embedder, _), points in curves.items()}
+            for cell, curves in sample_efficiency_curves(runs).items()}
+
+
+def figure1_table(runs: Sequence[Run], names: EncoderNames | None = None) -> Table:
+    """The sample-efficiency points; with several encoders an Encoder column after Embedder."""
     rows = []
-    for (task, data), curves in sample_efficiency_points(runs).items():
+    points = sample_efficiency_curves(runs, names)
+    several = any(label for curves in points.values() for _, label in curves)
+    for (task, data), curves in points.items():
         fractions = sorted({f for c in curves.values() for f in c})
-        for embedder, points in curves.items():
+        for (embedder, label), by_fraction in curves.items():
             for f in fractions:
-                s = points.get(f)
-                rows.append([task, data, embedder, f"{100 * f:g}%", fmt_stat(s), str(s.n) if s else "0"])
-    return Table("Figure 1 data: sample efficiency", ["Task", "Data", "Embedder", "Training data", "Metric", "n"],
+                s = by_fraction.get(f)
+                rows.append([task, data, embedder, *([label or MISSING] if several else []), f"{100 * f:g}%",
+                             fmt_stat(s), str(s.n) if s else "0"])
+    header = ["Task", "Data", "Embedder", *(["Encoder"] if several else []), "Training data", "Metric", "n"]
+    return Table("Figure 1 data: sample efficiency", header,
                  rows, ["Test main metric (dev where a run has no test split), mean ± std over seeds; nested "
                         "subsets per seed."], key="figure1")
 

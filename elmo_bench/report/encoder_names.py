@@ -1,0 +1,131 @@
+"""Which frozen encoder gave a run's layers, and the name the report shows for it.
+
+A run's encoder is keyed by its whole recorded identity (results.json ``encoder`` without ``layers``/``dim``), so two
+encoders that differ in anything (model, revision, pooling, weights hash, ...) are never grouped together; only
+their display names are shortened. A record written before encoders existed has no ``encoder`` key: it is the biLM
+of its ``bilm`` hash. A ``bilm=adapted`` run counts as its base biLM (Table 1 already gives it a row of its own).
+
+The report switches to a per-encoder layout (an Encoder column, one row block per encoder) only where the runs a
+table reads come from several encoders, or from any encoder that is not a biLM: with the biLM alone every table is
+exactly as before encoders existed.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Iterable
+
+from elmo_bench.records.run_record import RunRecord
+
+BILM = "bilm"
+#: identity entries that are facts about the layers, not part of who the encoder is
+_SHAPE_KEYS = ("layers", "dim")
+
+
+def identity(record: RunRecord) -> dict[str, Any]:
+    """The run's encoder identity, normalised so every run of one encoder has the same dict."""
+    bilm = record.bilm or {}
+    recorded = record.encoder or {}
+    if recorded.get("kind", BILM) == BILM:
+        if bilm.get("adapted_hash"):
+            return {"kind": BILM, "hash": bilm.get("base_hash")}
+        return {"kind": BILM, "hash": bilm.get("hash") or recorded.get("hash")}
+    return {k: v for k, v in recorded.items() if k not in _SHAPE_KEYS}
+
+
+def key_of(ident: dict[str, Any]) -> str:
+    """The grouping key: the identity as canonical JSON."""
+    return json.dumps(ident, sort_keys=True, default=str)
+
+
+def layer_count(record: RunRecord) -> int | None:
+    """How many layers the run's encoder gives (``encoder.layers``, else the biLM record's), None if unrecorded."""
+    value = (record.encoder or {}).get("layers", (record.bilm or {}).get("layers"))
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def base_label(ident: dict[str, Any]) -> str:
+    """A short display name: "ELMo (biLM <hash8>)", a transformers model's name (with its pooling when not the
+    default ``first``), "hdf5 <file>", "ELMoForManyLangs <dir>", a python encoder's ``_target_``."""
+    kind = ident.get("kind")
+    if kind == BILM:
+        return f"ELMo (biLM {str(ident['hash'])[:8]})" if ident.get("hash") else "ELMo (biLM)"
+    if kind == "transformers":
+        pooling = ident.get("pooling")
+        return str(ident.get("model")) + (f" ({pooling} pooling)" if pooling not in (None, "first") else "")
+    if kind == "hdf5":
+        return f"hdf5 {ident.get('file')}"
+    if kind == "manylangs":
+        return f"ELMoForManyLangs {ident.get('model')}"
+    if kind == "python":
+        return str(ident.get("target"))
+    return str(kind)
+
+
+class EncoderNames:
+    """Every encoder found among some runs, in report order (biLMs first, then by name), each with a unique label
+    (a label two identities would share gets the first 8 hex digits of the identity's sha256 appended)."""
+
+    def __init__(self, runs: Iterable[Any]) -> None:
+        found: dict[str, dict[str, Any]] = {}
+        self.layers: dict[str, int | None] = {}
+        for run in runs:
+            key = run.encoder_key
+            if key is not None and key not in found:
+                found[key] = run.encoder
+                self.layers[key] = layer_count(run.record)
+        base = {key: base_label(ident) for key, ident in found.items()}
+        counts: dict[str, int] = {}
+        for label in base.values():
+            counts[label] = counts.get(label, 0) + 1
+        self.labels = {key: label if counts[label] == 1 else f"{label} [{hashlib.sha256(key.encode()).hexdigest()[:8]}]"
+                       for key, label in base.items()}
+        self.identities = found
+        self.order = sorted(found, key=lambda k: (found[k].get("kind") != BILM, self.labels[k], k))
+
+    def label(self, key: str | None) -> str:
+        return self.labels.get(key, "—") if key is not None else "—"
+
+    def is_bilm(self, key: str | None) -> bool:
+        return key is None or self.identities.get(key, {}).get("kind") == BILM
+
+    def several(self, runs: Iterable[Any]) -> bool:
+        """True when ``runs`` come from two or more encoders, or from any encoder that is not a biLM. A biLM whose
+        record names no hash (a hand-written record) cannot be told from another biLM and does not count."""
+        keys = {r.encoder_key for r in runs if r.encoder_key is not None}
+        known = {k for k in keys if not (self.is_bilm(k) and not self.identities.get(k, {}).get("hash"))}
+        return len(known) > 1 or any(not self.is_bilm(k) for k in keys)
+
+    def split(self, runs: Iterable[Any]) -> list[tuple[str | None, list[Any]]]:
+        """``runs`` grouped by encoder, in report order; [(None, [])] when there are none."""
+        groups: dict[str, list[Any]] = {}
+        for run in runs:
+            groups.setdefault(run.encoder_key, []).append(run)
+        ordered = [(k, groups[k]) for k in self.order if k in groups]
+        ordered += [(k, v) for k, v in groups.items() if k not in self.order]
+        return ordered or [(None, [])]
+
+    def reference(self, runs: Iterable[Any]) -> str | None:
+        """The encoder whose runs the single-encoder tables read when there are several: the biLM with the most runs
+        (ties: report order), else the encoder with the most runs."""
+        counts: dict[str, int] = {}
+        for run in runs:
+            if run.encoder_key is not None:
+                counts[run.encoder_key] = counts.get(run.encoder_key, 0) + 1
+        found = [k for k in self.order if k in counts]
+        candidates = [k for k in found if self.is_bilm(k)] or found
+        return max(candidates, key=lambda k: counts[k]) if candidates else None
+
+    def reference_runs(self, runs: list[Any]) -> list[Any]:
+        """``runs`` themselves when they come from one biLM; else the runs without an encoder (GloVe baselines) and
+        those of the reference encoder: Tables 2 and 3, Figure 2, the dev curves, the budget, the scale ablation
+        and Directions compare one encoder's settings (the paper's claims are about its biLM)."""
+        if not self.several(runs):
+            return runs
+        keep = self.reference(runs)
+        return [r for r in runs if r.encoder_key is None or r.encoder_key == keep]
+
+    def as_json(self) -> list[dict[str, Any]]:
+        """report.json's ``encoders``: each encoder's label, kind, identity and layer count, in report order."""
+        return [{"label": self.labels[k], "kind": self.identities[k].get("kind"), "identity": self.identities[k],
+                 "layers": self.layers[k]} for k in self.order]
