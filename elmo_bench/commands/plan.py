@@ -30,7 +30,6 @@ a slice). Per run:
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -43,10 +42,10 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
+from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.errors import ConfigError, DataError
+from elmo_bench.base.paths import CONF_DIR
 
-REPO = Path(__file__).resolve().parents[1]
-CONF_DIR = REPO / "conf"
 
 #: sustained TFLOP/s for --gpu: 30% of the dense bf16 (V100, T4: fp16) tensor-core peak of the vendor's data sheet
 GPU_TFLOPS: dict[str, float] = {"a100": 94.0, "h100": 297.0, "h200": 297.0, "v100": 38.0, "t4": 20.0, "l4": 36.0}
@@ -512,9 +511,10 @@ def _table(result: dict[str, Any]) -> str:
     return "\n".join(lines + [f"  {n}" for n in notes])
 
 
-def plan_main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> ArgumentParser:
+    """``elmo-bench plan``'s arguments: Hydra overrides as run.py takes them, and the pricing flags."""
     presets = ", ".join(f"{k} {v:g} (peak {GPU_PEAKS[k]})" for k, v in GPU_TFLOPS.items())
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="elmo-bench plan",
         description="Cost of the runs a config or sweep would launch (e.g. experiment=paper_table1), without "
                     "training: examples and tokens, biLM FLOPs and cache bytes, head parameters, training FLOPs "
@@ -530,6 +530,11 @@ def plan_main(argv: Sequence[str] | None = None) -> int:
                         help="where peak memory is measured: auto (a GPU when torch sees one) | cpu | cuda | cuda:N")
     parser.add_argument("--sample-batches", type=int, default=2, help="train batches measured per distinct model")
     parser.add_argument("--online", action="store_true", help="let hub datasets download (default: local cache only)")
+    return parser
+
+
+def plan_main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.gpu_tflops is not None and not args.gpu_tflops > 0:
         parser.error(f"--gpu-tflops expected a number > 0, found {args.gpu_tflops}")
