@@ -325,3 +325,30 @@ def _submodule(package: str, name: str) -> bool:
     except ImportError:
         return False
     return True
+
+
+# ------------------------------------------------------------------------------------------------ module paths
+
+DOTTED = re.compile(r"(?<![\w.])elmo_bench(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_]\w*)?(?![\w/])")  # not a file name or schema
+#: the walk-through's hypothetical seventh task (docs/adding-a-task.md)
+EXAMPLE_MODULES = ("elmo_bench.tasks.polarity",)
+
+
+def dotted_names(path: Path) -> list[tuple[int, str]]:
+    """(line, name) of every ``elmo_bench.x.y`` (or ``elmo_bench.x:Name``) the text names, code blocks included."""
+    text = path.read_text(encoding="utf-8")
+    return [(text.count("\n", 0, m.start()) + 1, m.group(0).rstrip(".")) for m in DOTTED.finditer(text)]
+
+
+def resolve_dotted(name: str) -> Any:
+    """The module or attribute ``name`` names: the longest importable module prefix, then attributes."""
+    parts = name.replace(":", ".").split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        for attribute in parts[cut:]:
+            obj = getattr(obj, attribute)
+        return obj
+    raise ModuleNotFoundError(name)

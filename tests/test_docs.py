@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from elmo_bench.bilm.default import DEFAULT_WEIGHTS
-from tests.doc_commands import (DOC_FILES, REPO, RUN_MARK, DocCommand, check_command, check_link, check_snippet, links,
-                                python_snippets, shell_commands)
+from tests.doc_commands import (DOC_FILES, EXAMPLE_MODULES, REPO, RUN_MARK, DocCommand, check_command, check_link,
+                                check_snippet, dotted_names, links, python_snippets, resolve_dotted, shell_commands)
 
 
 def _ids(paths: list[Path]) -> list[str]:
@@ -60,6 +60,23 @@ def test_the_bilm_api_example_runs() -> None:
     """docs/bilm.md's Python API example is the one marked to run (imports from the moved modules included)."""
     marked = [s for s in python_snippets(REPO / "docs" / "bilm.md") if s.run]
     assert len(marked) == 1 and "from elmo_bench.modules.elmo import Elmo" in marked[0].code
+
+
+@pytest.mark.parametrize("doc", [*DOC_FILES, REPO / "conf" / "README_SCHEMA.md"],
+                         ids=_ids([*DOC_FILES, REPO / "conf" / "README_SCHEMA.md"]))
+def test_module_paths_named_in_the_docs_exist(doc: Path) -> None:
+    """``elmo_bench.x.y`` and ``elmo_bench.x.y:Name`` in the text name a module or attribute that exists (the
+    package's modules moved once already)."""
+    for line, name in dotted_names(doc):
+        if not name.startswith(EXAMPLE_MODULES):
+            assert resolve_dotted(name) is not None, f"{doc.name}:{line}: {name}"
+
+
+def test_a_moved_module_path_fails(tmp_path) -> None:
+    doc = _doc(tmp_path, "The mixes: `elmo_bench.mix`; `.elmo_bench.lock` and `elmo_bench.lm_adaptation/1` are no modules.\n")
+    assert dotted_names(doc) == [(1, "elmo_bench.mix")]
+    with pytest.raises(AttributeError):
+        resolve_dotted("elmo_bench.mix")                     # moved to elmo_bench.modules.elmo
 
 
 # ---------------------------------------------------------------------------------------- the checks can fail
