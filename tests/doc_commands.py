@@ -14,6 +14,7 @@ command is checked by its first words:
   overrides); ``plan``'s overrides are also composed as above.
 - ``python -m pytest ARGS``: every test file named exists.
 - ``python scripts/X.py`` / ``python bench/X.py``: the file exists; an argparse script's ``--help`` exits 0.
+  ``scripts/X.sh`` (or ``bash scripts/X.sh``): the file exists (and is executable when run directly).
 - ``pip install -e ".[EXTRA,...]"``: each extra is in pyproject.toml; other pip, apt-get, git, cd and ``python -c``
   commands are not the project's: accepted unchecked.
 - anything else fails: a new kind of documented command needs a rule here.
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
 import re
 import shlex
 import subprocess
@@ -198,9 +200,14 @@ def _script(path: str) -> str:
     return "script"
 
 
-def _env() -> dict[str, str]:
-    import os
+def _shell_script(path: str, executable: bool) -> str:
+    script = REPO / path
+    if not script.is_file() or executable and not os.access(script, os.X_OK):
+        raise ValueError(f"no {'executable ' if executable else ''}script {path}")
+    return "script"
 
+
+def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
 
 
@@ -241,6 +248,8 @@ def _check(words: list[str]) -> str:
         return "elmo-bench " + check_elmo_bench(words[at + 2:])
     if head == "pip":
         return _pip(words[1:])
+    if head.startswith("scripts/") or head == "bash" and words[1].startswith("scripts/"):
+        return _shell_script(words[0] if head != "bash" else words[1], executable=head != "bash")
     if head in NOT_OURS:
         return "not ours"
     if head not in ("python", "python3"):

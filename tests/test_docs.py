@@ -119,6 +119,7 @@ def test_continuations_comments_chains_and_env_prefixes(tmp_path) -> None:
     ("elmo-bench probe-everything", "no subcommand"),
     ("python -m pytest tests/test_no_such_file.py", "no such test path"),
     ("python scripts/no_such_script.py", "no such script"),
+    ("OUT=x scripts/no_such_check.sh", "no executable script"),
     ("pip install -e \".[gpu-extra]\"", "no extra"),
     ("make all", "no rule"),
 ])
