@@ -271,12 +271,25 @@ def sample_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_d
     return SampleModel(model, collators["train"], sample, batches, trainer)
 
 
+def _cuda_peak(model: Any, batch: Any, trainer: Any, device: torch.device) -> int:
+    """torch.cuda.max_memory_allocated over one training step of ``batch``: forward, backward, optimiser step."""
+    from elmo_bench.engine.loop import make_optimizer
+
+    torch.cuda.synchronize(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    optimizer = make_optimizer(model, trainer)
+    output = model(batch)
+    (output["loss"] + model.embedder.penalty()).backward()
+    optimizer.step()                                 # the optimiser's state is allocated on its first step
+    peak = torch.cuda.max_memory_allocated(device)
+    model.zero_grad(set_to_none=True)
+    return int(peak)
+
+
 def measure_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_dim: int, glove_dim: int,
                   device: torch.device, n_batches: int, seed: int = 0) -> Measured:
     """FLOPs per token (train: forward + backward; eval: forward) and peak memory of the run's model on
     ``n_batches`` sample batches (:func:`sample_model`), on ``device``."""
-    from elmo_bench.engine.loop import make_optimizer
-
     built = sample_model(cfg, task, train, num_layers, elmo_dim, glove_dim, n_batches, seed)
     model, sample, batches, trainer = built.model, built.sample, built.batches, built.trainer
     collators = {"train": built.collator}
@@ -306,15 +319,7 @@ def measure_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_
             return t
 
         if device.type == "cuda":                     # memory first, with the kernels a run uses (cuDNN on)
-            torch.cuda.synchronize(device)
-            torch.cuda.reset_peak_memory_stats(device)
-            optimizer = make_optimizer(model, trainer)
-            output = model(batch)
-            (output["loss"] + model.embedder.penalty()).backward()
-            optimizer.step()                         # the optimiser's state is allocated on its first step
-            peak = max(peak, torch.cuda.max_memory_allocated(device))
-            model.zero_grad(set_to_none=True)
-            del optimizer, output
+            peak = max(peak, _cuda_peak(model, batch, trainer, device))
         with _counting_backends(), FlopCounterMode(display=False) as counter, \
                 torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
             output = model(batch)
@@ -368,6 +373,14 @@ def _glove_dim(cfg: Any) -> int:
     return 300
 
 
+def _model_key(cfg: Any, data_key: str, options: Any) -> str:
+    """What the measured model depends on: runs that share it are measured once."""
+    from omegaconf import OmegaConf
+
+    parts = [OmegaConf.to_container(cfg[group], resolve=True) for group in ("task", "embedder", "mix", "trainer")]
+    return json.dumps([data_key, *parts, options.to_dict(), str(cfg.amp)], sort_keys=True)
+
+
 def plan_run(overrides: Sequence[str], device: torch.device, n_batches: int,
              memo: dict[str, Any]) -> dict[str, Any]:
     """One planned run (see the module docstring for every number)."""
@@ -387,11 +400,7 @@ def plan_run(overrides: Sequence[str], device: torch.device, n_batches: int,
     task = data["task"]
 
     use_elmo = bool(cfg.embedder.elmo)
-    model_key = json.dumps([data_key, OmegaConf.to_container(cfg.task, resolve=True),
-                            OmegaConf.to_container(cfg.embedder, resolve=True),
-                            OmegaConf.to_container(cfg.mix, resolve=True),
-                            OmegaConf.to_container(cfg.trainer, resolve=True), options.to_dict(), str(cfg.amp)],
-                           sort_keys=True)
+    model_key = _model_key(cfg, data_key, options)
     if model_key not in memo:
         memo[model_key] = measure_model(cfg, task, data["sample_train"], options.n_layers + 1, options.output_dim,
                                         _glove_dim(cfg), device, n_batches)
