@@ -88,17 +88,26 @@ def shell_commands(path: Path) -> list[DocCommand]:
                 pending += line.rstrip()[:-1] + " "
                 continue
             logical, pending = pending + line, ""
-            words: list[str] = []
-            for word in [*shlex.split(logical, comments=True), "&&"]:
-                if word in ("&&", "||", ";"):
-                    while words and ENV_PREFIX.match(words[0]):
-                        words.pop(0)
-                    if words:
-                        out.append(DocCommand(path, start, tuple(words)))
-                    words = []
-                else:
-                    words.append(word.rstrip(";"))
+            out += [DocCommand(path, start, words) for words in _split_chain(shlex.split(logical, comments=True))]
     return out
+
+
+def _split_chain(tokens: list[str]) -> list[tuple[str, ...]]:
+    """``a && b; VAR=1 c`` → (a,), (b,), (c,): chains split, environment prefixes dropped."""
+    commands, words = [], []
+    for token in [*tokens, ";"]:
+        ends = token in ("&&", "||", ";") or token.endswith(";")
+        if token.endswith(";") and token != ";":
+            words.append(token[:-1])
+        elif not ends:
+            words.append(token)
+        if ends:
+            while words and ENV_PREFIX.match(words[0]):
+                words.pop(0)
+            if words:
+                commands.append(tuple(words))
+            words = []
+    return commands
 
 
 def python_snippets(path: Path) -> list[Snippet]:

@@ -99,10 +99,10 @@ def _failures(path: Path) -> list[str]:
 
 def test_continuations_comments_chains_and_env_prefixes(tmp_path) -> None:
     doc = _doc(tmp_path, "text\n\n```bash\n# a comment line\nHF_HOME=/x WANDB_MODE=offline python run.py task=ner \\\n"
-                         "    seed=2   # the seed\npip install -e . && elmo-bench report results/ --out r/\n```\n")
+                         "    seed=2   # the seed\npip install -e . && elmo-bench report results/ --out r/; cd /tmp\n```\n")
     assert [(c.line, c.words) for c in shell_commands(doc)] == [
         (5, ("python", "run.py", "task=ner", "seed=2")), (7, ("pip", "install", "-e", ".")),
-        (7, ("elmo-bench", "report", "results/", "--out", "r/"))]
+        (7, ("elmo-bench", "report", "results/", "--out", "r/")), (7, ("cd", "/tmp"))]
     assert _failures(doc) == []
 
 
