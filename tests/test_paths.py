@@ -36,7 +36,7 @@ def test_probe_cli_defaults_live_under_the_data_and_cache_roots():
 
     assert Path(pos_cli.DEFAULT_DATA).is_relative_to(paths.DATA_ROOT)
     assert wsd_cli.DEFAULT_SEMCOR.is_relative_to(paths.DATA_ROOT)
-    assert Path(pos_cli._parser().parse_args([]).cache_dir) == paths.CACHE_DIR / "activations"
+    assert Path(pos_cli.build_parser().parse_args([]).cache_dir) == paths.CACHE_DIR / "activations"
 
 
 def test_pretrain_paths_hang_from_a_configurable_work_dir():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.commands.guard import debug_requested, exit_cleanly_on_sigterm, exit_code, guarded
@@ -25,7 +25,8 @@ def positive_int(text: str) -> int:
     return value
 
 
-def _embed(argv: Sequence[str]) -> int:
+def build_embed_parser() -> ArgumentParser:
+    """``elmo-bench embed``'s arguments (built without running the job: the docs test parses documented commands with it)."""
     from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
     from elmo_bench.encoders.cli_options import add_encoder_arguments
 
@@ -40,7 +41,11 @@ def _embed(argv: Sequence[str]) -> int:
     parser.add_argument("--layers", default="all", choices=["all", "top", "average"])
     parser.add_argument("--batch-size", type=positive_int, default=64, help="sentences per encoder batch (>= 1)")
     parser.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N (default auto)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _embed(argv: Sequence[str]) -> int:
+    args = build_embed_parser().parse_args(argv)
     from elmo_bench.base.device import resolve_device
     from elmo_bench.commands.embed import check_output, embed_file
     from elmo_bench.encoders.cli_options import encoder_from_args
@@ -69,14 +74,19 @@ def file_scorers() -> dict[str, Any]:
     return scorers
 
 
+def build_score_parser(scorers: dict[str, Any] | None = None) -> ArgumentParser:
+    """``elmo-bench score``'s arguments: TASK is one of the file scorers (loaded here when not given)."""
+    parser = ArgumentParser(prog="elmo-bench score", description="official-semantics scorers on files")
+    parser.add_argument("task", choices=sorted(file_scorers() if scorers is None else scorers))
+    parser.add_argument("files", nargs="+")
+    return parser
+
+
 def _score(argv: Sequence[str]) -> int:
     from elmo_bench.base.errors import ConfigError
 
     scorers = file_scorers()
-    parser = ArgumentParser(prog="elmo-bench score", description="official-semantics scorers on files")
-    parser.add_argument("task", choices=sorted(scorers))
-    parser.add_argument("files", nargs="+")
-    args = parser.parse_args(argv)
+    args = build_score_parser(scorers).parse_args(argv)
     scorer = scorers[args.task]
     if len(args.files) != scorer.score_file_count:
         raise ConfigError(f"elmo-bench score {args.task}: expected {scorer.score_file_count} file(s), "
@@ -94,21 +104,61 @@ def _delegate(module: str, function: str) -> Callable[[Sequence[str]], int]:
     return run
 
 
-COMMANDS: dict[str, tuple[Callable[[Sequence[str]], int], str]] = {
-    "embed": (_embed, "biLM layers of a sentence file into hdf5"),
-    "score": (_score, "score prediction files with the official scorers' semantics"),
-    "evaluate": (_delegate("elmo_bench.engine.evaluate", "evaluate_main"), "re-evaluate a run from its best model"),
-    "pretrain": (_delegate("elmo_bench.commands.pretrain", "pretrain_main"), "pretrain a biLM (Hydra overrides)"),
-    "perplexity": (_delegate("elmo_bench.commands.pretrain", "perplexity_main"), "held-out perplexity of a biLM"),
-    "finetune-lm": (_delegate("elmo_bench.commands.pretrain", "finetune_main"), "continue LM training on task text"),
-    "report": (_delegate("elmo_bench.report.cli", "report_main"), "paper tables and figures from results"),
-    "export-results": (_delegate("elmo_bench.report.export", "export_main"),
-                       "copy a results tree into the compact committable form the report reads"),
-    "plan": (_delegate("elmo_bench.commands.plan", "plan_main"),
-             "cost of a config's or sweep's runs without training: FLOPs, cache, memory, GPU hours"),
-    "probe-wsd": (_delegate("elmo_bench.probe.cli", "probe_wsd_main"), "WSD probe of every biLM layer (Table 5)"),
-    "probe-pos": (_delegate("elmo_bench.probe.pos_cli", "probe_pos_main"),
-                  "converged linear POS probe: every layer, GloVe, most frequent tag (Table 6)"),
+def _parses_with(module: str, builder: str) -> Callable[[Sequence[str]], Any]:
+    """``argv`` parsed by ``module.builder()``'s parser (the one the subcommand runs with), nothing run."""
+    def parse(argv: Sequence[str]) -> Any:
+        import importlib
+
+        return getattr(importlib.import_module(module), builder)().parse_args(list(argv))
+
+    return parse
+
+
+def _composes(default: str) -> Callable[[Sequence[str]], Any]:
+    """Hydra-override subcommands (pretrain, finetune-lm): ``argv`` composed and checked as the run would be."""
+    def parse(argv: Sequence[str]) -> Any:
+        from elmo_bench.commands.pretrain import compose_pretrain
+
+        return compose_pretrain(list(argv), default=default)
+
+    return parse
+
+
+class Command(NamedTuple):
+    """One subcommand: ``run(argv)`` does the job; ``parse(argv)`` only checks a command line (its argparse parser,
+    or the Hydra composition of the override commands) and returns what the job would get, so documented commands
+    are checked without running them (tests/test_docs.py)."""
+
+    run: Callable[[Sequence[str]], int]
+    help: str
+    parse: Callable[[Sequence[str]], Any]
+
+
+COMMANDS: dict[str, Command] = {
+    "embed": Command(_embed, "biLM layers of a sentence file into hdf5", _parses_with(__name__, "build_embed_parser")),
+    "score": Command(_score, "score prediction files with the official scorers' semantics",
+                     _parses_with(__name__, "build_score_parser")),
+    "evaluate": Command(_delegate("elmo_bench.engine.evaluate", "evaluate_main"),
+                        "re-evaluate a run from its best model", _parses_with("elmo_bench.engine.evaluate", "build_parser")),
+    "pretrain": Command(_delegate("elmo_bench.commands.pretrain", "pretrain_main"), "pretrain a biLM (Hydra overrides)",
+                        _composes("default")),
+    "perplexity": Command(_delegate("elmo_bench.commands.pretrain", "perplexity_main"), "held-out perplexity of a biLM",
+                          _parses_with("elmo_bench.commands.pretrain", "build_perplexity_parser")),
+    "finetune-lm": Command(_delegate("elmo_bench.commands.pretrain", "finetune_main"),
+                           "continue LM training on task text", _composes("finetune")),
+    "report": Command(_delegate("elmo_bench.report.cli", "report_main"), "paper tables and figures from results",
+                      _parses_with("elmo_bench.report.cli", "build_parser")),
+    "export-results": Command(_delegate("elmo_bench.report.export", "export_main"),
+                              "copy a results tree into the compact committable form the report reads",
+                              _parses_with("elmo_bench.report.export", "build_parser")),
+    "plan": Command(_delegate("elmo_bench.commands.plan", "plan_main"),
+                    "cost of a config's or sweep's runs without training: FLOPs, cache, memory, GPU hours",
+                    _parses_with("elmo_bench.commands.plan", "build_parser")),
+    "probe-wsd": Command(_delegate("elmo_bench.probe.cli", "probe_wsd_main"),
+                         "WSD probe of every biLM layer (Table 5)", _parses_with("elmo_bench.probe.cli", "build_parser")),
+    "probe-pos": Command(_delegate("elmo_bench.probe.pos_cli", "probe_pos_main"),
+                         "converged linear POS probe: every layer, GloVe, most frequent tag (Table 6)",
+                         _parses_with("elmo_bench.probe.pos_cli", "build_parser")),
 }
 
 
@@ -116,11 +166,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = debug_requested(argv)
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
-        lines = [f"  {name:<12} {help_}" for name, (_, help_) in COMMANDS.items()]
+        lines = [f"  {name:<12} {command.help}" for name, command in COMMANDS.items()]
         print("usage: elmo-bench COMMAND [ARGS]\n\ncommands:\n" + "\n".join(lines))
         return 0 if argv and argv[0] in ("-h", "--help") else 2
     exit_cleanly_on_sigterm()
-    command = COMMANDS[argv[0]][0]
+    command = COMMANDS[argv[0]].run
     try:
         return guarded(lambda: command(argv[1:]), debug)
     except SystemExit as stop:  # usage errors and --help, user errors (2), SIGTERM: the exit code; a text: one line

@@ -271,8 +271,8 @@ def sample_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_d
     return SampleModel(model, collators["train"], sample, batches, trainer)
 
 
-def _cuda_peak_bytes(model: Any, trainer: Any, batch: Any, device: torch.device) -> int:
-    """torch.cuda.max_memory_allocated over one forward, backward and optimiser step (its state allocated then)."""
+def _cuda_peak(model: Any, batch: Any, trainer: Any, device: torch.device) -> int:
+    """torch.cuda.max_memory_allocated over one training step of ``batch``: forward, backward, optimiser step."""
     from elmo_bench.engine.loop import make_optimizer
 
     torch.cuda.synchronize(device)
@@ -280,7 +280,7 @@ def _cuda_peak_bytes(model: Any, trainer: Any, batch: Any, device: torch.device)
     optimizer = make_optimizer(model, trainer)
     output = model(batch)
     (output["loss"] + model.embedder.penalty()).backward()
-    optimizer.step()
+    optimizer.step()                                 # the optimiser's state is allocated on its first step
     peak = torch.cuda.max_memory_allocated(device)
     model.zero_grad(set_to_none=True)
     return int(peak)
@@ -319,7 +319,7 @@ def measure_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_
             return t
 
         if device.type == "cuda":                     # memory first, with the kernels a run uses (cuDNN on)
-            peak = max(peak, _cuda_peak_bytes(model, trainer, batch, device))
+            peak = max(peak, _cuda_peak(model, batch, trainer, device))
         with _counting_backends(), FlopCounterMode(display=False) as counter, \
                 torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
             output = model(batch)
@@ -373,20 +373,12 @@ def _glove_dim(cfg: Any) -> int:
     return 300
 
 
-def _measured_once(cfg: Any, task: Any, data: dict[str, Any], data_key: str, options: Any, device: torch.device,
-                   n_batches: int, memo: dict[str, Any]) -> Measured:
-    """:func:`measure_model` once per distinct model (task head, embedder, mix, trainer, biLM shape, amp)."""
+def _model_key(cfg: Any, data_key: str, options: Any) -> str:
+    """What the measured model depends on: runs that share it are measured once."""
     from omegaconf import OmegaConf
 
-    model_key = json.dumps([data_key, OmegaConf.to_container(cfg.task, resolve=True),
-                            OmegaConf.to_container(cfg.embedder, resolve=True),
-                            OmegaConf.to_container(cfg.mix, resolve=True),
-                            OmegaConf.to_container(cfg.trainer, resolve=True), options.to_dict(), str(cfg.amp)],
-                           sort_keys=True)
-    if model_key not in memo:
-        memo[model_key] = measure_model(cfg, task, data["sample_train"], options.n_layers + 1, options.output_dim,
-                                        _glove_dim(cfg), device, n_batches)
-    return memo[model_key]
+    parts = [OmegaConf.to_container(cfg[group], resolve=True) for group in ("task", "embedder", "mix", "trainer")]
+    return json.dumps([data_key, *parts, options.to_dict(), str(cfg.amp)], sort_keys=True)
 
 
 def plan_run(overrides: Sequence[str], device: torch.device, n_batches: int,
@@ -408,7 +400,11 @@ def plan_run(overrides: Sequence[str], device: torch.device, n_batches: int,
     task = data["task"]
 
     use_elmo = bool(cfg.embedder.elmo)
-    measured = _measured_once(cfg, task, data, data_key, options, device, n_batches, memo)
+    model_key = _model_key(cfg, data_key, options)
+    if model_key not in memo:
+        memo[model_key] = measure_model(cfg, task, data["sample_train"], options.n_layers + 1, options.output_dim,
+                                        _glove_dim(cfg), device, n_batches)
+    measured: Measured = memo[model_key]
 
     sizes = data["splits"]
     per_position = bilm_flops_per_position(options)
@@ -524,7 +520,8 @@ def _table(result: dict[str, Any]) -> str:
     return "\n".join(lines + [f"  {n}" for n in notes])
 
 
-def plan_main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> ArgumentParser:
+    """``elmo-bench plan``'s arguments: Hydra overrides as run.py takes them, and the pricing flags."""
     presets = ", ".join(f"{k} {v:g} (peak {GPU_PEAKS[k]})" for k, v in GPU_TFLOPS.items())
     parser = ArgumentParser(
         prog="elmo-bench plan",
@@ -542,6 +539,11 @@ def plan_main(argv: Sequence[str] | None = None) -> int:
                         help="where peak memory is measured: auto (a GPU when torch sees one) | cpu | cuda | cuda:N")
     parser.add_argument("--sample-batches", type=int, default=2, help="train batches measured per distinct model")
     parser.add_argument("--online", action="store_true", help="let hub datasets download (default: local cache only)")
+    return parser
+
+
+def plan_main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.gpu_tflops is not None and not args.gpu_tflops > 0:
         parser.error(f"--gpu-tflops expected a number > 0, found {args.gpu_tflops}")

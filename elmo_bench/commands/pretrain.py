@@ -100,15 +100,10 @@ def run_pretrain(argv: Sequence[str] | None = None) -> dict[str, Any]:
     return summary
 
 
-def run_perplexity(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    """What ``perplexity_main`` does, returning the result (keys forward, backward, average, unigram, tokens)."""
-    import torch
-
-    from elmo_bench.pretrain.perplexity import evaluate, load_lm
-    from elmo_bench.pretrain.train import heldout_sentences
-
+def build_perplexity_parser() -> ArgumentParser:
+    """``elmo-bench perplexity``'s arguments (the shipped biLM by default)."""
     parser = ArgumentParser(prog="elmo-bench perplexity",
-                                     description="Held-out perplexity of an exported biLM (full softmax).")
+                            description="Held-out perplexity of an exported biLM (full softmax).")
     parser.add_argument("--options", default=str(SHIPPED / "options.json"))
     parser.add_argument("--weights", default=str(SHIPPED / "weights.hdf5"))
     parser.add_argument("--vocab", default=str(SHIPPED / "vocab.txt"))
@@ -117,8 +112,18 @@ def run_perplexity(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--max-sentences", type=int, default=None)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N (default auto)")
-    args = parser.parse_args(list(argv) if argv is not None else None)
+    return parser
+
+
+def run_perplexity(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """What ``perplexity_main`` does, returning the result (keys forward, backward, average, unigram, tokens)."""
+    import torch
+
     from elmo_bench.base.device import resolve_device
+    from elmo_bench.pretrain.perplexity import evaluate, load_lm
+    from elmo_bench.pretrain.train import heldout_sentences
+
+    args = build_perplexity_parser().parse_args(list(argv) if argv is not None else None)
 
     device = resolve_device(args.device, "--device")
     torch.set_num_threads(args.threads)

@@ -99,12 +99,17 @@ def evaluate_run_dir(run_dir: str | Path, split: str | None = None, device: str 
     return out
 
 
-def evaluate_main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> ArgumentParser:
+    """``elmo-bench evaluate``'s arguments."""
     parser = ArgumentParser(prog="elmo-bench evaluate",
                                      description="Re-evaluate a finished run from its best model (best.pt).")
     parser.add_argument("run_dir", help="a run directory written by run.py (holds run.json and best.pt)")
     parser.add_argument("--split", default=None, help="dev, test, train, ... (default: every split but train)")
     parser.add_argument("--device", default=None, help="auto | cpu | cuda | cuda:N (default: the run's device key)")
-    args = parser.parse_args(list(argv) if argv is not None else None)
+    return parser
+
+
+def evaluate_main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(list(argv) if argv is not None else None)
     print(json.dumps(evaluate_run_dir(args.run_dir, args.split, args.device)))
     return 0

@@ -30,7 +30,7 @@ DEFAULT_EVAL_ROOT = DATA / "WSD_Evaluation_Framework" / "Evaluation_Datasets"
 log = logging.getLogger("elmo_bench.probe.wsd")
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
     from elmo_bench.probe.wsd_data import EVAL_SETS
 
@@ -208,7 +208,7 @@ def write(out: Path, args: argparse.Namespace, inputs: WsdInputs, layers: WsdLay
 
 
 def probe_wsd_main(argv: Sequence[str]) -> int:
-    args = _parser().parse_args(list(argv))
+    args = build_parser().parse_args(list(argv))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     import torch
 

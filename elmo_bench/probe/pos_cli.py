@@ -31,7 +31,7 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 
     p = ArgumentParser(prog="elmo-bench probe-pos", description=__doc__.splitlines()[0])
@@ -101,7 +101,7 @@ def bilm_features(args: argparse.Namespace, splits: dict[str, list[dict[str, Any
 
 
 def probe_pos_main(argv: Sequence[str]) -> int:
-    args = _parser().parse_args(list(argv))
+    args = build_parser().parse_args(list(argv))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     import numpy as np
     import torch

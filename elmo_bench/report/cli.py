@@ -122,7 +122,8 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
     return path
 
 
-def report_main(argv: Sequence[str]) -> int:
+def build_parser() -> ArgumentParser:
+    """``elmo-bench report``'s arguments."""
     parser = ArgumentParser(prog="elmo-bench report", description=__doc__)
     parser.add_argument("dirs", nargs="+", metavar="RESULTS_DIR", help="directories searched for results.json")
     parser.add_argument("--format", choices=["md", "latex", "json"], default="md",
@@ -130,7 +131,11 @@ def report_main(argv: Sequence[str]) -> int:
     parser.add_argument("--out", default="report", help="output directory (default: ./report)")
     parser.add_argument("--bootstrap-samples", type=int, default=1000, help="paired bootstrap resamples")
     parser.add_argument("--no-bootstrap", action="store_true", help="skip p-values (they read the test gold data)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def report_main(argv: Sequence[str]) -> int:
+    args = build_parser().parse_args(argv)
     path = build_report(args.dirs, Path(args.out), args.format, args.bootstrap_samples,
                         not args.no_bootstrap, require_runs=True)
     print(path)

@@ -106,14 +106,19 @@ def export_results(src: str | Path, dst: str | Path, task_conf: str | Path | Non
     return count, warnings
 
 
-def export_main(argv: Sequence[str]) -> int:
+def build_parser() -> ArgumentParser:
+    """``elmo-bench export-results``'s arguments."""
     parser = ArgumentParser(prog="elmo-bench export-results", description=__doc__.splitlines()[0])
     parser.add_argument("src", help="results tree (e.g. results/cpu_table1)")
     parser.add_argument("dst", help="compact copy (e.g. docs/results/cpu_table1)")
     parser.add_argument("--task-defaults", metavar="CONF_TASK_DIR", default=None,
                         help="also write DST/task_defaults.json with each task's ELMo defaults from these task configs "
                              "(e.g. conf/task), so the report counts runs of a since-replaced default as ablation arms")
-    args = parser.parse_args(list(argv))
+    return parser
+
+
+def export_main(argv: Sequence[str]) -> int:
+    args = build_parser().parse_args(list(argv))
     count, warnings = export_results(args.src, args.dst, args.task_defaults)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)

@@ -1,0 +1,372 @@
+"""Checks of what the README and docs/*.md tell a user to type, without running any job (tests/test_docs.py).
+
+Rule for a fenced ```bash block: lines ending in ``\\`` join the next; ``#`` starts a comment (shlex); ``&&``, ``;``
+and ``||`` split a line into commands; leading ``VAR=value`` words (environment prefixes) are dropped. Then each
+command is checked by its first words:
+
+- ``python run.py ARGS``: rewritten as run.py rewrites it (commands.main_args: no ``task=``/``experiment=`` → the
+  quickstart), then composed with Hydra's compose API like run.py's job, hydra node included (launcher keys), and
+  checked as a run checks it before reading data (config_check.check_added_keys, check_run). A sweep (``-m``, or an
+  experiment that sets ``hydra.mode: MULTIRUN``) is split into jobs by Hydra's basic sweeper, experiment sweep first
+  (commands.plan.expand_sweep); the jobs composed are a subset in which every swept ``key=value`` occurs.
+- ``elmo-bench SUB ARGS``, ``python -m elmo_bench SUB ARGS``, ``torchrun ... -m elmo_bench SUB ARGS``: parsed by
+  that subcommand's own parser (commands.main.COMMANDS[SUB].parse; pretrain and finetune-lm compose their Hydra
+  overrides); ``plan``'s overrides are also composed as above.
+- ``python -m pytest ARGS``: every test file named exists.
+- ``python scripts/X.py`` / ``python bench/X.py``: the file exists; an argparse script's ``--help`` exits 0.
+  ``scripts/X.sh`` (or ``bash scripts/X.sh``): the file exists (and is executable when run directly).
+- ``pip install -e ".[EXTRA,...]"``: each extra is in pyproject.toml; other pip, apt-get, git, cd and ``python -c``
+  commands are not the project's: accepted unchecked.
+- anything else fails: a new kind of documented command needs a rule here.
+
+Links: every ``[text](target)`` and ``![alt](target)`` outside code whose target is not a URL resolves to a file
+relative to the markdown file; a ``#fragment`` must be one of the target's headings (GitHub's slugs).
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+REPO = Path(__file__).resolve().parents[1]
+DOC_FILES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```[ \t]*$", re.M | re.S)
+SHELL = ("bash", "sh", "shell")
+#: the line before a ```python block that makes the docs test run it (otherwise its imports are imported)
+RUN_MARK = "<!-- docs-test: run -->"
+ENV_PREFIX = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+NOT_OURS = ("apt-get", "apt", "git", "cd", "export", "mkdir", "wget", "curl", "sudo")
+
+
+@dataclass(frozen=True)
+class DocCommand:
+    """One command of a fenced shell block: where it is written and its words."""
+
+    path: Path
+    line: int
+    words: tuple[str, ...]
+
+    def where(self) -> str:
+        return f"{self.path.relative_to(REPO) if self.path.is_relative_to(REPO) else self.path}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Snippet:
+    path: Path
+    line: int
+    code: str
+    run: bool
+
+
+def fenced_blocks(path: Path, languages: Sequence[str]) -> list[tuple[int, str, str]]:
+    """(line of the first code line, body, the non-blank line before the fence) of each block in ``languages``."""
+    text = path.read_text(encoding="utf-8")
+    out = []
+    for match in FENCE.finditer(text):
+        if match.group(1) in languages:
+            before = [line for line in text[:match.start()].splitlines() if line.strip()]
+            out.append((text.count("\n", 0, match.start(2)) + 1, match.group(2), before[-1].strip() if before else ""))
+    return out
+
+
+def shell_commands(path: Path) -> list[DocCommand]:
+    """Every command of ``path``'s shell blocks, continuations joined, comments, chains and env prefixes handled."""
+    out: list[DocCommand] = []
+    for first, body, _ in fenced_blocks(path, SHELL):
+        lines, start, pending = body.splitlines(), None, ""
+        for number, line in enumerate(lines, first):
+            start = number if not pending else start
+            if line.rstrip().endswith("\\"):
+                pending += line.rstrip()[:-1] + " "
+                continue
+            logical, pending = pending + line, ""
+            out += [DocCommand(path, start, words) for words in _split_chain(shlex.split(logical, comments=True))]
+    return out
+
+
+def _split_chain(tokens: list[str]) -> list[tuple[str, ...]]:
+    """``a && b; VAR=1 c`` → (a,), (b,), (c,): chains split, environment prefixes dropped."""
+    commands, words = [], []
+    for token in [*tokens, ";"]:
+        ends = token in ("&&", "||", ";") or token.endswith(";")
+        if token.endswith(";") and token != ";":
+            words.append(token[:-1])
+        elif not ends:
+            words.append(token)
+        if ends:
+            while words and ENV_PREFIX.match(words[0]):
+                words.pop(0)
+            if words:
+                commands.append(tuple(words))
+            words = []
+    return commands
+
+
+def python_snippets(path: Path) -> list[Snippet]:
+    return [Snippet(path, line, body, before == RUN_MARK) for line, body, before in fenced_blocks(path, ("python",))]
+
+
+# ------------------------------------------------------------------------------------------------------ run.py
+
+def _covering(jobs: list[list[str]]) -> list[list[str]]:
+    """The jobs, in order, that each bring a ``key=value`` not seen before: every swept value composed once."""
+    seen: set[str] = set()
+    chosen = []
+    for job in jobs:
+        if not set(job) <= seen:
+            chosen.append(job)
+            seen |= set(job)
+    return chosen
+
+
+def compose_checked(overrides: Sequence[str]) -> Any:
+    """One job's config as run.py composes it, checked as a run checks it before reading any data."""
+    from omegaconf import OmegaConf, open_dict
+
+    from elmo_bench.base.paths import CONF_DIR
+    from elmo_bench.commands.plan import compose_job
+    from elmo_bench.engine.config_check import check_added_keys, check_run
+    from elmo_bench.engine.experiment import merged_trainer
+
+    cfg = compose_job(list(overrides))
+    job = cfg.copy()
+    with open_dict(job):
+        del job["hydra"]                           # what the job sees (run.py's cfg has no hydra node)
+    config = OmegaConf.to_container(job, resolve=True)
+    check_added_keys(list(overrides), config, CONF_DIR)
+    check_run(config, merged_trainer(job))
+    return cfg
+
+
+def jobs_of(overrides: Sequence[str], multirun: bool) -> list[list[str]]:
+    """The override lists of the jobs a command launches (one without a sweep)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from elmo_bench.commands.plan import compose_job, expand_sweep
+
+    parsed = OverridesParser.create().parse_overrides(list(overrides))
+    swept = [o.input_line for o in parsed if o.is_sweep_override()]
+    fixed = [o.input_line for o in parsed if not o.is_sweep_override()]
+    mode = compose_job(fixed).hydra.mode         # an experiment may make itself a sweep (quickstart)
+    multirun = multirun or getattr(mode, "name", mode) == "MULTIRUN"
+    if swept and not multirun:
+        raise ValueError(f"sweep override(s) {swept} without -m: Hydra refuses them")
+    return _covering(expand_sweep(list(overrides))) if multirun else [list(overrides)]
+
+
+def check_run_py(args: Sequence[str]) -> int:
+    """``python run.py ARGS`` composed as run.py would run it; returns the number of jobs composed."""
+    from elmo_bench.commands.main_args import main_args
+
+    argv = main_args(["run.py", *args])[1:]
+    multirun = any(a in ("-m", "--multirun") for a in argv)
+    flags = [a for a in argv if a.startswith("-") and a not in ("-m", "--multirun", "--debug")]
+    if flags:
+        raise ValueError(f"no rule for run.py flag(s) {flags}")
+    jobs = jobs_of([a for a in argv if not a.startswith("-")], multirun)
+    for job in jobs:
+        compose_checked(job)
+    return len(jobs)
+
+
+# -------------------------------------------------------------------------------------------------- elmo-bench
+
+def check_elmo_bench(args: Sequence[str]) -> str:
+    """``elmo-bench SUB ARGS`` parsed by SUB's parser (plan's overrides composed too); returns SUB."""
+    from elmo_bench.commands.main import COMMANDS
+
+    if not args or args[0] not in COMMANDS:
+        raise ValueError(f"elmo-bench has no subcommand {args[0] if args else '(none)'!r}")
+    try:
+        parsed = COMMANDS[args[0]].parse(list(args[1:]))
+    except SystemExit as stop:                    # argparse: the one-line error is on stderr
+        raise ValueError(f"elmo-bench {args[0]}: arguments refused (exit {stop.code})") from None
+    if args[0] == "plan":
+        for job in jobs_of(parsed.overrides, multirun=True):
+            compose_checked(job)
+    return args[0]
+
+
+# ------------------------------------------------------------------------------------------------------ python
+
+def _script(path: str) -> str:
+    script = REPO / path
+    if not script.is_file():
+        raise ValueError(f"no such script {path}")
+    if "ArgumentParser" in script.read_text(encoding="utf-8"):
+        done = subprocess.run([sys.executable, str(script), "--help"], cwd=REPO, capture_output=True, text=True,
+                              timeout=120, env=_env())
+        if done.returncode != 0:
+            raise ValueError(f"{path} --help exited {done.returncode}: {done.stderr.strip()[-300:]}")
+    return "script"
+
+
+def _shell_script(path: str, executable: bool) -> str:
+    script = REPO / path
+    if not script.is_file() or executable and not os.access(script, os.X_OK):
+        raise ValueError(f"no {'executable ' if executable else ''}script {path}")
+    return "script"
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+
+
+def _pytest(args: Sequence[str]) -> str:
+    for arg in args:
+        if not arg.startswith("-") and not (REPO / arg.split("::")[0]).exists():
+            raise ValueError(f"python -m pytest: no such test path {arg}")
+    return "pytest"
+
+
+def _pip(args: Sequence[str]) -> str:
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    for arg in args:
+        match = re.fullmatch(r"\.\[([\w,-]+)\]", arg)
+        for extra in (match.group(1).split(",") if match else []):
+            if extra not in extras:
+                raise ValueError(f"pip install: pyproject.toml has no extra {extra!r} (has {sorted(extras)})")
+    return "pip"
+
+
+def check_command(command: DocCommand) -> str:
+    """Check one documented command by the module docstring's rule; returns the kind checked. Errors name the
+    file and line."""
+    try:
+        return _check(list(command.words))
+    except Exception as exc:                      # noqa: BLE001 - every failure is reported with its place
+        raise AssertionError(f"{command.where()}: {' '.join(command.words)}\n  {type(exc).__name__}: {exc}") from exc
+
+
+def _check(words: list[str]) -> str:
+    head = words[0]
+    if head == "elmo-bench":
+        return "elmo-bench " + check_elmo_bench(words[1:])
+    if head == "torchrun":
+        at = words.index("-m")
+        if words[at + 1] != "elmo_bench":
+            raise ValueError(f"torchrun of {words[at + 1]!r}: no rule")
+        return "elmo-bench " + check_elmo_bench(words[at + 2:])
+    if head == "pip":
+        return _pip(words[1:])
+    if head.startswith("scripts/") or head == "bash" and words[1].startswith("scripts/"):
+        return _shell_script(words[0] if head != "bash" else words[1], executable=head != "bash")
+    if head in NOT_OURS:
+        return "not ours"
+    if head not in ("python", "python3"):
+        raise ValueError(f"no rule for a {head!r} command (tests/doc_commands.py)")
+    if words[1] == "run.py":
+        check_run_py(words[2:])
+        return "run.py"
+    if words[1] == "-c":
+        return "not ours"
+    if words[1] == "-m":
+        if words[2] == "elmo_bench":
+            return "elmo-bench " + check_elmo_bench(words[3:])
+        if words[2] == "pytest":
+            return _pytest(words[3:])
+        raise ValueError(f"python -m {words[2]}: no rule")
+    if words[1].startswith(("scripts/", "bench/")):
+        return _script(words[1])
+    raise ValueError(f"python {words[1]}: no rule")
+
+
+# ------------------------------------------------------------------------------------------------------- links
+
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+INLINE_CODE = re.compile(r"`[^`\n]*`")
+
+
+def github_slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, anything but letters, digits, ``_``, ``-`` and spaces dropped
+    (so Markdown's backticks and asterisks too), spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def headings(path: Path) -> set[str]:
+    text = FENCE.sub("", path.read_text(encoding="utf-8"))
+    return {github_slug(m.group(1)) for m in re.finditer(r"^#{1,6}\s+(.+?)\s*#*\s*$", text, re.M)}
+
+
+def links(path: Path) -> list[tuple[int, str]]:
+    """(line, target) of every link and image outside code blocks and inline code."""
+    text = FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), path.read_text(encoding="utf-8"))
+    text = INLINE_CODE.sub(lambda m: " " * len(m.group(0)), text)
+    return [(text.count("\n", 0, m.start()) + 1, m.group(1)) for m in LINK.finditer(text)]
+
+
+def check_link(path: Path, line: int, target: str) -> bool:
+    """True for a checked relative link or image, False for a URL; AssertionError when it does not resolve."""
+    if re.match(r"^[a-z][a-z0-9+.-]*:", target):
+        return False
+    file_part, _, fragment = target.partition("#")
+    resolved = (path.parent / file_part).resolve() if file_part else path
+    where = f"{path.relative_to(REPO) if path.is_relative_to(REPO) else path}:{line}: link {target}"
+    assert resolved.exists(), f"{where}: {resolved} does not exist"
+    if fragment and resolved.suffix == ".md":
+        assert fragment in headings(resolved), f"{where}: no heading #{fragment} in {resolved.name}"
+    return True
+
+
+# ----------------------------------------------------------------------------------------------------- python
+
+def check_snippet(snippet: Snippet) -> str:
+    """A marked snippet runs; any other parses and every name it imports imports. Returns what was done."""
+    where = f"{snippet.path.relative_to(REPO) if snippet.path.is_relative_to(REPO) else snippet.path}:{snippet.line}"
+    tree = ast.parse(snippet.code, filename=where)
+    if snippet.run:
+        exec(compile(tree, where, "exec"), {"__name__": "__docs_snippet__"})  # noqa: S102 - our own docs
+        return "ran"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                importlib.import_module(alias.name)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            module = importlib.import_module(node.module)
+            for alias in node.names:
+                assert hasattr(module, alias.name) or _submodule(node.module, alias.name), \
+                    f"{where}: {node.module} has no {alias.name}"
+    return "imports"
+
+
+def _submodule(package: str, name: str) -> bool:
+    try:
+        importlib.import_module(f"{package}.{name}")
+    except ImportError:
+        return False
+    return True
+
+
+# ------------------------------------------------------------------------------------------------ module paths
+
+DOTTED = re.compile(r"(?<![\w.])elmo_bench(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_]\w*)?(?![\w/])")  # not a file name or schema
+#: the walk-through's hypothetical seventh task (docs/adding-a-task.md)
+EXAMPLE_MODULES = ("elmo_bench.tasks.polarity",)
+
+
+def dotted_names(path: Path) -> list[tuple[int, str]]:
+    """(line, name) of every ``elmo_bench.x.y`` (or ``elmo_bench.x:Name``) the text names, code blocks included."""
+    text = path.read_text(encoding="utf-8")
+    return [(text.count("\n", 0, m.start()) + 1, m.group(0).rstrip(".")) for m in DOTTED.finditer(text)]
+
+
+def resolve_dotted(name: str) -> Any:
+    """The module or attribute ``name`` names: the longest importable module prefix, then attributes."""
+    parts = name.replace(":", ".").split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        for attribute in parts[cut:]:
+            obj = getattr(obj, attribute)
+        return obj
+    raise ModuleNotFoundError(name)
