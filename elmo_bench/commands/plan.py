@@ -44,9 +44,8 @@ import numpy as np
 import torch
 
 from elmo_bench.base.errors import ConfigError, DataError
+from elmo_bench.base.paths import CONF_DIR
 
-REPO = Path(__file__).resolve().parents[1]
-CONF_DIR = REPO / "conf"
 
 #: sustained TFLOP/s for --gpu: 30% of the dense bf16 (V100, T4: fp16) tensor-core peak of the vendor's data sheet
 GPU_TFLOPS: dict[str, float] = {"a100": 94.0, "h100": 297.0, "h200": 297.0, "v100": 38.0, "t4": 20.0, "l4": 36.0}
