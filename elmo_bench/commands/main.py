@@ -12,6 +12,9 @@ from typing import Any, Callable, Sequence
 
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.commands.guard import debug_requested, exit_cleanly_on_sigterm, exit_code, guarded
+from elmo_bench.base.errors import ConfigError
+from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
+from elmo_bench.tasks import TASKS
 
 
 def positive_int(text: str) -> int:
@@ -26,8 +29,7 @@ def positive_int(text: str) -> int:
 
 
 def _embed(argv: Sequence[str]) -> int:
-    from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
-    from elmo_bench.encoders.cli_options import add_encoder_arguments
+    from elmo_bench.encoders.cli_options import add_encoder_arguments  # lazy: torch
 
     parser = ArgumentParser(prog="elmo-bench embed", description="an encoder's layers of a sentence file into hdf5")
     parser.add_argument("--options", default=str(DEFAULT_OPTIONS), help="options.json (default: the shipped biLM)")
@@ -41,10 +43,10 @@ def _embed(argv: Sequence[str]) -> int:
     parser.add_argument("--batch-size", type=positive_int, default=64, help="sentences per encoder batch (>= 1)")
     parser.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N (default auto)")
     args = parser.parse_args(argv)
-    from elmo_bench.base.device import resolve_device
-    from elmo_bench.commands.embed import check_output, embed_file
-    from elmo_bench.encoders.cli_options import encoder_from_args
-    from elmo_bench.encoders.protocol import moved
+    from elmo_bench.base.device import resolve_device  # lazy: torch
+    from elmo_bench.commands.embed import check_output, embed_file  # lazy: h5py, torch
+    from elmo_bench.encoders.cli_options import encoder_from_args  # lazy: torch
+    from elmo_bench.encoders.protocol import moved  # lazy: torch
 
     check_output(args.input, args.output, args.overwrite)  # before the biLM loads: a refusal costs nothing
     device = resolve_device(args.device, "--device")
@@ -59,10 +61,8 @@ def file_scorers() -> dict[str, Any]:
     """name → scorer (``score_file_count``, ``score_files(*paths)``): every registered task with a file scorer
     (``Task.score_files``, the registry tasks.TASKS), and the WSD probe's, which is no task. Imported here, as
     every subcommand's machinery (torch and the task packages), so that other commands start fast."""
-    from elmo_bench.engine.experiment import load_task
-    from elmo_bench.probe import wsd_metric
-    from elmo_bench.tasks import TASKS
-
+    from elmo_bench.engine.experiment import load_task  # lazy: omegaconf, torch
+    from elmo_bench.probe import wsd_metric  # lazy: tqdm
     scorers: dict[str, Any] = {name: load_task(name) for name in TASKS}
     scorers = {name: task for name, task in scorers.items() if task.score_file_count}
     scorers[wsd_metric.NAME] = wsd_metric.SCORER
@@ -70,8 +70,6 @@ def file_scorers() -> dict[str, Any]:
 
 
 def _score(argv: Sequence[str]) -> int:
-    from elmo_bench.base.errors import ConfigError
-
     scorers = file_scorers()
     parser = ArgumentParser(prog="elmo-bench score", description="official-semantics scorers on files")
     parser.add_argument("task", choices=sorted(scorers))

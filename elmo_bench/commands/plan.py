@@ -38,13 +38,20 @@ import sys
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
 
 from elmo_bench.base.errors import ConfigError, DataError
 from elmo_bench.base.paths import CONF_DIR
+from elmo_bench.base.device import resolve_device
+from elmo_bench.bilm.options import BiLMOptions
+from elmo_bench.bilm.public import public_options
+from elmo_bench.engine.collate import length_batches
+from elmo_bench.engine.fractions import nested_subset
+from elmo_bench.engine.loop import make_optimizer
+from elmo_bench.modules.token_embedders import WordVocabulary
 
 
 #: sustained TFLOP/s for --gpu: 30% of the dense bf16 (V100, T4: fp16) tensor-core peak of the vendor's data sheet
@@ -117,7 +124,7 @@ def compose_job(overrides: Sequence[str]) -> Any:
     from hydra import compose, initialize_config_dir
     from omegaconf import open_dict
 
-    from elmo_bench.commands.hydra_setup import register_resolvers
+    from elmo_bench.commands.hydra_setup import register_resolvers  # lazy: omegaconf
 
     register_resolvers()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
@@ -174,8 +181,6 @@ def _offline_hub() -> None:
 def read_splits(cfg: Any, task: Any) -> dict[str, list[dict]] | None:
     """The configured data's splits (train cut to ``data.fraction`` as the engine does), or None when unreadable."""
     from omegaconf import OmegaConf
-
-    from elmo_bench.engine.fractions import nested_subset
 
     try:
         splits = task.read(OmegaConf.to_container(cfg.data, resolve=True))
@@ -246,9 +251,7 @@ def sample_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_d
     """The run's model (experiment.build_model, on the CPU) over ``n_batches`` shuffled train batches of the run's
     batch size; biLM layers from :class:`ShapeLayers` and a random GloVe table of the configured width (the values
     and the vocabulary change neither FLOPs nor memory)."""
-    from elmo_bench.engine.collate import length_batches
-    from elmo_bench.modules.token_embedders import WordVocabulary
-    from elmo_bench.engine.experiment import Prepared, build_model, trainer_config
+    from elmo_bench.engine.experiment import Prepared, build_model, trainer_config  # lazy: omegaconf
 
     torch.manual_seed(seed)
     trainer = trainer_config(cfg, 1.0)
@@ -271,12 +274,24 @@ def sample_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_d
     return SampleModel(model, collators["train"], sample, batches, trainer)
 
 
+def _recording_bytes(saved: dict[tuple[Any, int], int]) -> Callable[[torch.Tensor], torch.Tensor]:
+    """A saved_tensors_hooks pack hook that records each saved tensor's bytes in ``saved``, keyed by storage (a
+    storage saved twice counts once)."""
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        if t.is_sparse:                          # no storage of its own: its indices and values
+            saved[(t.device, id(t))] = t._indices().nbytes + t._values().nbytes
+            return t
+        storage = t.untyped_storage()
+        saved[(t.device, storage.data_ptr())] = storage.nbytes()
+        return t
+
+    return pack
+
+
 def measure_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_dim: int, glove_dim: int,
                   device: torch.device, n_batches: int, seed: int = 0) -> Measured:
     """FLOPs per token (train: forward + backward; eval: forward) and peak memory of the run's model on
     ``n_batches`` sample batches (:func:`sample_model`), on ``device``."""
-    from elmo_bench.engine.loop import make_optimizer
-
     built = sample_model(cfg, task, train, num_layers, elmo_dim, glove_dim, n_batches, seed)
     model, sample, batches, trainer = built.model, built.sample, built.batches, built.trainer
     collators = {"train": built.collator}
@@ -296,15 +311,7 @@ def measure_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_
         tokens += sum(int(f.mask.sum()) for f in batch.fields.values())
         model.train()
         saved: dict[tuple[Any, int], int] = {}
-
-        def pack(t: torch.Tensor) -> torch.Tensor:
-            if t.is_sparse:                          # no storage of its own: its indices and values
-                saved[(t.device, id(t))] = t._indices().nbytes + t._values().nbytes
-                return t
-            storage = t.untyped_storage()
-            saved[(t.device, storage.data_ptr())] = storage.nbytes()
-            return t
-
+        pack = _recording_bytes(saved)
         if device.type == "cuda":                     # memory first, with the kernels a run uses (cuDNN on)
             torch.cuda.synchronize(device)
             torch.cuda.reset_peak_memory_stats(device)
@@ -341,9 +348,6 @@ def measure_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_
 
 def _bilm_options(cfg: Any) -> tuple[Any, str]:
     """The biLM's options (the configured file, or the public ELMo architecture when it is not readable here)."""
-    from elmo_bench.bilm.options import BiLMOptions
-    from elmo_bench.bilm.public import public_options
-
     path = cfg.bilm.get("options")
     if path and Path(str(path)).exists():
         return BiLMOptions.load(str(path)), str(path)
@@ -373,7 +377,7 @@ def plan_run(overrides: Sequence[str], device: torch.device, n_batches: int,
     """One planned run (see the module docstring for every number)."""
     from omegaconf import OmegaConf
 
-    from elmo_bench.engine.experiment import trainer_config
+    from elmo_bench.engine.experiment import trainer_config  # lazy: omegaconf
 
     cfg = compose_job(overrides)
     task_name = cfg.task.name
@@ -387,11 +391,8 @@ def plan_run(overrides: Sequence[str], device: torch.device, n_batches: int,
     task = data["task"]
 
     use_elmo = bool(cfg.embedder.elmo)
-    model_key = json.dumps([data_key, OmegaConf.to_container(cfg.task, resolve=True),
-                            OmegaConf.to_container(cfg.embedder, resolve=True),
-                            OmegaConf.to_container(cfg.mix, resolve=True),
-                            OmegaConf.to_container(cfg.trainer, resolve=True), options.to_dict(), str(cfg.amp)],
-                           sort_keys=True)
+    settings = [OmegaConf.to_container(cfg[k], resolve=True) for k in ("task", "embedder", "mix", "trainer")]
+    model_key = json.dumps([data_key, *settings, options.to_dict(), str(cfg.amp)], sort_keys=True)
     if model_key not in memo:
         memo[model_key] = measure_model(cfg, task, data["sample_train"], options.n_layers + 1, options.output_dim,
                                         _glove_dim(cfg), device, n_batches)
@@ -433,7 +434,7 @@ def plan_run(overrides: Sequence[str], device: torch.device, n_batches: int,
 
 def _data_plan(cfg: Any, task_name: str, overrides: Sequence[str], max_segment: int) -> dict[str, Any]:
     """Split sizes of the run's data (measured, documented or from the stand-in) and the train examples to sample."""
-    from elmo_bench.engine.experiment import load_task
+    from elmo_bench.engine.experiment import load_task  # lazy: omegaconf
 
     task = load_task(task_name)
     splits = read_splits(cfg, task)
@@ -536,8 +537,6 @@ def plan_main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--sample-batches expected an integer >= 1, found {args.sample_batches}")
     if not args.online:
         _offline_hub()
-    from elmo_bench.base.device import resolve_device
-
     device = resolve_device(args.device, "--device")
     tflops = args.gpu_tflops if args.gpu_tflops is not None else GPU_TFLOPS[args.gpu]
     result = plan(args.overrides, tflops, device, args.sample_batches)

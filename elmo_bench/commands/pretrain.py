@@ -13,6 +13,7 @@ from typing import Any, Sequence
 from elmo_bench.base.paths import CONF_DIR, REPO
 from elmo_bench.bilm.default import SHIPPED_DIR as SHIPPED
 from elmo_bench.base.arguments import ArgumentParser
+from elmo_bench.engine.config_check import check_added_keys, check_pretrain
 
 
 def compose_pretrain(overrides: Sequence[str], default: str = "default") -> dict[str, Any]:
@@ -26,8 +27,6 @@ def compose_pretrain(overrides: Sequence[str], default: str = "default") -> dict
     chosen = [o for o in overrides if o.startswith("pretrain=") or o.startswith("+pretrain=")]
     rest = [o for o in overrides if o not in chosen]
     name = chosen[-1].split("=", 1)[1] if chosen else default
-    from elmo_bench.engine.config_check import check_added_keys, check_pretrain
-
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
         cfg = compose(overrides=[f"+pretrain={name}", *rest])
     check_added_keys(rest, OmegaConf.to_container(cfg), CONF_DIR)  # +pretrain.typo=... is an error, not ignored
@@ -91,7 +90,7 @@ def finetune_main(argv: Sequence[str] | None = None) -> int:
 
 def run_pretrain(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """What ``pretrain_main`` does, returning the summary."""
-    from elmo_bench.pretrain.train import train
+    from elmo_bench.pretrain.train import train  # lazy: h5py, torch
 
     cfg = compose_pretrain(list(argv or []))
     summary = train(cfg)
@@ -104,8 +103,8 @@ def run_perplexity(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """What ``perplexity_main`` does, returning the result (keys forward, backward, average, unigram, tokens)."""
     import torch
 
-    from elmo_bench.pretrain.perplexity import evaluate, load_lm
-    from elmo_bench.pretrain.train import heldout_sentences
+    from elmo_bench.pretrain.perplexity import evaluate, load_lm  # lazy: h5py, torch
+    from elmo_bench.pretrain.train import heldout_sentences  # lazy: h5py, torch
 
     parser = ArgumentParser(prog="elmo-bench perplexity",
                                      description="Held-out perplexity of an exported biLM (full softmax).")
@@ -118,7 +117,7 @@ def run_perplexity(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N (default auto)")
     args = parser.parse_args(list(argv) if argv is not None else None)
-    from elmo_bench.base.device import resolve_device
+    from elmo_bench.base.device import resolve_device  # lazy: torch
 
     device = resolve_device(args.device, "--device")
     torch.set_num_threads(args.threads)
@@ -132,7 +131,7 @@ def run_perplexity(argv: Sequence[str] | None = None) -> dict[str, Any]:
 def run_finetune(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """``elmo-bench finetune-lm [hydra overrides]``: continue LM training of an exported biLM on new text
     (``pretrain=finetune pretrain.train_files=[...] pretrain.init_dir=DIR``), then export again."""
-    from elmo_bench.pretrain.finetune import finetune
+    from elmo_bench.pretrain.finetune import finetune  # lazy: h5py, torch
 
     argv = list(argv or [])
     cfg = compose_pretrain(argv, default="finetune")
