@@ -30,7 +30,6 @@ a slice). Per run:
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -43,6 +42,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
+from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.errors import ConfigError, DataError
 from elmo_bench.base.paths import CONF_DIR
 from elmo_bench.base.device import resolve_device
@@ -514,7 +514,7 @@ def _table(result: dict[str, Any]) -> str:
 
 def plan_main(argv: Sequence[str] | None = None) -> int:
     presets = ", ".join(f"{k} {v:g} (peak {GPU_PEAKS[k]})" for k, v in GPU_TFLOPS.items())
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="elmo-bench plan",
         description="Cost of the runs a config or sweep would launch (e.g. experiment=paper_table1), without "
                     "training: examples and tokens, biLM FLOPs and cache bytes, head parameters, training FLOPs "
