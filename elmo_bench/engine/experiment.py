@@ -224,7 +224,7 @@ def adapt_bilm(cfg: DictConfig, task: Task, prepared: Prepared, base_info: dict[
                run_dir: Path, device: torch.device) -> tuple[Any, dict[str, Any]]:  # (BiLMEncoder, record)
     """bilm=adapted: the base biLM fine-tuned on the training examples this run uses (built once, cached), loaded
     frozen; its record keeps the base and the adapted hash. The dev text is scored (never trained on) for Table 7."""
-    from elmo_bench.pretrain.task_adapted import ensure_adapted  # lazy: h5py
+    from elmo_bench.pretrain.adapted_bilm import ensure_adapted  # lazy: h5py
     from elmo_bench.bilm.weights import load_bilm  # lazy: h5py
 
     started = time.perf_counter()
