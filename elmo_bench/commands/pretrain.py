@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from elmo_bench.base.paths import CONF_DIR, REPO
 from elmo_bench.bilm.default import SHIPPED_DIR as SHIPPED
@@ -62,14 +62,20 @@ def _wants_help(argv: Sequence[str] | None) -> bool:
     return any(a in ("-h", "--help") for a in (argv or []))
 
 
+def _hydra_command(argv: Sequence[str] | None, command: str, default: str, what: str,
+                   run: Callable[[Sequence[str] | None], Any]) -> int:
+    """A Hydra-override subcommand: ``-h``/``--help`` prints :func:`hydra_help`, anything else runs ``run(argv)``."""
+    if _wants_help(argv):
+        print(hydra_help(command, default, what))
+        return 0
+    run(argv)
+    return 0
+
+
 def pretrain_main(argv: Sequence[str] | None = None) -> int:
     """``elmo-bench pretrain [hydra overrides]``: train to the budget, checkpoint, export; prints a JSON summary."""
-    if _wants_help(argv):
-        print(hydra_help("pretrain", "default", "Pretrain a biLM (bilm-tf's recipe), checkpointing as it goes; "
-                                                "exports options.json, weights.hdf5, vocab.txt, weights.sha256."))
-        return 0
-    run_pretrain(argv)
-    return 0
+    return _hydra_command(argv, "pretrain", "default", "Pretrain a biLM (bilm-tf's recipe), checkpointing as it goes; "
+                          "exports options.json, weights.hdf5, vocab.txt, weights.sha256.", run_pretrain)
 
 
 def perplexity_main(argv: Sequence[str] | None = None) -> int:
@@ -80,12 +86,8 @@ def perplexity_main(argv: Sequence[str] | None = None) -> int:
 
 def finetune_main(argv: Sequence[str] | None = None) -> int:
     """``elmo-bench finetune-lm [hydra overrides]``: prints a JSON summary."""
-    if _wants_help(argv):
-        print(hydra_help("finetune-lm", "finetune", "Continue LM training of an exported biLM on task text "
-                                                    "(pretrain.train_files=[...] pretrain.init_dir=DIR), then export."))
-        return 0
-    run_finetune(argv)
-    return 0
+    return _hydra_command(argv, "finetune-lm", "finetune", "Continue LM training of an exported biLM on task text "
+                          "(pretrain.train_files=[...] pretrain.init_dir=DIR), then export.", run_finetune)
 
 
 def run_pretrain(argv: Sequence[str] | None = None) -> dict[str, Any]:
