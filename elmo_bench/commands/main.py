@@ -104,7 +104,7 @@ COMMANDS: dict[str, tuple[Callable[[Sequence[str]], int], str]] = {
                        "copy a results tree into the compact committable form the report reads"),
     "plan": (_delegate("elmo_bench.commands.plan", "plan_main"),
              "cost of a config's or sweep's runs without training: FLOPs, cache, memory, GPU hours"),
-    "probe-wsd": (_delegate("elmo_bench.probe.cli", "probe_wsd_main"), "WSD probe of every biLM layer (Table 5)"),
+    "probe-wsd": (_delegate("elmo_bench.probe.wsd_cli", "probe_wsd_main"), "WSD probe of every biLM layer (Table 5)"),
     "probe-pos": (_delegate("elmo_bench.probe.pos_cli", "probe_pos_main"),
                   "converged linear POS probe: every layer, GloVe, most frequent tag (Table 6)"),
 }

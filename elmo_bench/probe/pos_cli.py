@@ -21,7 +21,7 @@ from elmo_bench.base.paths import CACHE_DIR, DATA_ROOT, REPO
 from elmo_bench.base.errors import DataError
 from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 from elmo_bench.data.glove import load_glove
-from elmo_bench.probe.cli import _bilm_name
+from elmo_bench.probe.wsd_cli import bilm_name
 from elmo_bench.records.run_record import RunRecord, git_commit
 
 DEFAULT_DATA = DATA_ROOT / "pos" / "ud_english_ewt"
@@ -152,7 +152,7 @@ def write_results(out: Path, args: argparse.Namespace, splits, rows, baseline, b
     metrics = {split: {**{f"{n}_accuracy": getattr(r, split) for n, r in rows.items()},
                        "most_frequent_tag_accuracy": baseline[split]} for split in ("dev", "test")}
     config = dict(vars(args))
-    config["choices"] = {"task": "pos_probe", "data": "ud_ewt_pos", "bilm": _bilm_name(args.options), "embedder": "elmo"}
+    config["choices"] = {"task": "pos_probe", "data": "ud_ewt_pos", "bilm": bilm_name(args.options), "embedder": "elmo"}
     full = len(splits["train"]) if not args.max_train_sentences else None
     out.mkdir(parents=True, exist_ok=True)
     RunRecord(
@@ -163,7 +163,7 @@ def write_results(out: Path, args: argparse.Namespace, splits, rows, baseline, b
         probes={n: {**r.summary(), "l2_path": r.path} for n, r in rows.items()},
         mixes={}, elmo=None, epochs={"run": 0, "best": None, "history": []},
         timings={"total_seconds": seconds, "bilm_seconds": bilm["seconds_in_bilm"]},
-        bilm={"name": _bilm_name(args.options), **{k: v for k, v in bilm.items()
+        bilm={"name": bilm_name(args.options), **{k: v for k, v in bilm.items()
                                                     if k not in ("seconds_in_bilm", "encoder")}}
         if args.encoder == "bilm" else None,
         encoder=bilm["encoder"],

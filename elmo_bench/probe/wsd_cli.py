@@ -62,7 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _bilm_name(options: str) -> str:
+def bilm_name(options: str) -> str:
+    """The biLM's name in the probes' records: "shipped", "fixture" (the test biLM) or "custom"."""
     if Path(options).resolve() == Path(DEFAULT_OPTIONS).resolve():
         return "shipped"
     return "fixture" if "elmo_fixtures" in str(options) else "custom"
@@ -119,7 +120,7 @@ def prepare_layers(args: argparse.Namespace, inputs: WsdInputs, progress: bool) 
     train = cache.layers(token_lists(inputs.train), name="wsd/semcor")
     eval_layers = {name: cache.layers(token_lists(sentences), name=f"wsd/{name}")
                    for name, (sentences, _) in inputs.eval_sets.items()}
-    info = {"name": _bilm_name(args.options) if args.encoder == "bilm" else args.encoder, "hash": record["hash"],
+    info = {"name": bilm_name(args.options) if args.encoder == "bilm" else args.encoder, "hash": record["hash"],
             "layers": record["layers"], "dim": record["dim"], "encoder": record["encoder"]}
     if args.encoder == "bilm":
         info.update(options=args.options, weights=args.weights)
