@@ -14,7 +14,7 @@ from elmo_bench.base import checkpoints
 from elmo_bench.bilm.chars import BOS_TOKEN, EOS_TOKEN, word_to_ids
 from elmo_bench.bilm.checksums import write_checksums
 from elmo_bench.bilm.weights import save_bilm
-from elmo_bench.pretrain.model import LanguageModel, make_options, training_extra
+from elmo_bench.pretrain.language_model import LanguageModel, make_options, training_extra
 from elmo_bench.pretrain.vocab import Vocab
 
 
