@@ -2,7 +2,7 @@
 baseline and the tests' reference): batch-major windows through ``ProjectedLstmLayer.forward`` under plain
 autograd, and the character CNN over all 50 character positions of every word type.
 
-Same semantics as :class:`elmo_bench.pretrain.model.LanguageModel` (what the fast path must equal); only the
+Same semantics as :class:`elmo_bench.pretrain.language_model.LanguageModel` (what the fast path must equal); only the
 order of dropout masks differs, so comparisons run with dropout 0.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import torch
 from torch.nn import functional as F
 
 from elmo_bench.bilm.lstm import LayerState
-from elmo_bench.pretrain.model import LanguageModel
+from elmo_bench.pretrain.language_model import LanguageModel
 
 
 def reference_encode_words(encoder, chars: torch.Tensor) -> torch.Tensor:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from elmo_bench.bilm.integrity import write_checksums
+from elmo_bench.bilm.checksums import write_checksums
 
 
 def main(argv: list[str]) -> int:

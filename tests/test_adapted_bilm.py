@@ -10,7 +10,7 @@ import h5py
 import numpy as np
 import pytest
 
-from elmo_bench.pretrain.task_adapted import ensure_adapted
+from elmo_bench.pretrain.adapted_bilm import ensure_adapted
 from elmo_bench.pretrain.train import train
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -18,7 +18,7 @@ from torch import nn
 
 from elmo_bench.engine.collate import Collator
 from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary
-from elmo_bench.modules.elmo import ScalarMix
+from elmo_bench.modules.scalar_mix import ScalarMix
 from elmo_bench.modules.dropout import LockedDropout
 from elmo_bench.engine.loop import TaskModel
 from elmo_bench.tasks.coref.task import CorefTask

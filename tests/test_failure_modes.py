@@ -175,11 +175,11 @@ def test_a_squad_answer_that_disagrees_with_its_offsets_is_refused(tmp_path):
 
 
 def test_weights_without_a_checksum_file_warn_that_integrity_was_not_checked(tmp_path, caplog):
-    from elmo_bench.bilm import integrity
+    from elmo_bench.bilm import checksums
 
     (tmp_path / "weights.hdf5").write_bytes(b"finite garbage")
-    with caplog.at_level(logging.WARNING, logger="elmo_bench.bilm.integrity"):
-        integrity.verify_checksums(tmp_path, [tmp_path / "weights.hdf5"])
+    with caplog.at_level(logging.WARNING, logger="elmo_bench.bilm.checksums"):
+        checksums.verify_checksums(tmp_path, [tmp_path / "weights.hdf5"])
     assert any("integrity was NOT checked" in r.getMessage() and r.levelno == logging.WARNING
                for r in caplog.records)
 

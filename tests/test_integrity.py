@@ -213,7 +213,7 @@ def test_a_checkpoint_killed_mid_write_always_loads_and_checks_out(tmp_path):
 
 def test_an_exported_bilm_records_sizes_and_a_truncated_copy_is_refused(tmp_path):
     from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
-    from elmo_bench.bilm.integrity import write_checksums
+    from elmo_bench.bilm.checksums import write_checksums
     from elmo_bench.bilm.weights import load_bilm
 
     for source in (DEFAULT_OPTIONS, DEFAULT_WEIGHTS):

@@ -6,7 +6,8 @@ import math
 import pytest
 import torch
 
-from elmo_bench.modules.elmo import Elmo, ScalarMix
+from elmo_bench.modules.elmo import Elmo
+from elmo_bench.modules.scalar_mix import ScalarMix
 
 
 def _layers() -> torch.Tensor:

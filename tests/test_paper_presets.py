@@ -18,6 +18,8 @@ from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
+from elmo_bench.bilm.options import BiLMOptions
+from elmo_bench.bilm.public import PUBLIC_OPTIONS
 from elmo_bench.engine.experiment import load_task
 from elmo_bench.commands.hydra_setup import register_resolvers
 from elmo_bench.tasks import TASKS
@@ -204,14 +206,7 @@ def test_paper_coref_head_uses_chars_speakers_and_genre() -> None:
 def test_public_elmo_options_give_the_1024_dims_the_counts_assume() -> None:
     """The paper's biLM (options of elmo_2x4096_512_2048cnn_2xhighway, as published with the weights): 2 x 512
     projections = the 1024-d ELMo vectors every count above adds to GloVe's 300."""
-    from elmo_bench.bilm.options import BiLMOptions
-
-    public = {"lstm": {"use_skip_connections": True, "projection_dim": 512, "cell_clip": 3, "proj_clip": 3,
-                       "dim": 4096, "n_layers": 2},
-              "char_cnn": {"activation": "relu", "n_highway": 2, "embedding": {"dim": 16}, "n_characters": 262,
-                           "max_characters_per_token": 50,
-                           "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]}}
-    options = BiLMOptions.from_dict(public, "elmo_2x4096_512_2048cnn_2xhighway_options.json")
+    options = BiLMOptions.from_dict(PUBLIC_OPTIONS, "elmo_2x4096_512_2048cnn_2xhighway_options.json")
     assert (options.output_dim, options.n_filters, options.n_layers) == (1024, 2048, 2)
     for name in TABLE1_TASKS:
         settings, _, _ = parse_counts(PRESETS / f"paper_{name}.yaml")

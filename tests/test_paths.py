@@ -32,7 +32,7 @@ def test_run_config_data_root_and_repo_root_come_from_paths():
 
 
 def test_probe_cli_defaults_live_under_the_data_and_cache_roots():
-    from elmo_bench.probe import cli as wsd_cli, pos_cli
+    from elmo_bench.probe import pos_cli, wsd_cli
 
     assert Path(pos_cli.DEFAULT_DATA).is_relative_to(paths.DATA_ROOT)
     assert wsd_cli.DEFAULT_SEMCOR.is_relative_to(paths.DATA_ROOT)

@@ -90,6 +90,20 @@ def test_majority_baseline_and_score_files(tmp_path: Path) -> None:
     assert score_files(str(gold), str(pred)) == {"accuracy": pytest.approx(100.0 / 3)}
 
 
+def test_prediction_jsonl_scores_and_names_a_malformed_line(tmp_path: Path) -> None:
+    """The JSON-lines prediction form, and its errors: the gold reader's line parser (json_lines) with its own
+    'expected' text."""
+    gold = _write(tmp_path / "g.jsonl", [_pair("a", "neutral"), _pair("c", "entailment")])
+    pred = _write(tmp_path / "p.jsonl", [{"pairID": "a", "label": "neutral"}, "", {"pairID": "c", "gold_label": "x"}])
+    assert score_files(str(gold), str(pred)) == {"accuracy": 50.0}
+    bad = _write(tmp_path / "bad.jsonl", [{"pairID": "a", "label": "neutral"}, '{"pairID": "c", "label": '])
+    with pytest.raises(DataError, match=r"^.*bad\.jsonl:2: malformed JSON \(Expecting value at column 26\); "
+                                        r"expected a \{pairID: label\} object or JSON lines with pairID and label$"):
+        score_files(str(gold), str(bad))
+    with pytest.raises(DataError, match=r"bad2\.jsonl:1: expected fields 'pairID' and 'label'"):
+        score_files(str(gold), str(_write(tmp_path / "bad2.jsonl", ['["a", "neutral"]', '"x"'])))
+
+
 @pytest.mark.skipif(not DATA.exists(), reason="../shared/data not present")
 def test_real_snli_dev_counts() -> None:
     examples, dropped = read_jsonl(DATA / "snli" / "snli_1.0_dev.jsonl.gz")

@@ -8,7 +8,7 @@ import pytest
 
 from elmo_bench.base.errors import DataError
 from elmo_bench.tasks import TASKS
-from elmo_bench.tasks.srl.bio import bio_to_spans, brackets_to_spans, spans_to_bio
+from elmo_bench.tasks.srl.spans import bio_to_spans, brackets_to_spans, spans_to_bio
 from elmo_bench.tasks.srl.reader import read_conll05_split, read_conll2012_srl, read_props_blocks
 from elmo_bench.tasks.srl.task import SrlTask, props_text
 from elmo_bench.tasks.srl.metric import read_props, score_sentences

@@ -13,7 +13,7 @@ import torch
 
 from elmo_bench.engine.collate import Collator
 from elmo_bench.bilm.default import SHIPPED_DIR
-from elmo_bench.bilm.integrity import CHECKSUM_FILE, read_checksums, sha256
+from elmo_bench.bilm.checksums import CHECKSUM_FILE, read_checksums, sha256
 from elmo_bench.bilm.weights import load_bilm
 from elmo_bench.engine.config_check import check_run
 from elmo_bench.modules.token_embedders import TaskEmbedder

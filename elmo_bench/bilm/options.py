@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from elmo_bench.base.errors import DataError
+from elmo_bench.base.atomic import atomic_write_text
 
 
 @dataclass(frozen=True)
@@ -112,8 +113,6 @@ class BiLMOptions:
         return out
 
     def save(self, path: str | Path) -> None:
-        from elmo_bench.base.atomic import atomic_write_text
-
         atomic_write_text(Path(path), json.dumps(self.to_dict(), indent=2) + "\n")
 
 

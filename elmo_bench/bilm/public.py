@@ -14,6 +14,9 @@ from typing import Any
 
 import torch
 
+from elmo_bench.bilm.model import BiLM
+from elmo_bench.bilm.options import BiLMOptions
+
 #: the architecture keys of the published options.json (training keys such as n_epochs left out)
 PUBLIC_OPTIONS: dict[str, Any] = {
     "lstm": {"use_skip_connections": True, "projection_dim": 512, "cell_clip": 3, "proj_clip": 3, "dim": 4096,
@@ -33,9 +36,7 @@ def write_random_bilm(directory: str | Path, options: dict[str, Any] | None = No
                       seed: int = 0) -> tuple[Path, Path]:
     """``directory/options.json`` and ``directory/weights.hdf5`` of a biLM with PyTorch's default random init
     (seeded), written by elmo_bench.bilm.weights.save_bilm; at the public size the weights file is about 375 MiB."""
-    from elmo_bench.bilm.model import BiLM
-    from elmo_bench.bilm.options import BiLMOptions
-    from elmo_bench.bilm.weights import save_bilm
+    from elmo_bench.bilm.weights import save_bilm  # lazy: h5py
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)

@@ -30,6 +30,7 @@ from elmo_bench.base.atomic import atomic_path
 from elmo_bench.bilm.model import BiLM
 from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.base.errors import DataError
+from elmo_bench.bilm.checksums import verify_checksums
 
 # (dataset name, expected shape, torch tensor getter, numpy → torch converter, torch → numpy converter)
 Binding = tuple[str, tuple[int, ...], Callable[[], torch.Tensor], Callable[[np.ndarray], np.ndarray],
@@ -95,11 +96,9 @@ _BILM_GROUPS = re.compile(r"^(char_embed|CNN|CNN_proj|CNN_high_\d+|RNN_\d+)(/|$)
 def load_bilm(options_path: str | Path, weights_path: str | Path, stateful: bool = False) -> BiLM:
     """Build a :class:`BiLM` from ``options.json`` and a bilm-tf ``weights.hdf5``; frozen and in eval mode.
 
-    When the weights' directory holds a ``weights.sha256`` (elmo_bench.bilm.integrity), the files it lists are
+    When the weights' directory holds a ``weights.sha256`` (elmo_bench.bilm.checksums), the files it lists are
     checked first: a corrupt or replaced file is refused before it can give NaN or silently wrong embeddings.
     """
-    from elmo_bench.bilm.integrity import verify_checksums
-
     verify_checksums(Path(weights_path).parent, [Path(options_path), Path(weights_path)])
     options = BiLMOptions.load(options_path)
     if options.n_characters not in (261, 262):

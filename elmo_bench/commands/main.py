@@ -12,6 +12,9 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.commands.guard import debug_requested, exit_cleanly_on_sigterm, exit_code, guarded
+from elmo_bench.base.errors import ConfigError
+from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
+from elmo_bench.tasks import TASKS
 
 
 def positive_int(text: str) -> int:
@@ -27,8 +30,7 @@ def positive_int(text: str) -> int:
 
 def build_embed_parser() -> ArgumentParser:
     """``elmo-bench embed``'s arguments (built without running the job: the docs test parses documented commands with it)."""
-    from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
-    from elmo_bench.encoders.cli_options import add_encoder_arguments
+    from elmo_bench.encoders.cli_options import add_encoder_arguments  # lazy: torch
 
     parser = ArgumentParser(prog="elmo-bench embed", description="an encoder's layers of a sentence file into hdf5")
     parser.add_argument("--options", default=str(DEFAULT_OPTIONS), help="options.json (default: the shipped biLM)")
@@ -46,10 +48,10 @@ def build_embed_parser() -> ArgumentParser:
 
 def _embed(argv: Sequence[str]) -> int:
     args = build_embed_parser().parse_args(argv)
-    from elmo_bench.base.device import resolve_device
-    from elmo_bench.commands.embed import check_output, embed_file
-    from elmo_bench.encoders.cli_options import encoder_from_args
-    from elmo_bench.encoders.protocol import moved
+    from elmo_bench.base.device import resolve_device  # lazy: torch
+    from elmo_bench.commands.embed import check_output, embed_file  # lazy: h5py, torch
+    from elmo_bench.encoders.cli_options import encoder_from_args  # lazy: torch
+    from elmo_bench.encoders.protocol import moved  # lazy: torch
 
     check_output(args.input, args.output, args.overwrite)  # before the biLM loads: a refusal costs nothing
     device = resolve_device(args.device, "--device")
@@ -64,10 +66,8 @@ def file_scorers() -> dict[str, Any]:
     """name → scorer (``score_file_count``, ``score_files(*paths)``): every registered task with a file scorer
     (``Task.score_files``, the registry tasks.TASKS), and the WSD probe's, which is no task. Imported here, as
     every subcommand's machinery (torch and the task packages), so that other commands start fast."""
-    from elmo_bench.engine.experiment import load_task
-    from elmo_bench.probe import wsd_metric
-    from elmo_bench.tasks import TASKS
-
+    from elmo_bench.engine.experiment import load_task  # lazy: omegaconf, torch
+    from elmo_bench.probe import wsd_metric  # lazy: tqdm
     scorers: dict[str, Any] = {name: load_task(name) for name in TASKS}
     scorers = {name: task for name, task in scorers.items() if task.score_file_count}
     scorers[wsd_metric.NAME] = wsd_metric.SCORER
@@ -83,8 +83,6 @@ def build_score_parser(scorers: dict[str, Any] | None = None) -> ArgumentParser:
 
 
 def _score(argv: Sequence[str]) -> int:
-    from elmo_bench.base.errors import ConfigError
-
     scorers = file_scorers()
     args = build_score_parser(scorers).parse_args(argv)
     scorer = scorers[args.task]
@@ -117,7 +115,7 @@ def _parses_with(module: str, builder: str) -> Callable[[Sequence[str]], Any]:
 def _composes(default: str) -> Callable[[Sequence[str]], Any]:
     """Hydra-override subcommands (pretrain, finetune-lm): ``argv`` composed and checked as the run would be."""
     def parse(argv: Sequence[str]) -> Any:
-        from elmo_bench.commands.pretrain import compose_pretrain
+        from elmo_bench.commands.pretrain import compose_pretrain  # lazy: omegaconf
 
         return compose_pretrain(list(argv), default=default)
 
@@ -154,8 +152,8 @@ COMMANDS: dict[str, Command] = {
     "plan": Command(_delegate("elmo_bench.commands.plan", "plan_main"),
                     "cost of a config's or sweep's runs without training: FLOPs, cache, memory, GPU hours",
                     _parses_with("elmo_bench.commands.plan", "build_parser")),
-    "probe-wsd": Command(_delegate("elmo_bench.probe.cli", "probe_wsd_main"),
-                         "WSD probe of every biLM layer (Table 5)", _parses_with("elmo_bench.probe.cli", "build_parser")),
+    "probe-wsd": Command(_delegate("elmo_bench.probe.wsd_cli", "probe_wsd_main"),
+                         "WSD probe of every biLM layer (Table 5)", _parses_with("elmo_bench.probe.wsd_cli", "build_parser")),
     "probe-pos": Command(_delegate("elmo_bench.probe.pos_cli", "probe_pos_main"),
                          "converged linear POS probe: every layer, GloVe, most frequent tag (Table 6)",
                          _parses_with("elmo_bench.probe.pos_cli", "build_parser")),

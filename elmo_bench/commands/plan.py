@@ -37,7 +37,7 @@ import sys
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
@@ -45,6 +45,13 @@ import torch
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.errors import ConfigError, DataError
 from elmo_bench.base.paths import CONF_DIR
+from elmo_bench.base.device import resolve_device
+from elmo_bench.bilm.options import BiLMOptions
+from elmo_bench.bilm.public import public_options
+from elmo_bench.engine.collate import length_batches
+from elmo_bench.engine.fractions import nested_subset
+from elmo_bench.engine.loop import make_optimizer
+from elmo_bench.modules.token_embedders import WordVocabulary
 
 
 #: sustained TFLOP/s for --gpu: 30% of the dense bf16 (V100, T4: fp16) tensor-core peak of the vendor's data sheet
@@ -117,7 +124,7 @@ def compose_job(overrides: Sequence[str]) -> Any:
     from hydra import compose, initialize_config_dir
     from omegaconf import open_dict
 
-    from elmo_bench.commands.hydra_setup import register_resolvers
+    from elmo_bench.commands.hydra_setup import register_resolvers  # lazy: omegaconf
 
     register_resolvers()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
@@ -174,8 +181,6 @@ def _offline_hub() -> None:
 def read_splits(cfg: Any, task: Any) -> dict[str, list[dict]] | None:
     """The configured data's splits (train cut to ``data.fraction`` as the engine does), or None when unreadable."""
     from omegaconf import OmegaConf
-
-    from elmo_bench.engine.fractions import nested_subset
 
     try:
         splits = task.read(OmegaConf.to_container(cfg.data, resolve=True))
@@ -246,9 +251,7 @@ def sample_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_d
     """The run's model (experiment.build_model, on the CPU) over ``n_batches`` shuffled train batches of the run's
     batch size; biLM layers from :class:`ShapeLayers` and a random GloVe table of the configured width (the values
     and the vocabulary change neither FLOPs nor memory)."""
-    from elmo_bench.engine.collate import length_batches
-    from elmo_bench.modules.token_embedders import WordVocabulary
-    from elmo_bench.engine.experiment import Prepared, build_model, trainer_config
+    from elmo_bench.engine.experiment import Prepared, build_model, trainer_config  # lazy: omegaconf
 
     torch.manual_seed(seed)
     trainer = trainer_config(cfg, 1.0)
@@ -273,8 +276,6 @@ def sample_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_d
 
 def _cuda_peak(model: Any, batch: Any, trainer: Any, device: torch.device) -> int:
     """torch.cuda.max_memory_allocated over one training step of ``batch``: forward, backward, optimiser step."""
-    from elmo_bench.engine.loop import make_optimizer
-
     torch.cuda.synchronize(device)
     torch.cuda.reset_peak_memory_stats(device)
     optimizer = make_optimizer(model, trainer)
@@ -284,6 +285,20 @@ def _cuda_peak(model: Any, batch: Any, trainer: Any, device: torch.device) -> in
     peak = torch.cuda.max_memory_allocated(device)
     model.zero_grad(set_to_none=True)
     return int(peak)
+
+
+def _recording_bytes(saved: dict[tuple[Any, int], int]) -> Callable[[torch.Tensor], torch.Tensor]:
+    """A saved_tensors_hooks pack hook that records each saved tensor's bytes in ``saved``, keyed by storage (a
+    storage saved twice counts once)."""
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        if t.is_sparse:                          # no storage of its own: its indices and values
+            saved[(t.device, id(t))] = t._indices().nbytes + t._values().nbytes
+            return t
+        storage = t.untyped_storage()
+        saved[(t.device, storage.data_ptr())] = storage.nbytes()
+        return t
+
+    return pack
 
 
 def measure_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_dim: int, glove_dim: int,
@@ -309,15 +324,7 @@ def measure_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_
         tokens += sum(int(f.mask.sum()) for f in batch.fields.values())
         model.train()
         saved: dict[tuple[Any, int], int] = {}
-
-        def pack(t: torch.Tensor) -> torch.Tensor:
-            if t.is_sparse:                          # no storage of its own: its indices and values
-                saved[(t.device, id(t))] = t._indices().nbytes + t._values().nbytes
-                return t
-            storage = t.untyped_storage()
-            saved[(t.device, storage.data_ptr())] = storage.nbytes()
-            return t
-
+        pack = _recording_bytes(saved)
         if device.type == "cuda":                     # memory first, with the kernels a run uses (cuDNN on)
             peak = max(peak, _cuda_peak(model, batch, trainer, device))
         with _counting_backends(), FlopCounterMode(display=False) as counter, \
@@ -346,9 +353,6 @@ def measure_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_
 
 def _bilm_options(cfg: Any) -> tuple[Any, str]:
     """The biLM's options (the configured file, or the public ELMo architecture when it is not readable here)."""
-    from elmo_bench.bilm.options import BiLMOptions
-    from elmo_bench.bilm.public import public_options
-
     path = cfg.bilm.get("options")
     if path and Path(str(path)).exists():
         return BiLMOptions.load(str(path)), str(path)
@@ -386,7 +390,7 @@ def plan_run(overrides: Sequence[str], device: torch.device, n_batches: int,
     """One planned run (see the module docstring for every number)."""
     from omegaconf import OmegaConf
 
-    from elmo_bench.engine.experiment import trainer_config
+    from elmo_bench.engine.experiment import trainer_config  # lazy: omegaconf
 
     cfg = compose_job(overrides)
     task_name = cfg.task.name
@@ -442,7 +446,7 @@ def plan_run(overrides: Sequence[str], device: torch.device, n_batches: int,
 
 def _data_plan(cfg: Any, task_name: str, overrides: Sequence[str], max_segment: int) -> dict[str, Any]:
     """Split sizes of the run's data (measured, documented or from the stand-in) and the train examples to sample."""
-    from elmo_bench.engine.experiment import load_task
+    from elmo_bench.engine.experiment import load_task  # lazy: omegaconf
 
     task = load_task(task_name)
     splits = read_splits(cfg, task)
@@ -551,8 +555,6 @@ def plan_main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--sample-batches expected an integer >= 1, found {args.sample_batches}")
     if not args.online:
         _offline_hub()
-    from elmo_bench.base.device import resolve_device
-
     device = resolve_device(args.device, "--device")
     tflops = args.gpu_tflops if args.gpu_tflops is not None else GPU_TFLOPS[args.gpu]
     result = plan(args.overrides, tflops, device, args.sample_batches)

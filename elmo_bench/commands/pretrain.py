@@ -8,11 +8,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from elmo_bench.base.paths import CONF_DIR, REPO
 from elmo_bench.bilm.default import SHIPPED_DIR as SHIPPED
 from elmo_bench.base.arguments import ArgumentParser
+from elmo_bench.engine.config_check import check_added_keys, check_pretrain
 
 
 def compose_pretrain(overrides: Sequence[str], default: str = "default") -> dict[str, Any]:
@@ -26,8 +27,6 @@ def compose_pretrain(overrides: Sequence[str], default: str = "default") -> dict
     chosen = [o for o in overrides if o.startswith("pretrain=") or o.startswith("+pretrain=")]
     rest = [o for o in overrides if o not in chosen]
     name = chosen[-1].split("=", 1)[1] if chosen else default
-    from elmo_bench.engine.config_check import check_added_keys, check_pretrain
-
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
         cfg = compose(overrides=[f"+pretrain={name}", *rest])
     check_added_keys(rest, OmegaConf.to_container(cfg), CONF_DIR)  # +pretrain.typo=... is an error, not ignored
@@ -63,14 +62,20 @@ def _wants_help(argv: Sequence[str] | None) -> bool:
     return any(a in ("-h", "--help") for a in (argv or []))
 
 
+def _hydra_command(argv: Sequence[str] | None, command: str, default: str, what: str,
+                   run: Callable[[Sequence[str] | None], Any]) -> int:
+    """A Hydra-override subcommand: ``-h``/``--help`` prints :func:`hydra_help`, anything else runs ``run(argv)``."""
+    if _wants_help(argv):
+        print(hydra_help(command, default, what))
+        return 0
+    run(argv)
+    return 0
+
+
 def pretrain_main(argv: Sequence[str] | None = None) -> int:
     """``elmo-bench pretrain [hydra overrides]``: train to the budget, checkpoint, export; prints a JSON summary."""
-    if _wants_help(argv):
-        print(hydra_help("pretrain", "default", "Pretrain a biLM (bilm-tf's recipe), checkpointing as it goes; "
-                                                "exports options.json, weights.hdf5, vocab.txt, weights.sha256."))
-        return 0
-    run_pretrain(argv)
-    return 0
+    return _hydra_command(argv, "pretrain", "default", "Pretrain a biLM (bilm-tf's recipe), checkpointing as it goes; "
+                          "exports options.json, weights.hdf5, vocab.txt, weights.sha256.", run_pretrain)
 
 
 def perplexity_main(argv: Sequence[str] | None = None) -> int:
@@ -81,17 +86,13 @@ def perplexity_main(argv: Sequence[str] | None = None) -> int:
 
 def finetune_main(argv: Sequence[str] | None = None) -> int:
     """``elmo-bench finetune-lm [hydra overrides]``: prints a JSON summary."""
-    if _wants_help(argv):
-        print(hydra_help("finetune-lm", "finetune", "Continue LM training of an exported biLM on task text "
-                                                    "(pretrain.train_files=[...] pretrain.init_dir=DIR), then export."))
-        return 0
-    run_finetune(argv)
-    return 0
+    return _hydra_command(argv, "finetune-lm", "finetune", "Continue LM training of an exported biLM on task text "
+                          "(pretrain.train_files=[...] pretrain.init_dir=DIR), then export.", run_finetune)
 
 
 def run_pretrain(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """What ``pretrain_main`` does, returning the summary."""
-    from elmo_bench.pretrain.train import train
+    from elmo_bench.pretrain.train import train  # lazy: h5py, torch
 
     cfg = compose_pretrain(list(argv or []))
     summary = train(cfg)
@@ -119,9 +120,9 @@ def run_perplexity(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """What ``perplexity_main`` does, returning the result (keys forward, backward, average, unigram, tokens)."""
     import torch
 
-    from elmo_bench.base.device import resolve_device
-    from elmo_bench.pretrain.perplexity import evaluate, load_lm
-    from elmo_bench.pretrain.train import heldout_sentences
+    from elmo_bench.base.device import resolve_device  # lazy: torch
+    from elmo_bench.pretrain.perplexity import evaluate, load_lm  # lazy: h5py, torch
+    from elmo_bench.pretrain.train import heldout_sentences  # lazy: h5py, torch
 
     args = build_perplexity_parser().parse_args(list(argv) if argv is not None else None)
 
@@ -137,7 +138,7 @@ def run_perplexity(argv: Sequence[str] | None = None) -> dict[str, Any]:
 def run_finetune(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """``elmo-bench finetune-lm [hydra overrides]``: continue LM training of an exported biLM on new text
     (``pretrain=finetune pretrain.train_files=[...] pretrain.init_dir=DIR``), then export again."""
-    from elmo_bench.pretrain.finetune import finetune
+    from elmo_bench.pretrain.finetune import finetune  # lazy: h5py, torch
 
     argv = list(argv or [])
     cfg = compose_pretrain(argv, default="finetune")

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from elmo_bench.base.errors import DataError
+from elmo_bench.data.hub import load_split
 
 #: ``data.source`` values: local files by path, ``datasets.load_dataset`` by hub name, ``datasets.load_from_disk``
 SOURCES: tuple[str, ...] = ("local", "hub", "disk")
@@ -46,8 +47,6 @@ def read_split(data_cfg: Mapping[str, Any], name: str, read_local: Callable[[str
         raise DataError(f"data config: no {name} split (set data.{name}, or data.hub_splits.{name} for the hub)")
     if source_of(data_cfg) == "local":
         return read_local(where, name)
-    from elmo_bench.data.hub import load_split  # deferred: `datasets` is heavy and local runs never need it
-
     return read_records(load_split(data_cfg, where), name)
 
 

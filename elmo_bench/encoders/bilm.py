@@ -50,7 +50,7 @@ class BiLMEncoder:
 
 def load_bilm_encoder(options: str | Path, weights: str | Path, name: str | None = None) -> BiLMEncoder:
     """The biLM in ``options`` / ``weights`` (checked at load, elmo_bench.bilm.weights), with its record."""
-    from elmo_bench.bilm.weights import bilm_identity, load_bilm
+    from elmo_bench.bilm.weights import bilm_identity, load_bilm  # lazy: h5py
 
     bilm = load_bilm(options, weights)
     hash_ = bilm_identity(options, weights)

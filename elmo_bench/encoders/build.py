@@ -12,6 +12,10 @@ from typing import Any, Mapping
 
 from elmo_bench.encoders.protocol import Encoder
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.encoders.bilm import load_bilm_encoder
+from elmo_bench.encoders.manylangs import ManyLangsEncoder
+from elmo_bench.encoders.python import instantiate_encoder
+from elmo_bench.encoders.transformers import TransformersEncoder
 
 KINDS = ("bilm", "transformers", "hdf5", "manylangs", "python")
 
@@ -28,29 +32,21 @@ def build_encoder(spec: Mapping[str, Any], bilm: Mapping[str, Any] | None = None
     group, read by kind ``bilm``; ``amp`` is the run's, the default precision of a transformer."""
     kind = spec.get("kind", "bilm")
     if kind == "bilm":
-        from elmo_bench.encoders.bilm import load_bilm_encoder
-
         if not bilm:
             raise ConfigError("config: encoder=bilm needs the bilm group (bilm.options, bilm.weights)")
         return load_bilm_encoder(bilm["options"], bilm["weights"], bilm.get("name"))
     if kind == "transformers":
-        from elmo_bench.encoders.transformers import TransformersEncoder
-
         return TransformersEncoder(_need_path(spec, kind), pooling=str(spec.get("pooling") or "first"),
                                    revision=spec.get("revision"),
                                    amp=spec.get("amp") if spec.get("amp") is not None else amp,
                                    max_length=spec.get("max_length"), batch_size=int(spec.get("batch_size") or 32))
     if kind == "hdf5":
-        from elmo_bench.encoders.hdf5 import Hdf5Encoder
+        from elmo_bench.encoders.hdf5 import Hdf5Encoder  # lazy: h5py
 
         return Hdf5Encoder(_need_path(spec, kind))
     if kind == "manylangs":
-        from elmo_bench.encoders.manylangs import ManyLangsEncoder
-
         return ManyLangsEncoder(_need_path(spec, kind))
     if kind == "python":
-        from elmo_bench.encoders.python import instantiate_encoder
-
         return instantiate_encoder(spec)
     raise ConfigError(f"config: encoder.kind expected one of {', '.join(KINDS)}, found {kind!r}")
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from elmo_bench.encoders.build import KINDS, build_encoder
+from elmo_bench.encoders.build import KINDS, build_encoder, encoder_record
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.encoders.bilm import load_bilm_encoder
+from elmo_bench.encoders.protocol import cache_id
 
 
 def add_encoder_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,8 +30,6 @@ def encoder_from_args(args: argparse.Namespace, bilm_name: str | None = None) ->
     """The Encoder the command line asks for (a BiLMEncoder for ``--encoder bilm``)."""
     kind = getattr(args, "encoder", "bilm")
     if kind == "bilm":
-        from elmo_bench.encoders.bilm import load_bilm_encoder
-
         return load_bilm_encoder(args.options, args.weights, bilm_name)
     if not args.model:
         raise ConfigError(f"--encoder {kind} needs --model (a directory, file or class; see --help)")
@@ -43,9 +43,6 @@ def encoder_from_args(args: argparse.Namespace, bilm_name: str | None = None) ->
 
 def encoder_info(encoder: Any) -> dict[str, Any]:
     """The ``bilm``-style record the probes print and store: hash (the cache id), layers, dim, plus the identity."""
-    from elmo_bench.encoders.build import encoder_record
-    from elmo_bench.encoders.protocol import cache_id
-
     info = dict(getattr(encoder, "info", None) or {})
     return {**info, "hash": cache_id(encoder), "layers": encoder.num_layers, "dim": encoder.dim,
             "encoder": encoder_record(encoder)}

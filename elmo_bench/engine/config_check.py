@@ -88,9 +88,9 @@ def check_trainer(trainer: Mapping[str, Any], prefix: str = "trainer") -> None:
 
 def check_run(cfg: Mapping[str, Any], trainer: Mapping[str, Any]) -> None:
     """A resolved run config (plain containers) and its merged trainer settings."""
-    from elmo_bench.base.device import check_device_spec, normalise_amp
-    from elmo_bench.modules.token_embedders import PLACEMENTS
-    from elmo_bench.modules.elmo import MODES
+    from elmo_bench.base.device import check_device_spec, normalise_amp  # lazy: torch
+    from elmo_bench.modules.token_embedders import PLACEMENTS  # lazy: torch
+    from elmo_bench.modules.scalar_mix import MODES  # lazy: torch
 
     if _number("seed", cfg.get("seed"), int, 0) > MAX_SEED:
         raise ConfigError(f"config: seed expected an integer <= {MAX_SEED} (numpy's seed range), found {cfg['seed']}")

@@ -27,7 +27,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from elmo_bench.engine.collate import Collator
 from elmo_bench.encoders.cache import ActivationCache, LiveLayers
-from elmo_bench.encoders.protocol import moved
+from elmo_bench.encoders.protocol import cache_id, moved
 from elmo_bench.engine.config_check import check_run
 from elmo_bench.base.device import describe, normalise_amp, resolve_device
 from elmo_bench.records.elmo_settings import effective_settings
@@ -44,15 +44,18 @@ from elmo_bench.data.split_checks import check_splits
 from elmo_bench.engine.fractions import nested_subset, scaled_epochs
 from elmo_bench.tasks.api import INDEX_KEY, Example, Task
 from elmo_bench.records.stopping import StoppingRule
-from elmo_bench.engine.loop import TaskModel, TrainerConfig, evaluate, fit
+from elmo_bench.engine.loop import RESTART_ADVICE, TaskModel, TrainerConfig, evaluate, fit
+from elmo_bench.base import checkpoints
+from elmo_bench.encoders.bilm import BiLMEncoder, as_encoder
+from elmo_bench.encoders.build import build_encoder, encoder_record
+from elmo_bench.records import lm_adaptation
+from elmo_bench.tasks import TASKS
 
 log = logging.getLogger(__name__)
 
 
 def task_target(name: str) -> str:
     """The registry entry (``module:Class``) of task ``name``; ConfigError naming the known tasks otherwise."""
-    from elmo_bench.tasks import TASKS
-
     if name not in TASKS:
         raise ConfigError(f"config: task.name {name!r} is not a registered task; expected one of {sorted(TASKS)}")
     return TASKS[name]
@@ -93,9 +96,6 @@ def apply_new_stopping_rule(run_dir: Path, rule: StoppingRule, current: dict[str
     run trained; otherwise ConfigError. A finished run that the new rule ends where it ended (a raised cap over a run
     that early stopping ended) keeps its results, with the new config: returned. Else the run takes the new identity
     and loses its old results (record_extension), and None says: continue it from its checkpoint."""
-    from elmo_bench.base import checkpoints
-    from elmo_bench.engine.loop import RESTART_ADVICE
-
     state = checkpoints.load(run_dir / "checkpoint.pt", "cpu", advice=RESTART_ADVICE)
     scores = [record["dev_metric"] for record in state["history"]]
     stop = rule.first_stop(scores)
@@ -185,7 +185,7 @@ def read_data(cfg: DictConfig, task: Task, seed: int) -> Prepared:
 
 def load_bilm_info(cfg: DictConfig) -> tuple[Any, dict[str, Any]]:
     """The frozen biLM (weights checked: finite, no unused datasets, weights.sha256 when present) and its record."""
-    from elmo_bench.bilm.weights import bilm_identity, load_bilm
+    from elmo_bench.bilm.weights import bilm_identity, load_bilm  # lazy: h5py
 
     bilm = load_bilm(cfg.bilm.options, cfg.bilm.weights)
     info = {"name": cfg.bilm.get("name"), "options": str(cfg.bilm.options), "weights": str(cfg.bilm.weights),
@@ -197,9 +197,6 @@ def load_bilm_info(cfg: DictConfig) -> tuple[Any, dict[str, Any]]:
 def load_encoder_info(cfg: DictConfig) -> tuple[Any, dict[str, Any] | None]:
     """The run's frozen encoder (``encoder=``; the biLM when absent) and the biLM record results.json keeps under
     ``bilm`` (None for other kinds: their record is ``encoder``)."""
-    from elmo_bench.encoders.bilm import BiLMEncoder
-    from elmo_bench.encoders.build import build_encoder
-
     spec = OmegaConf.to_container(cfg.encoder, resolve=True) if cfg.get("encoder") is not None else {"kind": "bilm"}
     if spec.get("kind", "bilm") == "bilm":
         bilm, info = load_bilm_info(cfg)
@@ -227,17 +224,14 @@ def adapt_bilm(cfg: DictConfig, task: Task, prepared: Prepared, base_info: dict[
                run_dir: Path, device: torch.device) -> tuple[Any, dict[str, Any]]:  # (BiLMEncoder, record)
     """bilm=adapted: the base biLM fine-tuned on the training examples this run uses (built once, cached), loaded
     frozen; its record keeps the base and the adapted hash. The dev text is scored (never trained on) for Table 7."""
-    from elmo_bench.records import lm_adaptation
-    from elmo_bench.pretrain.task_adapted import ensure_adapted
-    from elmo_bench.bilm.weights import load_bilm
+    from elmo_bench.pretrain.adapted_bilm import ensure_adapted  # lazy: h5py
+    from elmo_bench.bilm.weights import load_bilm  # lazy: h5py
 
     started = time.perf_counter()
     recipe = OmegaConf.to_container(cfg.bilm.recipe, resolve=True) if cfg.bilm.get("recipe") else None
     adapted = ensure_adapted(cfg.bilm.base_dir, distinct_text(task, prepared.splits["train"]), cfg.paths.cache_dir,
                              recipe, progress=bool(cfg.get("progress", True)),
                              heldout=distinct_text(task, prepared.splits["dev"]), device=str(device))
-    from elmo_bench.encoders.bilm import BiLMEncoder
-
     bilm = load_bilm(adapted.options, adapted.weights)
     info = {**base_info, "options": str(adapted.options), "weights": str(adapted.weights),
             "hash": adapted.adapted_hash, **adapted.record(), "built_here": adapted.built}
@@ -256,9 +250,6 @@ def prepare_layers(cfg: DictConfig, task: Task, prepared: Prepared, bilm: Any, b
     """Attach per split and text field a source of the frozen encoder's layers (the activation cache or live).
     ``bilm`` is any Encoder (a bare BiLM is wrapped, keyed by ``bilm_info["hash"]``); ``bilm_info`` is the biLM
     record for results.json, None for other encoder kinds."""
-    from elmo_bench.encoders.bilm import as_encoder
-    from elmo_bench.encoders.build import encoder_record
-
     started = time.perf_counter()
     bilm = as_encoder(bilm, (bilm_info or {}).get("hash"))
     prepared.bilm_info, prepared.num_layers, prepared.elmo_dim = bilm_info, bilm.num_layers, bilm.dim
@@ -370,8 +361,6 @@ def _run_locked(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     bilm, bilm_info = load_encoder_info(cfg) if cfg.embedder.elmo else (None, None)
     current = identity(config, bilm_info["hash"] if bilm_info else None, task_code_hash(task_package))
     if bilm is not None and bilm_info is None:  # another encoder kind: its identity stands where the biLM hash did
-        from elmo_bench.encoders.protocol import cache_id
-
         current["encoder.hash"] = cache_id(bilm)
     extending = check_run_dir(run_dir, current, config, task_code_dir(task_package))
     results_path = run_dir / "results.json"

@@ -23,6 +23,7 @@ from typing import Any, Mapping
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS, effective_settings
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.data.textio import read_text
 
 RUN_FILE = "run.json"
 #: top-level keys (or dotted prefixes) that never change a number (``device``, like ``threads``, changes speed and
@@ -97,8 +98,6 @@ def fingerprint(path: Path) -> str:
 def read_record(path: Path) -> dict[str, Any]:
     """A JSON record this program wrote (run.json, results.json), or one ConfigError line naming the file when it
     is truncated or not a JSON object (a copy cut short, a disk filled up, another program's file)."""
-    from elmo_bench.data.textio import read_text
-
     try:
         record = json.loads(read_text(path))
     except json.JSONDecodeError as exc:

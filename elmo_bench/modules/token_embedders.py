@@ -15,6 +15,7 @@ from torch import nn
 
 from elmo_bench.data.batch import Batch
 from elmo_bench.modules.elmo import Elmo
+from elmo_bench.data.glove import load_glove, lookup
 
 PAD, UNK = 0, 1
 PLACEMENTS = ("input", "output", "both")
@@ -36,8 +37,6 @@ class WordVocabulary:
 
 
 def build_glove(all_words: set[str], source: str, path: str | None, seed: int) -> tuple[WordVocabulary, torch.Tensor]:
-    from elmo_bench.data.glove import load_glove, lookup
-
     vectors, dim = load_glove(all_words, source=source, path=path)
     known = sorted(w for w in all_words if lookup(vectors, w) is not None)
     vocab = WordVocabulary(known)

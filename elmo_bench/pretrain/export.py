@@ -1,7 +1,7 @@
 """Export a trained LM as the framework loads a biLM: ``options.json`` + ``weights.hdf5`` (bilm-tf layout) +
 ``vocab.txt``. The softmax travels in the weights file as extra datasets ``softmax/W`` (vocab, proj) and
 ``softmax/b`` (vocab,), the unigram reference counts as ``unigram/counts`` (vocab,); loaders that do not know
-them (ours, AllenNLP's) ignore them. ``weights.sha256`` (elmo_bench.bilm.integrity) records the files' hashes.
+them (ours, AllenNLP's) ignore them. ``weights.sha256`` (elmo_bench.bilm.checksums) records the files' hashes.
 """
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import torch
 
 from elmo_bench.base import checkpoints
 from elmo_bench.bilm.chars import BOS_TOKEN, EOS_TOKEN, word_to_ids
-from elmo_bench.bilm.integrity import write_checksums
+from elmo_bench.bilm.checksums import write_checksums
 from elmo_bench.bilm.weights import save_bilm
-from elmo_bench.pretrain.model import LanguageModel, make_options, training_extra
+from elmo_bench.pretrain.language_model import LanguageModel, make_options, training_extra
 from elmo_bench.pretrain.vocab import Vocab
 
 

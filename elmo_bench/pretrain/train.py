@@ -35,7 +35,7 @@ from elmo_bench.base.errors import DataError, TrainingError
 from elmo_bench.pretrain.corpus import read_sentences
 from elmo_bench.pretrain.data import Corpus, StreamBatcher, load_corpus
 from elmo_bench.pretrain.export import export_lm
-from elmo_bench.pretrain.model import LanguageModel, make_options, training_extra
+from elmo_bench.pretrain.language_model import LanguageModel, make_options, training_extra
 
 CHECKPOINT = "checkpoint.pt"
 

@@ -25,6 +25,7 @@ import torch
 
 from elmo_bench.probe.linear import Standardiser, accuracy, fit_select_l2
 from elmo_bench.tasks.api import Example
+from elmo_bench.data.glove import lookup
 
 log = logging.getLogger(__name__)
 SPLITS = ("train", "dev", "test")
@@ -74,8 +75,6 @@ def layer_features(layers: Any, count: int) -> np.ndarray:
 
 def glove_features(examples: Sequence[Example], vectors: Mapping[str, np.ndarray], dim: int) -> np.ndarray:
     """(n_tokens, dim) GloVe vectors, zeros for words GloVe lacks."""
-    from elmo_bench.data.glove import lookup
-
     rows = [lookup(vectors, w) for ex in examples for w in ex["tokens"]]
     out = np.zeros((len(rows), dim), dtype=np.float32)
     for i, row in enumerate(rows):

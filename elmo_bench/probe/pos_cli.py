@@ -18,6 +18,11 @@ from typing import Any, Sequence
 
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.paths import CACHE_DIR, DATA_ROOT, REPO
+from elmo_bench.base.errors import DataError
+from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
+from elmo_bench.data.glove import load_glove
+from elmo_bench.probe.wsd_cli import bilm_name
+from elmo_bench.records.run_record import RunRecord, git_commit
 
 DEFAULT_DATA = DATA_ROOT / "pos" / "ud_english_ewt"
 DEFAULT_L2 = "1e-2,1e-3,1e-4,1e-5"
@@ -32,12 +37,10 @@ def _positive_int(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
-
     p = ArgumentParser(prog="elmo-bench probe-pos", description=__doc__.splitlines()[0])
     p.add_argument("--options", default=str(DEFAULT_OPTIONS), help="biLM options.json (default: the shipped biLM)")
     p.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="biLM weights.hdf5 (default: the shipped biLM)")
-    from elmo_bench.encoders.cli_options import add_encoder_arguments
+    from elmo_bench.encoders.cli_options import add_encoder_arguments  # lazy: torch
 
     add_encoder_arguments(p)  # --encoder/--model/--pooling: any frozen encoder instead of the biLM
     p.add_argument("--data-dir", default=str(DEFAULT_DATA),
@@ -58,8 +61,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _split_paths(directory: Path) -> dict[str, str]:
-    from elmo_bench.base.errors import DataError
-
     paths = {}
     for split in ("train", "dev", "test"):
         found = [directory / f"en_ewt-ud-{split}.conllu{ext}" for ext in ("", ".gz")]
@@ -72,7 +73,7 @@ def _split_paths(directory: Path) -> dict[str, str]:
 
 def read(args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
     """The three splits, the training split cut to ``--max-train-sentences``."""
-    from elmo_bench.tasks.pos.reader import read_conllu
+    from elmo_bench.tasks.pos.reader import read_conllu  # lazy: torch
 
     splits = {s: read_conllu(p, args.tag_column, s) for s, p in _split_paths(Path(args.data_dir)).items()}
     if args.max_train_sentences:
@@ -82,9 +83,9 @@ def read(args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
 
 def bilm_features(args: argparse.Namespace, splits: dict[str, list[dict[str, Any]]], progress: bool):
     """{split: (n_tokens, L+1, dim)} from the activation cache (computed once), and the encoder's identity."""
-    from elmo_bench.encoders.cache import ActivationCache
-    from elmo_bench.encoders.cli_options import encoder_from_args, encoder_info
-    from elmo_bench.probe.pos import layer_features
+    from elmo_bench.encoders.cache import ActivationCache  # lazy: torch
+    from elmo_bench.encoders.cli_options import encoder_from_args, encoder_info  # lazy: torch
+    from elmo_bench.probe.pos import layer_features  # lazy: torch
 
     encoder = encoder_from_args(args)
     info = encoder_info(encoder)
@@ -106,7 +107,7 @@ def probe_pos_main(argv: Sequence[str]) -> int:
     import numpy as np
     import torch
 
-    from elmo_bench.probe.pos import SPLITS, baseline_accuracy, glove_features, probe_features, tag_ids
+    from elmo_bench.probe.pos import SPLITS, baseline_accuracy, glove_features, probe_features, tag_ids  # lazy: torch
 
     try:
         grid = [float(v) for v in args.l2_grid.split(",") if v.strip()]
@@ -125,8 +126,6 @@ def probe_pos_main(argv: Sequence[str]) -> int:
         views[f"layer_{k}"] = {s: layers[s][:, k] for s in SPLITS}
     views["average"] = {s: layers[s].mean(axis=1) for s in SPLITS}
     if not args.no_glove:
-        from elmo_bench.data.glove import load_glove
-
         vectors, dim = load_glove({w for ex in (e for s in SPLITS for e in splits[s]) for w in ex["tokens"]})
         views["glove"] = {s: glove_features(splits[s], vectors, dim) for s in SPLITS}
     rows = {}
@@ -150,13 +149,10 @@ def probe_pos_main(argv: Sequence[str]) -> int:
 
 def write_results(out: Path, args: argparse.Namespace, splits, rows, baseline, bilm, seconds: float) -> None:
     """OUT/results.json in the engine's schema (task ``pos_probe``), one metric per row and split."""
-    from elmo_bench.probe.cli import _bilm_name
-    from elmo_bench.records.run_record import RunRecord, git_commit
-
     metrics = {split: {**{f"{n}_accuracy": getattr(r, split) for n, r in rows.items()},
                        "most_frequent_tag_accuracy": baseline[split]} for split in ("dev", "test")}
     config = dict(vars(args))
-    config["choices"] = {"task": "pos_probe", "data": "ud_ewt_pos", "bilm": _bilm_name(args.options), "embedder": "elmo"}
+    config["choices"] = {"task": "pos_probe", "data": "ud_ewt_pos", "bilm": bilm_name(args.options), "embedder": "elmo"}
     full = len(splits["train"]) if not args.max_train_sentences else None
     out.mkdir(parents=True, exist_ok=True)
     RunRecord(
@@ -167,7 +163,7 @@ def write_results(out: Path, args: argparse.Namespace, splits, rows, baseline, b
         probes={n: {**r.summary(), "l2_path": r.path} for n, r in rows.items()},
         mixes={}, elmo=None, epochs={"run": 0, "best": None, "history": []},
         timings={"total_seconds": seconds, "bilm_seconds": bilm["seconds_in_bilm"]},
-        bilm={"name": _bilm_name(args.options), **{k: v for k, v in bilm.items()
+        bilm={"name": bilm_name(args.options), **{k: v for k, v in bilm.items()
                                                     if k not in ("seconds_in_bilm", "encoder")}}
         if args.encoder == "bilm" else None,
         encoder=bilm["encoder"],

@@ -15,6 +15,7 @@ from typing import Any, Iterable
 from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS
 from elmo_bench.report import encoder_names, task_defaults
 from elmo_bench.records.run_record import REQUIRED_KEYS, RunRecord
+from elmo_bench.records import lm_adaptation
 
 #: probe tasks: their runs record an encoder without a +ELMo mix
 ENCODER_PROBES = ("wsd", "pos_probe")
@@ -190,8 +191,6 @@ class Collection:
 
 def collect(dirs: Iterable[str | Path]) -> Collection:
     """Every results.json below ``dirs`` (sorted, each file once), duplicates of one experiment kept once."""
-    from elmo_bench.records import lm_adaptation
-
     paths: list[Path] = []
     adaptation_paths: list[Path] = []
     defaults_paths: list[Path] = []

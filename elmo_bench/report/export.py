@@ -30,6 +30,9 @@ from elmo_bench.base.atomic import atomic_write_bytes, atomic_write_text
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.report.collect import read_run
 from elmo_bench.records.run_record import SCORES_FILE, predictions_path, read_statistics
+from elmo_bench.base.errors import DataError
+from elmo_bench.records import lm_adaptation
+from elmo_bench.report import task_defaults
 
 log = logging.getLogger(__name__)
 SPLITS = ("dev", "test")
@@ -74,23 +77,17 @@ def export_run(results_path: Path, src: Path, dst: Path) -> list[str]:
 def export_results(src: str | Path, dst: str | Path, task_conf: str | Path | None = None) -> tuple[int, list[str]]:
     """Every run below ``src`` into ``dst``; returns (runs exported, warnings). ``task_conf`` (e.g. ``conf/task``):
     also write ``DST/task_defaults.json`` from those task configs."""
-    from elmo_bench.base.errors import DataError
-
     src, dst = Path(src).resolve(), Path(dst)
     if not src.is_dir():
         raise DataError(f"{src}: not a directory (expected a results tree with results.json files)")
     if dst.resolve() == src or src in dst.resolve().parents:
         raise DataError(f"{dst}: the export must not lie inside the source tree {src}")
     warnings: list[str] = []
-    from elmo_bench.records import lm_adaptation
-
     for path in sorted(src.rglob(lm_adaptation.FILENAME)):     # Table 7 records, with or without a run beside them
         target = dst / path.relative_to(src)
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(target, path.read_bytes())
     if task_conf is not None:                                 # which runs are each task's default today
-        from elmo_bench.report import task_defaults
-
         if not Path(task_conf).is_dir() or not any(Path(task_conf).glob("*.yaml")):
             raise DataError(f"{task_conf}: not a directory of task configs (expected conf/task/*.yaml)")
         dst.mkdir(parents=True, exist_ok=True)

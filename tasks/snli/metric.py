@@ -9,7 +9,7 @@ from typing import Sequence
 
 from elmo_bench.base.errors import DataError
 
-from elmo_bench.tasks.snli.reader import open_text, read_jsonl
+from elmo_bench.tasks.snli.reader import json_lines, open_text, read_jsonl
 
 
 def accuracy(predictions: Sequence[str], gold: Sequence[str]) -> float:
@@ -41,14 +41,8 @@ def _read_predictions(path: Path) -> dict[str, str]:
     except json.JSONDecodeError:
         pass
     preds: dict[str, str] = {}
-    for line_no, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise DataError(f"{path}:{line_no}: malformed JSON ({err.msg}); expected a {{pairID: label}} object "
-                            f"or JSON lines with pairID and label") from None
+    for line_no, rec in json_lines(path, text.splitlines(), "a {pairID: label} object or JSON lines with pairID "
+                                                             "and label"):
         label = rec.get("label", rec.get("gold_label")) if isinstance(rec, dict) else None
         if not isinstance(rec, dict) or "pairID" not in rec or label is None:
             raise DataError(f"{path}:{line_no}: expected fields 'pairID' and 'label'")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator, TextIO
+from typing import Any, Iterable, Iterator, TextIO
 
 from elmo_bench.base.errors import DataError
 from elmo_bench.data.textio import open_text as _open_text
@@ -58,17 +58,24 @@ def tokenize(record: dict[str, Any], which: str) -> list[str]:
     return ptb_tokenize(str(record[which]))
 
 
+def json_lines(path: str | Path, lines: Iterable[str], expected: str) -> Iterator[tuple[int, Any]]:
+    """(1-based line number, parsed value) for every non-blank line of ``path``; DataError naming the line and
+    ``expected`` on malformed JSON. The gold reader and the prediction-file scorer share it."""
+    for line_no, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise DataError(f"{path}:{line_no}: malformed JSON ({err.msg} at column {err.colno}); "
+                            f"expected {expected}") from None
+        yield line_no, value
+
+
 def _iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(1-based line number, parsed JSON object) for every non-blank line; DataError on malformed JSON."""
     with open_text(path) as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataError(f"{path}:{line_no}: malformed JSON ({err.msg} at column {err.colno}); "
-                                f"expected one SNLI JSON object per line") from None
+        for line_no, record in json_lines(path, handle, "one SNLI JSON object per line"):
             if not isinstance(record, dict):
                 raise DataError(f"{path}:{line_no}: expected a JSON object, got {type(record).__name__}")
             yield line_no, record

@@ -17,6 +17,7 @@ from elmo_bench.tasks.snli.metric import accuracy
 from elmo_bench.tasks.snli.model import Esim
 from elmo_bench.data.splits import source_of, split_location
 from elmo_bench.tasks.snli.reader import LABELS, hub_records_to_examples, read_jsonl
+from elmo_bench.data.hub import load_split
 
 log = logging.getLogger(__name__)
 SPLITS: tuple[str, ...] = ("train", "dev", "test")
@@ -53,8 +54,6 @@ class SnliTask(Task):
             if source == "local":
                 examples, dropped = read_jsonl(where)
             else:
-                from elmo_bench.data.hub import load_split  # deferred: heavy, and only this path needs it
-
                 examples, dropped = hub_records_to_examples(load_split(data_cfg, where), split)
             splits[split], self.dropped[split] = examples, dropped
             log.info("snli %s: %d pairs, %d dropped (gold label '-') from %s", split, len(examples), dropped, where)

@@ -20,6 +20,7 @@ from elmo_bench.tasks.squad.metric import evaluate, f1_score, metric_max_over_gr
 from elmo_bench.modules.labels import IGNORE
 from elmo_bench.tasks.squad.model import BidafSelfAttention
 from elmo_bench.tasks.squad.reader import article_indices, carve_articles, examples_from_squad, hub_to_squad, load_json
+from elmo_bench.data.hub import load_split
 
 log = logging.getLogger(__name__)
 SPLITS: tuple[str, ...] = ("train", "dev", "test")
@@ -86,8 +87,6 @@ class SquadTask(Task):
         """The official nested JSON object of one file or hub split."""
         if source == "local":
             return load_json(where)
-        from elmo_bench.data.hub import load_split  # deferred: heavy, and only this path needs it
-
         return hub_to_squad(load_split(data_cfg, where))
 
     def targets(self, examples: Sequence[Example]) -> dict[str, torch.Tensor]:

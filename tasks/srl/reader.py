@@ -21,7 +21,7 @@ from elmo_bench.base.errors import DataError
 from elmo_bench.data.splits import read_split as shared_read_split
 from elmo_bench.data.textio import open_text
 from elmo_bench.tasks.api import Example
-from elmo_bench.tasks.srl.bio import Span, bio_to_spans, brackets_to_spans, spans_to_bio
+from elmo_bench.tasks.srl.spans import Span, bio_to_spans, brackets_to_spans, spans_to_bio
 
 DEFAULT_WORDS_GLOB = "words/*.words.gz"
 DEFAULT_PROPS_GLOB = "props/*.props.gz"

@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 from elmo_bench.base.atomic import apply_umask, owned_temp_dir, remove_stale
 from elmo_bench.base.errors import DataError
 from elmo_bench.bilm.weights import bilm_identity
-from elmo_bench.encoders.cache import stream_hash
+from elmo_bench.encoders.cache import cache_directory, stream_hash
 from elmo_bench.pretrain.finetune import finetune
 from elmo_bench.pretrain.perplexity import evaluate, load_lm
 
@@ -73,8 +73,6 @@ def ensure_adapted(base_dir: str | Path, sentences: Sequence[Sequence[str]], cac
     recipe = {**DEFAULT_RECIPE, **dict(recipe or {})}
     base_hash = bilm_identity(base / "options.json", base / "weights.hdf5")
     sentences_hash = text_hash(sentences)
-    from elmo_bench.encoders.cache import cache_directory
-
     root = cache_directory(cache_dir) / "adapted_bilm"
     final = root / adapted_key(base_hash, sentences_hash, recipe)
     built = False

@@ -21,8 +21,13 @@ from typing import Any, Callable, Optional, Sequence
 
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.paths import CACHE_DIR, DATA_ROOT, REPO
-from elmo_bench.probe.wordnet import DEFAULT_SOURCE as DEFAULT_WORDNET
+from elmo_bench.probe.wordnet import DEFAULT_SOURCE as DEFAULT_WORDNET, first_sense, open_wordnet
 from elmo_bench.base.arguments import ArgumentParser
+from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
+from elmo_bench.probe import wsd, wsd_data
+from elmo_bench.probe.wsd_data import EVAL_SETS, token_lists
+from elmo_bench.probe.wsd_metric import score
+from elmo_bench.records.run_record import RunRecord, git_commit
 
 DATA = DATA_ROOT / "wsd"
 DEFAULT_SEMCOR = DATA / "semcor3.0_google_original_format"
@@ -31,13 +36,10 @@ log = logging.getLogger("elmo_bench.probe.wsd")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
-    from elmo_bench.probe.wsd_data import EVAL_SETS
-
     p = ArgumentParser(prog="elmo-bench probe-wsd", description=__doc__.splitlines()[0])
     p.add_argument("--options", default=str(DEFAULT_OPTIONS), help="biLM options.json (default: the shipped biLM)")
     p.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="biLM weights.hdf5 (default: the shipped biLM)")
-    from elmo_bench.encoders.cli_options import add_encoder_arguments
+    from elmo_bench.encoders.cli_options import add_encoder_arguments  # lazy: torch
 
     add_encoder_arguments(p)  # --encoder/--model/--pooling: any frozen encoder instead of the biLM
     p.add_argument("--semcor", default=str(DEFAULT_SEMCOR), help="SemCor 3.0 tagfiles directory")
@@ -60,9 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _bilm_name(options: str) -> str:
-    from elmo_bench.bilm.default import DEFAULT_OPTIONS
-
+def bilm_name(options: str) -> str:
+    """The biLM's name in the probes' records: "shipped", "fixture" (the test biLM) or "custom"."""
     if Path(options).resolve() == Path(DEFAULT_OPTIONS).resolve():
         return "shipped"
     return "fixture" if "elmo_fixtures" in str(options) else "custom"
@@ -100,8 +101,6 @@ class Evaluation:
 
 
 def read(args: argparse.Namespace, progress: bool) -> WsdInputs:
-    from elmo_bench.probe import wsd_data
-
     semcor = wsd_data.read_semcor(args.semcor, progress=progress)
     train = semcor[: args.max_train_sentences] if args.max_train_sentences else semcor
     eval_sets = {}
@@ -113,17 +112,15 @@ def read(args: argparse.Namespace, progress: bool) -> WsdInputs:
 
 def prepare_layers(args: argparse.Namespace, inputs: WsdInputs, progress: bool) -> WsdLayers:
     """The encoder's layers of the training sentences and of every evaluation set, through the activation cache."""
-    from elmo_bench.encoders.cache import ActivationCache
-    from elmo_bench.encoders.cli_options import encoder_from_args, encoder_info
-    from elmo_bench.probe.wsd_data import token_lists
-
+    from elmo_bench.encoders.cache import ActivationCache  # lazy: torch
+    from elmo_bench.encoders.cli_options import encoder_from_args, encoder_info  # lazy: torch
     encoder = encoder_from_args(args)
     record = encoder_info(encoder)
     cache = ActivationCache(args.cache_dir, encoder, max_segment=args.max_segment, progress=progress)
     train = cache.layers(token_lists(inputs.train), name="wsd/semcor")
     eval_layers = {name: cache.layers(token_lists(sentences), name=f"wsd/{name}")
                    for name, (sentences, _) in inputs.eval_sets.items()}
-    info = {"name": _bilm_name(args.options) if args.encoder == "bilm" else args.encoder, "hash": record["hash"],
+    info = {"name": bilm_name(args.options) if args.encoder == "bilm" else args.encoder, "hash": record["hash"],
             "layers": record["layers"], "dim": record["dim"], "encoder": record["encoder"]}
     if args.encoder == "bilm":
         info.update(options=args.options, weights=args.weights)
@@ -132,9 +129,6 @@ def prepare_layers(args: argparse.Namespace, inputs: WsdInputs, progress: bool) 
 
 def build(args: argparse.Namespace, inputs: WsdInputs) -> Fallbacks:
     """The SemCor most-frequent-sense table (all of SemCor) and WordNet's first sense (unless --no-wordnet)."""
-    from elmo_bench.probe import wsd
-    from elmo_bench.probe.wordnet import first_sense, open_wordnet
-
     mfs = wsd.most_frequent_senses(wsd.sense_counts(inputs.semcor))
     wordnet = None if args.no_wordnet else first_sense(open_wordnet(args.wordnet, args.wordnet_work))
     return Fallbacks(mfs, wordnet)
@@ -142,17 +136,12 @@ def build(args: argparse.Namespace, inputs: WsdInputs) -> Fallbacks:
 
 def fit(inputs: WsdInputs, layers: WsdLayers, progress: bool) -> Any:
     """Sense centroids per view from the embedded SemCor sentences."""
-    from elmo_bench.probe import wsd
-
     return wsd.build_centroids(inputs.train, layers.train, progress)
 
 
 def evaluate(centroids: Any, inputs: WsdInputs, layers: WsdLayers, fallbacks: Fallbacks,
              progress: bool) -> Evaluation:
     """Every view and baseline on every set: scores (percent), keys in instance order, coverage."""
-    from elmo_bench.probe import wsd
-    from elmo_bench.probe.wsd_metric import score
-
     result = Evaluation()
     for name, (sentences, gold) in inputs.eval_sets.items():
         predictions, how = wsd.disambiguate(centroids, sentences, layers.eval_sets[name], fallbacks.mfs,
@@ -172,8 +161,6 @@ def evaluate(centroids: Any, inputs: WsdInputs, layers: WsdLayers, fallbacks: Fa
 def write(out: Path, args: argparse.Namespace, inputs: WsdInputs, layers: WsdLayers, centroids: Any,
           fallbacks: Fallbacks, evaluation: Evaluation, timings: dict[str, float]) -> dict[str, Any]:
     """OUT/keys/<set>.<view>.key and OUT/results.json; returns the printed summary (F1 and coverage)."""
-    from elmo_bench.records.run_record import RunRecord, git_commit
-
     (out / "keys").mkdir(parents=True, exist_ok=True)
     for name, views in evaluation.keys.items():
         for view, pairs in views.items():
