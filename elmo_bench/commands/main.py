@@ -12,6 +12,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.commands.guard import debug_requested, exit_cleanly_on_sigterm, exit_code, guarded
+from elmo_bench.commands.pretrain import compose_pretrain
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 from elmo_bench.tasks import TASKS
@@ -115,8 +116,6 @@ def _parses_with(module: str, builder: str) -> Callable[[Sequence[str]], Any]:
 def _composes(default: str) -> Callable[[Sequence[str]], Any]:
     """Hydra-override subcommands (pretrain, finetune-lm): ``argv`` composed and checked as the run would be."""
     def parse(argv: Sequence[str]) -> Any:
-        from elmo_bench.commands.pretrain import compose_pretrain  # lazy: omegaconf
-
         return compose_pretrain(list(argv), default=default)
 
     return parse
