@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from elmo_bench.engine.collate import Collator
+from elmo_bench.records.elmo_settings import ElmoSettings
 from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary
 from elmo_bench.modules.elmo import ScalarMix
 from elmo_bench.modules.dropout import LockedDropout
@@ -98,7 +99,7 @@ def test_every_input_column_is_dropped_exactly_once(name):
     task.fit_labels({"train": examples})
     vocab = WordVocabulary(WORDS)
     table = torch.randn(len(vocab), GLOVE)
-    embedder = TaskEmbedder(table, True, True, LAYERS, DIM, placement, "learned", False, 0.0, 0.5)
+    embedder = TaskEmbedder(table, True, ElmoSettings(placement=placement, dropout=0.5), LAYERS, DIM)
     head = task.build_head(head_cfg, {f: embedder.input_dim for f in task.text_fields}, embedder.output_dim)
     model = TaskModel(embedder, head).train()
     with torch.no_grad():  # distinct mixes: the input and output mixes must not produce identical columns

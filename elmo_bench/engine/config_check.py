@@ -11,46 +11,16 @@ was expected and what was found. (Whether the device exists is checked next, by 
 from __future__ import annotations
 
 import difflib
-import math
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.base.ranges import check_number as _number
+from elmo_bench.records.elmo_settings import MODES, PLACEMENTS
 
 OPTIMIZERS = ("adam", "adadelta", "sgd")
 #: numpy's seed range (``seed=99999999999999999999`` is a config error, not numpy's ValueError)
 MAX_SEED = 2**32 - 1
-
-
-def _show(bound: float) -> str:
-    """A bound as the user would type it: 4294967295, not 4.29497e+09."""
-    return str(int(bound)) if float(bound).is_integer() and abs(bound) < 1e16 else f"{bound:g}"
-
-
-def _number(key: str, value: Any, kind: type, low: float | None = None, high: float | None = None,
-            low_open: bool = False, high_open: bool = False, optional: bool = False) -> Any:
-    """``value`` as ``kind`` (int or float) within the bounds, else ConfigError naming ``key``."""
-    if value is None and optional:
-        return None
-    bounds = []
-    if low is not None:
-        bounds.append(f"{'>' if low_open else '>='} {_show(low)}")
-    if high is not None:
-        bounds.append(f"{'<' if high_open else '<='} {_show(high)}")
-    expected = f"{'an integer' if kind is int else 'a number'}{' ' + ' and '.join(bounds) if bounds else ''}"
-    if optional:
-        expected += " or null"
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if ok and kind is int and isinstance(value, float):
-        ok = value.is_integer()
-    if ok:
-        number = kind(value)
-        ok = math.isfinite(number) and not (
-            (low is not None and (number < low or (low_open and number == low)))
-            or (high is not None and (number > high or (high_open and number == high))))
-    if not ok:
-        raise ConfigError(f"config: {key} expected {expected}, found {value!r}")
-    return number
 
 
 def check_pretrain(cfg: Mapping[str, Any]) -> None:
@@ -89,8 +59,6 @@ def check_trainer(trainer: Mapping[str, Any], prefix: str = "trainer") -> None:
 def check_run(cfg: Mapping[str, Any], trainer: Mapping[str, Any]) -> None:
     """A resolved run config (plain containers) and its merged trainer settings."""
     from elmo_bench.base.device import check_device_spec, normalise_amp
-    from elmo_bench.modules.token_embedders import PLACEMENTS
-    from elmo_bench.modules.elmo import MODES
 
     if _number("seed", cfg.get("seed"), int, 0) > MAX_SEED:
         raise ConfigError(f"config: seed expected an integer <= {MAX_SEED} (numpy's seed range), found {cfg['seed']}")

@@ -15,8 +15,8 @@ from torch import nn
 
 from elmo_bench.bilm.chars import batch_to_ids
 from elmo_bench.bilm.model import BiLM
+from elmo_bench.records.elmo_settings import MODES
 
-MODES = ("learned", "average", "top", "layer")
 
 
 class ScalarMix(nn.Module):
