@@ -3,7 +3,8 @@ ConfigError line naming the key, what was expected and what was found."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, Mapping
 
 from elmo_bench.base.errors import ConfigError
 
@@ -37,3 +38,38 @@ def check_number(key: str, value: Any, kind: type, low: float | None = None, hig
     if not ok:
         raise ConfigError(f"config: {key} expected {expected}, found {value!r}")
     return number
+
+
+@dataclass(frozen=True)
+class Range:
+    """The values a numeric dataclass field allows (what :func:`check_number` checks)."""
+
+    kind: type
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    optional: bool = False
+
+    def check(self, key: str, value: Any, optional: bool = False) -> Any:
+        return check_number(key, value, self.kind, self.low, self.high, self.low_open, self.high_open,
+                            self.optional or optional)
+
+
+def ranged(default: Any, kind: type, low: float | None = None, high: float | None = None, *, low_open: bool = False,
+           high_open: bool = False, optional: bool = False) -> Any:
+    """A dataclass field whose range is stated beside its type and default (read by :func:`check_ranges`)."""
+    return field(default=default, metadata={"range": Range(kind, low, high, low_open, high_open, optional)})
+
+
+def check_ranges(cls: type, values: Mapping[str, Any], prefix: str, keys: Mapping[str, str] | None = None,
+                 optional: bool = False) -> None:
+    """Each field of dataclass ``cls`` that states a range (:func:`ranged`), checked in ``values`` (a config
+    mapping; ``keys``: field name → its config key where they differ). A missing key is the field's default, or
+    None with ``optional`` (a group whose null means "the task's own value")."""
+    for spec in fields(cls):
+        rule = spec.metadata.get("range")
+        if rule is None:
+            continue
+        key = (keys or {}).get(spec.name, spec.name)
+        rule.check(f"{prefix}.{key}", values.get(key, None if optional else spec.default), optional)

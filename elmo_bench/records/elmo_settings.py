@@ -12,10 +12,12 @@ from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.base.ranges import check_number
+from elmo_bench.base.ranges import check_number, check_ranges, ranged
 
 #: where ELMo goes in a task model: a head's input, its output (integrator / after the contextual layer), or both
 PLACEMENTS = ("input", "output", "both")
+#: a field whose config key (``mix.K``, ``task.elmo.K``) is spelled otherwise
+CONFIG_KEY = {"l2_coef": "lambda", "layer_index": "layer"}
 #: how a mix combines the biLM layers (elmo_bench.modules.elmo.ScalarMix)
 MODES = ("learned", "average", "top", "layer")
 
@@ -26,10 +28,10 @@ class ElmoSettings:
     the L2 penalty on the pre-softmax layer scalars (``lambda`` in configs), initial gamma and the ELMo dropout."""
 
     placement: str = "input"
-    l2_coef: float = 0.0
+    l2_coef: float = ranged(0.0, float, 0)
     layer_norm: bool = False
-    gamma_init: float = 1.0
-    dropout: float = 0.5
+    gamma_init: float = ranged(1.0, float)
+    dropout: float = ranged(0.5, float, 0, 1, high_open=True)
     mode: str = "learned"
     layer_index: int | None = None
 
@@ -37,9 +39,7 @@ class ElmoSettings:
         for key, value, allowed in (("placement", self.placement, PLACEMENTS), ("mode", self.mode, MODES)):
             if value not in allowed:
                 raise ConfigError(f"config: ELMo {key} expected one of {list(allowed)}, found {value!r}")
-        check_number("ELMo dropout", self.dropout, float, 0, 1, high_open=True)
-        check_number("ELMo lambda", self.l2_coef, float, 0)
-        check_number("ELMo gamma_init", self.gamma_init, float)
+        check_ranges(ElmoSettings, {CONFIG_KEY.get(k, k): v for k, v in asdict(self).items()}, "elmo", CONFIG_KEY)
         if self.mode == "layer":
             check_number("mix.layer", self.layer_index, int)
 
