@@ -269,6 +269,19 @@ def prepare_layers(cfg: DictConfig, task: Task, prepared: Prepared, bilm: Any, b
     prepared.timings["activation_seconds"] = time.perf_counter() - started
 
 
+def build_head(task: Task, head_cfg: dict[str, Any], input_dims: dict[str, int], elmo_output_dim: int) -> Any:
+    """``task.build_head``; a head setting that conf/task/<name>.yaml (the one source of the heads' settings)
+    leaves out, or one the head does not take, is one ConfigError line naming it."""
+    try:
+        return task.build_head(head_cfg, input_dims, elmo_output_dim)
+    except (TypeError, KeyError) as exc:
+        text = str(exc)
+        if not any(word in text for word in ("keyword-only argument", "keyword argument", "positional argument",
+                                             "max_span_length")):
+            raise
+        raise ConfigError(f"config: task.head of task {task.name!r} does not fit its head: {text}") from exc
+
+
 def build_model(cfg: DictConfig, task: Task, prepared: Prepared, seed: int,
                 glove_table: tuple[WordVocabulary, torch.Tensor] | None = None
                 ) -> tuple[TaskModel, dict[str, Collator], WordVocabulary | None]:
@@ -283,7 +296,7 @@ def build_model(cfg: DictConfig, task: Task, prepared: Prepared, seed: int,
     embedder = TaskEmbedder(glove, bool(cfg.embedder.get("glove_trainable", False)), elmo, prepared.num_layers,
                             prepared.elmo_dim)
     head_cfg = OmegaConf.to_container(cfg.task.head, resolve=True)
-    head = task.build_head(head_cfg, {f: embedder.input_dim for f in task.text_fields}, embedder.output_dim)
+    head = build_head(task, head_cfg, {f: embedder.input_dim for f in task.text_fields}, embedder.output_dim)
     collators = {split: Collator(task, vocab, prepared.layer_sources.get(split)) for split in prepared.splits}
     return TaskModel(embedder, head, amp=normalise_amp(cfg.get("amp"))), collators, vocab
 
