@@ -27,6 +27,12 @@ COMMANDS: list[list[str]] = [
     ["task=ner", "trainer.lr=0.002", "trainer.batch_size=8", "trainer.max_epochs=3", "trainer.min_epochs=2",
      "trainer.patience=2", "trainer.scale_epochs=true", "trainer.max_scaled_epochs=20", "trainer.rho=0.9"],
     ["task=srl", "head=paper", "trainer.rho=0.5", "trainer.grad_clip=null"],
+    ["experiment=table2", "task=srl", "variant=lambda_1"], ["experiment=table2", "variant=baseline"],
+    ["experiment=table2", "task=snli", "variant=last_only"], ["experiment=table3", "mix.placement=output"],
+    ["task=pos", "embedder=elmo", "mix=layer", "mix.layer=2"], ["task=sst", "head=paper", "budget=cpu",
+                                                                 "trainer.lr=0.01", "trainer.optimizer=adadelta"],
+    ["task=coref", "head=paper", "task.head.max_antecedents=100", "mix.lambda=1.0", "mix.layer_norm=true"],
+    ["task=squad", "data=squad", "trainer.weight_decay=0.01", "trainer.eval_batch_size=16", "mix.gamma_init=0.5"],
 ]
 
 
