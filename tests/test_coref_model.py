@@ -35,7 +35,8 @@ def head_and_batch(seed: int = 0):
     task.fit_labels({"train": ex})
     head = task.build_head({"hidden": 8, "max_span_width": 3, "feature_dim": 4, "ffnn_dim": 16, "ffnn_layers": 1,
                             "max_antecedents": 4, "max_segment_len": 4, "lexical_dropout": 0.0,
-                            "lstm_dropout": 0.0, "ffnn_dropout": 0.0, "spans_per_word": 0.4},
+                            "lstm_dropout": 0.0, "ffnn_dropout": 0.0, "spans_per_word": 0.4,
+                            "use_speakers": False, "char_cnn": False},
                            {"tokens": 6}, 0)
     x = torch.randn(2, 9, 6)
     mask = torch.zeros(2, 9, dtype=torch.bool)

@@ -89,7 +89,7 @@ def _tiny_model(amp: str) -> tuple[TaskModel, Collator, list]:
     task = TinyTask()
     train = read_tsv(REPO / "tests/tiny_task/samples/train.tsv")
     vocab = WordVocabulary(sorted({w for e in train for w in e["tokens"]}))
-    embedder = TaskEmbedder(torch.randn(len(vocab), 8), True, False, 0, 0, "input", "learned", False, 0.0, 0.0)
+    embedder = TaskEmbedder(torch.randn(len(vocab), 8), True, None)
     return TaskModel(embedder, task.build_head({}, {"tokens": embedder.input_dim}, 0), amp=amp), \
         Collator(task, vocab, None), train
 

@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from elmo_bench.engine.collate import Collator
+from elmo_bench.records.elmo_settings import ElmoSettings
 from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary
 from elmo_bench.modules.scalar_mix import ScalarMix
 from elmo_bench.modules.dropout import LockedDropout
@@ -41,22 +42,27 @@ def _cases() -> dict[str, tuple[Any, dict, str, list[dict], int]]:
     """task → (task, head config, ELMo placement, examples, GloVe dropouts expected per column)."""
     bio = ["B-A", "I-A", "O", "O", "B-B"]
     return {
-        "ner": (NerTask(), {"char_dim": 4, "char_filters": 5, "lstm_hidden": [6, 6], "dropout": 0.5}, "both",
+        "ner": (NerTask(), {"char_dim": 4, "char_filters": 5, "char_width": 3, "lstm_hidden": [6, 6],
+                            "dropout": 0.5, "constrain_decoding": True}, "both",
                 [{"tokens": _tokens(5, s), "tags": bio} for s in range(3)], 1),
-        "sst": (SstTask(), {"pre_encode_dim": 6, "encoder_hidden": 5, "integrator_hidden": 5, "output_dims": [6]},
+        "sst": (SstTask(), {"pre_encode_dim": 6, "encoder_hidden": 5, "integrator_hidden": 5, "output_dims": [6],
+                            "embedding_dropout": 0.5, "pre_encode_dropout": 0.25, "integrator_dropout": 0.1,
+                            "output_dropout": 0.2},
                 "both", [{"tokens": _tokens(4, s), "label": s % 5} for s in range(3)], 1),
-        "snli": (SnliTask(), {"hidden_dim": 5, "dropout": 0.5}, "both",
+        "snli": (SnliTask(), {"hidden_dim": 5, "projection_dim": None, "mlp_dim": None, "dropout": 0.5}, "both",
                  [{"premise": _tokens(5, s), "hypothesis": _tokens(3, s + 1), "label": "neutral"} for s in range(3)], 1),
         "squad": (SquadTask(), {"hidden_dim": 5, "linear_dim": 6, "dropout": 0.5, "char_dim": 4, "char_filters": 5,
-                                "char_width": 3}, "both",
+                                "char_width": 3, "use_chars": True, "max_span_length": 17}, "both",
                   [{"question": _tokens(3, s), "context": _tokens(6, s + 2), "span": (1, 2)} for s in range(3)], 1),
         "srl": (SrlTask(), {"hidden": 5, "layers": 2, "predicate_dim": 3, "recurrent_dropout": 0.3}, "both",
                 [{"tokens": _tokens(5, s), "predicate_index": 1, "tags": bio} for s in range(3)], 0),
         "coref": (CorefTask(), {"hidden": 5, "max_span_width": 2, "feature_dim": 3, "ffnn_dim": 6, "ffnn_layers": 1,
-                                "char_cnn": True, "char_dim": 4, "char_filters": 3, "char_widths": [2]}, "input",
+                                "char_cnn": True, "char_dim": 4, "char_filters": 3, "char_widths": [2], "lstm_dropout": 0.2,
+                                "lexical_dropout": 0.5, "ffnn_dropout": 0.2, "spans_per_word": 0.4, "max_antecedents": 250,
+                                "max_segment_len": 128, "use_speakers": False}, "input",
                   [{"tokens": _tokens(6, s), "sentence_ids": [0, 0, 0, 1, 1, 1], "clusters": [[(0, 0), (3, 3)]]}
                    for s in range(2)], 1),
-        "pos": (PosTask(), {}, "both", [{"tokens": _tokens(4, s), "tags": ["DT", "NN", "VB", "NN"]} for s in range(3)], 0),
+        "pos": (PosTask(), {"bias": True}, "both", [{"tokens": _tokens(4, s), "tags": ["DT", "NN", "VB", "NN"]} for s in range(3)], 0),
     }
 
 
@@ -98,7 +104,7 @@ def test_every_input_column_is_dropped_exactly_once(name):
     task.fit_labels({"train": examples})
     vocab = WordVocabulary(WORDS)
     table = torch.randn(len(vocab), GLOVE)
-    embedder = TaskEmbedder(table, True, True, LAYERS, DIM, placement, "learned", False, 0.0, 0.5)
+    embedder = TaskEmbedder(table, True, ElmoSettings(placement=placement, dropout=0.5), LAYERS, DIM)
     head = task.build_head(head_cfg, {f: embedder.input_dim for f in task.text_fields}, embedder.output_dim)
     model = TaskModel(embedder, head).train()
     with torch.no_grad():  # distinct mixes: the input and output mixes must not produce identical columns

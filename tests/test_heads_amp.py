@@ -32,7 +32,7 @@ def _snli() -> Case:
     task = SnliTask()
     examples = [{"label": lab} for lab in ("entailment", "neutral", "contradiction", "neutral")]
     d, e = test_snli_model.D, test_snli_model.E
-    head = task.build_head({"hidden_dim": 8, "dropout": 0.1}, {"premise": d, "hypothesis": d}, e)
+    head = task.build_head({"hidden_dim": 8, "projection_dim": None, "mlp_dim": None, "dropout": 0.1}, {"premise": d, "hypothesis": d}, e)
     emb, mask = test_snli_model._batch([4, 2, 5, 3], [3, 3, 1, 4], d, seed=4)
     elmo = {f: torch.randn(*m.shape, e) for f, m in mask.items()}
     targets = task.targets(examples)
@@ -54,7 +54,8 @@ def _squad() -> Case:
 
 def _srl() -> Case:
     labels = ["O", "B-A0", "I-A0", "B-A1", "I-A1", "B-V"]
-    head = SrlHead(input_dim=6, n_labels=len(labels), hidden=8, layers=2, predicate_dim=4, elmo_output_dim=5)
+    head = SrlHead(input_dim=6, n_labels=len(labels), hidden=8, layers=2, predicate_dim=4, recurrent_dropout=0.1,
+                   elmo_output_dim=5)
     x, mask = torch.randn(4, 5, 6), torch.ones(4, 5, dtype=torch.bool)
     mask[2, 3:] = False
     indicator = torch.zeros(4, 5, dtype=torch.long)

@@ -21,7 +21,7 @@ LAYERS: dict[str, set[str]] = {
     "records": {"base"},
     "data": {"base"},
     "encoders": {"base", "data"},  # elmo_bench.bilm belongs here too: the biLM is one encoder kind (SUBPACKAGES)
-    "modules": {"base", "data", "encoders"},
+    "modules": {"base", "records", "data", "encoders"},  # records: the ElmoSettings a token embedder takes whole
     "tasks": {"base", "records", "data", "modules"},
     "pretrain": {"base", "data", "encoders"},
     "probe": {"base", "records", "data", "encoders", "tasks"},

@@ -36,7 +36,8 @@ def setup():
     task.fit_labels({"train": EXAMPLES})
     vocab = {w: i for i, w in enumerate(sorted({w for e in EXAMPLES for w in e["tokens"]}))}
     table = torch.randn(len(vocab), DIM)
-    head = task.build_head({"char_dim": 4, "char_filters": 5, "lstm_hidden": [8, 8], "dropout": 0.1},
+    head = task.build_head({"char_dim": 4, "char_filters": 5, "char_width": 3, "lstm_hidden": [8, 8], "dropout": 0.1,
+                            "constrain_decoding": True},
                            {"tokens": DIM}, elmo_output_dim=0)
     return task, head, table, vocab
 
@@ -71,7 +72,8 @@ def test_padding_does_not_change_emissions_and_elmo_out_is_used() -> None:
     torch.manual_seed(1)
     task = NerTask()
     task.fit_labels({"train": EXAMPLES})
-    head = task.build_head({"char_dim": 4, "char_filters": 5, "lstm_hidden": [8], "dropout": 0.5},
+    head = task.build_head({"char_dim": 4, "char_filters": 5, "char_width": 3, "lstm_hidden": [8], "dropout": 0.5,
+                            "constrain_decoding": True},
                            {"tokens": DIM}, elmo_output_dim=3).eval()
     vocab = {w: i for i, w in enumerate(sorted({w for e in EXAMPLES for w in e["tokens"]}))}
     table = torch.randn(len(vocab), DIM)

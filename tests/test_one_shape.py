@@ -9,6 +9,7 @@ from omegaconf import OmegaConf
 
 from elmo_bench import tasks
 from elmo_bench.data.batch import Batch
+from elmo_bench.records.elmo_settings import ElmoSettings
 from elmo_bench.modules.token_embedders import TaskEmbedder
 from elmo_bench.engine.experiment import load_task, run_experiment
 from elmo_bench.modules.elmo import Elmo
@@ -85,7 +86,7 @@ def test_the_registry_is_the_only_one():
 
 
 def test_one_elmo_module_behind_the_embedder_and_the_readme_api():
-    embedder = TaskEmbedder(None, False, True, 3, 4, "both", "learned", False, 0.1, 0.0)
+    embedder = TaskEmbedder(None, False, ElmoSettings(placement="both", l2_coef=0.1, dropout=0.0), 3, 4)
     assert isinstance(embedder.elmo, Elmo) and embedder.elmo.names == ["input", "output"]
     assert not any(isinstance(m, torch.nn.Dropout) for m in embedder.modules() if m is not embedder.elmo.dropout)
     layers, mask = torch.randn(2, 3, 5, 4), torch.ones(2, 5, dtype=torch.bool)

@@ -5,6 +5,7 @@ import numpy as np
 import torch
 
 from elmo_bench.engine.collate import Collator
+from elmo_bench.records.elmo_settings import ElmoSettings
 from elmo_bench.modules.token_embedders import TaskEmbedder
 from elmo_bench.engine.loop import TaskModel, TrainerConfig, evaluate, fit
 from elmo_bench.tasks.pos.model import LinearTagger
@@ -49,8 +50,8 @@ def test_planted_signal_is_found_in_its_layer(tmp_path):
     for layer in range(LAYERS):
         task = PosTask()
         task.fit_labels({"train": train})
-        embedder = TaskEmbedder(None, False, True, LAYERS, DIM, "input", "layer", False, 0.0, 0.0, layer)
-        model = TaskModel(embedder, task.build_head({}, {"tokens": embedder.input_dim}, embedder.output_dim))
+        embedder = TaskEmbedder(None, False, ElmoSettings(mode="layer", layer_index=layer, dropout=0.0), LAYERS, DIM)
+        model = TaskModel(embedder, task.build_head({"bias": True}, {"tokens": embedder.input_dim}, embedder.output_dim))
         cfg = TrainerConfig(lr=0.05, batch_size=16, max_epochs=8, patience=8, grad_clip=None, progress=False)
         fit(model, task, train, dev, Collator(task, None, sources["train"]), Collator(task, None, sources["dev"]),
             cfg, tmp_path / f"layer{layer}", seed=1)
@@ -60,7 +61,7 @@ def test_planted_signal_is_found_in_its_layer(tmp_path):
 
 
 def test_head_loss_ignores_padding_and_unseen_tags():
-    head = LinearTagger(2, 3)
+    head = LinearTagger(2, 3, bias=True)
     with torch.no_grad():
         head.proj.weight.copy_(torch.tensor([[1.0, 0, 0], [0, 1.0, 0]]))
         head.proj.bias.zero_()

@@ -29,7 +29,7 @@ def test_masked_mean_max_hand_values() -> None:
 
 def test_shapes_and_padding_invariance_with_elmo() -> None:
     torch.manual_seed(0)
-    head = SnliTask().build_head({"hidden_dim": 5, "dropout": 0.1}, {"premise": D, "hypothesis": D}, E).eval()
+    head = SnliTask().build_head({"hidden_dim": 5, "projection_dim": None, "mlp_dim": None, "dropout": 0.1}, {"premise": D, "hypothesis": D}, E).eval()
     emb, mask = _batch([3, 7], [5, 2], D, seed=1)
     elmo, _ = _batch([3, 7], [5, 2], E, seed=2)
     out = call(head, emb, mask, elmo, {}, {})
@@ -49,10 +49,10 @@ def test_shapes_and_padding_invariance_with_elmo() -> None:
 
 
 def test_no_elmo_and_missing_elmo_error() -> None:
-    head = Esim(D, 0, hidden_dim=4).eval()
+    head = Esim(D, 0, hidden_dim=4, projection_dim=None, mlp_dim=None, dropout=0.5).eval()
     emb, mask = _batch([2], [3], D, seed=3)
     assert call(head, emb, mask, {"premise": None, "hypothesis": None}, None, None)["logits"].shape == (1, 3)
-    with_elmo = Esim(D, E, hidden_dim=4)
+    with_elmo = Esim(D, E, hidden_dim=4, projection_dim=None, mlp_dim=None, dropout=0.5)
     with pytest.raises(ValueError, match="elmo_output_dim=4 but the batch.s elmo_out.*none"):
         call(with_elmo, emb, mask)
 
@@ -63,7 +63,7 @@ def test_training_step_lowers_loss() -> None:
     examples = [{"label": lab} for lab in ("entailment", "neutral", "contradiction", "neutral")]
     targets = task.targets(examples)
     assert targets["label"].tolist() == [0, 1, 2, 1]
-    head = task.build_head({"hidden_dim": 8, "dropout": 0.0}, {"premise": D, "hypothesis": D}, 0)
+    head = task.build_head({"hidden_dim": 8, "projection_dim": None, "mlp_dim": None, "dropout": 0.0}, {"premise": D, "hypothesis": D}, 0)
     emb, mask = _batch([4, 2, 5, 3], [3, 3, 1, 4], D, seed=4)
     losses = train_losses(head, lambda: call(head, emb, mask, None, None, targets)["loss"], steps=15, lr=0.01)
     assert losses[-1] < 0.5 * losses[0]

@@ -10,7 +10,7 @@ from helpers_heads import lengths_mask, train_losses
 
 D, E = 6, 4
 HEAD = {"hidden_dim": 5, "linear_dim": 8, "dropout": 0.0, "char_dim": 3, "char_filters": 4, "char_width": 3,
-        "max_span_length": 4}
+        "use_chars": True, "max_span_length": 4}
 
 
 def _inputs(q_lens: list[int], c_lens: list[int], seed: int) -> tuple[dict, dict, dict, dict]:

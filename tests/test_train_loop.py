@@ -7,6 +7,7 @@ import torch
 
 from elmo_bench import tasks
 from elmo_bench.engine.collate import Collator
+from elmo_bench.records.elmo_settings import ElmoSettings
 from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary
 from elmo_bench.engine.experiment import run_experiment
 from elmo_bench.records.run_record import RunRecord
@@ -23,7 +24,7 @@ def _setup():
     dev = read_tsv(REPO / "tests/tiny_task/samples/dev.tsv")
     words = sorted({w for e in train + dev for w in e["tokens"]})
     vocab = WordVocabulary(words)
-    embedder = TaskEmbedder(torch.randn(len(vocab), 8), True, False, 0, 0, "input", "learned", False, 0.0, 0.0)
+    embedder = TaskEmbedder(torch.randn(len(vocab), 8), True, None)
     model = TaskModel(embedder, task.build_head({}, {"tokens": embedder.input_dim}, 0))
     return task, train, dev, model, Collator(task, vocab, None)
 
@@ -70,7 +71,7 @@ def test_results_json_records_the_history_and_the_initial_gamma(tmp_path, monkey
 
 
 def test_gamma_init_sets_the_initial_scale_of_every_mix():
-    embedder = TaskEmbedder(None, False, True, 3, 4, "both", "learned", False, 0.0, 0.0, gamma_init=0.25)
+    embedder = TaskEmbedder(None, False, ElmoSettings(placement="both", dropout=0.0, gamma_init=0.25), 3, 4)
     assert [m.gamma.item() for m in embedder.elmo.mixes] == [0.25, 0.25]
     layers = torch.ones(1, 3, 2, 4)
     assert torch.allclose(embedder.elmo.mixes[0](layers), torch.full((1, 2, 4), 0.25))

@@ -16,6 +16,7 @@ from elmo_bench.bilm.default import SHIPPED_DIR
 from elmo_bench.bilm.checksums import CHECKSUM_FILE, read_checksums, sha256
 from elmo_bench.bilm.weights import load_bilm
 from elmo_bench.engine.config_check import check_run
+from elmo_bench.records.elmo_settings import ElmoSettings
 from elmo_bench.modules.token_embedders import TaskEmbedder
 from elmo_bench.base.errors import ConfigError, DataError, TrainingError
 from elmo_bench.engine.loop import TaskModel, TrainerConfig, fit
@@ -134,7 +135,7 @@ def test_a_nan_loss_stops_training_naming_the_epoch_and_step(tmp_path):
     train = read_tsv(REPO / "tests/tiny_task/samples/train.tsv")
     for i, e in enumerate(train):
         e["_index"] = i
-    embedder = TaskEmbedder(None, False, True, 3, 4, "input", "learned", False, 0.0, 0.0)
+    embedder = TaskEmbedder(None, False, ElmoSettings(dropout=0.0), 3, 4)
     model = TaskModel(embedder, task.build_head({}, {"tokens": embedder.input_dim}, 0))
     collator = Collator(task, None, {"tokens": NanAt(train, bad=len(train) - 1)})
     cfg = TrainerConfig(batch_size=len(train), max_epochs=2, progress=False)  # one batch an epoch: step 0

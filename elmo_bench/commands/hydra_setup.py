@@ -1,10 +1,11 @@
 """OmegaConf resolvers used by conf/: the repository and default data roots (elmo_bench.base.paths) and
-run-directory suffixes."""
+run-directory suffixes; and the typed group schemas conf/ names (elmo_bench.engine.config_schema)."""
 from __future__ import annotations
 
 from omegaconf import OmegaConf
 
 from elmo_bench.base.paths import DATA_ROOT, REPO
+from elmo_bench.engine.config_schema import register_schemas
 
 #: keys already spelled out in the run directory path
 _IN_PATH = ("task", "embedder", "seed")
@@ -20,6 +21,9 @@ def run_suffix(override_dirname: str) -> str:
 
 
 def register_resolvers() -> None:
+    """Everything composing conf/ needs: the resolvers, and the schemas (``trainer/schema``, ``mix/schema``) that
+    the group options' defaults lists name."""
+    register_schemas()
     if not OmegaConf.has_resolver("repo_root"):
         OmegaConf.register_new_resolver("repo_root", lambda: str(REPO))
     if not OmegaConf.has_resolver("data_root"):

@@ -11,46 +11,16 @@ was expected and what was found. (Whether the device exists is checked next, by 
 from __future__ import annotations
 
 import difflib
-import math
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.base.ranges import check_number as _number, check_ranges
+from elmo_bench.engine.trainer_config import OPTIMIZERS, TrainerConfig
+from elmo_bench.records.elmo_settings import CONFIG_KEY, MODES, PLACEMENTS, TASK_ELMO_DEFAULTS, ElmoSettings
 
-OPTIMIZERS = ("adam", "adadelta", "sgd")
 #: numpy's seed range (``seed=99999999999999999999`` is a config error, not numpy's ValueError)
 MAX_SEED = 2**32 - 1
-
-
-def _show(bound: float) -> str:
-    """A bound as the user would type it: 4294967295, not 4.29497e+09."""
-    return str(int(bound)) if float(bound).is_integer() and abs(bound) < 1e16 else f"{bound:g}"
-
-
-def _number(key: str, value: Any, kind: type, low: float | None = None, high: float | None = None,
-            low_open: bool = False, high_open: bool = False, optional: bool = False) -> Any:
-    """``value`` as ``kind`` (int or float) within the bounds, else ConfigError naming ``key``."""
-    if value is None and optional:
-        return None
-    bounds = []
-    if low is not None:
-        bounds.append(f"{'>' if low_open else '>='} {_show(low)}")
-    if high is not None:
-        bounds.append(f"{'<' if high_open else '<='} {_show(high)}")
-    expected = f"{'an integer' if kind is int else 'a number'}{' ' + ' and '.join(bounds) if bounds else ''}"
-    if optional:
-        expected += " or null"
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if ok and kind is int and isinstance(value, float):
-        ok = value.is_integer()
-    if ok:
-        number = kind(value)
-        ok = math.isfinite(number) and not (
-            (low is not None and (number < low or (low_open and number == low)))
-            or (high is not None and (number > high or (high_open and number == high))))
-    if not ok:
-        raise ConfigError(f"config: {key} expected {expected}, found {value!r}")
-    return number
 
 
 def check_pretrain(cfg: Mapping[str, Any]) -> None:
@@ -70,17 +40,10 @@ def check_pretrain(cfg: Mapping[str, Any]) -> None:
 
 
 def check_trainer(trainer: Mapping[str, Any], prefix: str = "trainer") -> None:
-    """The merged trainer settings (task defaults overridden by the trainer group)."""
-    _number(f"{prefix}.batch_size", trainer.get("batch_size"), int, 1)
-    _number(f"{prefix}.eval_batch_size", trainer.get("eval_batch_size"), int, 1)
-    _number(f"{prefix}.max_epochs", trainer.get("max_epochs"), int, 1)
-    _number(f"{prefix}.patience", trainer.get("patience"), int, 0)
-    _number(f"{prefix}.min_epochs", trainer.get("min_epochs"), int, 0, optional=True)
-    _number(f"{prefix}.lr", trainer.get("lr"), float, 0, low_open=True)
-    _number(f"{prefix}.grad_clip", trainer.get("grad_clip"), float, 0, low_open=True, optional=True)
-    _number(f"{prefix}.weight_decay", trainer.get("weight_decay", 0.0), float, 0)
-    _number(f"{prefix}.rho", trainer.get("rho"), float, 0, 1, optional=True)  # torch.optim.Adadelta: 0 <= rho <= 1
-    _number(f"{prefix}.eps", trainer.get("eps"), float, 0, low_open=True, optional=True)
+    """The merged trainer settings (task defaults overridden by the trainer group), against the ranges that
+    elmo_bench.engine.loop.TrainerConfig states."""
+
+    check_ranges(TrainerConfig, trainer, prefix)
     if trainer.get("optimizer") not in OPTIMIZERS:
         raise ConfigError(f"config: {prefix}.optimizer expected one of {list(OPTIMIZERS)}, "
                           f"found {trainer.get('optimizer')!r}")
@@ -89,8 +52,6 @@ def check_trainer(trainer: Mapping[str, Any], prefix: str = "trainer") -> None:
 def check_run(cfg: Mapping[str, Any], trainer: Mapping[str, Any]) -> None:
     """A resolved run config (plain containers) and its merged trainer settings."""
     from elmo_bench.base.device import check_device_spec, normalise_amp  # lazy: torch
-    from elmo_bench.modules.token_embedders import PLACEMENTS  # lazy: torch
-    from elmo_bench.modules.scalar_mix import MODES  # lazy: torch
 
     if _number("seed", cfg.get("seed"), int, 0) > MAX_SEED:
         raise ConfigError(f"config: seed expected an integer <= {MAX_SEED} (numpy's seed range), found {cfg['seed']}")
@@ -105,15 +66,13 @@ def check_run(cfg: Mapping[str, Any], trainer: Mapping[str, Any]) -> None:
     _number("trainer.max_scaled_epochs", (cfg.get("trainer") or {}).get("max_scaled_epochs") or 50, int, 1)
     mix = cfg.get("mix") or {}
     task_elmo = (cfg.get("task") or {}).get("elmo") or {}
-    for key, low, high, high_open in (("dropout", 0, 1, True), ("lambda", 0, None, False)):
-        for where, source in (("mix", mix), ("task.elmo", task_elmo)):
-            _number(f"{where}.{key}", source.get(key), float, low, high, high_open=high_open, optional=True)
-    _number("mix.gamma_init", mix.get("gamma_init"), float, optional=True)
+    for where, source in (("mix", mix), ("task.elmo", task_elmo)):  # null: the task's value (mix), the default
+        check_ranges(ElmoSettings, source, where, CONFIG_KEY, optional=True)
     if mix.get("mode") not in MODES:
         raise ConfigError(f"config: mix.mode expected one of {list(MODES)}, found {mix.get('mode')!r}")
     if mix.get("mode") == "layer":
         _number("mix.layer", mix.get("layer"), int)
-    placement = mix.get("placement") or task_elmo.get("placement", "input")
+    placement = mix.get("placement") or task_elmo.get("placement", TASK_ELMO_DEFAULTS["placement"])
     if placement not in PLACEMENTS:
         raise ConfigError(f"config: mix.placement expected one of {list(PLACEMENTS)}, found {placement!r}")
     check_head((cfg.get("task") or {}).get("head") or {})

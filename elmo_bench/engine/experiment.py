@@ -30,7 +30,7 @@ from elmo_bench.encoders.cache import ActivationCache, LiveLayers
 from elmo_bench.encoders.protocol import cache_id, moved
 from elmo_bench.engine.config_check import check_run
 from elmo_bench.base.device import describe, normalise_amp, resolve_device
-from elmo_bench.records.elmo_settings import effective_settings
+from elmo_bench.records.elmo_settings import ElmoSettings
 from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary, build_glove
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import REPO
@@ -118,17 +118,9 @@ def apply_new_stopping_rule(run_dir: Path, rule: StoppingRule, current: dict[str
     return None
 
 
-def elmo_settings(cfg: DictConfig) -> dict[str, Any]:
-    picked = effective_settings(cfg.task.get("elmo", {}), cfg.mix)
-    return {
-        "placement": picked["placement"],
-        "l2_coef": float(picked["lambda"]),
-        "layer_norm": bool(picked["layer_norm"]),
-        "gamma_init": float(picked["gamma_init"]),
-        "dropout": float(picked["dropout"]),
-        "mode": cfg.mix.mode,
-        "layer_index": cfg.mix.get("layer"),
-    }
+def elmo_settings(cfg: DictConfig) -> ElmoSettings:
+    """The run's ELMo settings, whole: the ``mix`` group's overrides over the task's ``elmo:`` block."""
+    return ElmoSettings.from_config(cfg.task.get("elmo", {}), cfg.mix)
 
 
 def seed_everything(seed: int) -> None:
@@ -268,6 +260,19 @@ def prepare_layers(cfg: DictConfig, task: Task, prepared: Prepared, bilm: Any, b
     prepared.timings["activation_seconds"] = time.perf_counter() - started
 
 
+def build_head(task: Task, head_cfg: dict[str, Any], input_dims: dict[str, int], elmo_output_dim: int) -> Any:
+    """``task.build_head``; a head setting that conf/task/<name>.yaml (the one source of the heads' settings)
+    leaves out, or one the head does not take, is one ConfigError line naming it."""
+    try:
+        return task.build_head(head_cfg, input_dims, elmo_output_dim)
+    except (TypeError, KeyError) as exc:
+        text = str(exc)
+        if not any(word in text for word in ("keyword-only argument", "keyword argument", "positional argument",
+                                             "max_span_length")):
+            raise
+        raise ConfigError(f"config: task.head of task {task.name!r} does not fit its head: {text}") from exc
+
+
 def build_model(cfg: DictConfig, task: Task, prepared: Prepared, seed: int,
                 glove_table: tuple[WordVocabulary, torch.Tensor] | None = None
                 ) -> tuple[TaskModel, dict[str, Collator], WordVocabulary | None]:
@@ -278,13 +283,11 @@ def build_model(cfg: DictConfig, task: Task, prepared: Prepared, seed: int,
     if cfg.embedder.glove and glove_table is None:
         words = {w for examples in prepared.splits.values() for e in examples for f in task.text_fields for w in e[f]}
         vocab, glove = build_glove(words, cfg.embedder.glove_source, cfg.embedder.get("glove_path"), seed)
-    elmo = elmo_settings(cfg)
-    embedder = TaskEmbedder(glove, bool(cfg.embedder.get("glove_trainable", False)), bool(cfg.embedder.elmo),
-                            prepared.num_layers, prepared.elmo_dim, elmo["placement"], elmo["mode"],
-                            elmo["layer_norm"], elmo["l2_coef"], elmo["dropout"], elmo["layer_index"],
-                            elmo["gamma_init"])
+    elmo = elmo_settings(cfg) if cfg.embedder.elmo else None
+    embedder = TaskEmbedder(glove, bool(cfg.embedder.get("glove_trainable", False)), elmo, prepared.num_layers,
+                            prepared.elmo_dim)
     head_cfg = OmegaConf.to_container(cfg.task.head, resolve=True)
-    head = task.build_head(head_cfg, {f: embedder.input_dim for f in task.text_fields}, embedder.output_dim)
+    head = build_head(task, head_cfg, {f: embedder.input_dim for f in task.text_fields}, embedder.output_dim)
     collators = {split: Collator(task, vocab, prepared.layer_sources.get(split)) for split in prepared.splits}
     return TaskModel(embedder, head, amp=normalise_amp(cfg.get("amp"))), collators, vocab
 
@@ -328,7 +331,7 @@ def write_run(run_dir: Path, cfg: DictConfig, task: Task, prepared: Prepared, mo
         metrics=metrics,
         main_metric=task.main_metric,
         mixes=model.embedder.mix_summary(),
-        elmo=elmo_settings(cfg) if use_elmo else None,
+        elmo=elmo_settings(cfg).record() if use_elmo else None,
         epochs={"run": len(history["history"]), "best": history["best_epoch"], "stopped_by": history["stopped_by"],
                 "history": history["history"]},
         history=[{"epoch": h["epoch"], "dev_metric": h["dev_metric"], "loss": h["train_loss"],

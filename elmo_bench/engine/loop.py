@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 import math
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -29,32 +28,13 @@ from elmo_bench.engine.collate import Collator, length_batches
 from elmo_bench.base.device import autocast, normalise_amp
 from elmo_bench.modules.token_embedders import TaskEmbedder
 from elmo_bench.base.errors import TrainingError
+from elmo_bench.engine.trainer_config import TrainerConfig
 from elmo_bench.records.stopping import StoppingRule
 from elmo_bench.tasks.api import Example, Task
 
 log = logging.getLogger(__name__)
 #: what a run does with a corrupt checkpoint.pt / best.pt: nothing; the user decides
 RESTART_ADVICE = "the run stops here; delete the run directory's checkpoint.pt and best.pt to train it from the start"
-
-
-@dataclass
-class TrainerConfig:
-    optimizer: str = "adam"
-    lr: float = 1e-3
-    batch_size: int = 32
-    eval_batch_size: int = 64
-    max_epochs: int = 10
-    patience: int = 3
-    #: early stopping never ends a run before this many epochs: a small data fraction can score 0 on dev for
-    #: several epochs before it finds its first entity, and patience would otherwise stop it there
-    min_epochs: int = 0
-    grad_clip: float | None = 5.0
-    weight_decay: float = 0.0
-    #: Adadelta's decay of the squared-gradient averages (None: torch's 0.9; He et al. 2017 use 0.95)
-    rho: float | None = None
-    #: the optimiser's epsilon for adam and adadelta (None: torch's default, 1e-8 and 1e-6); sgd has none
-    eps: float | None = None
-    progress: bool = True
 
 
 class TaskModel(nn.Module):

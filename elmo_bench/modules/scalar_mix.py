@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-MODES = ("learned", "average", "top", "layer")
+from elmo_bench.records.elmo_settings import MODES
 
 
 class ScalarMix(nn.Module):

@@ -16,9 +16,9 @@ from torch import nn
 from elmo_bench.data.batch import Batch
 from elmo_bench.modules.elmo import Elmo
 from elmo_bench.data.glove import load_glove, lookup
+from elmo_bench.records.elmo_settings import ElmoSettings
 
 PAD, UNK = 0, 1
-PLACEMENTS = ("input", "output", "both")
 
 
 class WordVocabulary:
@@ -55,22 +55,21 @@ class TaskEmbedder(nn.Module):
     input dropout (``Batch.inputs``).
     """
 
-    def __init__(self, glove: torch.Tensor | None, glove_trainable: bool, use_elmo: bool, num_layers: int,
-                 elmo_dim: int, placement: str, mode: str, layer_norm: bool, l2_coef: float, dropout: float,
-                 layer_index: int | None = None, gamma_init: float = 1.0) -> None:
+    def __init__(self, glove: torch.Tensor | None, glove_trainable: bool, elmo: ElmoSettings | None,
+                 num_layers: int = 0, elmo_dim: int = 0) -> None:
+        """``elmo``: the run's ELMo settings, whole (None: no ELMo, a GloVe-only baseline); ``num_layers`` and
+        ``elmo_dim``: the biLM's layer count and width, which the settings do not know (they come with its layers)."""
         super().__init__()
-        if placement not in PLACEMENTS:
-            raise ValueError(f"ELMo placement expected one of {PLACEMENTS}, found {placement!r}")
         self.glove = None
         if glove is not None:
             self.glove = nn.Embedding.from_pretrained(glove, freeze=not glove_trainable, padding_idx=PAD)
             if not glove_trainable:  # the UNK row stays trainable under the OOV policy
                 self.unk = nn.Parameter(glove[UNK].clone())
-        self.placement = placement
-        where = [w for w in ("input", "output") if placement in (w, "both")] if use_elmo else []
-        self.elmo = Elmo(None, mode=mode, layer_norm=layer_norm, l2_coef=l2_coef, dropout=dropout,
-                         num_layers=num_layers, layer_index=layer_index, gamma_init=gamma_init,
-                         names=where) if where else None
+        self.settings = elmo
+        where = [w for w in ("input", "output") if elmo.placement in (w, "both")] if elmo is not None else []
+        self.elmo = Elmo(None, mode=elmo.mode, layer_norm=elmo.layer_norm, l2_coef=elmo.l2_coef,
+                         dropout=elmo.dropout, num_layers=num_layers, layer_index=elmo.layer_index,
+                         gamma_init=elmo.gamma_init, names=where) if elmo is not None and where else None
         self.glove_dim = 0 if glove is None else glove.shape[1]
         self.elmo_dim = elmo_dim
         # follows the module's device (a zero penalty on the CPU would not add to a loss on a GPU in every op)

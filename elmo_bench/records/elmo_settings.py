@@ -1,17 +1,66 @@
-"""The ELMo settings a task uses where its ``conf/task/<name>.yaml`` ``elmo:`` block leaves a key out.
+"""The ELMo settings of a run: one :class:`ElmoSettings` object, built from the task's ``elmo:`` block and the
+``mix`` group, passed whole to the token embedder and written as results.json's ``elmo``.
 
-One table for the engine (``elmo_bench.engine.experiment.elmo_settings``) and the report (which must know a task's own value
-to tell an ablation arm from the task's default run); keyed by the ``elmo:`` / ``mix`` key names.
+Its field defaults are the one source of what a task uses where its ``conf/task/<name>.yaml`` ``elmo:`` block
+leaves a key out: :data:`TASK_ELMO_DEFAULTS` (keyed by the ``elmo:`` / ``mix`` key names) is read off them, for the
+engine, run identity and the report (which must know a task's own value to tell an ablation arm from the task's
+default run). The ranges are stated here too (``__post_init__``), so a settings object is valid wherever it is made.
 """
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
-TASK_ELMO_DEFAULTS: dict[str, Any] = {"placement": "input", "lambda": 0.0, "layer_norm": False, "gamma_init": 1.0,
-                                      "dropout": 0.5}
+from elmo_bench.base.errors import ConfigError
+from elmo_bench.base.ranges import check_number, check_ranges, ranged
+
+#: where ELMo goes in a task model: a head's input, its output (integrator / after the contextual layer), or both
+PLACEMENTS = ("input", "output", "both")
+#: a field whose config key (``mix.K``, ``task.elmo.K``) is spelled otherwise
+CONFIG_KEY = {"l2_coef": "lambda", "layer_index": "layer"}
+#: how a mix combines the biLM layers (elmo_bench.modules.elmo.ScalarMix)
+MODES = ("learned", "average", "top", "layer")
+
+
+@dataclass(frozen=True)
+class ElmoSettings:
+    """Everything a task's ELMo part takes: placement, mix mode (and its layer for ``mode=layer``), layer norm,
+    the L2 penalty on the pre-softmax layer scalars (``lambda`` in configs), initial gamma and the ELMo dropout."""
+
+    placement: str = "input"
+    l2_coef: float = ranged(0.0, float, 0)
+    layer_norm: bool = False
+    gamma_init: float = ranged(1.0, float)
+    dropout: float = ranged(0.5, float, 0, 1, high_open=True)
+    mode: str = "learned"
+    layer_index: int | None = None
+
+    def __post_init__(self) -> None:
+        for key, value, allowed in (("placement", self.placement, PLACEMENTS), ("mode", self.mode, MODES)):
+            if value not in allowed:
+                raise ConfigError(f"config: ELMo {key} expected one of {list(allowed)}, found {value!r}")
+        check_ranges(ElmoSettings, {CONFIG_KEY.get(k, k): v for k, v in asdict(self).items()}, "elmo", CONFIG_KEY)
+        if self.mode == "layer":
+            check_number("mix.layer", self.layer_index, int)
+
+    @classmethod
+    def from_config(cls, task_elmo: Mapping[str, Any], mix: Mapping[str, Any]) -> "ElmoSettings":
+        """The settings a run uses: each the ``mix`` override where set, else the task's ``elmo:`` value, else
+        the default above (:func:`effective_settings`); mode and layer from ``mix``."""
+        picked = effective_settings(task_elmo, mix)
+        return cls(placement=picked["placement"], l2_coef=float(picked["lambda"]),
+                   layer_norm=bool(picked["layer_norm"]), gamma_init=float(picked["gamma_init"]),
+                   dropout=float(picked["dropout"]), mode=mix["mode"], layer_index=mix.get("layer"))
+
+    def record(self) -> dict[str, Any]:
+        """results.json's ``elmo``: placement, l2_coef, layer_norm, gamma_init, dropout, mode, layer_index."""
+        return asdict(self)
+
+
 #: a setting's key → the key results.json's ``elmo`` records the value the run used under
 RECORDED_KEY: dict[str, str] = {"placement": "placement", "lambda": "l2_coef", "layer_norm": "layer_norm",
                                 "gamma_init": "gamma_init", "dropout": "dropout"}
+TASK_ELMO_DEFAULTS: dict[str, Any] = {key: getattr(ElmoSettings(), field) for key, field in RECORDED_KEY.items()}
 
 
 def effective_settings(task_elmo: Mapping[str, Any], mix: Mapping[str, Any]) -> dict[str, Any]:

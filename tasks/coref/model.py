@@ -60,11 +60,10 @@ class CorefHead(nn.Module):
     gold ``gold_spans`` (batch, M, 2) and ``gold_cluster_ids`` (batch, M) with −1 padding.
     """
 
-    def __init__(self, input_dim: int, hidden: int = 200, lstm_dropout: float = 0.2, lexical_dropout: float = 0.5,
-                 max_span_width: int = 10, feature_dim: int = 20, ffnn_dim: int = 150, ffnn_layers: int = 2,
-                 ffnn_dropout: float = 0.2, spans_per_word: float = 0.4, max_antecedents: int = 250,
-                 max_segment_len: int = 128, use_speakers: bool = False, n_genres: int = 0,
-                 char_cnn: bool = False, char_dim: int = 8, char_filters: int = 50,
+    def __init__(self, input_dim: int, *, hidden: int, lstm_dropout: float, lexical_dropout: float,
+                 max_span_width: int, feature_dim: int, ffnn_dim: int, ffnn_layers: int, ffnn_dropout: float,
+                 spans_per_word: float, max_antecedents: int, max_segment_len: int, use_speakers: bool,
+                 n_genres: int = 0, char_cnn: bool, char_dim: int = 8, char_filters: int = 50,
                  char_widths: Sequence[int] = (3, 4, 5), field: str = "tokens") -> None:
         super().__init__()
         self.field = field

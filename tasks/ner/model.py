@@ -28,12 +28,13 @@ class NerHead(nn.Module):
         labels: Sequence[str],
         input_dim: int,
         elmo_output_dim: int = 0,
-        char_dim: int = 16,
-        char_filters: int = 128,
-        char_width: int = 3,
-        lstm_hidden: Sequence[int] = (200, 100),
-        dropout: float = 0.5,
-        constrain_decoding: bool = True,
+        *,
+        char_dim: int,  # these six: conf/task/ner.yaml head (their one source)
+        char_filters: int,
+        char_width: int,
+        lstm_hidden: Sequence[int],
+        dropout: float,
+        constrain_decoding: bool,
         field: str = "tokens",
     ):
         super().__init__()

@@ -17,7 +17,7 @@ from elmo_bench.modules.labels import IGNORE
 class LinearTagger(nn.Module):
     """embedded["tokens"] (batch, time, input_dim) [⊕ elmo_out (batch, time, elmo_dim)] → logits (batch, time, tags)."""
 
-    def __init__(self, num_tags: int, input_dim: int, elmo_output_dim: int = 0, bias: bool = True) -> None:
+    def __init__(self, num_tags: int, input_dim: int, elmo_output_dim: int = 0, *, bias: bool) -> None:
         super().__init__()
         if num_tags < 1 or input_dim + elmo_output_dim < 1:
             raise ValueError(f"LinearTagger needs tags and inputs, found {num_tags} tags, width {input_dim}+{elmo_output_dim}")

@@ -29,9 +29,8 @@ class Esim(nn.Module):
     forward(batch) → {"logits": (batch, num_classes), "loss": scalar if targets}.
     """
 
-    def __init__(self, input_dim: int, elmo_output_dim: int = 0, hidden_dim: int = 300,
-                 projection_dim: int | None = None, mlp_dim: int | None = None, dropout: float = 0.5,
-                 num_classes: int = 3) -> None:
+    def __init__(self, input_dim: int, elmo_output_dim: int = 0, *, hidden_dim: int, projection_dim: int | None,
+                 mlp_dim: int | None, dropout: float, num_classes: int = 3) -> None:
         super().__init__()
         projection_dim = projection_dim or hidden_dim
         mlp_dim = mlp_dim or hidden_dim

@@ -37,9 +37,8 @@ class BidafSelfAttention(nn.Module):
     """The span head. forward(batch) →
     {"span_start_logits", "span_end_logits": (batch, context_time), "loss" when targets hold span_start/end}."""
 
-    def __init__(self, input_dim: int, elmo_output_dim: int = 0, hidden_dim: int = 90, linear_dim: int = 180,
-                 dropout: float = 0.2, use_chars: bool = True, char_dim: int = 20, char_filters: int = 100,
-                 char_width: int = 5) -> None:
+    def __init__(self, input_dim: int, elmo_output_dim: int = 0, *, hidden_dim: int, linear_dim: int,
+                 dropout: float, use_chars: bool, char_dim: int, char_filters: int, char_width: int) -> None:
         super().__init__()
         self.elmo_output_dim = elmo_output_dim
         self.char_cnn = CharCnn(char_dim, char_filters, char_width, padding="same") if use_chars else None

@@ -36,7 +36,7 @@ class SquadTask(Task):
 
     def __init__(self) -> None:
         self.stats: dict[str, dict[str, int]] = {}
-        self.max_span_length = 17
+        self.max_span_length: int | None = None  # conf/task/squad.yaml head.max_span_length, set by build_head
 
     def read(self, data_cfg: Mapping[str, Any]) -> dict[str, list[Example]]:
         """Splits named in data_cfg (local: file paths; hub / disk: ``hub_splits``, see elmo_bench/data/splits.py).
@@ -97,7 +97,7 @@ class SquadTask(Task):
 
     def build_head(self, head_cfg: Mapping[str, Any], input_dims: Mapping[str, int], elmo_output_dim: int) -> nn.Module:
         cfg = dict(head_cfg)
-        self.max_span_length = int(cfg.pop("max_span_length", self.max_span_length))
+        self.max_span_length = int(cfg.pop("max_span_length"))
         dims = {input_dims[f] for f in self.text_fields}
         if len(dims) != 1:
             raise ValueError(f"the contextual BiGRU is shared by question and context; got input dims {dict(input_dims)}")
@@ -145,7 +145,8 @@ class SquadTask(Task):
         return {"max_span_length": self.max_span_length}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        self.max_span_length = int(state.get("max_span_length", self.max_span_length))
+        if "max_span_length" in state:  # else build_head sets it from the run's config
+            self.max_span_length = int(state["max_span_length"])
 
 
 def _check_disjoint(chosen: Mapping[str, tuple[str, list[int]]]) -> None:

@@ -68,9 +68,8 @@ def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
 class SrlHead(nn.Module):
     """forward(batch) → {"logits" (batch, time, labels), "mask", "loss"?}."""
 
-    def __init__(self, input_dim: int, n_labels: int, hidden: int = 300, layers: int = 8,
-                 predicate_dim: int = 100, recurrent_dropout: float = 0.1, elmo_output_dim: int = 0,
-                 field: str = "tokens") -> None:
+    def __init__(self, input_dim: int, n_labels: int, *, hidden: int, layers: int, predicate_dim: int,
+                 recurrent_dropout: float, elmo_output_dim: int = 0, field: str = "tokens") -> None:
         super().__init__()
         self.field = field
         self.predicate_embedding = nn.Embedding(2, predicate_dim)

@@ -29,14 +29,15 @@ class BCN(nn.Module):
         input_dim: int,
         elmo_output_dim: int = 0,
         n_classes: int = 5,
-        pre_encode_dim: int = 300,
-        encoder_hidden: int = 300,
-        integrator_hidden: int = 300,
-        output_dims: Sequence[int] = (1200, 600),
-        embedding_dropout: float = 0.5,
-        pre_encode_dropout: float = 0.25,
-        integrator_dropout: float = 0.1,
-        output_dropout: float = 0.2,
+        *,
+        pre_encode_dim: int,  # these eight: conf/task/sst.yaml head (their one source)
+        encoder_hidden: int,
+        integrator_hidden: int,
+        output_dims: Sequence[int],
+        embedding_dropout: float,
+        pre_encode_dropout: float,
+        integrator_dropout: float,
+        output_dropout: float,
         field: str = "tokens",
     ):
         super().__init__()

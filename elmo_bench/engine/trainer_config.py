@@ -1,0 +1,34 @@
+"""A run's trainer settings as one dataclass: types, defaults and ranges in one place, and light to import (no
+torch), so the config schema (elmo_bench.engine.config_schema) and the check at the door read it before a run starts."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from elmo_bench.base.ranges import ranged
+
+OPTIMIZERS = ("adam", "adadelta", "sgd")
+
+
+@dataclass
+class TrainerConfig:
+    """A task's optimiser and budget: conf/task/<name>.yaml ``trainer:`` under the ``trainer`` group's non-null
+    values (elmo_bench.engine.experiment.merged_trainer). The field types are the ``trainer`` group's schema
+    (elmo_bench.engine.config_schema: a wrong type fails at composition); the ranges, stated here, are checked at the
+    door (elmo_bench.engine.config_check.check_trainer). Defaults: what a task's ``trainer:`` may leave out."""
+
+    optimizer: str = "adam"  # one of OPTIMIZERS
+    lr: float = ranged(1e-3, float, 0, low_open=True)
+    batch_size: int = ranged(32, int, 1)
+    eval_batch_size: int = ranged(64, int, 1)
+    max_epochs: int = ranged(10, int, 1)
+    patience: int = ranged(3, int, 0)
+    #: early stopping never ends a run before this many epochs: a small data fraction can score 0 on dev for
+    #: several epochs before it finds its first entity, and patience would otherwise stop it there
+    min_epochs: int = ranged(0, int, 0, optional=True)
+    grad_clip: float | None = ranged(5.0, float, 0, low_open=True, optional=True)
+    weight_decay: float = ranged(0.0, float, 0)
+    #: Adadelta's decay of the squared-gradient averages (None: torch's 0.9; He et al. 2017 use 0.95)
+    rho: float | None = ranged(None, float, 0, 1, optional=True)  # torch.optim.Adadelta: 0 <= rho <= 1
+    #: the optimiser's epsilon for adam and adadelta (None: torch's default, 1e-8 and 1e-6); sgd has none
+    eps: float | None = ranged(None, float, 0, low_open=True, optional=True)
+    progress: bool = True

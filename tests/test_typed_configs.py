@@ -1,0 +1,128 @@
+"""Issue 28 item 4, typed configs with one source of defaults: the ``trainer`` and ``mix`` groups are typed (a wrong
+type fails at composition, one line), the ranges live on the dataclasses, the ELMo settings travel as one
+ElmoSettings object, no head has a Python default that competes with its task YAML, and all of it leaves the
+composed configs (run identity, results.json's config) exactly as they were."""
+from __future__ import annotations
+
+import inspect
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+import yaml
+
+from elmo_bench.base.errors import ConfigError
+from elmo_bench.engine.config_schema import MIX_KEYS, mix_schema, trainer_schema
+from elmo_bench.engine.experiment import build_head
+from elmo_bench.modules.token_embedders import TaskEmbedder
+from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS, ElmoSettings, effective_settings
+from elmo_bench.tasks.coref.model import CorefHead
+from elmo_bench.tasks.ner.model import NerHead
+from elmo_bench.tasks.ner.task import NerTask
+from elmo_bench.tasks.pos.model import LinearTagger
+from elmo_bench.tasks.snli.model import Esim
+from elmo_bench.tasks.squad.model import BidafSelfAttention
+from elmo_bench.tasks.srl.model import SrlHead
+from elmo_bench.tasks.sst.model import BCN
+from tests.config_snapshot import GOLDEN, snapshot
+from tests.conftest import REPO
+
+HEADS = {"ner": NerHead, "pos": LinearTagger, "snli": Esim, "squad": BidafSelfAttention, "srl": SrlHead, "sst": BCN,
+         "coref": CorefHead}
+#: YAML head keys that the task, not the head class, reads (SquadTask.build_head: decoding; CorefTask: n_genres)
+TASK_READ = {"squad": {"max_span_length"}, "coref": {"use_genres"}}
+
+
+def _yaml(path) -> dict:
+    return yaml.safe_load(path.read_text())
+
+
+def test_the_composed_configs_are_the_ones_before_the_schemas():
+    """50 command lines (every task x head/budget presets, every experiment, table2/3 variants, mix, trainer and
+    head overrides), resolved, compared as JSON text with the snapshot that the code before the typed configs wrote
+    (commit 67edbc7): same keys, same order, same int/float."""
+    golden = json.loads(GOLDEN.read_text())
+    now = snapshot()
+    assert list(now) == list(golden)
+    changed = [command for command in golden if json.dumps(now[command]) != json.dumps(golden[command])]
+    assert not changed, f"composed configs changed: {changed}"
+
+
+def _run_py(tmp_path, *overrides: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "run.py", "task=ner", "data=ner_sample", "logger=disabled",
+                           f"paths.results_dir={tmp_path}", *overrides], cwd=REPO, capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.mark.parametrize("override, expected", [
+    ("trainer.batch_size=abc", "Error merging override trainer.batch_size=abc (Value 'abc' of type 'str' could not "
+                               "be converted to Integer)"),
+    ("mix.dropout=high", "Error merging override mix.dropout=high (Value 'high' of type 'str' could not be "
+                         "converted to Float)"),
+    ("trainer.lr=-1", "config: trainer.lr expected a number > 0, found -1.0"),
+    ("mix.dropout=1.5", "config: mix.dropout expected a number >= 0 and < 1 or null, found 1.5"),
+])
+def test_a_wrong_type_or_range_is_one_line_before_anything_runs(tmp_path, override, expected):
+    done = _run_py(tmp_path, override)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.strip() == f"error: {expected}"
+    assert not list(tmp_path.rglob("results.json")) and not list(tmp_path.rglob("run.json"))  # nothing ran
+
+
+def test_the_schemas_hold_exactly_the_keys_of_their_yaml_files():
+    """A schema key the YAML lacks would add a key to every resolved config (and to run identities)."""
+    trainer = {k: v for k, v in _yaml(REPO / "conf/trainer/default.yaml").items() if k != "defaults"}
+    assert list(trainer_schema()) == list(trainer)
+    for path in sorted((REPO / "conf/mix").glob("*.yaml")):
+        assert [k for k in _yaml(path) if k != "defaults"] == list(MIX_KEYS) == list(mix_schema()), path
+        assert _yaml(path)["defaults"] == ["schema", "_self_"], path
+
+
+def test_elmo_settings_one_object_with_the_defaults_written_once():
+    assert TASK_ELMO_DEFAULTS == {"placement": "input", "lambda": 0.0, "layer_norm": False, "gamma_init": 1.0,
+                                  "dropout": 0.5}
+    settings = ElmoSettings.from_config({"placement": "both", "lambda": 0.1, "dropout": 0.2},
+                                        {"mode": "learned", "lambda": None, "dropout": 0.25, "gamma_init": 0.5})
+    # mix override (dropout, gamma_init) over the task's (placement, lambda) over the default (layer_norm)
+    assert settings == ElmoSettings(placement="both", l2_coef=0.1, layer_norm=False, gamma_init=0.5, dropout=0.25,
+                                    mode="learned", layer_index=None)
+    assert list(settings.record()) == ["placement", "l2_coef", "layer_norm", "gamma_init", "dropout", "mode",
+                                       "layer_index"]
+    assert effective_settings({}, {}) == TASK_ELMO_DEFAULTS
+    with pytest.raises(ConfigError, match=r"config: elmo.dropout expected a number >= 0 and < 1, found 1.5"):
+        ElmoSettings(dropout=1.5)
+    with pytest.raises(ConfigError, match=r"config: ELMo placement expected one of"):
+        ElmoSettings(placement="middle")
+
+
+def test_the_token_embedder_takes_the_settings_whole():
+    settings = ElmoSettings(placement="both", l2_coef=0.1, layer_norm=True, gamma_init=0.25, dropout=0.3)
+    embedder = TaskEmbedder(None, False, settings, 3, 4)
+    assert embedder.elmo.names == ["input", "output"] and embedder.settings is settings
+    assert [m.gamma.item() for m in embedder.elmo.mixes] == [0.25, 0.25]
+    assert embedder.elmo.dropout.p == 0.3
+    assert embedder.input_dim == 4 and embedder.output_dim == 4
+    glove_only = TaskEmbedder(torch.zeros(5, 2), False, None)
+    assert glove_only.elmo is None and glove_only.input_dim == 2 and glove_only.output_dim == 0
+
+
+@pytest.mark.parametrize("task", sorted(HEADS))
+def test_no_head_default_competes_with_its_task_yaml(task):
+    """Each key of conf/task/<task>.yaml's head is a parameter of the head without a default (the YAML is its one
+    source), and every parameter the YAML does not set keeps its default (the task or a preset sets it)."""
+    head = _yaml(REPO / f"conf/task/{task}.yaml")["head"]
+    parameters = inspect.signature(HEADS[task].__init__).parameters
+    twins = {k: parameters[k].default for k in head if k in parameters
+             and parameters[k].default is not inspect.Parameter.empty}
+    assert not twins, f"{HEADS[task].__name__} defaults that conf/task/{task}.yaml also sets: {twins}"
+    assert set(head) - set(parameters) <= TASK_READ.get(task, set())
+
+
+def test_a_head_setting_the_yaml_leaves_out_is_one_config_error():
+    task = NerTask()
+    task.fit_labels({"train": [{"tokens": ["a"], "tags": ["B-PER"]}]})
+    with pytest.raises(ConfigError, match=r"config: task.head of task 'ner' does not fit its head: .*'constrain_decoding'"):
+        build_head(task, {"char_dim": 4, "char_filters": 5, "char_width": 3, "lstm_hidden": [8], "dropout": 0.1},
+                   {"tokens": 6}, 0)
