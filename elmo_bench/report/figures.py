@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import math
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import matplotlib
 
@@ -19,6 +19,19 @@ from elmo_bench.report.probe_depth import probe_depth_curves  # noqa: E402
 from elmo_bench.report.tables import dev_curves, learned_mixes, sample_efficiency_curves  # noqa: E402
 
 LABELS = {"glove": "baseline (GloVe)", "glove_elmo": "+ELMo", "elmo": "ELMo only"}
+
+
+def _small_panel(ax: Any, title: str) -> None:
+    """The finish of one small multi-panel plot: title, light grid, legend."""
+    ax.set_title(title, fontsize="small")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="x-small")
+
+
+def _hide_unused(axes: Any, used: int) -> None:
+    """Blank the grid's panels past the first ``used``."""
+    for ax in list(axes.flat)[used:]:
+        ax.axis("off")
 
 
 def _save(fig: plt.Figure, path: Path) -> None:
@@ -77,8 +90,7 @@ def figure2(runs: Sequence[Run], path: Path) -> bool:
         ax.set_ylim(0, 1)
         ax.set_xlabel("biLM layer")
         ax.set_title(f"{task} ({where})", fontsize="small")
-    for ax in list(axes.flat)[len(panels):]:
-        ax.axis("off")
+    _hide_unused(axes, len(panels))
     _save(fig, path)
     return True
 
@@ -104,11 +116,8 @@ def dev_curve_figure(runs: Sequence[Run], path: Path) -> bool:
                     label=f"{LABELS.get(run.embedder, run.embedder)}, seed {run.seed}")
         ax.set_xlabel("epoch")
         ax.set_ylabel(f"dev {lines[0][0].main_metric}")
-        ax.set_title(f"{task} ({data})", fontsize="small")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="x-small")
-    for ax in list(axes.flat)[len(curves):]:
-        ax.axis("off")
+        _small_panel(ax, f"{task} ({data})")
+    _hide_unused(axes, len(curves))
     _save(fig, path)
     return True
 
@@ -128,10 +137,7 @@ def probe_depth_figure(runs: Sequence[Run], path: Path, names: EncoderNames | No
         ax.set_xlim(-0.05, 1.05)
         ax.set_xlabel("relative layer depth")
         ax.set_ylabel("F1" if probe == "WSD" else "accuracy")
-        ax.set_title(f"{probe}: {data}", fontsize="small")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="x-small")
-    for ax in list(axes.flat)[len(curves):]:
-        ax.axis("off")
+        _small_panel(ax, f"{probe}: {data}")
+    _hide_unused(axes, len(curves))
     _save(fig, path)
     return True
