@@ -4,17 +4,23 @@ ElmoSettings object, no head has a Python default that competes with its task YA
 composed configs (run identity, results.json's config) exactly as they were."""
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
+import re
 import subprocess
 import sys
+import typing
 
 import pytest
 import torch
 import yaml
 
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.engine.config_schema import MIX_KEYS, mix_schema, trainer_schema
+from elmo_bench.data.data_config import DataConfig
+from elmo_bench.engine.config_check import check_head, check_run
+from elmo_bench.engine.config_schema import MIX_KEYS, head_schema, mix_schema, trainer_schema
+from elmo_bench.engine.head_configs import head_config
 from elmo_bench.engine.experiment import build_head
 from elmo_bench.modules.token_embedders import TaskEmbedder
 from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS, ElmoSettings, effective_settings
@@ -63,6 +69,18 @@ def _run_py(tmp_path, *overrides: str) -> subprocess.CompletedProcess:
                          "converted to Float)"),
     ("trainer.lr=-1", "config: trainer.lr expected a number > 0, found -1.0"),
     ("mix.dropout=1.5", "config: mix.dropout expected a number >= 0 and < 1 or null, found 1.5"),
+    ("task.head.lstm_hidden=abc", "Error merging override task.head.lstm_hidden=abc (Invalid value assigned: str is "
+                                  "not a ListConfig, list or tuple.)"),
+    ("task.head.lstm_hidden=[100,x]", "Error merging override task.head.lstm_hidden=[100,x] (Value 'x' of type 'str' "
+                                      "could not be converted to Integer)"),
+    ("task.head.dropout=x", "Error merging override task.head.dropout=x (Value 'x' of type 'str' could not be "
+                            "converted to Float)"),
+    ("task.head.constrain_decoding=maybe", "Error merging override task.head.constrain_decoding=maybe (Value 'maybe' "
+                                           "is not a valid bool (type str))"),
+    ("task.head.char_width=0", "config: task.head.char_width expected an integer >= 1, found 0"),
+    ("data.fraction=abc", "Error merging override data.fraction=abc (Value 'abc' of type 'str' could not be "
+                          "converted to Float)"),
+    ("data.fraction=0", "config: data.fraction expected a number > 0 and <= 1, found 0.0"),
 ])
 def test_a_wrong_type_or_range_is_one_line_before_anything_runs(tmp_path, override, expected):
     done = _run_py(tmp_path, override)
@@ -126,3 +144,71 @@ def test_a_head_setting_the_yaml_leaves_out_is_one_config_error():
     with pytest.raises(ConfigError, match=r"config: task.head of task 'ner' does not fit its head: .*'constrain_decoding'"):
         build_head(task, {"char_dim": 4, "char_filters": 5, "char_width": 3, "lstm_hidden": [8], "dropout": 0.1},
                    {"tokens": 6}, 0)
+
+
+@pytest.mark.parametrize("task", sorted(HEADS))
+def test_each_task_head_schema_holds_the_keys_of_its_yaml(task):
+    """``task_schema/<task>`` (tasks/<task>/config.py HeadConfig) is exactly conf/task/<task>.yaml's head, in its
+    order, taken first by that file; its head preset sets only HeadConfig keys (PRESET_ONLY: the preset's extras);
+    each key is a parameter of the head class or read by the task."""
+    config = _yaml(REPO / f"conf/task/{task}.yaml")
+    assert config["defaults"] == [f"/task_schema/{task}@_here_", "_self_"]
+    assert [k for k in config if k != "defaults"][:3] == ["name", "default_data", "head"]
+    cls = head_config(task)
+    assert list(head_schema(cls)) == list(config["head"])
+    preset = _yaml(REPO / f"conf/head_preset/paper_{task}.yaml")["head"]
+    keys = [spec.name for spec in dataclasses.fields(cls)]
+    assert set(preset) <= set(keys) and set(keys) == set(config["head"]) | set(getattr(cls, "PRESET_ONLY", ()))
+    parameters = inspect.signature(HEADS[task].__init__).parameters
+    assert set(keys) - set(parameters) <= TASK_READ.get(task, set())
+
+
+@pytest.mark.parametrize("task", sorted(HEADS))
+def test_the_head_ranges_are_the_dataclass_ranges(task):
+    """check_head reads the HeadConfig's ``ranged`` fields: a value below each stated bound is one line naming the
+    key (a list item by its index); the YAML's own values and its preset's pass."""
+    cls = head_config(task)
+    check_head(_yaml(REPO / f"conf/task/{task}.yaml")["head"], cls)
+    check_head(_yaml(REPO / f"conf/head_preset/paper_{task}.yaml")["head"], cls)
+    for spec in dataclasses.fields(cls):
+        rule = spec.metadata.get("range")
+        if rule is None:
+            continue
+        bad = rule.low - 1 if rule.low is not None else "x"
+        is_list = typing.get_origin(typing.get_type_hints(cls)[spec.name].__args__[0]) is list
+        value, where = ([1, bad], f"task.head.{spec.name}[1]") if is_list else (bad, f"task.head.{spec.name}")
+        with pytest.raises(ConfigError, match=rf"^config: {re.escape(where)} expected "):
+            check_head({spec.name: value}, cls)
+
+
+def test_a_head_preset_adds_its_extra_keys_and_their_ranges_hold():
+    """coref's preset adds char_dim / char_filters / char_widths (not in conf/task/coref.yaml): the head node takes
+    them at composition, and their ranges (HeadConfig) are checked like the others."""
+    from tests.config_snapshot import composed
+
+    head = composed(["task=coref", "head=paper"])["task"]["head"]
+    assert list(head)[-3:] == ["char_dim", "char_filters", "char_widths"] and head["char_widths"] == [3, 4, 5]
+    assert "char_dim" not in composed(["task=coref"])["task"]["head"]
+    with pytest.raises(ConfigError,
+                       match=r"^config: task.head.char_widths\[1\] expected an integer >= 1, found 'x'$"):
+        check_head({**head, "char_widths": [3, "x"]}, head_config("coref"))
+
+
+def test_every_dataset_sets_the_typed_data_keys():
+    """Each conf/data file that is not an alias of another sets every DataConfig key and merges ``schema`` after
+    itself (its ``???`` values keep the file's values and key order, its types apply)."""
+    keys = [spec.name for spec in dataclasses.fields(DataConfig)]
+    checked = 0
+    for path in sorted((REPO / "conf/data").glob("*.yaml")):
+        config = _yaml(path)
+        if config["defaults"][-1] == "_self_":  # an alias: defaults [<dataset>, _self_]
+            continue
+        assert config["defaults"] == ["_self_", "schema"], path
+        assert set(keys) <= set(config), (path, set(keys) - set(config))
+        checked += 1
+    assert checked >= 10
+
+
+def test_a_data_range_comes_from_the_dataclass():
+    with pytest.raises(ConfigError, match=r"^config: data.fraction expected a number > 0 and <= 1, found 1.5$"):
+        check_run({"seed": 1, "data": {"fraction": 1.5}, "mix": {"mode": "learned"}}, {})

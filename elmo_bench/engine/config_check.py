@@ -11,11 +11,14 @@ was expected and what was found. (Whether the device exists is checked next, by 
 from __future__ import annotations
 
 import difflib
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import check_number as _number, check_ranges
+from elmo_bench.data.data_config import DataConfig
+from elmo_bench.engine.head_configs import head_config
 from elmo_bench.engine.trainer_config import OPTIMIZERS, TrainerConfig
 from elmo_bench.records.elmo_settings import CONFIG_KEY, MODES, PLACEMENTS, TASK_ELMO_DEFAULTS, ElmoSettings
 
@@ -61,7 +64,7 @@ def check_run(cfg: Mapping[str, Any], trainer: Mapping[str, Any]) -> None:
     _number("max_segment", cfg.get("max_segment", 256), int, 1)
     if not isinstance(cfg.get("cache", True), bool):
         raise ConfigError(f"config: cache expected true or false, found {cfg.get('cache')!r}")
-    _number("data.fraction", (cfg.get("data") or {}).get("fraction", 1.0), float, 0, 1, low_open=True)
+    check_ranges(DataConfig, cfg.get("data") or {}, "data")
     check_trainer(trainer)
     _number("trainer.max_scaled_epochs", (cfg.get("trainer") or {}).get("max_scaled_epochs") or 50, int, 1)
     mix = cfg.get("mix") or {}
@@ -75,13 +78,27 @@ def check_run(cfg: Mapping[str, Any], trainer: Mapping[str, Any]) -> None:
     placement = mix.get("placement") or task_elmo.get("placement", TASK_ELMO_DEFAULTS["placement"])
     if placement not in PLACEMENTS:
         raise ConfigError(f"config: mix.placement expected one of {list(PLACEMENTS)}, found {placement!r}")
-    check_head((cfg.get("task") or {}).get("head") or {})
+    task = cfg.get("task") or {}
+    check_head(task.get("head") or {}, head_config(str(task.get("name"))))
 
 
-def check_head(head: Mapping[str, Any]) -> None:
-    """Every numeric value of ``task.head``, by what it is: a dropout in [0, 1); a size (an integer or a list of
-    integers: dims, hidden sizes, widths, counts) >= 1, a layer count >= 0; any other number > 0. Booleans and
-    strings are the head's business."""
+def check_head(head: Mapping[str, Any], cls: type | None = None) -> None:
+    """Every numeric value of ``task.head``: against the ranges its task's HeadConfig states (``cls``,
+    tasks/<name>/config.py; a list's range holds for each item), else, for a task without one, by what it is: a
+    dropout in [0, 1); a size (an integer or a list of integers: dims, hidden sizes, widths, counts) >= 1, a layer
+    count >= 0; any other number > 0. Booleans and strings are the head's business."""
+    if cls is not None:
+        for spec in fields(cls):
+            rule = spec.metadata.get("range")
+            if rule is None or spec.name not in head:
+                continue
+            value, name = head[spec.name], f"task.head.{spec.name}"
+            if isinstance(value, (list, tuple)):
+                for index, item in enumerate(value):
+                    rule.check(f"{name}[{index}]", item)
+            else:
+                rule.check(name, value)
+        return
     for key, value in head.items():
         name = f"task.head.{key}"
         if "dropout" in key:

@@ -4,19 +4,33 @@ the option ``schema`` of each group, which every option's defaults list puts fir
 one line (elmo_bench.commands.guard). The YAML files hold the values, the dataclasses the types and ranges
 (elmo_bench.engine.trainer_config.TrainerConfig, elmo_bench.records.elmo_settings.ElmoSettings): each written once.
 
+Each task's ``name``, ``default_data`` and ``head`` keys likewise: ``task_schema/<name>`` (typed from the task's
+``HeadConfig``, tasks/<name>/config.py), which conf/task/<name>.yaml takes first (``/task_schema/<name>@_here_``),
+so ``task.head.lstm_hidden=abc`` or ``task.head.dropout=x`` fails at composition. A head_preset may add keys
+(HeadConfig.PRESET_ONLY): the head node is a plain DictConfig, open to new keys.
+
+The ``data`` group's common keys (elmo_bench.data.data_config.DataConfig): each dataset file sets them in its own
+order among its own keys, so ``data/schema`` comes after ``_self_`` in its defaults list, every value ``???``
+(MISSING): merging it keeps the file's values and key order and leaves each node typed (``data.fraction=abc``
+fails at composition).
+
 Every key is nullable (null: the task's own value). A schema holds exactly the keys its YAML files set, in their
 order, so the resolved config (run identity, results.json) is what it was before the schemas.
 """
 from __future__ import annotations
 
+import dataclasses
 import types
 import typing
-from typing import Any, Mapping
+from typing import Any, List, Mapping, Optional
 
-from omegaconf import BooleanNode, DictConfig, FloatNode, IntegerNode, OmegaConf, StringNode
+from omegaconf import MISSING, BooleanNode, DictConfig, FloatNode, IntegerNode, ListConfig, OmegaConf, StringNode
 
+from elmo_bench.data.data_config import DataConfig
+from elmo_bench.engine.head_configs import head_config
 from elmo_bench.engine.trainer_config import TrainerConfig
 from elmo_bench.records.elmo_settings import CONFIG_KEY, ElmoSettings
+from elmo_bench.tasks import TASKS
 
 _NODES = {bool: BooleanNode, int: IntegerNode, float: FloatNode, str: StringNode}
 #: the keys the ``trainer`` group has beyond a task's trainer settings (sample-efficiency sweeps)
@@ -32,9 +46,19 @@ def _plain(hint: Any) -> type:
     return hint
 
 
-def typed_node(kinds: Mapping[str, type]) -> DictConfig:
+def _typed_value(kind: Any) -> Any:
+    """A nullable node of ``kind`` (bool, int, float, str or ``list[int]``-like: a typed list, empty, whose
+    reference type refuses a non-list at composition)."""
+    if typing.get_origin(kind) is list:
+        item = typing.get_args(kind)[0]
+        ref_type = Optional[List[item]]  # type: ignore[valid-type]
+        return ListConfig([], element_type=item, is_optional=True, ref_type=ref_type)
+    return _NODES[kind](None, is_optional=True)
+
+
+def typed_node(kinds: Mapping[str, Any]) -> DictConfig:
     """A config of nullable typed values, all null: key → its type."""
-    return OmegaConf.create({key: _NODES[kind](None, is_optional=True) for key, kind in kinds.items()})
+    return OmegaConf.create({key: _typed_value(kind) for key, kind in kinds.items()})
 
 
 def trainer_schema() -> DictConfig:
@@ -50,10 +74,39 @@ def mix_schema() -> DictConfig:
     return typed_node({key: hints.get(key, str) for key in MIX_KEYS})
 
 
+def data_schema() -> DictConfig:
+    """The ``data`` group's common keys, typed, all ``???``: merged after a dataset file, it types what the file
+    set."""
+    hints = typing.get_type_hints(DataConfig)
+    return OmegaConf.create({spec.name: _NODES[_plain(hints[spec.name])](MISSING, is_optional=True)
+                             for spec in dataclasses.fields(DataConfig)})
+
+
+def head_schema(cls: type) -> DictConfig:
+    """``task.head``: the dataclass's fields in order, without those only a head preset sets (PRESET_ONLY)."""
+    hints = typing.get_type_hints(cls)
+    skip = set(getattr(cls, "PRESET_ONLY", ()))
+    return typed_node({spec.name: _plain(hints[spec.name]) for spec in dataclasses.fields(cls)
+                       if spec.name not in skip})
+
+
+def task_schema(cls: type) -> DictConfig:
+    """A task option's first keys, in conf/task/<name>.yaml's order: ``name``, ``default_data``, ``head``
+    (``elmo`` and ``trainer`` follow from the YAML, range-checked by elmo_bench.engine.config_check)."""
+    return OmegaConf.create({"name": StringNode(None, is_optional=True),
+                             "default_data": StringNode(None, is_optional=True), "head": head_schema(cls)})
+
+
 def register_schemas() -> None:
-    """``trainer/schema`` and ``mix/schema`` in Hydra's ConfigStore (idempotent)."""
+    """``trainer/schema``, ``mix/schema``, ``data/schema`` and ``task_schema/<task>`` in Hydra's ConfigStore
+    (idempotent)."""
     from hydra.core.config_store import ConfigStore
 
     store = ConfigStore.instance()
     store.store(group="trainer", name="schema", node=trainer_schema())
     store.store(group="mix", name="schema", node=mix_schema())
+    store.store(group="data", name="schema", node=data_schema())
+    for task in TASKS:
+        cls = head_config(task)
+        if cls is not None:
+            store.store(group="task_schema", name=task, node=task_schema(cls))

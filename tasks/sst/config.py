@@ -1,0 +1,22 @@
+"""The keys of conf/task/sst.yaml's ``head:`` block: their types (Hydra checks them at composition,
+elmo_bench.engine.config_schema) and ranges (checked before a run reads anything, elmo_bench.engine.config_check).
+The values live in the YAML only (kwargs of BCN); torch-free: composing a config imports no model."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from elmo_bench.base.ranges import ranged
+
+
+@dataclass(frozen=True)
+class HeadConfig:
+    """``task.head`` of task sst, in the order of conf/task/sst.yaml (a list's range holds for each item)."""
+
+    pre_encode_dim: int | None = ranged(None, int, 1)
+    encoder_hidden: int | None = ranged(None, int, 1)
+    integrator_hidden: int | None = ranged(None, int, 1)
+    output_dims: list[int] | None = ranged(None, int, 1)
+    embedding_dropout: float | None = ranged(None, float, 0, 1, high_open=True)
+    pre_encode_dropout: float | None = ranged(None, float, 0, 1, high_open=True)
+    integrator_dropout: float | None = ranged(None, float, 0, 1, high_open=True)
+    output_dropout: float | None = ranged(None, float, 0, 1, high_open=True)
