@@ -23,7 +23,7 @@ from elmo_bench.engine.loop import TaskModel, TrainerConfig, fit
 from tests.conftest import FIXTURES, REPO, needs_fixtures
 from tests.tiny_task.task import TinyTask, read_tsv
 
-GOOD = {"seed": 1, "cache": True, "data": {"fraction": 1.0}, "trainer": {}, "mix": {"mode": "learned"},
+GOOD = {"seed": 1, "cache": True, "data": {"fraction": 1.0}, "trainer": {"max_scaled_epochs": 50}, "mix": {"mode": "learned"},
         "task": {"elmo": {"dropout": 0.5, "lambda": 0.1}, "head": {"dropout": 0.5}}}
 TRAINER = {"optimizer": "adam", "lr": 1e-3, "batch_size": 32, "eval_batch_size": 64, "max_epochs": 10, "patience": 3,
            "grad_clip": 5.0, "weight_decay": 0.0}

@@ -66,7 +66,7 @@ def check_run(cfg: Mapping[str, Any], trainer: Mapping[str, Any]) -> None:
         raise ConfigError(f"config: cache expected true or false, found {cfg.get('cache')!r}")
     check_ranges(DataConfig, cfg.get("data") or {}, "data")
     check_trainer(trainer)
-    _number("trainer.max_scaled_epochs", (cfg.get("trainer") or {}).get("max_scaled_epochs") or 50, int, 1)
+    _number("trainer.max_scaled_epochs", (cfg.get("trainer") or {}).get("max_scaled_epochs"), int, 1)
     mix = cfg.get("mix") or {}
     task_elmo = (cfg.get("task") or {}).get("elmo") or {}
     for where, source in (("mix", mix), ("task.elmo", task_elmo)):  # null: the task's value (mix), the default

@@ -82,7 +82,7 @@ def trainer_config(cfg: DictConfig, fraction: float) -> TrainerConfig:
     trainer = TrainerConfig(**merged_trainer(cfg))
     base_epochs = trainer.max_epochs
     trainer.max_epochs = scaled_epochs(base_epochs, fraction, bool(cfg.trainer.get("scale_epochs", False)),
-                                       cap=int(cfg.trainer.get("max_scaled_epochs") or 50))
+                                       cap=int(cfg.trainer.max_scaled_epochs))  # conf/trainer: its one default
     # patience grows with the epochs: a tiny fraction may score 0 for many short epochs before it finds entities
     trainer.patience = math.ceil(trainer.patience * trainer.max_epochs / max(base_epochs, 1))
     trainer.progress = bool(cfg.get("progress", True))
