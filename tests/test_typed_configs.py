@@ -83,6 +83,13 @@ def _run_py(tmp_path, *overrides: str) -> subprocess.CompletedProcess:
     ("data.fraction=0", "config: data.fraction expected a number > 0 and <= 1, found 0.0"),
     # the cap's one default is conf/trainer/default.yaml's 50; null no longer falls back to a second 50 in code
     ("trainer.max_scaled_epochs=null", "config: trainer.max_scaled_epochs expected an integer >= 1, found None"),
+    # a task's own trainer: and elmo: blocks are typed key by key (TrainerConfig's and ElmoSettings' types)
+    ("task.trainer.lr=abc", "Error merging override task.trainer.lr=abc (Value 'abc' of type 'str' could not be "
+                            "converted to Float)"),
+    ("task.trainer.batch_size=x", "Error merging override task.trainer.batch_size=x (Value 'x' of type 'str' could "
+                                  "not be converted to Integer)"),
+    ("task.elmo.dropout=x", "Error merging override task.elmo.dropout=x (Value 'x' of type 'str' could not be "
+                            "converted to Float)"),
 ])
 def test_a_wrong_type_or_range_is_one_line_before_anything_runs(tmp_path, override, expected):
     done = _run_py(tmp_path, override)

@@ -22,10 +22,11 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from typing import Any, List, Mapping, Optional
+from typing import Any, List, Mapping, Optional, Sequence
 
-from omegaconf import MISSING, BooleanNode, DictConfig, FloatNode, IntegerNode, ListConfig, OmegaConf, StringNode
+from omegaconf import MISSING, AnyNode, BooleanNode, DictConfig, FloatNode, IntegerNode, ListConfig, OmegaConf, StringNode
 
+from elmo_bench.base.paths import CONF_DIR
 from elmo_bench.data.data_config import DataConfig
 from elmo_bench.engine.head_configs import head_config
 from elmo_bench.engine.trainer_config import TrainerConfig
@@ -90,11 +91,24 @@ def head_schema(cls: type) -> DictConfig:
                        if spec.name not in skip})
 
 
-def task_schema(cls: type) -> DictConfig:
-    """A task option's first keys, in conf/task/<name>.yaml's order: ``name``, ``default_data``, ``head``
-    (``elmo`` and ``trainer`` follow from the YAML, range-checked by elmo_bench.engine.config_check)."""
-    return OmegaConf.create({"name": StringNode(None, is_optional=True),
-                             "default_data": StringNode(None, is_optional=True), "head": head_schema(cls)})
+def block_schema(keys: Sequence[str], hints: Mapping[str, Any]) -> DictConfig:
+    """A task's ``elmo:`` or ``trainer:`` block: exactly the keys its YAML sets, in their order, each typed by the
+    one dataclass that states the types (ElmoSettings, TrainerConfig); a key the dataclass lacks stays untyped."""
+    return OmegaConf.create({key: _typed_value(_plain(hints[key])) if key in hints else AnyNode(None)
+                             for key in keys})
+
+
+def task_schema(cls: type, task_yaml: Mapping[str, Any]) -> DictConfig:
+    """A task option, in conf/task/<name>.yaml's order: ``name``, ``default_data``, ``head`` (the task's
+    HeadConfig), then its ``elmo`` and ``trainer`` blocks typed key by key (block_schema)."""
+    elmo_hints = {CONFIG_KEY.get(name, name): hint for name, hint in typing.get_type_hints(ElmoSettings).items()}
+    trainer_hints = typing.get_type_hints(TrainerConfig)
+    node: dict[str, Any] = {"name": StringNode(None, is_optional=True),
+                            "default_data": StringNode(None, is_optional=True), "head": head_schema(cls)}
+    for block, hints in (("elmo", elmo_hints), ("trainer", trainer_hints)):
+        if isinstance(task_yaml.get(block), Mapping):
+            node[block] = block_schema(list(task_yaml[block]), hints)
+    return OmegaConf.create(node)
 
 
 def register_schemas() -> None:
@@ -109,4 +123,5 @@ def register_schemas() -> None:
     for task in TASKS:
         cls = head_config(task)
         if cls is not None:
-            store.store(group="task_schema", name=task, node=task_schema(cls))
+            task_yaml = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "task" / f"{task}.yaml"))
+            store.store(group="task_schema", name=task, node=task_schema(cls, task_yaml))
