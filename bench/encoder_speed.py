@@ -27,16 +27,10 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def sample_words() -> list[list[str]]:
-    out, sentence = [], []
-    for line in (REPO / "tasks" / "ner" / "samples" / "sample.train").read_text().splitlines() + [""]:
-        parts = line.split()
-        if not parts or parts[0] == "-DOCSTART-":
-            if sentence:
-                out.append(sentence)
-            sentence = []
-        else:
-            sentence.append(parts[0])
-    return out
+    """The bundled NER training sample's sentences, read by the NER reader."""
+    from elmo_bench.tasks.ner.reader import read_conll
+
+    return [example["tokens"] for example in read_conll(REPO / "tasks" / "ner" / "samples" / "sample.train")]
 
 
 def make_sentences(count: int, max_words: int, seed: int) -> list[list[str]]:

@@ -17,18 +17,10 @@ SAMPLES = REPO / "tasks" / "ner" / "samples"
 
 def sample_sentences() -> list[list[str]]:
     """Every sentence of the bundled NER sample (train, dev, test), as the NER reader tokenises them."""
-    out = []
-    for split in ("train", "dev", "test"):
-        sentence: list[str] = []
-        for line in (SAMPLES / f"sample.{split}").read_text().splitlines() + [""]:
-            parts = line.split()
-            if not parts or parts[0] == "-DOCSTART-":
-                if sentence:
-                    out.append(sentence)
-                sentence = []
-            else:
-                sentence.append(parts[0])
-    return out
+    from elmo_bench.tasks.ner.reader import read_conll
+
+    return [example["tokens"] for split in ("train", "dev", "test")
+            for example in read_conll(SAMPLES / f"sample.{split}")]
 
 
 def _embed(tmp_path, sentences, *args: str):
