@@ -46,7 +46,7 @@ def test_run_py_with_a_user_class_trains_and_records_its_identity(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert results["encoder"] == {"kind": "python", "target": TARGET, "dim": 8, "seed": 0, "class_kind": "hashing",
-                                  "layers": 2}
+                                  "layers": 2, "layer_precision": "fp16"}  # the fp16 cache's layers reach the head
     assert len(results["mixes"]["input"]["weights"]) == 2
 
 

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from elmo_bench.base.atomic import atomic_path
+from elmo_bench.base.atomic import atomic_path, owned_temp_file
 from elmo_bench.encoders.bilm import as_encoder
 from elmo_bench.encoders.protocol import Encoder
 from elmo_bench.base.errors import ConfigError, DataError
@@ -42,6 +42,17 @@ def written_by_embed(path: Path) -> bool:
         return False
 
 
+def check_writable(output: Path) -> None:
+    """ConfigError (one line) when ``output``'s directory cannot be made or written (read-only): found before any
+    layer is computed, by creating and removing an owned temporary file there."""
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        owned_temp_file(output.parent, output.name, ".probe").unlink()
+    except OSError as exc:
+        raise ConfigError(f"--output {output}: its directory {output.parent} cannot be written "
+                          f"({exc.strerror or exc}); choose another --output") from None
+
+
 def check_output(input_path: str | Path, output_path: str | Path, overwrite: bool = False) -> None:
     """ConfigError (one line) when writing ``output_path`` would destroy something: the input itself (also
     through a symlink or another spelling), a directory, or a file ``embed`` did not write (unless ``overwrite``)."""
@@ -49,6 +60,7 @@ def check_output(input_path: str | Path, output_path: str | Path, overwrite: boo
     if output.is_dir():
         raise ConfigError(f"--output {output}: is a directory, expected the path of an hdf5 file to write")
     if not output.exists():
+        check_writable(output)
         return
     try:
         same = os.path.samefile(input_path, output)
@@ -59,6 +71,7 @@ def check_output(input_path: str | Path, output_path: str | Path, overwrite: boo
     if not overwrite and not written_by_embed(output):
         raise ConfigError(f"--output {output} exists and is not an hdf5 file written by elmo-bench embed; "
                           f"pass --overwrite to replace it")
+    check_writable(output)
 
 
 def read_sentences(path: str | Path) -> list[list[str]]:

@@ -15,21 +15,18 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.encoders.bilm import load_bilm_encoder
 from elmo_bench.encoders.manylangs import ManyLangsEncoder
 from elmo_bench.encoders.python import instantiate_encoder
+from elmo_bench.encoders.settings import KINDS, check_encoder_settings
 from elmo_bench.encoders.transformers import TransformersEncoder
-
-KINDS = ("bilm", "transformers", "hdf5", "manylangs", "python")
 
 
 def _need_path(spec: Mapping[str, Any], kind: str) -> str:
-    path = spec.get("path")
-    if not path:
-        raise ConfigError(f"config: encoder={kind} needs encoder.path (found none)")
-    return str(path)
+    return str(spec["path"])  # check_encoder_settings refused a missing one
 
 
 def build_encoder(spec: Mapping[str, Any], bilm: Mapping[str, Any] | None = None, amp: Any = "off") -> Encoder:
     """The encoder described by ``spec`` (the ``encoder`` config group as a plain dict); ``bilm`` is the ``bilm``
     group, read by kind ``bilm``; ``amp`` is the run's, the default precision of a transformer."""
+    check_encoder_settings(spec)
     kind = spec.get("kind", "bilm")
     if kind == "bilm":
         if not bilm:
@@ -39,7 +36,7 @@ def build_encoder(spec: Mapping[str, Any], bilm: Mapping[str, Any] | None = None
         return TransformersEncoder(_need_path(spec, kind), pooling=str(spec.get("pooling") or "first"),
                                    revision=spec.get("revision"),
                                    amp=spec.get("amp") if spec.get("amp") is not None else amp,
-                                   max_length=spec.get("max_length"), batch_size=int(spec.get("batch_size") or 32))
+                                   max_length=spec.get("max_length"), batch_size=int(spec.get("batch_size", 32)))
     if kind == "hdf5":
         from elmo_bench.encoders.hdf5 import Hdf5Encoder  # lazy: h5py
 

@@ -40,7 +40,8 @@ from elmo_bench.base.atomic import apply_umask, mark_as_temporary, owned_temp_di
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.integrity import IntegrityError, check_files, write_manifest
 from elmo_bench.encoders.bilm import as_encoder
-from elmo_bench.encoders.protocol import Encoder, cache_id, check_layers, takes_whole_sequences
+from elmo_bench.encoders.protocol import Encoder, cache_id, check_layers, check_values, takes_whole_sequences
+from elmo_bench.encoders.settings import CACHE_DTYPES, DEFAULT_CACHE_DTYPE
 
 log = logging.getLogger(__name__)
 #: part of every key: entries written in an older layout are never read, they are recomputed under a new key
@@ -48,6 +49,15 @@ FORMAT_VERSION = 2
 #: the integrity record inside every entry, and the files it lists
 RECORD = "integrity.sha256"
 ENTRY_FILES = ("meta.json", "offsets.npy", "rows.npy", "layers.f16")
+#: the largest magnitude fp16 holds: an fp16 entry of larger layers would hold infinities
+FP16_MAX = 65504.0
+#: numpy dtype and layer file of each ``encoder.cache_dtype``
+STORAGE = {"fp16": (np.float16, "layers.f16"), "fp32": (np.float32, "layers.f32")}
+
+
+def entry_files(dtype: str) -> tuple[str, ...]:
+    """The files of an entry stored in ``dtype`` (fp16: the old layout exactly)."""
+    return ("meta.json", "offsets.npy", "rows.npy", STORAGE[dtype][1])
 
 
 def cache_directory(path: str | Path) -> Path:
@@ -112,7 +122,8 @@ def compute_layers(encoder: Encoder, sequences: Sequence[Sequence[str]], out: np
             batch = pieces[start:end]
             words = [list(sequences[i][a:b]) for i, a, b in batch]
             result, mask = encoder.layers(words)
-            check_layers(encoder, words, result, mask)
+            check_layers(encoder, words, result, mask)  # shapes, then values: never store what is not finite
+            check_values(encoder, result, FP16_MAX if out.dtype == np.float16 else None)
             layers = result.permute(0, 2, 1, 3).float().cpu().numpy()  # (batch, time, L+1, dim)
             for row, (i, a, b) in enumerate(batch):
                 out[offsets[i] + a: offsets[i] + b] = layers[row, : b - a]
@@ -125,13 +136,14 @@ class CachedLayers:
     """Read access to one cache entry: ``get(i)`` → (L+1, n_i, dim) float32 for sequence i."""
 
     def __init__(self, directory: Path) -> None:
-        meta = json.loads((directory / "meta.json").read_text())
+        self.meta = meta = json.loads((directory / "meta.json").read_text())
         self.offsets = np.load(directory / "offsets.npy")
         self.rows = np.load(directory / "rows.npy")  # sequence i → its row among the distinct sequences
         self.num_layers, self.dim = meta["num_layers"], meta["dim"]
+        self.dtype = str(meta.get("dtype", DEFAULT_CACHE_DTYPE))  # entries before cache_dtype: fp16
         total = int(self.offsets[-1])
-        self.data = np.memmap(directory / "layers.f16", dtype=np.float16, mode="r",
-                              shape=(max(total, 1), self.num_layers, self.dim))
+        kind, name = STORAGE[self.dtype]
+        self.data = np.memmap(directory / name, dtype=kind, mode="r", shape=(max(total, 1), self.num_layers, self.dim))
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -144,32 +156,41 @@ class CachedLayers:
 
 class ActivationCache:
     """Entries of one encoder. ``encoder_id`` defaults to :func:`elmo_bench.encoders.protocol.cache_id`; a bare
-    BiLM with an id (the old call) is wrapped and keyed by that id, as before."""
+    BiLM with an id (the old call) is wrapped and keyed by that id, as before. ``dtype`` is ``encoder.cache_dtype``:
+    fp16 (the old keys and entries) or fp32 (a key of its own)."""
 
     def __init__(self, directory: str | Path, encoder: Encoder, encoder_id: str | None = None, max_segment: int = 256,
-                 batch_tokens: int = 4096, progress: bool = True) -> None:
+                 batch_tokens: int = 4096, progress: bool = True, dtype: str = DEFAULT_CACHE_DTYPE) -> None:
+        if dtype not in CACHE_DTYPES:
+            raise ConfigError(f"config: encoder.cache_dtype expected one of {', '.join(CACHE_DTYPES)}, found {dtype!r}")
         self.encoder = as_encoder(encoder, encoder_id)
         self.directory, self.bilm_id = Path(directory), encoder_id or cache_id(self.encoder)
         self.max_segment, self.batch_tokens, self.progress = max_segment, batch_tokens, progress
+        self.dtype, self.files = dtype, entry_files(dtype)
         self.seconds_in_bilm = 0.0
 
-    @staticmethod
-    def _open_checked(entry: Path) -> CachedLayers:
-        """The entry after its integrity check; IntegrityError when it differs from its record or has none."""
+    def _open_checked(self, entry: Path, key: str | None = None) -> CachedLayers:
+        """The entry after its integrity check and, with ``key``, the check that its meta.json names that key (an
+        entry copied under another name is not this one); IntegrityError otherwise, or when it has no record."""
         try:
             if not (entry / RECORD).exists():
-                raise IntegrityError(f"{entry}: no {RECORD} (written before entries had integrity records)")
-            check_files(entry / RECORD, [entry / name for name in ENTRY_FILES], require_listed=True)
-            return CachedLayers(entry)
-        except (OSError, ValueError, KeyError) as exc:  # ValueError: bad JSON, short memmap
+                raise IntegrityError(f"{entry}: no {RECORD} (written before entries had integrity records, or a "
+                                     f"file of the entry is missing)")
+            check_files(entry / RECORD, [entry / name for name in self.files], require_listed=True)
+            layers = CachedLayers(entry)
+        except (OSError, ValueError, KeyError, TypeError) as exc:  # ValueError: bad JSON, short memmap
             if isinstance(exc, IntegrityError):
                 raise
             raise IntegrityError(f"{entry}: cannot be opened ({exc})") from None
+        if key is not None and layers.meta.get("key") != key:
+            raise IntegrityError(f"{entry}: its meta.json names key {layers.meta.get('key')!r}, not {key!r} (an "
+                                 f"entry copied or renamed)")
+        return layers
 
-    def _checked(self, entry: Path) -> CachedLayers | None:
-        """The entry, if it matches its integrity record and opens; else None, after setting it aside."""
+    def _checked(self, entry: Path, key: str) -> CachedLayers | None:
+        """The entry, if it matches its integrity record and key and opens; else None, after setting it aside."""
         try:
-            return self._open_checked(entry)
+            return self._open_checked(entry, key)
         except IntegrityError as exc:
             log.warning("activation cache entry cannot be used, rebuilding it: %s", exc)
         try:  # the entry is this program's: it becomes an owned temporary, then goes
@@ -180,7 +201,8 @@ class ActivationCache:
 
     def key(self, sequences: Sequence[Sequence[str]]) -> str:
         segmenting = "all" if takes_whole_sequences(self.encoder) else self.max_segment
-        return f"v{FORMAT_VERSION}-{self.bilm_id}-{stream_hash(sequences)}-seg{segmenting}"
+        stored = "" if self.dtype == DEFAULT_CACHE_DTYPE else f"-{self.dtype}"  # fp16: the old keys
+        return f"v{FORMAT_VERSION}-{self.bilm_id}-{stream_hash(sequences)}-seg{segmenting}{stored}"
 
     def layers(self, sequences: Sequence[Sequence[str]], name: str = "") -> CachedLayers:
         """The entry for ``sequences``, computed and stored first if absent."""
@@ -188,17 +210,35 @@ class ActivationCache:
         entry = self.directory / key
         total = sum(len(s) for s in sequences)
         cache_directory(self.directory)
-        if (entry / "meta.json").exists():
-            layers = self._checked(entry)
+        if entry.exists() or entry.is_symlink():  # any file of it missing (meta.json too): set aside, rebuilt
+            layers = self._checked(entry, key)
             if layers is not None:
                 log.info("activation cache hit: %s %s (%d sequences, %d tokens, 0 s in the biLM)", name, key,
                          len(sequences), total)
                 return layers
         log.info("activation cache miss: %s %s: %d tokens", name, key, total)
         started = time.perf_counter()
-        remove_stale(self.directory)
-        tmp = owned_temp_dir(self.directory, key)
-        published = True
+        try:
+            remove_stale(self.directory)
+            tmp = owned_temp_dir(self.directory, key)
+        except OSError as exc:
+            raise ConfigError(f"activation cache directory {self.directory}: cannot write the entry {key} "
+                              f"({exc.strerror or exc}); make it writable or choose another (paths.cache_dir / "
+                              f"--cache-dir)") from None
+        published = self._build(tmp, entry, key, sequences, total)
+        seconds = time.perf_counter() - started
+        self.seconds_in_bilm += seconds
+        log.info("activation cache stored: %s %s in %.1f s", name, key, seconds)
+        if not published:  # the entry there is another run's, or a bad one that could not be set aside
+            try:
+                return self._open_checked(entry, key)
+            except IntegrityError as exc:
+                raise IntegrityError(f"{exc}; the entry could not be replaced (permissions?): remove {entry}") from None
+        return CachedLayers(entry)
+
+    def _build(self, tmp: Path, entry: Path, key: str, sequences: Sequence[Sequence[str]], total: int) -> bool:
+        """Compute the entry in ``tmp`` (complete and finite, or nothing) and rename it to ``entry``; False when
+        another run's entry is there first. ``tmp`` is removed on any failure."""
         try:
             distinct, rows = deduplicate(sequences)
             offsets = np.zeros(len(distinct) + 1, dtype=np.int64)
@@ -206,34 +246,42 @@ class ActivationCache:
             np.save(tmp / "offsets.npy", offsets)
             np.save(tmp / "rows.npy", rows)
             shape = (max(int(offsets[-1]), 1), self.encoder.num_layers, self.encoder.dim)
-            data = np.memmap(tmp / "layers.f16", dtype=np.float16, mode="w+", shape=shape)
+            kind, layer_file = STORAGE[self.dtype]
+            data = np.memmap(tmp / layer_file, dtype=kind, mode="w+", shape=shape)
             compute_layers(self.encoder, distinct, data, offsets, self.max_segment, self.batch_tokens, self.progress)
             data.flush()
             del data
             meta = {"key": key, "bilm": self.bilm_id, "sequences": len(sequences), "tokens": total,
                     "distinct_sequences": len(distinct), "computed_tokens": int(offsets[-1]),
                     "num_layers": self.encoder.num_layers, "dim": self.encoder.dim, "max_segment": self.max_segment,
-                    "encoder": self.encoder.identity()}
+                    "encoder": self.encoder.identity(), "dtype": self.dtype}
+            forced = forced_unknown_words(self.encoder, distinct, rows)
+            if forced is not None:
+                meta["forced_unknown_words"] = forced
             (tmp / "meta.json").write_text(json.dumps(meta))
-            write_manifest(tmp, ENTRY_FILES, RECORD)  # hashed now: this process does not hash the entry again
+            write_manifest(tmp, self.files, RECORD)  # hashed now: this process does not hash the entry again
             apply_umask(tmp, directory=True)  # mkdtemp made it 0700
             try:
                 os.rename(tmp, entry)
             except OSError:  # another run finished the same entry first (checked below), or the bad one is stuck
                 shutil.rmtree(tmp, ignore_errors=True)
-                published = False
+                return False
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        seconds = time.perf_counter() - started
-        self.seconds_in_bilm += seconds
-        log.info("activation cache stored: %s %s in %.1f s", name, key, seconds)
-        if not published:  # the entry there is another run's, or a bad one that could not be set aside
-            try:
-                return self._open_checked(entry)
-            except IntegrityError as exc:
-                raise IntegrityError(f"{exc}; the entry could not be replaced (permissions?): remove {entry}") from None
-        return CachedLayers(entry)
+        return True
+
+
+def forced_unknown_words(encoder: Encoder, sequences: Sequence[Sequence[str]],
+                         rows: np.ndarray | None = None) -> int | None:
+    """How many words of ``sequences`` (each counted as often as ``rows`` names it) the encoder had to replace by
+    its unknown token because their sentence does not fit its window (a transformer's words longer than half a
+    window); None for an encoder that never replaces a word."""
+    count = getattr(encoder, "forced_unknown", None)
+    if not callable(count):
+        return None
+    per_sequence = np.asarray(count(sequences), dtype=np.int64)
+    return int(per_sequence.sum() if rows is None else per_sequence[rows].sum()) if len(per_sequence) else 0
 
 
 class LiveLayers:
@@ -254,3 +302,20 @@ class LiveLayers:
         compute_layers(self.bilm, [seq], out, offsets, self.max_segment, progress=False)
         self.seconds_in_bilm += time.perf_counter() - started
         return out[: len(seq)].transpose(1, 0, 2)
+
+
+def source_forced_unknown(source: CachedLayers | LiveLayers, encoder: Encoder,
+                          sequences: Sequence[Sequence[str]]) -> int | None:
+    """:func:`forced_unknown_words` of a split's layer source: read from its cache entry's meta.json when recorded
+    there, else counted (tokenising only)."""
+    recorded = getattr(source, "meta", {}).get("forced_unknown_words")
+    return int(recorded) if recorded is not None else forced_unknown_words(as_encoder(encoder), sequences)
+
+
+def check_first_sentence(encoder: Encoder, sentences: Sequence[Sequence[str]], where: str) -> None:
+    """Let the encoder refuse itself on the run's first training sentence before any layer is computed (a
+    transformer whose tokenizer turns most of its words into the unknown token); a no-op for other encoders."""
+    check = getattr(as_encoder(encoder), "check_sentence", None)
+    first = next((s for s in sentences if len(s)), None)
+    if callable(check) and first is not None:
+        check(list(first), where)

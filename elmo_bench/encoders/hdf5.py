@@ -48,15 +48,31 @@ class Hdf5Encoder:
         if "sentence_to_index" not in self.file:
             raise DataError(f"encoder=hdf5: {self.path}: no sentence_to_index dataset (expected the layout of "
                             f"elmo-bench embed)")
-        raw = self.file["sentence_to_index"][0]
-        self.index: dict[str, str] = json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
+        self.index = self._read_index()
         if not self.index:
             raise DataError(f"encoder=hdf5: {self.path}: sentence_to_index is empty")
-        first = self.file[next(iter(self.index.values()))]
+        name = next(iter(self.index.values()))
+        if name not in self.file:
+            raise DataError(f"encoder=hdf5: {self.path}: sentence_to_index names dataset {name!r}, which the file "
+                            f"does not hold")
+        first = self.file[name]
         self.one_layer = first.ndim == 2
         self.num_layers = 1 if self.one_layer else int(first.shape[0])
         self.dim = int(first.shape[-1])
         self.hash = _sha256(self.path)
+
+    def _read_index(self) -> dict[str, str]:
+        """``sentence_to_index`` as a dict of sentence -> dataset name; DataError (one line) when it is not that."""
+        try:
+            raw = self.file["sentence_to_index"][0]
+            index = json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
+        except (ValueError, TypeError, IndexError, KeyError, OSError) as exc:  # JSONDecodeError, bad bytes, empty
+            raise DataError(f"encoder=hdf5: {self.path}: sentence_to_index is not a JSON string mapping sentences "
+                            f"to dataset names ({type(exc).__name__}: {str(exc)[:120]})") from None
+        if not isinstance(index, dict) or not all(isinstance(v, str) for v in index.values()):
+            raise DataError(f"encoder=hdf5: {self.path}: sentence_to_index is not a JSON object mapping sentences "
+                            f"to dataset names (found {type(index).__name__})")
+        return index
 
     def identity(self) -> dict[str, Any]:
         return {"kind": "hdf5", "file": self.path.name, "hash": self.hash}

@@ -16,6 +16,8 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 
 import torch
 
+from elmo_bench.base.errors import ConfigError
+
 
 @runtime_checkable
 class Encoder(Protocol):
@@ -40,16 +42,52 @@ class Encoder(Protocol):
         ...
 
 
+def encoder_name(encoder: Encoder) -> str:
+    """A short name of the encoder for messages: its model, file or class, else its kind."""
+    try:
+        ident = encoder.identity()
+    except Exception:  # a broken user class: its type is name enough
+        return type(encoder).__name__
+    kind = str(ident.get("kind", type(encoder).__name__))
+    for key in ("model", "file", "target", "name"):
+        if ident.get(key):
+            return f"{kind} {ident[key]}"
+    return kind
+
+
 def check_layers(encoder: Encoder, sentences: Sequence[Sequence[str]], layers: torch.Tensor,
                  mask: torch.Tensor) -> None:
-    """Raise ValueError when an encoder's output breaks the protocol's shapes (a user class, say)."""
+    """ConfigError (one line) when an encoder's output breaks the protocol's shapes (a user class, say)."""
+    name = encoder_name(encoder)
+    if not isinstance(layers, torch.Tensor) or not isinstance(mask, torch.Tensor):
+        raise ConfigError(f"encoder {name} returned {type(layers).__name__} and {type(mask).__name__}, expected "
+                          f"two torch tensors (layers, mask)")
     longest = max((len(s) for s in sentences), default=0)
     expected = (len(sentences), encoder.num_layers, longest, encoder.dim)
     if tuple(layers.shape) != expected:
-        raise ValueError(f"encoder {encoder.identity().get('kind', type(encoder).__name__)} returned layers of "
-                         f"shape {tuple(layers.shape)}, expected (batch, layers, words, dim) = {expected}")
+        raise ConfigError(f"encoder {name} returned layers of shape {tuple(layers.shape)}, expected "
+                          f"(batch, layers, words, dim) = {expected} (it states num_layers={encoder.num_layers}, "
+                          f"dim={encoder.dim})")
     if tuple(mask.shape) != expected[:1] + expected[2:3]:
-        raise ValueError(f"encoder returned a mask of shape {tuple(mask.shape)}, expected {expected[:1] + expected[2:3]}")
+        raise ConfigError(f"encoder {name} returned a mask of shape {tuple(mask.shape)}, expected "
+                          f"{expected[:1] + expected[2:3]}")
+
+
+def check_values(encoder: Encoder, layers: torch.Tensor, limit: float | None = None) -> None:
+    """ConfigError (one line) when a batch of layers (batch, layers, words, dim) holds a value that is not finite,
+    or, with ``limit`` (fp16's 65504 for the fp16 cache), one beyond +-limit: such layers are never trusted."""
+    per_layer = layers.detach().float().abs().transpose(0, 1).reshape(layers.shape[1], -1)  # (layers, values)
+    finite = torch.isfinite(per_layer).all(dim=1)
+    if not bool(finite.all()):
+        layer = int((~finite).nonzero()[0])
+        raise ConfigError(f"encoder {encoder_name(encoder)}: layer {layer} of its output is not finite (nan or "
+                          f"inf); its layers are not used")
+    if limit is not None and per_layer.numel():
+        largest, layer = per_layer.max(dim=1).values.max(dim=0)
+        if float(largest) > limit:
+            raise ConfigError(f"encoder {encoder_name(encoder)}: layer {int(layer)} reaches {float(largest):.6g}, "
+                              f"beyond the fp16 activation cache's range (+-{limit:g}); set "
+                              f"encoder.cache_dtype=fp32")
 
 
 def moved(encoder: Encoder, device: torch.device | str) -> Encoder:

@@ -41,13 +41,14 @@ def instantiate_encoder(spec: Mapping[str, Any]) -> _Targeted:
     target = spec.get("_target_")
     if not target or target == "???":
         raise ConfigError("config: encoder=python needs encoder._target_=pkg.module.Class")
-    arguments = {k: v for k, v in spec.items() if k not in ("kind",)}
+    arguments = {k: v for k, v in spec.items() if k not in ("kind", "cache_dtype")}  # cache_dtype: the cache's
     try:
         inner = instantiate(arguments)
-    except Exception as exc:  # Hydra wraps import and constructor errors: one line naming the target
+    except Exception as exc:  # Hydra wraps import and constructor errors: one line naming the target and cause
         cause = exc.__cause__ or exc
+        text = " ".join(line.strip() for line in str(cause).splitlines() if line.strip())
         raise ConfigError(f"config: encoder._target_={target} could not be built: "
-                          f"{type(cause).__name__}: {str(cause).splitlines()[0] if str(cause) else ''}") from None
+                          f"{type(cause).__name__}: {text}") from None
     missing = [name for name in ("identity", "layers", "num_layers", "dim") if not hasattr(inner, name)]
     if missing:
         raise ConfigError(f"config: encoder._target_={target} is not an Encoder: it lacks {', '.join(missing)} "

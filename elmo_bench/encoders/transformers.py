@@ -3,8 +3,9 @@
 Every hidden state is a layer: the embedding output, then one per block (BERT-base: 13 layers of 768). Encoder-only
 and decoder-only models are used whole; of an encoder-decoder model (T5, BART) only its encoder. Words are the
 tasks' own tokens: each sentence goes through the fast tokenizer pre-split (``is_split_into_words=True``; byte-level
-BPE tokenizers, GPT-2 and RoBERTa, are loaded with ``add_prefix_space=True`` so that a word inside a sentence is
-tokenised as it would be in running text), ``word_ids()`` maps subwords to words, and a word's vector is its first
+BPE tokenizers, GPT-2 and RoBERTa, are loaded with ``add_prefix_space=True``, set on the pre-tokenizer itself, so
+that a word inside a sentence is tokenised as it would be in running text; a tokenizer where that cannot be done is
+refused), ``word_ids()`` maps subwords to words, and a word's vector is its first
 subword's (``pooling=first``, the default, as BERT's NER recipe), its last (``last``, natural for left-to-right
 models) or the mean of its subwords (``mean``). A word the tokenizer turns into no subword at all (a lone control
 character) is given the unknown token.
@@ -15,19 +16,30 @@ special tokens, which every window gets), each starting at the first word at lea
 the previous start, the last one ending at the sentence's end (elmo_bench.encoders.transformers.word_windows).
 Rule: **each word is taken from the window in which it has the most context, i.e. which maximises min(subwords
 before it, subwords after it) within the window; ties go to the earlier window.** A word of more than
-``content // 2`` subwords is given the unknown token (so every word fits whole in some window). A sentence that fits
-is tokenised and encoded exactly once, as one window: windowing never changes a sequence the model can see whole.
+``content // 2`` subwords in such a long sentence is given the unknown token (so every word fits whole in some
+window); :meth:`TransformersEncoder.forced_unknown` counts them (logged, and recorded per split in results.json and
+in the cache entry's meta.json). **A sentence that fits is never altered**: it is tokenised and encoded exactly
+once, as one window. The window is ``encoder.max_length`` (at most the model's position table), else the smaller of
+the tokenizer's ``model_max_length`` and the position table.
+
+Checks before any layer is trusted: a path-like ``encoder.path`` (see :func:`path_like`) that is not a directory is
+"no such directory", never a hub look-up; a corrupt ``config.json`` is one line; a tokenizer whose vocabulary is
+special tokens only (a model directory without its tokenizer files) is refused, and so is one that turns more than
+half the words of the run's first training sentence into the unknown token (:meth:`check_sentence`).
 
 Precision: fp32 unless ``amp`` (the run's ``amp`` by default: ``bf16`` / ``fp16`` run the model under autocast);
 layers always come back as float32. Device: wherever :meth:`TransformersEncoder.to` put the model.
 
-Offline use: a hub name is looked up in the local Hugging Face cache only when ``HF_HUB_OFFLINE`` is set, or after
-the online look-up failed; a model that is in neither is one line naming it and suggesting ``encoder.path=DIR``.
+Offline use: a hub name is looked up in the local Hugging Face cache only when ``HF_HUB_OFFLINE`` is set, when the
+hub cannot be reached (a 3 s connection test, so no minute of retries), or after the online look-up failed; a model that is in neither is one line naming it and suggesting ``encoder.path=DIR``.
 """
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 import os
+import re
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -35,6 +47,9 @@ import torch
 
 from elmo_bench.base.device import AMP_DTYPES, normalise_amp
 from elmo_bench.base.errors import ConfigError, DataError
+from elmo_bench.encoders.settings import check_encoder_settings, missing
+
+log = logging.getLogger(__name__)
 
 POOLINGS = ("first", "last", "mean")
 #: weight, config and tokenizer files that decide a local model's vectors (hashed for its identity)
@@ -72,12 +87,69 @@ def _offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """True when the hub's endpoint (huggingface_hub's, ``HF_ENDPOINT`` when set) answers one HTTP request within
+    ``timeout`` (any status): an unreachable hub is then skipped at once instead of after a minute of retries."""
+    import urllib.error
+    import urllib.request
+
+    from huggingface_hub import constants  # lazy: huggingface_hub
+
+    try:
+        urllib.request.urlopen(urllib.request.Request(constants.ENDPOINT, method="HEAD"), timeout=timeout).close()
+    except urllib.error.HTTPError:
+        return True  # it answered
+    except (OSError, ValueError):  # URLError, refused, timeout, no name; ValueError: an endpoint that is no URL
+        return False
+    return True
+
+
+_HUB_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def path_like(name: str) -> bool:
+    """True when ``encoder.path`` can only be meant as a local path: it exists, starts with ``/``, ``.`` or ``~``,
+    has more than one ``/`` or a backslash, has a part a hub name cannot have, or its first part is a local
+    directory. A hub name is ``name`` or ``org/name``."""
+    if os.path.lexists(name) or name.startswith(("/", ".", "~")) or "\\" in name or name.count("/") > 1:
+        return True
+    parts = name.split("/")
+    return not all(_HUB_PART.match(part) for part in parts) or (len(parts) == 2 and Path(parts[0]).is_dir())
+
+
+def check_model_directory(name: str) -> Path | None:
+    """The local model directory ``name`` names (its config.json valid JSON), None for a hub name; ConfigError
+    for a path that is not a directory."""
+    if not path_like(name):
+        return None
+    path = Path(name).expanduser()
+    if not path.is_dir():
+        found = "is a file" if path.exists() else "no such directory"
+        raise ConfigError(f"encoder=transformers: encoder.path {name}: {found} (expected a model directory in the "
+                          f"save_pretrained layout, or a hub name such as bert-base-cased)")
+    config = path / "config.json"
+    if config.is_file():
+        try:
+            json.loads(config.read_text(encoding="utf-8"))
+        except (ValueError, OSError) as exc:
+            raise ConfigError(f"encoder=transformers: {config}: not valid JSON ({exc}); expected the model's "
+                              f"config as save_pretrained writes it") from None
+    return path
+
+
+def _one_line(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: " + " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+
+
 def _load(loader: Any, name: str, revision: str | None, local: bool, **kwargs: Any) -> Any:
-    """``loader.from_pretrained`` of a directory, or of a hub name: from the local cache when offline, else online
-    with a local-cache retry; a name in neither is one ConfigError line."""
+    """``loader.from_pretrained`` of a directory, or of a hub name: from the local cache when offline or when the
+    hub cannot be reached, else online with a local-cache retry; a name in neither is one ConfigError line."""
     if local:
-        return loader.from_pretrained(name, **kwargs)
-    attempts = [True] if _offline() else [False, True]
+        try:
+            return loader.from_pretrained(name, **kwargs)
+        except (OSError, ValueError, KeyError, TypeError) as exc:  # no config.json, a config of no known model...
+            raise ConfigError(f"encoder=transformers: {name}: cannot be loaded ({_one_line(exc)[:300]})") from None
+    attempts = [True] if _offline() or not hub_reachable() else [False, True]
     for local_only in attempts:
         try:
             return loader.from_pretrained(name, revision=revision, local_files_only=local_only, **kwargs)
@@ -89,31 +161,85 @@ def _load(loader: Any, name: str, revision: str | None, local: bool, **kwargs: A
                       f"or give a local copy: encoder.path=DIR") from None
 
 
+def _byte_level_prefix_space(tokenizer: Any) -> None:
+    """Make every ByteLevel step of a fast tokenizer's pre-tokenizer add the prefix space (a byte-level BPE saved as a
+    generic fast tokenizer keeps ``add_prefix_space=False`` there whatever the loader was told)."""
+    from tokenizers import Tokenizer  # lazy: tokenizers
+
+    backend = tokenizer.backend_tokenizer
+    whole = json.loads(backend.to_str())
+
+    def fix(node: Any) -> bool:
+        changed = False
+        if isinstance(node, dict):
+            if node.get("type") == "ByteLevel" and node.get("add_prefix_space") is False:
+                node["add_prefix_space"], changed = True, True
+            for value in node.values():
+                changed = fix(value) or changed
+        elif isinstance(node, list):
+            for value in node:
+                changed = fix(value) or changed
+        return changed
+
+    if whole.get("pre_tokenizer") and fix(whole["pre_tokenizer"]):
+        backend.pre_tokenizer = Tokenizer.from_str(json.dumps(whole)).pre_tokenizer
+
+
+def _byte_level(tokenizer: Any) -> bool:
+    return '"ByteLevel"' in json.dumps(json.loads(tokenizer.backend_tokenizer.to_str()).get("pre_tokenizer"))
+
+
 def load_tokenizer(name: str, revision: str | None = None, local: bool = True) -> Any:
-    """The model's fast tokenizer, byte-level BPE ones with ``add_prefix_space=True`` (needed for pre-split words)."""
+    """The model's fast tokenizer, byte-level BPE ones adding the prefix space (needed for pre-split words), checked:
+    a vocabulary of special tokens only, or a byte-level one that still encodes a word inside a sentence as at its
+    start, is one ConfigError line."""
     from transformers import AutoTokenizer
 
     tokenizer = _load(AutoTokenizer, name, revision, local, use_fast=True)
     if not getattr(tokenizer, "is_fast", False):
         raise ConfigError(f"encoder=transformers: {name} has no fast tokenizer (tokenizer.json); word alignment "
                           f"(word_ids) needs one")
+    plain = len(set(tokenizer.get_vocab().values()) - set(tokenizer.all_special_ids))
+    if plain == 0:
+        raise ConfigError(f"encoder=transformers: {name}: the tokenizer has no token but its {len(tokenizer)} special "
+                          f"ones (are the tokenizer files, tokenizer.json or vocab.txt / vocab.json, missing?)")
     if getattr(tokenizer, "add_prefix_space", None) is False:
         tokenizer = _load(AutoTokenizer, name, revision, local, use_fast=True, add_prefix_space=True)
+    if _byte_level(tokenizer):
+        _byte_level_prefix_space(tokenizer)
+        inside = tokenizer([["a", "the"]], is_split_into_words=True, add_special_tokens=False)
+        running = tokenizer(["a the"], add_special_tokens=False)["input_ids"][0]
+        if list(inside["input_ids"][0]) != list(running):
+            raise ConfigError(f"encoder=transformers: {name}: its byte-level tokenizer encodes a word inside a "
+                              f"sentence as at the sentence's start (add_prefix_space cannot be applied); save it "
+                              f"as its model's own tokenizer class")
     return tokenizer
 
 
-def model_window(model: Any, tokenizer: Any) -> int:
-    """Longest input the model takes: the tokenizer's ``model_max_length`` when it states one, else the position
-    table (RoBERTa-style tables hold two more rows than positions: the padding offset)."""
-    stated = getattr(tokenizer, "model_max_length", None)
-    if isinstance(stated, int) and 0 < stated < 1_000_000:
-        return stated
+def position_limit(model: Any) -> int | None:
+    """The model's position table (RoBERTa-style tables hold two more rows than positions: the padding offset);
+    None for a model without one (relative positions)."""
     config = model.config
     for key in ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length"):
         value = getattr(config, key, None)
         if isinstance(value, int) and value > 0:
             return value - 2 if "roberta" in str(getattr(config, "model_type", "")) else value
-    return 512
+    return None
+
+
+def model_window(model: Any, tokenizer: Any, max_length: int | None = None) -> int:
+    """Longest input the model takes: ``max_length`` when given (one ConfigError line above the position table),
+    else the smaller of the tokenizer's ``model_max_length`` (when it states one) and the position table; 512
+    when neither states a limit."""
+    positions = position_limit(model)
+    if max_length:
+        if positions is not None and int(max_length) > positions:
+            raise ConfigError(f"config: encoder.max_length {max_length} exceeds the model's position table "
+                              f"({positions} positions); expected at most {positions} or null")
+        return int(max_length)
+    stated = getattr(tokenizer, "model_max_length", None)
+    limits = [v for v in (stated if isinstance(stated, int) and 0 < stated < 1_000_000 else None, positions) if v]
+    return min(limits) if limits else 512
 
 
 def word_windows(cum: Sequence[int], content: int) -> list[tuple[int, int]]:
@@ -167,13 +293,14 @@ class TransformersEncoder:
                  max_length: int | None = None, batch_size: int = 32) -> None:
         from transformers import AutoModel
 
-        if pooling not in POOLINGS:
-            raise ConfigError(f"config: encoder.pooling expected one of {', '.join(POOLINGS)}, found {pooling!r}")
-        if not path:
-            raise ConfigError("config: encoder=transformers needs encoder.path (a model directory or a hub name)")
+        check_encoder_settings({"kind": "transformers", "path": path, "pooling": pooling, "revision": revision,
+                                "max_length": max_length, "batch_size": batch_size})
         self.path, self.pooling, self.revision = str(path), pooling, revision
         self.amp = normalise_amp(amp, "encoder.amp")
-        local = Path(self.path).is_dir()
+        directory = check_model_directory(self.path)
+        local = directory is not None
+        if local:
+            self.path = str(directory)
         self.tokenizer = load_tokenizer(self.path, revision, local)
         model = _load(AutoModel, self.path, revision, local)
         if getattr(model.config, "is_encoder_decoder", False):
@@ -181,7 +308,7 @@ class TransformersEncoder:
         self.model = model.eval().float()
         for parameter in self.model.parameters():
             parameter.requires_grad_(False)
-        self.window = int(max_length) if max_length else model_window(self.model, self.tokenizer)
+        self.window = model_window(self.model, self.tokenizer, max_length)
         self.specials = len(self.tokenizer([["a"]], is_split_into_words=True)["input_ids"][0]) - len(
             self.tokenizer([["a"]], is_split_into_words=True, add_special_tokens=False)["input_ids"][0])
         self.content = self.window - self.specials
@@ -191,7 +318,7 @@ class TransformersEncoder:
         config = self.model.config
         self.num_layers = int(config.num_hidden_layers) + 1
         self.dim = int(config.hidden_size)
-        self.batch_size = batch_size
+        self.batch_size = int(batch_size)
         self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         self.model_hash = directory_hash(Path(self.path)) if local else str(
             getattr(config, "_commit_hash", None) or revision or "unknown")
@@ -215,22 +342,62 @@ class TransformersEncoder:
         encoded = self.tokenizer([list(s) for s in sentences], is_split_into_words=True, add_special_tokens=True)
         return [(list(encoded["input_ids"][i]), list(encoded.word_ids(i))) for i in range(len(sentences))]
 
-    def _words_fit(self, words: list[str], word_ids: list[int | None]) -> list[str] | None:
-        """``words`` with the unknown token standing for every word of no subword (a lone control character) or of
-        more than ``content // 2`` subwords (so that each word fits whole in some window); None when none does."""
+    def _replacements(self, words: list[str], ids: list[int], word_ids: list[int | None]) -> tuple[set[int], int]:
+        """(words to give the unknown token, how many of them only because the sentence is too long). A word of no
+        subword (a lone control character) always; a word of more than ``content // 2`` subwords only when the
+        sentence does not fit one window (so that each word fits whole in some window): a sentence that fits is
+        never altered."""
         counts = [0] * len(words)
         for w in word_ids:
             if w is not None:
                 counts[w] += 1
+        empty = {i for i, c in enumerate(counts) if c == 0}
+        if len(ids) + len(empty) <= self.window:
+            return empty, 0
         limit = max(1, self.content // 2)
-        bad = [i for i, c in enumerate(counts) if c == 0 or c > limit]
+        long = {i for i, c in enumerate(counts) if c > limit}
+        return empty | long, len(long)
+
+    def _words_fit(self, words: list[str], word_ids: list[int | None], ids: list[int]) -> list[str] | None:
+        """``words`` with the unknown token standing for each word :meth:`_replacements` names; None when none."""
+        bad, _ = self._replacements(words, ids, word_ids)
         if not bad:
             return None
         unk = self.tokenizer.unk_token
         if unk is None:
-            raise DataError(f"encoder=transformers: word {words[bad[0]]!r} has {counts[bad[0]]} subwords and the "
-                            f"tokenizer has no unknown token to stand for it")
+            first = min(bad)
+            raise DataError(f"encoder=transformers: word {words[first]!r} cannot be encoded whole in a window of "
+                            f"{self.window} tokens and the tokenizer has no unknown token to stand for it")
         return [unk if i in bad else w for i, w in enumerate(words)]
+
+    def forced_unknown(self, sentences: Sequence[Sequence[str]]) -> list[int]:
+        """Per sentence, how many of its words become the unknown token because the sentence does not fit one
+        window (words longer than half a window); recorded per split in results.json and the cache entry."""
+        rows = [i for i, s in enumerate(sentences) if len(s)]
+        out = [0] * len(sentences)
+        for start in range(0, len(rows), 1024):
+            chunk = [list(sentences[i]) for i in rows[start: start + 1024]]
+            for i, words, (ids, word_ids) in zip(rows[start: start + 1024], chunk, self._tokenize(chunk)):
+                out[i] = self._replacements(words, ids, word_ids)[1]
+        return out
+
+    def check_sentence(self, words: Sequence[str], where: str) -> None:
+        """ConfigError when more than half the words of ``words`` (the run's first training sentence) become the
+        unknown token: a tokenizer that does not know the language or lost its vocabulary."""
+        words = [w for w in words]
+        if not words or self.tokenizer.unk_token_id is None:
+            return
+        encoded = self.tokenizer([words], is_split_into_words=True, add_special_tokens=False)
+        ids, word_ids = encoded["input_ids"][0], encoded.word_ids(0)
+        pieces: dict[int, list[int]] = {}
+        for token, w in zip(ids, word_ids):
+            if w is not None:
+                pieces.setdefault(w, []).append(token)
+        unknown = sum(1 for w in range(len(words)) if all(t == self.tokenizer.unk_token_id for t in pieces.get(w, [])))
+        if unknown * 2 > len(words):
+            raise ConfigError(f"encoder=transformers: {self.path}: {unknown} of the {len(words)} words of {where} "
+                              f"become the unknown token {self.tokenizer.unk_token!r}; this tokenizer does not fit "
+                              f"the data (wrong model, or its vocabulary files are missing)")
 
     @staticmethod
     def _spans(word_ids: list[int | None], words: int, offset: int = 0) -> dict[int, tuple[int, int]]:
@@ -246,8 +413,8 @@ class TransformersEncoder:
         """Windows (token ids with special tokens) and, per word, (sentence, word, window, first, last position)."""
         sentences = [list(s) for s in sentences]
         tokenized = self._tokenize(sentences)
-        for row, (words, (_, word_ids)) in enumerate(zip(sentences, tokenized)):
-            replaced = self._words_fit(words, word_ids)
+        for row, (words, (ids, word_ids)) in enumerate(zip(sentences, tokenized)):
+            replaced = self._words_fit(words, word_ids, ids)
             if replaced is not None:
                 sentences[row] = replaced
                 tokenized[row] = self._tokenize([replaced])[0]

@@ -26,7 +26,8 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from elmo_bench.engine.collate import Collator
-from elmo_bench.encoders.cache import ActivationCache, LiveLayers
+from elmo_bench.encoders.cache import ActivationCache, LiveLayers, check_first_sentence, source_forced_unknown
+from elmo_bench.encoders.settings import cache_dtype, check_encoder_settings
 from elmo_bench.encoders.protocol import cache_id, moved
 from elmo_bench.engine.config_check import check_run
 from elmo_bench.base.device import describe, normalise_amp, resolve_device
@@ -190,6 +191,7 @@ def load_encoder_info(cfg: DictConfig) -> tuple[Any, dict[str, Any] | None]:
     """The run's frozen encoder (``encoder=``; the biLM when absent) and the biLM record results.json keeps under
     ``bilm`` (None for other kinds: their record is ``encoder``)."""
     spec = OmegaConf.to_container(cfg.encoder, resolve=True) if cfg.get("encoder") is not None else {"kind": "bilm"}
+    check_encoder_settings(spec)
     if spec.get("kind", "bilm") == "bilm":
         bilm, info = load_bilm_info(cfg)
         return BiLMEncoder(bilm, info["hash"], info), info
@@ -247,16 +249,31 @@ def prepare_layers(cfg: DictConfig, task: Task, prepared: Prepared, bilm: Any, b
     prepared.bilm_info, prepared.num_layers, prepared.elmo_dim = bilm_info, bilm.num_layers, bilm.dim
     prepared.encoder_info = encoder_record(bilm)
     max_segment = int(cfg.get("max_segment", 256))
+    dtype = cache_dtype(cfg.get("encoder"))
+    train = prepared.splits.get("train") or []
+    if train:  # the encoder vets itself on the first training sentence before any layer is computed
+        check_first_sentence(bilm, [train[0][task.text_fields[0]]], f"the first training sentence ({task.name})")
     cache = ActivationCache(cfg.paths.cache_dir, bilm, max_segment=max_segment,
-                            progress=bool(cfg.get("progress", True))) if cfg.cache else None
+                            progress=bool(cfg.get("progress", True)), dtype=dtype) if cfg.cache else None
     prepared.cache = cache
+    forced: dict[str, int] = {}
     for split, examples in prepared.splits.items():
         sources: dict[str, Any] = {}
         for name in task.text_fields:
             sequences = [e[name] for e in examples]
             sources[name] = (cache.layers(sequences, name=f"{task.name}/{split}/{name}") if cache is not None
                              else LiveLayers(bilm, sequences, max_segment))
+            count = source_forced_unknown(sources[name], bilm, sequences)
+            if count is not None:
+                forced[f"{split}/{name}"] = count
+                if count:
+                    log.warning("encoder: %d words of %s/%s became the unknown token: their sentences exceed the "
+                                "window and the words are longer than half of it", count, split, name)
         prepared.layer_sources[split] = sources
+    # the precision the head sees: the cache's storage, or the encoder's own fp32 output when live
+    prepared.encoder_info["layer_precision"] = dtype if cache is not None else "fp32"
+    if forced:
+        prepared.encoder_info["forced_unknown_words"] = forced
     prepared.timings["activation_seconds"] = time.perf_counter() - started
 
 

@@ -19,7 +19,7 @@ from elmo_bench.records.run_record import RunRecord
 
 BILM = "bilm"
 #: identity entries that are facts about the layers, not part of who the encoder is
-_SHAPE_KEYS = ("layers", "dim")
+_SHAPE_KEYS = ("layers", "dim", "layer_precision", "forced_unknown_words")
 
 
 def identity(record: RunRecord) -> dict[str, Any]:

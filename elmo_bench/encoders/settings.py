@@ -1,0 +1,67 @@
+"""The ranges of the ``encoder`` settings, in one torch-free place: ``run.py`` (at composition and when the encoder
+is built), ``plan``, the probes and ``embed`` all call :func:`check_encoder_settings`, so ``encoder.batch_size=-3``
+(which once ran no batch and cached zeros as every layer) is the same one line everywhere.
+
+Each check raises :class:`~elmo_bench.base.errors.ConfigError` naming the key, what it allows and what was found.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from elmo_bench.base.errors import ConfigError
+from elmo_bench.base.ranges import check_number
+
+KINDS = ("bilm", "transformers", "hdf5", "manylangs", "python")
+#: kinds whose ``encoder.path`` is required (a directory, a file or a hub name)
+NEEDS_PATH = ("transformers", "hdf5", "manylangs")
+POOLINGS = ("first", "last", "mean")
+AMPS = ("off", "bf16", "fp16")
+#: how the activation cache stores layers: fp16 (the default: the old entries and keys) or fp32 (for encoders whose
+#: layers exceed fp16's range, +-65504)
+CACHE_DTYPES = ("fp16", "fp32")
+DEFAULT_CACHE_DTYPE = "fp16"
+
+
+def missing(value: Any) -> bool:
+    """True for an unset value: absent, empty, or OmegaConf's mandatory ``???``."""
+    return value is None or (isinstance(value, str) and value.strip() in ("", "???"))
+
+
+def _choice(key: str, value: Any, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ConfigError(f"config: {key} expected one of {', '.join(allowed)}, found {value!r}")
+
+
+def cache_dtype(spec: Mapping[str, Any] | None) -> str:
+    """``encoder.cache_dtype`` of a spec (fp16 when absent), checked."""
+    value = (spec or {}).get("cache_dtype", DEFAULT_CACHE_DTYPE)
+    value = DEFAULT_CACHE_DTYPE if value is None else value
+    _choice("encoder.cache_dtype", value, CACHE_DTYPES)
+    return str(value)
+
+
+def check_encoder_settings(spec: Mapping[str, Any], prefix: str = "encoder") -> None:
+    """Range-check an ``encoder`` group (a plain mapping): kind, path where needed, batch_size >= 1, max_length >= 1
+    or null, pooling, amp and cache_dtype in their sets. Keys a kind does not use are checked when present."""
+    kind = spec.get("kind", "bilm")
+    _choice(f"{prefix}.kind", kind, KINDS)
+    if kind in NEEDS_PATH and missing(spec.get("path")):
+        what = "a model directory or a hub name" if kind == "transformers" else (
+            "the file elmo-bench embed --layers all writes" if kind == "hdf5" else "a model directory")
+        raise ConfigError(f"config: encoder={kind} needs {prefix}.path ({what}); found none")
+    if kind == "python" and missing(spec.get("_target_")):
+        raise ConfigError(f"config: encoder=python needs {prefix}._target_=pkg.module.Class; found none")
+    if kind == "python":
+        return  # the other keys are the user's class's arguments
+    if "batch_size" in spec:
+        check_number(f"{prefix}.batch_size", spec["batch_size"], int, low=1)
+    if "max_length" in spec:
+        check_number(f"{prefix}.max_length", spec["max_length"], int, low=1, optional=True)
+    if "pooling" in spec:
+        _choice(f"{prefix}.pooling", spec["pooling"], POOLINGS)
+    if "amp" in spec and spec["amp"] not in (None, False):
+        _choice(f"{prefix}.amp", spec["amp"], AMPS)
+    if "revision" in spec and spec["revision"] is not None and not isinstance(spec["revision"], str):
+        raise ConfigError(f"config: {prefix}.revision expected a branch, tag or commit (a string) or null, "
+                          f"found {spec['revision']!r}")
+    cache_dtype(spec)

@@ -1,0 +1,165 @@
+"""Issue 34 (encoders): every encoder setting range-checked, and a Hugging Face encoder checked before its layers
+are trusted. Tiny BERT / GPT-2 models built offline from configs (tests/hf_tiny.py); each case failed before."""
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+pytest.importorskip("transformers", reason="transformers is not installed (pip install -e '.[dev]')")
+
+from elmo_bench.base.errors import ConfigError  # noqa: E402
+from elmo_bench.encoders.build import build_encoder  # noqa: E402
+from elmo_bench.encoders.settings import check_encoder_settings  # noqa: E402
+from elmo_bench.encoders.transformers import TransformersEncoder  # noqa: E402
+from tests.hf_tiny import tiny_models  # noqa: E402
+
+SENTENCE = ["Peters", "trained", "a", "bidirectional", "model", "on", "Paris", "."]
+
+
+@pytest.fixture(scope="module")
+def models() -> dict[str, Path]:
+    return tiny_models()
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch, tmp_path):
+    """Never reach the network: a hub look-up, if one happened, would fail at once from an empty cache."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+
+
+def _copy(source: Path, target: Path, *names: str) -> Path:
+    target.mkdir()
+    for name in names or [p.name for p in source.iterdir() if p.is_file()]:
+        shutil.copy(source / name, target / name)
+    return target
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("batch_size", -3, r"config: encoder.batch_size expected an integer >= 1, found -3"),
+    ("batch_size", 0, r"encoder.batch_size expected an integer >= 1, found 0"),
+    ("batch_size", 2.5, r"encoder.batch_size expected an integer >= 1, found 2.5"),
+    ("max_length", 0, r"encoder.max_length expected an integer >= 1 or null, found 0"),
+    ("pooling", "max", r"encoder.pooling expected one of first, last, mean, found 'max'"),
+    ("amp", "fp8", r"encoder.amp expected one of off, bf16, fp16, found 'fp8'"),
+    ("cache_dtype", "fp64", r"encoder.cache_dtype expected one of fp16, fp32, found 'fp64'"),
+    ("path", "???", r"encoder=transformers needs encoder.path \(a model directory or a hub name\); found none"),
+])
+def test_every_encoder_setting_is_range_checked_in_one_place(key, value, message):
+    spec = {"kind": "transformers", "path": "DIR", "pooling": "first", "batch_size": 32, "max_length": None}
+    with pytest.raises(ConfigError, match=message):
+        check_encoder_settings({**spec, key: value})
+    with pytest.raises(ConfigError, match=message):  # the door every command builds its encoder through
+        build_encoder({**spec, key: value})
+
+
+def test_batch_size_minus_3_no_longer_gives_zero_layers(models):
+    # before: range(0, n, -3) ran no batch, so every layer was 0 and was cached under the correct run's key
+    with pytest.raises(ConfigError, match="encoder.batch_size expected an integer >= 1, found -3"):
+        TransformersEncoder(str(models["bert"]), batch_size=-3)
+
+
+def test_a_model_directory_without_tokenizer_files_is_refused(models, tmp_path):
+    bare = _copy(models["bert"], tmp_path / "bare", "config.json", "model.safetensors")
+    with pytest.raises(ConfigError, match=r"the tokenizer has no token but its 5 special ones"):
+        TransformersEncoder(str(bare))
+
+
+def test_a_tokenizer_that_makes_most_of_the_first_training_sentence_unknown_is_refused(models):
+    from elmo_bench.encoders.cache import check_first_sentence
+
+    encoder = TransformersEncoder(str(models["bert"]))
+    check_first_sentence(encoder, [SENTENCE], "the first training sentence")  # the tiny vocabulary knows it
+    with pytest.raises(ConfigError, match=r"3 of the 4 words of the first training sentence become the unknown "
+                                          r"token '\[UNK\]'"):
+        check_first_sentence(encoder, [["漢字", "テスト", "ä€", "a"]], "the first training sentence")
+
+
+@pytest.mark.parametrize("path, found", [("./no/such/model", "no such directory"),
+                                         ("/nonexistent/bert", "no such directory"),
+                                         ("~/no-such-model-dir-34", "no such directory")])
+def test_a_missing_model_directory_is_no_such_directory_not_a_hub_lookup(path, found):
+    with pytest.raises(ConfigError, match=rf"encoder.path {path}: {found} \(expected a model directory"):
+        TransformersEncoder(path)
+
+
+def test_a_file_as_model_directory_and_a_corrupt_config_json_are_one_line(models, tmp_path):
+    file = tmp_path / "model.bin"
+    file.write_bytes(b"x")
+    with pytest.raises(ConfigError, match="is a file"):
+        TransformersEncoder(str(file))
+    broken = _copy(models["bert"], tmp_path / "broken")
+    (broken / "config.json").write_text('{"model_type": "bert", ')
+    with pytest.raises(ConfigError, match=r"config.json: not valid JSON \(Expecting property name"):
+        TransformersEncoder(str(broken))
+    (broken / "config.json").unlink()  # no config at all: one line, not a traceback
+    with pytest.raises(ConfigError, match=r"broken: cannot be loaded"):
+        TransformersEncoder(str(broken))
+
+
+def test_the_window_is_the_smaller_of_the_tokenizer_and_the_position_table(models, tmp_path):
+    with pytest.raises(ConfigError, match=r"encoder.max_length 100 exceeds the model's position table \(64 "):
+        TransformersEncoder(str(models["bert"]), max_length=100)
+    loose = _copy(models["bert"], tmp_path / "loose")
+    config = json.loads((loose / "tokenizer_config.json").read_text())
+    (loose / "tokenizer_config.json").write_text(json.dumps({**config, "model_max_length": 512}))
+    encoder = TransformersEncoder(str(loose))
+    assert encoder.window == 64  # the tokenizer's 512 would index past the 64 positions
+    long = SENTENCE * 8  # more than 64 tokens: windows, not an index error
+    layers, _ = encoder.layers([long])
+    assert layers.shape == (1, 3, len(long), 32) and bool(torch.isfinite(layers).all())
+
+
+def test_a_sentence_that_fits_one_window_is_never_altered(models):
+    from tests.test_encoder_transformers import _plain
+
+    words = ["bidirectional"]
+    hidden, word_ids = _plain(models["bert"], words)
+    subwords = sum(1 for w in word_ids if w == 0)
+    window = len(word_ids)  # exactly the sentence: it fits, yet the word is longer than half the window
+    encoder = TransformersEncoder(str(models["bert"]), max_length=window)
+    assert subwords > encoder.content // 2 >= 1
+    layers, _ = encoder.layers([words])
+    torch.testing.assert_close(layers[0, :, 0], hidden[:, word_ids.index(0)], rtol=1e-5, atol=1e-5)
+    assert encoder.forced_unknown([words]) == [0]
+    # the same word in a sentence that does not fit one window is forced to the unknown token, and counted
+    assert encoder.forced_unknown([words + ["a", "model"], [], words]) == [1, 0, 0]
+
+
+def test_a_byte_level_tokenizer_saved_as_a_generic_fast_tokenizer_gets_its_prefix_space(models, tmp_path):
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    generic = _copy(models["gpt2"], tmp_path / "generic", "config.json", "model.safetensors")
+    backend = AutoTokenizer.from_pretrained(models["gpt2"]).backend_tokenizer
+    PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="<unk>", eos_token="</s>",
+                            model_max_length=64).save_pretrained(generic)
+    own = TransformersEncoder(str(models["gpt2"]))
+    saved = TransformersEncoder(str(generic))
+    inside = saved.tokenizer([["a", "the"]], is_split_into_words=True, add_special_tokens=False)["input_ids"][0]
+    assert saved.tokenizer.convert_ids_to_tokens(inside)[-1].startswith("Ġ")  # "the" as inside running text
+    expected, _ = own.layers([SENTENCE])
+    found, _ = saved.layers([SENTENCE])
+    torch.testing.assert_close(found, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_a_bad_target_message_keeps_its_cause():
+    with pytest.raises(ConfigError, match=r"No module named 'nosuch'.*Are you sure that module 'nosuch' is "
+                                          r"installed\?"):
+        build_encoder({"kind": "python", "_target_": "nosuch.module.Encoder"})
+
+
+def test_an_unreachable_hub_fails_at_once(monkeypatch, tmp_path):
+    from huggingface_hub import constants
+
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")  # a hub that cannot be reached (before: 52 s
+    # of retry warnings, then the line)
+    started = time.perf_counter()
+    with pytest.raises(ConfigError, match=r"hub model 'bert-base-cased' .* encoder.path=DIR"):
+        TransformersEncoder("bert-base-cased")
+    assert time.perf_counter() - started < 15
