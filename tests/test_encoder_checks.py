@@ -14,7 +14,6 @@ pytest.importorskip("transformers", reason="transformers is not installed (pip i
 
 from elmo_bench.base.errors import ConfigError  # noqa: E402
 from elmo_bench.encoders.build import build_encoder  # noqa: E402
-from elmo_bench.encoders.settings import check_encoder_settings  # noqa: E402
 from elmo_bench.encoders.transformers import TransformersEncoder  # noqa: E402
 from tests.hf_tiny import tiny_models  # noqa: E402
 
@@ -51,6 +50,8 @@ def _copy(source: Path, target: Path, *names: str) -> Path:
     ("path", "???", r"encoder=transformers needs encoder.path \(a model directory or a hub name\); found none"),
 ])
 def test_every_encoder_setting_is_range_checked_in_one_place(key, value, message):
+    from elmo_bench.encoders.settings import check_encoder_settings
+
     spec = {"kind": "transformers", "path": "DIR", "pooling": "first", "batch_size": 32, "max_length": None}
     with pytest.raises(ConfigError, match=message):
         check_encoder_settings({**spec, key: value})
@@ -163,3 +164,62 @@ def test_an_unreachable_hub_fails_at_once(monkeypatch, tmp_path):
     with pytest.raises(ConfigError, match=r"hub model 'bert-base-cased' .* encoder.path=DIR"):
         TransformersEncoder("bert-base-cased")
     assert time.perf_counter() - started < 15
+
+
+def test_a_run_records_forced_unknown_words_per_split_and_the_precision_the_head_saw(models, tmp_path):
+    from elmo_bench.tasks.ner.reader import read_conll
+    from tests.conftest import REPO
+    from tests.test_encoder_transformers import _run
+
+    _run(tmp_path, "run", "embedder=glove_elmo", "encoder=transformers", f"encoder.path={models['bert']}",
+         "encoder.max_length=8")
+    record = json.loads((tmp_path / "run" / "results.json").read_text())["encoder"]
+    assert record["layer_precision"] == "fp16" and record["window"] == 8
+    # by hand: in a sentence of more than 8 tokens (with [CLS] and [SEP]), each word of more than 3 subwords
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(models["bert"])
+    expected = 0
+    for example in read_conll(REPO / "tasks" / "ner" / "samples" / "sample.train"):
+        encoded = tokenizer(list(example["tokens"]), is_split_into_words=True)
+        if len(encoded["input_ids"]) > 8:
+            ids = [w for w in encoded.word_ids() if w is not None]
+            expected += sum(1 for w in set(ids) if ids.count(w) > 3)
+    assert expected > 0 and record["forced_unknown_words"]["train/tokens"] == expected
+    assert set(record["forced_unknown_words"]) == {"train/tokens", "dev/tokens", "test/tokens"}
+    metas = [json.loads(p.read_text()) for p in (tmp_path / "cache").glob("v2-*/meta.json")]
+    assert sorted(m["forced_unknown_words"] for m in metas) == sorted(record["forced_unknown_words"].values())
+
+
+def test_run_py_with_encoder_batch_size_minus_3_is_one_line_and_caches_nothing(models, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    done = subprocess.run([sys.executable, "run.py", "task=ner", "data=ner_sample", "embedder=elmo",
+                           "encoder=transformers", f"encoder.path={models['bert']}", "encoder.batch_size=-3",
+                           "logger=disabled", f"paths.results_dir={tmp_path / 'results'}",
+                           f"paths.cache_dir={tmp_path / 'cache'}"], cwd=REPO, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and lines == ["error: config: encoder.batch_size expected an integer >= 1, found -3"]
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
+
+
+def test_a_run_directory_from_before_cache_dtype_still_resumes_and_fp32_is_another_run(tmp_path):
+    from elmo_bench.engine.run_identity import RUN_FILE, check_run_dir
+    from tests.test_encoder_identity import _identity
+
+    current, config = _identity(tmp_path)
+    assert current["encoder.cache_dtype"] == "fp16"
+    run = tmp_path / "run"
+    run.mkdir()
+    stored = {k: v for k, v in current.items() if k != "encoder.cache_dtype"}  # written before the key existed
+    (run / RUN_FILE).write_text(json.dumps({"identity": stored, "config": config}))
+    (run / "results.json").write_text("{}")
+    assert check_run_dir(run, current, config) is False  # the same experiment: skipped, not refused
+    wide, wide_config = _identity(tmp_path, "encoder.cache_dtype=fp32")
+    with pytest.raises(ConfigError, match=r"encoder.cache_dtype: \"fp16\" → \"fp32\""):
+        check_run_dir(run, wide, wide_config)
