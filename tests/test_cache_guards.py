@@ -169,3 +169,14 @@ def test_embed_into_a_directory_that_cannot_be_written_is_one_line(tmp_path):
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert done.returncode == 2 and len(lines) == 1, done.stderr[-2000:]
     assert lines[0].startswith(f"error: --output {unwritable}: its directory") and "cannot be written" in lines[0]
+
+
+def test_embed_refuses_non_finite_layers_and_writes_nothing(tmp_path):
+    from elmo_bench.commands.embed import embed_file
+
+    source = tmp_path / "s.txt"
+    source.write_text("The cat sat .\nDogs bark\n")
+    with pytest.raises(ConfigError, match=r"encoder values vnan: layer 1 of its output is not finite"):
+        embed_file(ValueEncoder(float("nan")), source, tmp_path / "out.hdf5", progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.txt"]
+    assert embed_file(ValueEncoder(2.0), source, tmp_path / "out.hdf5", progress=False) == 2

@@ -223,3 +223,17 @@ def test_a_run_directory_from_before_cache_dtype_still_resumes_and_fp32_is_anoth
     wide, wide_config = _identity(tmp_path, "encoder.cache_dtype=fp32")
     with pytest.raises(ConfigError, match=r"encoder.cache_dtype: \"fp16\" → \"fp32\""):
         check_run_dir(run, wide, wide_config)
+
+
+def test_check_encoder_path_refuses_what_is_not_there_without_loading(tmp_path):
+    from elmo_bench.encoders.settings import check_encoder_path, path_like
+
+    assert not path_like("bert-base-cased") and not path_like("google/electra-base-discriminator")
+    assert path_like("./bert") and path_like("~/m") and path_like("/m") and path_like("a/b/c")
+    check_encoder_path({"kind": "transformers", "path": "bert-base-cased"})  # a hub name: the hub decides
+    check_encoder_path({"kind": "transformers", "path": str(tmp_path)})
+    for spec, message in [({"kind": "transformers", "path": str(tmp_path / "no")}, "no such directory"),
+                          ({"kind": "hdf5", "path": str(tmp_path / "x.hdf5")}, "no such file"),
+                          ({"kind": "manylangs", "path": str(tmp_path / "m")}, "no such directory")]:
+        with pytest.raises(ConfigError, match=rf"encoder.path {spec['path']}: {message}"):
+            check_encoder_path(spec)

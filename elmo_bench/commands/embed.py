@@ -23,7 +23,7 @@ from tqdm import tqdm
 
 from elmo_bench.base.atomic import atomic_path, owned_temp_file
 from elmo_bench.encoders.bilm import as_encoder
-from elmo_bench.encoders.protocol import Encoder
+from elmo_bench.encoders.protocol import Encoder, check_layers, check_values
 from elmo_bench.base.errors import ConfigError, DataError
 
 LAYER_CHOICES = ("all", "top", "average")
@@ -131,7 +131,10 @@ def embed_file(encoder: Encoder, input_path: str | Path, output_path: str | Path
         bar = tqdm(total=len(sentences), desc="embed", unit="sent", disable=not progress)
         for start in range(0, len(order), batch_size):
             rows = order[start: start + batch_size]
-            result, _ = encoder.layers([sentences[i] for i in rows])
+            words = [sentences[i] for i in rows]
+            result, mask = encoder.layers(words)
+            check_layers(encoder, words, result, mask)  # shapes and finite values: nothing half-written is kept
+            check_values(encoder, result)
             for j, i in enumerate(rows):
                 n = len(sentences[i])
                 chosen = select_layers(result[j, :, :n], layers)

@@ -193,6 +193,8 @@ class ActivationCache:
             return self._open_checked(entry, key)
         except IntegrityError as exc:
             log.warning("activation cache entry cannot be used, rebuilding it: %s", exc)
+        if entry.is_symlink():  # not this program's: left as it is (the rebuild then names it, one line)
+            return None
         try:  # the entry is this program's: it becomes an owned temporary, then goes
             remove_owned(mark_as_temporary(entry, entry.name))
         except OSError as exc:  # another process set it aside first, or the directory is read-only

@@ -6,6 +6,9 @@ Each check raises :class:`~elmo_bench.base.errors.ConfigError` naming the key, w
 """
 from __future__ import annotations
 
+import os
+import re
+from pathlib import Path
 from typing import Any, Mapping
 
 from elmo_bench.base.errors import ConfigError
@@ -65,3 +68,36 @@ def check_encoder_settings(spec: Mapping[str, Any], prefix: str = "encoder") -> 
         raise ConfigError(f"config: {prefix}.revision expected a branch, tag or commit (a string) or null, "
                           f"found {spec['revision']!r}")
     cache_dtype(spec)
+
+
+_HUB_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def path_like(name: str) -> bool:
+    """True when ``encoder.path`` can only be meant as a local path: it exists, starts with ``/``, ``.`` or ``~``,
+    has more than one ``/`` or a backslash, has a part a hub name cannot have, or its first part is a local
+    directory. A hub name is ``name`` or ``org/name``."""
+    if os.path.lexists(name) or name.startswith(("/", ".", "~")) or "\\" in name or name.count("/") > 1:
+        return True
+    parts = name.split("/")
+    return not all(_HUB_PART.match(part) for part in parts) or (len(parts) == 2 and Path(parts[0]).is_dir())
+
+
+def check_encoder_path(spec: Mapping[str, Any]) -> None:
+    """ConfigError (one line) when the encoder's ``path`` names something that is not there: a transformers path
+    that looks like a path (:func:`path_like`) but is no directory, an hdf5 file that is no file, a manylangs
+    directory that is no directory. Hub names are left to the hub (``plan`` calls this: it prices, never loads)."""
+    kind, path = spec.get("kind", "bilm"), spec.get("path")
+    if kind not in NEEDS_PATH or missing(path):
+        return
+    found = Path(str(path)).expanduser()
+    if kind == "transformers" and path_like(str(path)) and not found.is_dir():
+        raise ConfigError(f"encoder=transformers: encoder.path {path}: "
+                          f"{'is a file' if found.exists() else 'no such directory'} (expected a model directory in "
+                          f"the save_pretrained layout, or a hub name such as bert-base-cased)")
+    if kind == "hdf5" and not found.is_file():
+        raise ConfigError(f"encoder=hdf5: encoder.path {path}: no such file (expected the output of elmo-bench embed "
+                          f"--layers all)")
+    if kind == "manylangs" and not found.is_dir():
+        raise ConfigError(f"encoder=manylangs: encoder.path {path}: no such directory (expected an "
+                          f"ELMoForManyLangs model directory)")

@@ -39,7 +39,6 @@ import hashlib
 import json
 import logging
 import os
-import re
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -47,7 +46,7 @@ import torch
 
 from elmo_bench.base.device import AMP_DTYPES, normalise_amp
 from elmo_bench.base.errors import ConfigError, DataError
-from elmo_bench.encoders.settings import check_encoder_settings, missing
+from elmo_bench.encoders.settings import check_encoder_settings, path_like
 
 log = logging.getLogger(__name__)
 
@@ -102,19 +101,6 @@ def hub_reachable(timeout: float = 3.0) -> bool:
     except (OSError, ValueError):  # URLError, refused, timeout, no name; ValueError: an endpoint that is no URL
         return False
     return True
-
-
-_HUB_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
-def path_like(name: str) -> bool:
-    """True when ``encoder.path`` can only be meant as a local path: it exists, starts with ``/``, ``.`` or ``~``,
-    has more than one ``/`` or a backslash, has a part a hub name cannot have, or its first part is a local
-    directory. A hub name is ``name`` or ``org/name``."""
-    if os.path.lexists(name) or name.startswith(("/", ".", "~")) or "\\" in name or name.count("/") > 1:
-        return True
-    parts = name.split("/")
-    return not all(_HUB_PART.match(part) for part in parts) or (len(parts) == 2 and Path(parts[0]).is_dir())
 
 
 def check_model_directory(name: str) -> Path | None:
