@@ -26,6 +26,7 @@ from omegaconf import DictConfig
 from elmo_bench.commands.hydra_records import HydraRecord
 from elmo_bench.commands.hydra_setup import forced_base, register_resolvers
 from elmo_bench.commands.main_args import main_args
+from elmo_bench.commands.sweep_check import check_sweep
 from elmo_bench.commands.guard import debug_requested, exit_cleanly_on_sigterm, guarded, report_hydra_errors
 
 register_resolvers()
@@ -57,5 +58,6 @@ def _run(cfg: DictConfig) -> float | None:
 if __name__ == "__main__":
     sys.argv[:] = main_args(sys.argv)  # no task=/experiment= → the quickstart; -v → hydra.verbose=true
     exit_cleanly_on_sigterm()
+    guarded(lambda: check_sweep(sys.argv), DEBUG)  # -m seed=1,abc: every swept value through the door first
     report_hydra_errors(DEBUG)
     main()

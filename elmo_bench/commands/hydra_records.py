@@ -25,8 +25,9 @@ MAX_HELD = 10_000
 
 
 class HeldFileHandler(logging.FileHandler):
-    """A FileHandler that opens its file only when released (:func:`release_log`); until then it holds the records,
-    and drops them if never released (the run was turned away: the other run's log stays as it was)."""
+    """A FileHandler that opens its file only when let through (:func:`release_log`; the method is not called
+    ``release``: that is logging.Handler's lock); until then it holds the records, and drops them if never let
+    through (the run was turned away: the other run's log stays as it was)."""
 
     def __init__(self, filename: str, mode: str = "a", encoding: str | None = None, delay: bool = True,
                  errors: str | None = None) -> None:
@@ -39,7 +40,7 @@ class HeldFileHandler(logging.FileHandler):
         elif len(self.held) < MAX_HELD:
             self.held.append(record)
 
-    def release(self) -> None:
+    def let_through(self) -> None:
         """Write the held records, and every later one, to the file."""
         held, self.held = self.held or [], None
         for record in held:
@@ -51,7 +52,7 @@ def release_log(run_dir: Path) -> None:
     here = Path(run_dir).resolve()
     for handler in logging.getLogger().handlers:
         if isinstance(handler, HeldFileHandler) and Path(handler.baseFilename).parent == here:
-            handler.release()
+            handler.let_through()
 
 
 @dataclass(frozen=True)
