@@ -124,8 +124,8 @@ def compose_job(overrides: Sequence[str], check: bool = True, files: bool = True
     ``check``, through run.py's door (engine.config_door.resolve_run_config: unknown keys, ranges, data files)."""
     from omegaconf import open_dict
 
-    from elmo_bench.commands.hydra_setup import compose_config, forced_base  # lazy: hydra
-    from elmo_bench.engine.config_door import resolve_run_config  # lazy: torch
+    from elmo_bench.commands.hydra_setup import compose_config, forced_base  # lazy: omegaconf
+    from elmo_bench.engine.config_door import resolve_run_config  # lazy: omegaconf
 
     cfg = compose_config(overrides)
     job = cfg.copy()

@@ -22,6 +22,7 @@ from typing import Any, Mapping
 
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS, effective_settings
+from elmo_bench.records.run_record import RunRecord
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.data.textio import read_text
 
@@ -250,8 +251,6 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str
 def check_own_results(path: Path) -> None:
     """A results.json this program wrote (every key a run record has), else one ConfigError line: a run never
     skips as "already done" over, or resumes beside, a file another program put there."""
-    from elmo_bench.records.run_record import RunRecord
-
     try:
         RunRecord.from_dict(read_record(path), str(path))
     except ValueError as exc:
