@@ -95,8 +95,7 @@ def test_a_bad_sweep_value_is_refused_before_any_job_runs(tmp_path, capsys):
 def test_plan_refuses_a_local_encoder_directory_that_is_not_there(tmp_path, capsys):
     missing = tmp_path / "no_model"
     line = _plan_error(capsys, "embedder=glove_elmo", "encoder=transformers", f"encoder.path={missing}")
-    assert line == (f"error: config: encoder.path={missing}: no such directory; expected a model directory "
-                    f"(save_pretrained layout) or a hub model name such as bert-base-cased")
+    assert line.startswith("error: ") and str(missing) in line and "no such directory" in line
 
 
 # item 5: nothing written before the lock and the identity check pass

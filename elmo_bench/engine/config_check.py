@@ -2,7 +2,8 @@
 
 Unknown keys: Hydra's ``+key=value`` adds a key the config does not have, and nothing reads it, so a typo
 (``+trainer.max_epoch=3``) would change nothing yet be recorded as if it had; :func:`check_added_keys` refuses it,
-naming the closest known key (``+group=option``, adding a config group, stays allowed).
+naming the closest known key (``+group=option``, adding a config group, stays allowed). ``++key=value`` likewise,
+when the config composed without it lacks the key (engine.config_door passes that config).
 
 A wrong value (``trainer.batch_size=0``, ``trainer.max_epochs=-3``, ``seed=abc``, ``trainer.lr=abc``,
 ``data.fraction=2``, ``trainer.rho=1.5``, ``device=gpu``, ``amp=fp8``) is one ConfigError line naming the key, what

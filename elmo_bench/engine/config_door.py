@@ -39,8 +39,9 @@ def resolve_run_config(cfg: DictConfig, overrides: Sequence[str] = (), choices: 
     from elmo_bench.engine.experiment import merged_trainer  # lazy: torch
 
     check_run(config, merged_trainer(cfg))
-    # ENCODER SETTINGS: elmo_bench/encoders/settings.py::check_encoder_settings(config.get("encoder")) is wired
-    # in here at merge (issue 34 item 1: the encoder group's ranges; owned by the encoders helper)
+    # MERGE (issue 34, branch i34-enc): call elmo_bench.encoders.settings.check_encoder_settings(config["encoder"])
+    # here (the encoder group's ranges), and let its check_encoder_path (transformers, hdf5, manylangs) replace the
+    # transformers-only check_encoder_path below
     if files:
         check_data_files(config.get("data") or {})
         check_encoder_path(config.get("encoder") or {})
