@@ -21,16 +21,16 @@ from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
-from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf import DictConfig
 
-from elmo_bench.engine.config_check import check_added_keys
-from elmo_bench.commands.hydra_setup import register_resolvers
+from elmo_bench.commands.hydra_records import HydraRecord
+from elmo_bench.commands.hydra_setup import forced_base, register_resolvers
 from elmo_bench.commands.main_args import main_args
+from elmo_bench.commands.sweep_check import check_sweep
 from elmo_bench.commands.guard import debug_requested, exit_cleanly_on_sigterm, guarded, report_hydra_errors
 
 register_resolvers()
 log = logging.getLogger("run")
-CONF_DIR = Path(__file__).resolve().parent / "conf"
 DEBUG = debug_requested(sys.argv)
 if DEBUG:  # Hydra's switch for the complete traceback
     os.environ["HYDRA_FULL_ERROR"] = "1"
@@ -42,15 +42,15 @@ def main(cfg: DictConfig) -> float | None:
 
 
 def _run(cfg: DictConfig) -> float | None:
+    from elmo_bench.engine.config_door import resolve_run_config
     from elmo_bench.engine.experiment import run_experiment
 
     hydra_cfg = HydraConfig.get()
-    # +trainer.max_epoch=3 (a typo) would be read by nothing: an error naming the closest known key
-    check_added_keys(list(hydra_cfg.overrides.task), OmegaConf.to_container(cfg), CONF_DIR)
-    with open_dict(cfg):
-        cfg.choices = {k: v for k, v in hydra_cfg.runtime.choices.items() if not k.startswith("hydra")}
-        cfg.data.name = cfg.data.get("name") or cfg.choices.get("data")  # the dataset, also behind default_<task>
-    results = run_experiment(cfg, Path(hydra_cfg.runtime.output_dir))  # errors: one line via guarded()
+    record = HydraRecord.of(cfg, HydraConfig.instance().cfg)  # .hydra/, written once the run owns its directory
+    overrides = list(hydra_cfg.overrides.task)
+    # the door plan and evaluate use too: unknown +key/++key, ranges, data files; errors: one line via guarded()
+    cfg = resolve_run_config(cfg, overrides, hydra_cfg.runtime.choices, forced_base(overrides))
+    results = run_experiment(cfg, Path(hydra_cfg.runtime.output_dir), on_claimed=record.claim)
     dev = results["metrics"].get("dev", {})
     return dev.get(results["main_metric"])
 
@@ -58,5 +58,6 @@ def _run(cfg: DictConfig) -> float | None:
 if __name__ == "__main__":
     sys.argv[:] = main_args(sys.argv)  # no task=/experiment= → the quickstart; -v → hydra.verbose=true
     exit_cleanly_on_sigterm()
+    guarded(lambda: check_sweep(sys.argv), DEBUG)  # -m seed=1,abc: every swept value through the door first
     report_hydra_errors(DEBUG)
     main()

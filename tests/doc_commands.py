@@ -6,7 +6,7 @@ command is checked by its first words:
 
 - ``python run.py ARGS``: rewritten as run.py rewrites it (commands.main_args: no ``task=``/``experiment=`` → the
   quickstart), then composed with Hydra's compose API like run.py's job, hydra node included (launcher keys), and
-  checked as a run checks it before reading data (config_check.check_added_keys, check_run). A sweep (``-m``, or an
+  checked as a run checks it before reading data (run.py's door, engine.config_door, without the file checks). A sweep (``-m``, or an
   experiment that sets ``hydra.mode: MULTIRUN``) is split into jobs by Hydra's basic sweeper, experiment sweep first
   (commands.plan.expand_sweep); the jobs composed are a subset in which every swept ``key=value`` occurs.
 - ``elmo-bench SUB ARGS``, ``python -m elmo_bench SUB ARGS``, ``torchrun ... -m elmo_bench SUB ARGS``: parsed by
@@ -129,21 +129,9 @@ def _covering(jobs: list[list[str]]) -> list[list[str]]:
 
 def compose_checked(overrides: Sequence[str]) -> Any:
     """One job's config as run.py composes it, checked as a run checks it before reading any data."""
-    from omegaconf import OmegaConf, open_dict
-
-    from elmo_bench.base.paths import CONF_DIR
     from elmo_bench.commands.plan import compose_job
-    from elmo_bench.engine.config_check import check_added_keys, check_run
-    from elmo_bench.engine.experiment import merged_trainer
 
-    cfg = compose_job(list(overrides))
-    job = cfg.copy()
-    with open_dict(job):
-        del job["hydra"]                           # what the job sees (run.py's cfg has no hydra node)
-    config = OmegaConf.to_container(job, resolve=True)
-    check_added_keys(list(overrides), config, CONF_DIR)
-    check_run(config, merged_trainer(job))
-    return cfg
+    return compose_job(list(overrides), files=False)  # run.py's door; the docs' paths are placeholders
 
 
 def jobs_of(overrides: Sequence[str], multirun: bool) -> list[list[str]]:
@@ -155,7 +143,7 @@ def jobs_of(overrides: Sequence[str], multirun: bool) -> list[list[str]]:
     parsed = OverridesParser.create().parse_overrides(list(overrides))
     swept = [o.input_line for o in parsed if o.is_sweep_override()]
     fixed = [o.input_line for o in parsed if not o.is_sweep_override()]
-    mode = compose_job(fixed).hydra.mode         # an experiment may make itself a sweep (quickstart)
+    mode = compose_job(fixed, check=False).hydra.mode  # an experiment may make itself a sweep (quickstart)
     multirun = multirun or getattr(mode, "name", mode) == "MULTIRUN"
     if swept and not multirun:
         raise ValueError(f"sweep override(s) {swept} without -m: Hydra refuses them")

@@ -6,6 +6,7 @@ re-raises instead, so the traceback is there when a developer wants it.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import signal
 import sys
@@ -34,13 +35,45 @@ def user_error_types() -> tuple[type[BaseException], ...]:
     return tuple(kinds)
 
 
+#: file-system refusals a user fixes by choosing another place (not bugs): one line, exit 2, like a UserError
+ENVIRONMENT_ERRNOS = {errno.EACCES: "a read-only directory, or not yours",
+                      errno.EPERM: "a read-only directory, or not yours",
+                      errno.EROFS: "on a read-only file system",
+                      errno.ENAMETOOLONG: "a name too long for the file system",
+                      errno.ENOSPC: "no space left on the device",
+                      errno.EDQUOT: "over the disk quota"}
+
+
+def environment_error(exc: BaseException) -> bool:
+    """An OSError the user fixes by choosing another directory: permissions, read-only, name too long, disk full."""
+    return isinstance(exc, OSError) and exc.errno in ENVIRONMENT_ERRNOS
+
+
+def _environment_line(exc: OSError) -> str:
+    where = exc.filename if exc.filename is not None else "a file"
+    return (f"{where}: {exc.strerror or exc} ({ENVIRONMENT_ERRNOS[exc.errno]}): choose another location "
+            f"(run.py: paths.results_dir=..., hydra.run.dir=..., paths.cache_dir=...; a command: its output flag)")
+
+
+def _lexer_hint(exc: BaseException, text: str) -> str:
+    """Hydra's lexer refuses an unquoted value with characters outside its grammar (non-ASCII, spaces, ...): the
+    quoting that works."""
+    override = str(getattr(exc, "override", "") or text.split(":", 1)[-1]).strip()
+    if "LexerNoViableAlt" not in text or "=" not in override:
+        return ""
+    key, value = override.split("=", 1)
+    return f" (quote the value: {key}='{value}', in a shell \"{key}='{value}'\")"
+
+
 def one_line(exc: BaseException) -> str:
     """One line: the message's first line, plus the parts of the rest that matter (OmegaConf's ``full_key``,
     Hydra's list of available options, the cause of a wrapped config error)."""
+    if environment_error(exc):
+        return _environment_line(exc)  # type: ignore[arg-type]
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     if not lines:
         return type(exc).__name__
-    text = lines[0]
+    text = lines[0] + _lexer_hint(exc, lines[0])
     key = next((line for line in lines[1:] if line.startswith("full_key:")), None)
     if key and key.split(":", 1)[1].strip():
         text += f" ({key})"
@@ -73,6 +106,10 @@ def guarded(function: Callable[[], T], debug: bool) -> T:
         return function()
     except user_error_types() as exc:
         if debug:
+            raise
+        report(exc)
+    except OSError as exc:
+        if debug or not environment_error(exc):
             raise
         report(exc)
 
@@ -108,6 +145,10 @@ def report_hydra_errors(debug: bool) -> None:
                 return func()
             except user_error_types() as exc:
                 if debug:
+                    raise
+                report(exc)
+            except OSError as exc:  # Hydra's own mkdir of a run directory: read-only, name too long
+                if debug or not environment_error(exc):
                     raise
                 report(exc)
         return original(call)

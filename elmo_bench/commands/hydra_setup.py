@@ -2,9 +2,11 @@
 run-directory suffixes; and the typed group schemas conf/ names (elmo_bench.engine.config_schema)."""
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 from omegaconf import OmegaConf
 
-from elmo_bench.base.paths import DATA_ROOT, REPO
+from elmo_bench.base.paths import CONF_DIR, DATA_ROOT, REPO
 from elmo_bench.engine.config_schema import register_schemas
 
 #: keys already spelled out in the run directory path
@@ -13,10 +15,40 @@ _IN_PATH = ("task", "embedder", "seed")
 _NOT_IN_PATH = ("paths.", "hydra.")
 
 
+#: an override value longer than this is shortened in the run directory's name (its first 16 characters and a hash)
+MAX_VALUE_IN_NAME = 40
+
+
+def short_value(value: str) -> str:
+    """``value`` itself up to MAX_VALUE_IN_NAME characters (every existing run keeps its name); longer, its first 16
+    characters, ``~`` and 10 hex digits of its sha256: a long ``encoder.path`` cannot overflow the file system's
+    name limit, and two different values never share a name."""
+    if len(value) <= MAX_VALUE_IN_NAME:
+        return value
+    import hashlib
+
+    return f"{value[:16]}~{hashlib.sha256(value.encode('utf-8')).hexdigest()[:10]}"
+
+
+def _items(override_dirname: str) -> list[str]:
+    """Hydra's override dirname split into its ``k=v`` items (a list value's commas stay inside its item)."""
+    items: list[str] = []
+    for piece in override_dirname.split(","):
+        last = items[-1] if items else ""
+        if last.count("[") + last.count("{") > last.count("]") + last.count("}"):  # inside a list or dict value
+            items[-1] += "," + piece
+        else:
+            items.append(piece)
+    return items
+
+
 def run_suffix(override_dirname: str) -> str:
-    """The part of Hydra's override dirname not already in the path, as '/k=v,k=v' (or '')."""
-    items = [item for item in override_dirname.split(",") if item and item.split("=", 1)[0] not in _IN_PATH
+    """The part of Hydra's override dirname not already in the path, as '/k=v,k=v' (or ''); a value longer than
+    MAX_VALUE_IN_NAME characters shortened (short_value)."""
+    items = [item for item in _items(override_dirname) if item and item.split("=", 1)[0] not in _IN_PATH
              and not item.split("=", 1)[0].lstrip("+~").startswith(_NOT_IN_PATH)]
+    items = [f"{key}={short_value(value)}" if sep else key
+             for key, sep, value in (item.partition("=") for item in items)]
     return ("/" + ",".join(items).replace("/", "_")) if items else ""
 
 
@@ -30,3 +62,29 @@ def register_resolvers() -> None:
         OmegaConf.register_new_resolver("data_root", lambda: str(DATA_ROOT))
     if not OmegaConf.has_resolver("run_suffix"):
         OmegaConf.register_new_resolver("run_suffix", run_suffix)
+
+
+def compose_config(overrides: Sequence[str]) -> Any:
+    """conf/config.yaml composed with ``overrides`` (Hydra node included), inside a running Hydra app (run.py's
+    job: its config loader) or outside one (the compose API)."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.types import RunMode
+
+    register_resolvers()
+    if GlobalHydra.instance().is_initialized():
+        loader = GlobalHydra.instance().config_loader()
+        return loader.load_configuration(config_name="config", overrides=list(overrides), run_mode=RunMode.RUN)
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return compose("config", overrides=list(overrides), return_hydra_config=True)
+
+
+def forced_base(overrides: Sequence[str]) -> dict[str, Any] | None:
+    """The config (plain, unresolved, no Hydra node) composed without the ``++key=value`` overrides, which the
+    door (engine.config_door) needs to tell a ``++key`` the config knows from one it does not; None without any."""
+    if not any(o.startswith("++") for o in overrides):
+        return None
+    cfg = compose_config([o for o in overrides if not o.startswith("++")])
+    plain = OmegaConf.to_container(cfg)
+    plain.pop("hydra", None)
+    return plain

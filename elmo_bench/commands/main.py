@@ -159,13 +159,28 @@ COMMANDS: dict[str, Command] = {
 }
 
 
+def unknown_command(name: str | None) -> str:
+    """The one line for a missing or mistyped subcommand (``elmo-bench embedd``): the closest name, the list."""
+    import difflib
+
+    known = ", ".join(COMMANDS)
+    if name is None:
+        return f"elmo-bench: expected a command, one of {known} (elmo-bench --help)"
+    close = difflib.get_close_matches(name, list(COMMANDS), n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    return f"elmo-bench: unknown command {name!r}: {hint}expected one of {known} (elmo-bench --help)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = debug_requested(argv)
-    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+    if argv and argv[0] in ("-h", "--help"):
         lines = [f"  {name:<12} {command.help}" for name, command in COMMANDS.items()]
         print("usage: elmo-bench COMMAND [ARGS]\n\ncommands:\n" + "\n".join(lines))
-        return 0 if argv and argv[0] in ("-h", "--help") else 2
+        return 0
+    if not argv or argv[0] not in COMMANDS:
+        print(f"error: {unknown_command(argv[0] if argv else None)}", file=sys.stderr, flush=True)
+        return 2
     exit_cleanly_on_sigterm()
     command = COMMANDS[argv[0]].run
     try:

@@ -119,19 +119,23 @@ def segment_positions(length: int, max_segment: int) -> int:
 
 # ----------------------------------------------------------------------------------------------------------- sweep
 
-def compose_job(overrides: Sequence[str]) -> Any:
-    """One run's config, composed like run.py's (with the hydra node, for the sweep and the choices)."""
-    from hydra import compose, initialize_config_dir
+def compose_job(overrides: Sequence[str], check: bool = True, files: bool = True) -> Any:
+    """One run's config, composed like run.py's (with the hydra node, for the sweep and the choices) and, with
+    ``check``, through run.py's door (engine.config_door.resolve_run_config: unknown keys, ranges, data files)."""
     from omegaconf import open_dict
 
-    from elmo_bench.commands.hydra_setup import register_resolvers  # lazy: omegaconf
+    from elmo_bench.commands.hydra_setup import compose_config, forced_base  # lazy: omegaconf
+    from elmo_bench.engine.config_door import resolve_run_config  # lazy: omegaconf
 
-    register_resolvers()
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose("config", overrides=list(overrides), return_hydra_config=True)
+    cfg = compose_config(overrides)
+    job = cfg.copy()
+    with open_dict(job):
+        del job["hydra"]                           # what run.py's job sees
+    if check:
+        job = resolve_run_config(job, overrides, cfg.hydra.runtime.choices, forced_base(overrides), files)
     with open_dict(cfg):
         cfg.choices = {k: v for k, v in cfg.hydra.runtime.choices.items() if not k.startswith("hydra")}
-        cfg.data.name = cfg.data.get("name") or cfg.choices.get("data")
+        cfg.data.name = job.data.get("name") or cfg.choices.get("data")
     return cfg
 
 
@@ -143,7 +147,7 @@ def expand_sweep(overrides: Sequence[str]) -> list[list[str]]:
 
     parser = OverridesParser.create()
     fixed = [o.input_line for o in parser.parse_overrides(list(overrides)) if not o.is_sweep_override()]
-    cfg = compose_job(fixed)                       # the experiment's own sweep, before the command line's
+    cfg = compose_job(fixed, check=False)          # the experiment's own sweep, before the command line's
     params = cfg.hydra.get("sweeper", {}).get("params") or {}
     swept = [f"{k}={v}" for k, v in params.items()]
     parsed = parser.parse_overrides([*swept, *overrides])
@@ -179,15 +183,27 @@ def _offline_hub() -> None:
 
 
 def read_splits(cfg: Any, task: Any) -> dict[str, list[dict]] | None:
-    """The configured data's splits (train cut to ``data.fraction`` as the engine does), or None when unreadable."""
+    """The configured data's splits as a run reads and checks them (engine.experiment.read_checked_splits; train
+    cut to ``data.fraction`` as the engine does), or None when they are not here (a hub dataset offline, a licensed
+    file not downloaded). Data that is here but bad (an empty split, a malformed file) is the run's one line."""
     from omegaconf import OmegaConf
 
+    from elmo_bench.engine.experiment import read_checked_splits  # lazy: omegaconf
+
     try:
-        splits = task.read(OmegaConf.to_container(cfg.data, resolve=True))
+        splits = read_checked_splits(cfg, task)
     except (DataError, ConfigError, OSError):
+        if data_is_here(OmegaConf.to_container(cfg.data, resolve=True)):
+            raise
         return None
     splits["train"] = nested_subset(splits["train"], float(cfg.data.get("fraction", 1.0)), int(cfg.seed))
     return splits
+
+
+def data_is_here(data: dict[str, Any]) -> bool:
+    """Local data whose every configured split path exists (so a failure to read it is the data's fault)."""
+    paths = [data[k] for k in ("train", "dev", "test") if data.get(k)]
+    return data.get("source") == "local" and bool(paths) and all(Path(str(p)).exists() for p in paths)
 
 
 # ----------------------------------------------------------------------------------------------------- measurement
@@ -385,14 +401,13 @@ def _model_key(cfg: Any, data_key: str, options: Any) -> str:
     return json.dumps([data_key, *parts, options.to_dict(), str(cfg.amp)], sort_keys=True)
 
 
-def plan_run(overrides: Sequence[str], device: torch.device, n_batches: int,
+def plan_run(overrides: Sequence[str], cfg: Any, device: torch.device, n_batches: int,
              memo: dict[str, Any]) -> dict[str, Any]:
-    """One planned run (see the module docstring for every number)."""
+    """One planned run (see the module docstring for every number); ``cfg``: its config, through the door."""
     from omegaconf import OmegaConf
 
     from elmo_bench.engine.experiment import trainer_config  # lazy: omegaconf
 
-    cfg = compose_job(overrides)
     task_name = cfg.task.name
     options, options_source = _bilm_options(cfg)
     max_segment = int(cfg.get("max_segment", 256))
@@ -456,7 +471,7 @@ def _data_plan(cfg: Any, task_name: str, overrides: Sequence[str], max_segment: 
         sizes = {k: split_sizes(task, v, max_segment) for k, v in splits.items()}
         return {"task": task, "splits": sizes, "sizes": "measured", "source": f"{name} read here",
                 "sample_train": splits["train"], "sample_from": name}
-    stand_in_cfg = compose_job([*overrides, f"data={STAND_IN.format(task=task_name)}"])
+    stand_in_cfg = compose_job([*overrides, f"data={STAND_IN.format(task=task_name)}"], check=False)
     stand_in = read_splits(stand_in_cfg, task)
     if stand_in is None:
         raise DataError(f"plan: data {name!r} of task {task_name} cannot be read here, nor its stand-in "
@@ -487,8 +502,9 @@ def _data_plan(cfg: Any, task_name: str, overrides: Sequence[str], max_segment: 
 def plan(overrides: Sequence[str], gpu_tflops: float, device: torch.device, n_batches: int = 2) -> dict[str, Any]:
     """Every planned run with its GPU hours at ``gpu_tflops`` sustained, and the total (shared caches once)."""
     jobs = expand_sweep(overrides)
+    configs = [compose_job(job) for job in jobs]  # every job through the door before any is priced
     memo: dict[str, Any] = {}
-    runs = [plan_run(job, device, n_batches, memo) for job in jobs]
+    runs = [plan_run(job, cfg, device, n_batches, memo) for job, cfg in zip(jobs, configs)]
     rate = gpu_tflops * 1e12 * 3600
     total, seen = 0.0, set()
     for run in runs:

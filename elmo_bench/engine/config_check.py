@@ -2,7 +2,8 @@
 
 Unknown keys: Hydra's ``+key=value`` adds a key the config does not have, and nothing reads it, so a typo
 (``+trainer.max_epoch=3``) would change nothing yet be recorded as if it had; :func:`check_added_keys` refuses it,
-naming the closest known key (``+group=option``, adding a config group, stays allowed).
+naming the closest known key (``+group=option``, adding a config group, stays allowed). ``++key=value`` likewise,
+when the config composed without it lacks the key (engine.config_door passes that config).
 
 A wrong value (``trainer.batch_size=0``, ``trainer.max_epochs=-3``, ``seed=abc``, ``trainer.lr=abc``,
 ``data.fraction=2``, ``trainer.rho=1.5``, ``device=gpu``, ``amp=fp8``) is one ConfigError line naming the key, what
@@ -115,24 +116,38 @@ def check_head(head: Mapping[str, Any], cls: type | None = None) -> None:
                 _number(where, item, float, 0, low_open=True)
 
 
-def added_keys(overrides: Sequence[str], conf_dir: Path) -> list[str]:
+def added_keys(overrides: Sequence[str], conf_dir: Path, base: Mapping[str, Any] | None = None) -> list[str]:
     """The keys that ``+key=value`` overrides add (``+group=option`` adds a config group of ``conf_dir``: not a
-    key; ``++key=value``, Hydra's add-or-override, is left alone)."""
+    key). ``++key=value``, Hydra's add-or-override, adds its key only when ``base`` (the config composed without
+    the ``++`` overrides) lacks it; without ``base`` it is left alone."""
     keys = []
     for text in overrides:
-        if not text.startswith("+") or text.startswith("++") or "=" not in text:
+        forced = text.startswith("++")
+        if not text.startswith("+") or "=" not in text or (forced and base is None):
             continue
-        key = text[1:].split("=", 1)[0].split("@", 1)[0].strip()
-        if key and not (conf_dir / key.replace(".", "/")).is_dir():
-            keys.append(key)
+        key = text.lstrip("+").split("=", 1)[0].split("@", 1)[0].strip()
+        if not key or (conf_dir / key.replace(".", "/")).is_dir():
+            continue
+        if forced and _has_key(base, key.split(".")):
+            continue
+        keys.append(key)
     return keys
 
 
-def check_added_keys(overrides: Sequence[str], config: Mapping[str, Any], conf_dir: Path) -> None:
+def _has_key(config: Any, parts: Sequence[str]) -> bool:
+    for part in parts:
+        if not isinstance(config, Mapping) or part not in config:
+            return False
+        config = config[part]
+    return True
+
+
+def check_added_keys(overrides: Sequence[str], config: Mapping[str, Any], conf_dir: Path,
+                     base: Mapping[str, Any] | None = None) -> None:
     """ConfigError for a ``+key=value`` override whose key the config does not know: the first part of its path
     that is new, under a node that has other (known) keys, with the closest known key suggested (difflib). A key
     added under a node with ``_target_`` (``encoder=python``) is an argument of that class, so it is read."""
-    added = [key.split(".") for key in added_keys(overrides, conf_dir)]
+    added = [key.split(".") for key in added_keys(overrides, conf_dir, base)]
     for parts in added:
         for level in range(len(parts) - 1, -1, -1):
             node: Any = config
@@ -150,5 +165,6 @@ def check_added_keys(overrides: Sequence[str], config: Mapping[str, Any], conf_d
                 close = difflib.get_close_matches(parts[level], known, n=1)
                 hint = f"did you mean {prefix + '.' if prefix else ''}{close[0]}?" if close else \
                     f"known keys of {prefix or 'the config'}: {', '.join(known[:12])}{' ...' if len(known) > 12 else ''}"
-                raise ConfigError(f"config: unknown key {unknown} (from +{'.'.join(parts)}): {hint} (a key added "
-                                  f"with '+' is read by nothing)")
+                sign = "++" if any(o.startswith(f"++{'.'.join(parts)}=") for o in overrides) else "+"
+                raise ConfigError(f"config: unknown key {unknown} (from {sign}{'.'.join(parts)}): {hint} (a key "
+                                  f"added with '{sign}' is read by nothing)")

@@ -21,6 +21,7 @@ from elmo_bench.base.device import resolve_device
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.encoders.protocol import cache_id
+from elmo_bench.engine.config_door import resolve_run_config
 from elmo_bench.engine.experiment import assemble, load_encoder_info, load_task, read_data, trainer_config
 from elmo_bench.engine.loop import evaluate
 from elmo_bench.engine.run_identity import RUN_FILE, check_data_identity, read_record
@@ -47,6 +48,7 @@ def _load_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, 
     saved = read_record(record)
     if not isinstance(saved.get("config"), dict):
         raise ConfigError(f"{record}: holds no 'config' object; expected a run.json written by run.py")
+    resolve_run_config(OmegaConf.create(saved["config"]))  # run.py's door: ranges, data files (no FIFO hangs)
     check_data_identity(run_dir, saved.get("identity") or {}, saved["config"])
     state = checkpoints.load(best, "cpu", advice="train the run again to evaluate it")
     if "task" not in state:

@@ -19,7 +19,7 @@ import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
@@ -159,13 +159,20 @@ def index_examples(splits: dict[str, list[Example]]) -> None:
             example[INDEX_KEY] = index
 
 
-def read_data(cfg: DictConfig, task: Task, seed: int) -> Prepared:
-    """Read every split, take the training subset (``data.fraction``), index examples, fit the label sets."""
-    started = time.perf_counter()
+def read_checked_splits(cfg: DictConfig, task: Task) -> dict[str, list[Example]]:
+    """Every split as the task reads it, checked as a run checks it (train and dev present; no empty split, no two
+    identical ones): the one reading step of a run, of ``elmo-bench evaluate`` and of ``elmo-bench plan``."""
     splits = task.read(OmegaConf.to_container(cfg.data, resolve=True))
     if "train" not in splits or "dev" not in splits:
         raise ConfigError(f"task {task.name}: the data config must provide train and dev splits, found {sorted(splits)}")
     check_splits(splits, OmegaConf.to_container(cfg.data, resolve=True), task.text_fields)  # empty / identical
+    return splits
+
+
+def read_data(cfg: DictConfig, task: Task, seed: int) -> Prepared:
+    """Read every split, take the training subset (``data.fraction``), index examples, fit the label sets."""
+    started = time.perf_counter()
+    splits = read_checked_splits(cfg, task)
     full_train_size = len(splits["train"])
     fraction = training_fraction(cfg)
     # only the examples a run trains on go through the biLM: a 10% run computes 10% of the train split's layers
@@ -363,14 +370,17 @@ def write_run(run_dir: Path, cfg: DictConfig, task: Task, prepared: Prepared, mo
     return record.to_dict()
 
 
-def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
+def run_experiment(cfg: DictConfig, run_dir: Path,
+                   on_claimed: Callable[[Path], None] | None = None) -> dict[str, Any]:
     """One run in ``run_dir``, holding its lock (elmo_bench.engine.run_lock): a second process started into the same
-    directory stops at once with ``DIR is in use by pid N``, before it reads or writes anything there."""
+    directory stops at once with ``DIR is in use by pid N``, before it reads or writes anything there.
+    ``on_claimed(run_dir)`` is called once the lock and the identity check passed and the run will compute (not for
+    a run skipped as already done): run.py writes Hydra's records there (elmo_bench.commands.hydra_records)."""
     with run_dir_lock(run_dir):
-        return _run_locked(cfg, run_dir)
+        return _run_locked(cfg, run_dir, on_claimed or (lambda where: None))
 
 
-def _run_locked(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
+def _run_locked(cfg: DictConfig, run_dir: Path, on_claimed: Callable[[Path], None]) -> dict[str, Any]:
     started = time.perf_counter()
     config = OmegaConf.to_container(cfg, resolve=True)
     check_run(config, merged_trainer(cfg))
@@ -391,7 +401,9 @@ def _run_locked(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     if extending:
         kept = apply_new_stopping_rule(run_dir, StoppingRule.of(trainer), current, config)
         if kept is not None:
+            on_claimed(run_dir)
             return kept
+    on_claimed(run_dir)
 
     seed_everything(seed)
     torch.set_num_threads(int(cfg.get("threads", 1)) or 1)

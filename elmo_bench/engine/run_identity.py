@@ -22,6 +22,7 @@ from typing import Any, Mapping
 
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS, effective_settings
+from elmo_bench.records.run_record import RunRecord
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.data.textio import read_text
 
@@ -211,6 +212,8 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str
     """
     record = run_dir / RUN_FILE
     computed = (run_dir / "results.json").exists() or (run_dir / "checkpoint.pt").exists()
+    if (run_dir / "results.json").exists():
+        check_own_results(run_dir / "results.json")
     stored: dict[str, Any] | None = None
     skip: tuple[str, ...] = ()
     legacy = False
@@ -244,6 +247,18 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str
         run_dir.mkdir(parents=True, exist_ok=True)
         record_identity(run_dir, current, config)
     return False
+
+
+def check_own_results(path: Path) -> None:
+    """A results.json this program wrote (every key a run record has), else one ConfigError line: a run never
+    skips as "already done" over, or resumes beside, a file another program put there."""
+    try:
+        RunRecord.from_dict(read_record(path), str(path))
+    except ValueError as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        raise ConfigError(f"{exc}; expected a results.json written by this program: refusing to reuse {path.parent}"
+                          f" (choose another directory, hydra.run.dir=..., or move the file away)") from None
 
 
 def record_identity(run_dir: Path, current: Mapping[str, Any], config: Mapping[str, Any]) -> None:

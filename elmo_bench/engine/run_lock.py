@@ -2,7 +2,8 @@
 
 The lock is ``flock`` on ``<run_dir>/.elmo_bench.lock``, which holds the owner's pid for the error message. The
 kernel releases a ``flock`` when its process ends however it ends (``kill -9`` too), so the lock of a dead process
-is simply taken over: there is no stale lock to clean up. (``flock`` is advisory and local: on a network file
+is simply taken over: there is no stale lock to clean up. A process that ends cleanly empties the file again, so a
+run that was turned away (busy, or the directory made by another configuration) leaves its bytes as they were. (``flock`` is advisory and local: on a network file
 system that does not support it, it locks nothing more than before.)
 """
 from __future__ import annotations
@@ -33,9 +34,11 @@ def run_dir_lock(run_dir: str | Path) -> Iterator[Path]:
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / LOCK_FILE
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    held = False
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held = True
         except BlockingIOError:
             raise ConfigError(f"{run_dir} is in use by pid {_holder(fd)} (a run of the same directory is going on; "
                               f"wait for it, or use another hydra.run.dir)") from None
@@ -46,4 +49,6 @@ def run_dir_lock(run_dir: str | Path) -> Iterator[Path]:
         os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
         yield path
     finally:
+        if held:
+            os.ftruncate(fd, 0)  # no pid left behind by a process that is gone
         os.close(fd)  # closing releases the flock

@@ -1,0 +1,71 @@
+"""The one door every run config goes through: ``run.py``, ``elmo-bench plan`` and ``elmo-bench evaluate`` compose
+(or, for evaluate, read) a config and hand it to :func:`resolve_run_config`, which checks it and returns it. So an
+unknown ``+key`` or ``++key``, a bad sweep value (``seed=1,abc``), ``trainer.batch_size=0``, a data path that is a
+FIFO or a device, a local encoder directory that is not there, are the same one line wherever they are typed, and
+nothing is read, priced or written before the check. (Issue 35 turns the returned config into a typed RunConfig:
+this function is where ``RunConfig.resolve()`` goes.)
+"""
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from omegaconf import DictConfig, OmegaConf, open_dict
+
+from elmo_bench.base.errors import ConfigError
+from elmo_bench.base.paths import CONF_DIR
+from elmo_bench.encoders.settings import check_encoder_path, check_encoder_settings
+from elmo_bench.engine.config_check import check_added_keys, check_run
+from elmo_bench.engine.run_identity import flatten
+
+
+def resolve_run_config(cfg: DictConfig, overrides: Sequence[str] = (), choices: Mapping[str, str] | None = None,
+                       base: Mapping[str, Any] | None = None, files: bool = True) -> DictConfig:
+    """``cfg`` (a job's composed config, without Hydra's node), checked, with ``choices`` (Hydra's group choices)
+    and ``data.name`` set; ConfigError (one line) for the first thing wrong.
+
+    ``overrides``: the job's command-line overrides (``+key`` / ``++key`` are checked against the config);
+    ``base``: the config composed without the ``++`` overrides, needed only when there are some (a ``++key`` that
+    ``base`` lacks is refused like ``+key``); ``files``: also check the files the config names (False only where
+    paths are placeholders, as in the docs' commands). Idempotent: evaluate calls it on a run's stored config.
+    """
+    plain = OmegaConf.to_container(cfg)
+    check_added_keys(list(overrides), plain, CONF_DIR, base)
+    with open_dict(cfg):
+        if choices is not None:
+            cfg.choices = {k: v for k, v in choices.items() if not k.startswith("hydra")}
+        cfg.data.name = cfg.data.get("name") or (cfg.get("choices") or {}).get("data")
+    config = OmegaConf.to_container(cfg, resolve=True)
+    from elmo_bench.engine.experiment import merged_trainer  # lazy: torch
+
+    check_run(config, merged_trainer(cfg))
+    check_encoder_settings(config.get("encoder") or {})
+    if files:
+        check_data_files(config.get("data") or {})
+        check_encoder_path(config.get("encoder") or {})
+    return cfg
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def check_data_files(data: Mapping[str, Any]) -> None:
+    """Every data path that exists is a regular file or a directory (SRL and coref read directories): a FIFO,
+    ``/dev/zero`` or a socket would hang the reader (and the run identity's content hash) forever."""
+    for key, value in flatten(data, "data.").items():
+        if not isinstance(value, str) or not value or "\n" in value:
+            continue
+        path = Path(value)
+        try:
+            mode = path.stat().st_mode
+        except (OSError, ValueError):
+            continue  # absent: the reader says "file not found" (or the value is no path at all)
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            raise ConfigError(f"config: {key}={value} is {_kind(mode)}; expected a regular data file (or a "
+                              f"directory where the dataset reads one)")
