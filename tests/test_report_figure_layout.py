@@ -56,13 +56,13 @@ def _overlaps(fig: Any) -> list[str]:
 
 @pytest.fixture
 def drawn(monkeypatch):
-    """Every figure a report draws: name → (overlaps, panel titles), measured before it is saved."""
+    """Every figure a report draws: "<out dir>/<file>" → (overlaps, panel titles), measured before it is saved."""
     seen: dict[str, tuple[list[str], list[str]]] = {}
     save = figures._save
 
     def measuring_save(fig, path: Path) -> None:
         titles = [ax.get_title() for ax in fig.axes if ax.get_visible() and ax.axison]
-        seen[Path(path).name] = (_overlaps(fig), titles)
+        seen[f"{Path(path).parent.name}/{Path(path).name}"] = (_overlaps(fig), titles)
         save(fig, path)
 
     monkeypatch.setattr(figures, "_save", measuring_save)
@@ -73,15 +73,11 @@ def test_every_report_figure_has_no_overlapping_text_and_distinct_panel_titles(d
     build_report([str(REPO / "docs" / "results")], tmp_path / "committed", "json", significance=False)
     make_encoders_tree(tmp_path / "encoders")
     build_report([str(tmp_path / "encoders")], tmp_path / "several", "json", significance=False)
-    assert {"figure1_sample_efficiency.png", "figure2_layer_weights.png", "dev_curves.png",
-            "probe_depth.png"} <= set(drawn)
+    assert {"committed/figure1_sample_efficiency.png", "committed/figure2_layer_weights.png",
+            "committed/dev_curves.png", "several/probe_depth.png"} <= set(drawn)
     for name, (overlaps, titles) in drawn.items():
         assert overlaps == [], (name, overlaps)
         assert len(set(titles)) == len(titles), (name, titles)
-
-
-def test_figure2_panels_name_their_data_mix_and_seed_count(drawn, tmp_path):
-    build_report([str(REPO / "docs" / "results")], tmp_path / "committed", "json", significance=False)
-    _, titles = drawn["figure2_layer_weights.png"]
+    _, titles = drawn["committed/figure2_layer_weights.png"]          # Figure 2's panels say which runs they show
     assert "ner: conll2003 (0.1 of train)\ninput mix, 3 seeds" in titles
     assert "srl: conll2005 (0.01 of train)\ninput mix, 3 seeds" in titles
