@@ -60,6 +60,13 @@ class Task:
         """
         raise NotImplementedError
 
+    def example_key(self, example: Example) -> tuple[tuple[str, ...], ...] | None:
+        """What makes two examples the same text, for measuring leakage between splits
+        (elmo_bench.data.split_checks): the tuple of the example's text fields' token lists (SQuAD: question and
+        context, so a context shared by several questions is no leakage). None: the example is not counted (SST's
+        sub-sentence phrases, whose sentence is counted by its root)."""
+        return tuple(tuple(example[name]) for name in self.text_fields)
+
     def fit_labels(self, splits: Mapping[str, Sequence[Example]]) -> None:
         """Build label vocabularies (called once before build_head). ``splits["train"]`` is the training subset
         the run trains on; the other splits are there so that a gold label seen only in dev or test is known

@@ -109,6 +109,7 @@ def test_test_file_as_training_data_is_refused_unless_allowed(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     results = json.loads((tmp_path / "run3" / "results.json").read_text())
     assert results["metrics"]["dev"] == results["metrics"]["test"]  # the same data, the same scores
+    assert results["data"]["split_overlap"]["test_in_dev"] == 1.0      # recorded: identical is the 100% case
 
 
 # 7. an unknown key added with + is an error naming the closest known key; +group=option still works

@@ -191,7 +191,7 @@ def read_splits(cfg: Any, task: Any) -> dict[str, list[dict]] | None:
     from elmo_bench.engine.experiment import read_checked_splits  # lazy: omegaconf
 
     try:
-        splits = read_checked_splits(cfg, task)
+        splits, _ = read_checked_splits(cfg, task)
     except (DataError, ConfigError, OSError):
         if data_is_here(OmegaConf.to_container(cfg.data, resolve=True)):
             raise

@@ -19,6 +19,7 @@ from typing import Any, Mapping, Sequence
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import check_number as _number, check_ranges
 from elmo_bench.data.data_config import DataConfig
+from elmo_bench.data.split_checks import max_overlap
 from elmo_bench.engine.head_configs import head_config
 from elmo_bench.engine.trainer_config import OPTIMIZERS, TrainerConfig
 from elmo_bench.records.elmo_settings import CONFIG_KEY, MODES, PLACEMENTS, TASK_ELMO_DEFAULTS, ElmoSettings
@@ -66,6 +67,7 @@ def check_run(cfg: Mapping[str, Any], trainer: Mapping[str, Any]) -> None:
     if not isinstance(cfg.get("cache", True), bool):
         raise ConfigError(f"config: cache expected true or false, found {cfg.get('cache')!r}")
     check_ranges(DataConfig, cfg.get("data") or {}, "data")
+    max_overlap(cfg.get("data") or {})  # a share in [0, 1] (elmo_bench.data.split_checks)
     check_trainer(trainer)
     _number("trainer.max_scaled_epochs", (cfg.get("trainer") or {}).get("max_scaled_epochs"), int, 1)
     mix = cfg.get("mix") or {}

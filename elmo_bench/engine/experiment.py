@@ -144,6 +144,8 @@ class Prepared:
     elmo_dim: int = 0
     cache: ActivationCache | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    #: the share of each split's examples also in train (and of test in dev), before data.fraction (split_checks)
+    split_overlap: dict[str, float] = field(default_factory=dict)
 
 
 def training_fraction(cfg: DictConfig) -> float:
@@ -159,20 +161,24 @@ def index_examples(splits: dict[str, list[Example]]) -> None:
             example[INDEX_KEY] = index
 
 
-def read_checked_splits(cfg: DictConfig, task: Task) -> dict[str, list[Example]]:
-    """Every split as the task reads it, checked as a run checks it (train and dev present; no empty split, no two
-    identical ones): the one reading step of a run, of ``elmo-bench evaluate`` and of ``elmo-bench plan``."""
-    splits = task.read(OmegaConf.to_container(cfg.data, resolve=True))
+def read_checked_splits(cfg: DictConfig, task: Task) -> tuple[dict[str, list[Example]], dict[str, float]]:
+    """Every split as the task reads it, checked as a run checks it (train and dev present; no empty split; their
+    overlap measured and refused above ``data.max_overlap``, elmo_bench.data.split_checks), with that overlap: the
+    one reading step of a run, of ``elmo-bench evaluate`` and of ``elmo-bench plan``."""
+    data = OmegaConf.to_container(cfg.data, resolve=True)
+    splits = task.read(data)
     if "train" not in splits or "dev" not in splits:
         raise ConfigError(f"task {task.name}: the data config must provide train and dev splits, found {sorted(splits)}")
-    check_splits(splits, OmegaConf.to_container(cfg.data, resolve=True), task.text_fields)  # empty / identical
-    return splits
+    overlap = check_splits(splits, data, task.example_key)  # empty, leaks
+    return splits, overlap
 
 
 def read_data(cfg: DictConfig, task: Task, seed: int) -> Prepared:
-    """Read every split, take the training subset (``data.fraction``), index examples, fit the label sets."""
+    """Read every split (checked: :func:`read_checked_splits`), take the training subset (``data.fraction``), index
+    examples, fit the label sets."""
     started = time.perf_counter()
-    splits = read_checked_splits(cfg, task)
+    splits, overlap = read_checked_splits(cfg, task)
+    log.info("data: split overlap %s", {k: f"{100 * v:.1f}%" for k, v in overlap.items()})
     full_train_size = len(splits["train"])
     fraction = training_fraction(cfg)
     # only the examples a run trains on go through the biLM: a 10% run computes 10% of the train split's layers
@@ -180,7 +186,8 @@ def read_data(cfg: DictConfig, task: Task, seed: int) -> Prepared:
     index_examples(splits)
     log.info("data: %s (training fraction %s)", {k: len(v) for k, v in splits.items()}, fraction)
     task.fit_labels(splits)
-    return Prepared(splits, full_train_size, fraction, timings={"read_seconds": time.perf_counter() - started})
+    return Prepared(splits, full_train_size, fraction, timings={"read_seconds": time.perf_counter() - started},
+                    split_overlap=overlap)
 
 
 def load_bilm_info(cfg: DictConfig) -> tuple[Any, dict[str, Any]]:
@@ -351,7 +358,8 @@ def write_run(run_dir: Path, cfg: DictConfig, task: Task, prepared: Prepared, mo
         config=config,
         data={"name": cfg.data.get("name"), "fraction": prepared.fraction,
               "full_train_examples": prepared.full_train_size,
-              **{f"{k}_examples": len(v) for k, v in prepared.splits.items()}},
+              **{f"{k}_examples": len(v) for k, v in prepared.splits.items()},
+              **({"split_overlap": prepared.split_overlap} if prepared.split_overlap else {})},
         metrics=metrics,
         main_metric=task.main_metric,
         mixes=model.embedder.mix_summary(),

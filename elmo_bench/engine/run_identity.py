@@ -30,7 +30,7 @@ RUN_FILE = "run.json"
 #: top-level keys (or dotted prefixes) that never change a number (``device``, like ``threads``, changes speed and
 #: floating-point rounding only: a run killed on one GPU may resume on another, or on the CPU)
 IGNORED = ("progress", "threads", "logger", "paths", "choices", "bilm.options", "bilm.weights", "bilm.name", "device",
-           "data.allow_identical_splits", "data.answer_offsets")  # refuse or not: never another number
+           "data.allow_identical_splits", "data.answer_offsets", "data.max_overlap")  # refuse or not: never another number
 #: keys added to the config after run directories already existed, with the value that reproduces the old behaviour:
 #: a stored identity without the key equals one that holds this value
 ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.eps": None, "encoder.kind": "bilm",

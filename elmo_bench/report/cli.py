@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -35,6 +36,25 @@ def _collect_existing(dirs: Sequence[str], require_runs: bool) -> Collection:
     return found
 
 
+def _refuse_file_out(out: Path) -> None:
+    """ConfigError when ``--out`` names an existing file (the report is a directory of files)."""
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"{out}: --out is an existing file; expected a directory (it gets report.md or "
+                          f"report.json and the figures' PNGs)")
+
+
+def _writable_out(out: Path) -> None:
+    """Create ``out`` and check that files can be made in it: ConfigError (one line) for a read-only directory,
+    before any figure is drawn."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"{out}: cannot write the report there ({exc.strerror or exc}: a read-only "
+                          f"directory? choose another with --out)") from exc
+
+
 def _sections(found: Collection, names: EncoderNames, p_value: Any, out: Path
               ) -> tuple[list[tables.Table], dict[str, bool]]:
     """Every table and figure of the report (figures written into ``out``). Table 1, the sample-efficiency data,
@@ -49,6 +69,8 @@ def _sections(found: Collection, names: EncoderNames, p_value: Any, out: Path
         made[PROBE_DEPTH] = True
     sections = [
         tables.table1(runs, p_value, names),
+        *([tables.non_finite_table(found.non_finite)] if found.non_finite else []),  # only when there are any
+        *([overlap] if (overlap := tables.split_overlap_table(runs)).rows else []),  # records that have it
         tables.table2(main), tables.table3(main), tables.table5(runs, names), tables.table6(runs, names),
         *([probe_depth.probe_depth_table(runs, names)] if depth else []),
         tables.table7(found.adaptations), tables.figure1_table(runs, names), tables.figure2_table(main),
@@ -76,6 +98,7 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
     A directory that does not exist is a ConfigError (one line, exit 2), and so is no usable results at all when
     ``require_runs`` (the ``report`` command): a report of dashes would read as "no runs" when the path was
     mistyped. Without it an empty collection renders every cell missing (the paper's columns only)."""
+    _refuse_file_out(out)
     found = _collect_existing(dirs, require_runs)
     runs = found.runs
     gold_cache: dict = {}
@@ -83,7 +106,7 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
     def p_value(elmo_runs, base_runs):
         return bootstrap.compare_runs(elmo_runs, base_runs, samples, gold_cache)
 
-    out.mkdir(parents=True, exist_ok=True)
+    _writable_out(out)
     names = EncoderNames(runs)
     sections, made = _sections(found, names, p_value if significance else None, out)
     summary = _summary(found, names)

@@ -1,20 +1,23 @@
 """Find every results.json below some directories and turn each RunRecord (elmo_bench.records.run_record) into a flat
 ``Run`` the tables can group.
 
-Unreadable files are skipped with a warning. Runs that are the same experiment (same task, data, embedder,
+Unreadable files, and records of a schema this version does not know (a newer elmo-bench wrote them), are skipped
+with a warning naming the file. A run whose metric is not finite (NaN, inf: a diverged run) is skipped with a warning,
+counted as skipped and kept in ``Collection.non_finite`` so the report shows it as such. Runs that are the same experiment (same task, data, embedder,
 seed, fraction, effective ELMo settings, head, trainer and biLM), e.g. a baseline that both the table1 and
 table2 sweeps trained, are kept once, so they do not count as extra seeds.
 """
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS
 from elmo_bench.report import encoder_names, task_defaults
-from elmo_bench.records.run_record import REQUIRED_KEYS, RunRecord
+from elmo_bench.records.run_record import REQUIRED_KEYS, SCHEMA_VERSION, RunRecord
 from elmo_bench.records import lm_adaptation
 
 #: probe tasks: their runs record an encoder without a +ELMo mix
@@ -165,6 +168,10 @@ def read_run(path: Path) -> Run:
         results = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{path}: unreadable ({exc.__class__.__name__}: {exc})") from exc
+    schema = results.get("schema", SCHEMA_VERSION) if isinstance(results, dict) else SCHEMA_VERSION
+    if isinstance(schema, bool) or not isinstance(schema, int) or not 1 <= schema <= SCHEMA_VERSION:
+        raise ValueError(f"{path}: unknown results.json schema {schema!r} (this version reads schemas 1 to "
+                         f"{SCHEMA_VERSION}; written by a newer elmo-bench?)")
     # the WSD probe is not a trained model: it needs only task and metrics
     required = ("task", "metrics") if isinstance(results, dict) and results.get("task") == "wsd" else REQUIRED_KEYS
     record = RunRecord.from_dict(results, str(path), required)      # ValueError naming the file
@@ -180,6 +187,12 @@ def read_run(path: Path) -> Run:
         raise ValueError(f"{path}: bad field ({exc})") from exc
 
 
+def non_finite(run: Run) -> list[tuple[str, float]]:
+    """``(split.metric, value)`` of every metric of the run that is NaN or infinite."""
+    return [(f"{split}.{name}", float(value)) for split, scores in run.metrics.items()
+            for name, value in scores.items() if value is not None and not math.isfinite(float(value))]
+
+
 @dataclass
 class Collection:
     runs: list[Run]
@@ -187,6 +200,8 @@ class Collection:
     duplicates: int
     warnings: list[str]
     adaptations: list[dict[str, Any]] = field(default_factory=list)   # lm_adaptation.json records (Table 7)
+    #: runs skipped for a non-finite metric (counted in ``warnings``), with those metrics: the report lists them
+    non_finite: list[tuple[Run, list[tuple[str, float]]]] = field(default_factory=list)
 
 
 def collect(dirs: Iterable[str | Path]) -> Collection:
@@ -218,6 +233,7 @@ def collect(dirs: Iterable[str | Path]) -> Collection:
         except ValueError as exc:
             warnings.append(f"warning: skipping {exc}")
     runs: list[Run] = []
+    non_finite_runs: list[tuple[Run, list[tuple[str, float]]]] = []
     seen: set[str] = set()
     duplicates = 0
     unique = sorted(set(paths))
@@ -226,6 +242,12 @@ def collect(dirs: Iterable[str | Path]) -> Collection:
             run = read_run(path)
         except ValueError as exc:
             warnings.append(f"warning: skipping {exc}")
+            continue
+        bad = non_finite(run)
+        if bad:
+            shown = ", ".join(f"{name} is {value}" for name, value in bad)
+            warnings.append(f"warning: skipping {path}: metric {shown} (not finite: the run diverged?)")
+            non_finite_runs.append((run, bad))
             continue
         holder = next((d for d in path.parents if d in defaults_by_dir), None)
         if holder is not None and run.task in defaults_by_dir[holder]:
@@ -236,4 +258,5 @@ def collect(dirs: Iterable[str | Path]) -> Collection:
             continue
         seen.add(signature)
         runs.append(run)
-    return Collection(runs=runs, files=len(unique), duplicates=duplicates, warnings=warnings, adaptations=adaptations)
+    return Collection(runs=runs, files=len(unique), duplicates=duplicates, warnings=warnings, adaptations=adaptations,
+                      non_finite=non_finite_runs)

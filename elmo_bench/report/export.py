@@ -13,6 +13,10 @@ as the engine wrote them:
   (``elmo_bench.report.task_defaults``), so the report tells the current default's runs from arms of a default
   since replaced.
 
+It never replaces a file it did not write: ``DST/export_manifest.json`` records every file it wrote and its sha256
+(elmo_bench.report.export_manifest); a target that exists with other content and is not recorded there, or changed
+since, stops the export with one line before anything is written (``--overwrite`` replaces it).
+
 It copies, it computes nothing from data: a run recorded before the engine wrote the compact files gets them from
 ``python -m elmo_bench.engine.record_migration SRC`` first (with the data). Checkpoints, logs and wandb files are not
 copied. Gzip headers carry no time stamp: exporting the same tree twice gives the same bytes.
@@ -26,37 +30,34 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from elmo_bench.base.atomic import atomic_write_bytes, atomic_write_text
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.report.collect import read_run
 from elmo_bench.records.run_record import SCORES_FILE, predictions_path, read_statistics
 from elmo_bench.base.errors import DataError
 from elmo_bench.records import lm_adaptation
-from elmo_bench.report import task_defaults
+from elmo_bench.report import export_manifest, task_defaults
 
 log = logging.getLogger(__name__)
 SPLITS = ("dev", "test")
 MIGRATE = "python -m elmo_bench.engine.record_migration"
 
 
-def export_run(results_path: Path, src: Path, dst: Path) -> list[str]:
-    """One run directory into its compact form; returns warnings."""
+def export_run(results_path: Path, src: Path, dst: Path, writes: dict[Path, bytes]) -> list[str]:
+    """One run directory into its compact form: its files added to ``writes`` (target → bytes); returns warnings."""
     warnings: list[str] = []
     run_dir = results_path.parent
     out = dst / run_dir.relative_to(src)
-    out.mkdir(parents=True, exist_ok=True)
     run = read_run(results_path)
     results = json.loads(results_path.read_text(encoding="utf-8"))
-    atomic_write_text(out / "results.json", json.dumps(results, indent=2, sort_keys=True) + "\n")
+    plan: dict[Path, bytes] = {out / "results.json": (json.dumps(results, indent=2, sort_keys=True) + "\n").encode()}
     if (run_dir / "keys").is_dir():
-        (out / "keys").mkdir(exist_ok=True)
         for key_file in sorted((run_dir / "keys").glob("*.key")):
-            atomic_write_bytes(out / "keys" / f"{key_file.name}.gz",
-                               gzip.compress(key_file.read_bytes(), compresslevel=9, mtime=0))
+            plan[out / "keys" / f"{key_file.name}.gz"] = gzip.compress(key_file.read_bytes(), compresslevel=9,
+                                                                        mtime=0)
     for split in SPLITS:
         compact = predictions_path(run_dir, split, compact=True)
         if compact.exists():
-            atomic_write_bytes(out / compact.name, compact.read_bytes())
+            plan[out / compact.name] = compact.read_bytes()
         elif predictions_path(run_dir, split).exists():
             warnings.append(f"{run_dir}: no {compact.name} beside {predictions_path(run_dir, split).name} "
                             f"(recorded before the engine wrote it): run {MIGRATE} {src} first")
@@ -64,42 +65,43 @@ def export_run(results_path: Path, src: Path, dst: Path) -> list[str]:
     if stats is None:
         if predictions_path(run_dir, "test").exists():
             warnings.append(f"{run_dir}: no {SCORES_FILE}; the report shows no p-value for it (run {MIGRATE} {src})")
-        return warnings
-    recorded = run.value("test")
-    if recorded is not None and abs(stats.value() - recorded) > 0.01:
+    elif (recorded := run.value("test")) is not None and abs(stats.value() - recorded) > 0.01:
         warnings.append(f"{run_dir}: statistics give test {run.main_metric} {stats.value():.2f}, "
                         f"results.json says {recorded:.2f}: not exported")
     else:
-        atomic_write_bytes(out / SCORES_FILE, (run_dir / SCORES_FILE).read_bytes())
+        plan[out / SCORES_FILE] = (run_dir / SCORES_FILE).read_bytes()
+    writes.update(plan)                               # all or nothing of a run: a skipped run adds no file
     return warnings
 
 
-def export_results(src: str | Path, dst: str | Path, task_conf: str | Path | None = None) -> tuple[int, list[str]]:
+def export_results(src: str | Path, dst: str | Path, task_conf: str | Path | None = None,
+                   overwrite: bool = False) -> tuple[int, list[str]]:
     """Every run below ``src`` into ``dst``; returns (runs exported, warnings). ``task_conf`` (e.g. ``conf/task``):
-    also write ``DST/task_defaults.json`` from those task configs."""
+    also write ``DST/task_defaults.json`` from those task configs. Every file is planned first, the targets checked
+    against ``DST/export_manifest.json`` (DataError, nothing written, unless ``overwrite``), then written."""
     src, dst = Path(src).resolve(), Path(dst)
     if not src.is_dir():
         raise DataError(f"{src}: not a directory (expected a results tree with results.json files)")
     if dst.resolve() == src or src in dst.resolve().parents:
         raise DataError(f"{dst}: the export must not lie inside the source tree {src}")
+    manifest = export_manifest.read_manifest(dst)
     warnings: list[str] = []
+    writes: dict[Path, bytes] = {}
     for path in sorted(src.rglob(lm_adaptation.FILENAME)):     # Table 7 records, with or without a run beside them
-        target = dst / path.relative_to(src)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(target, path.read_bytes())
+        writes[dst / path.relative_to(src)] = path.read_bytes()
     if task_conf is not None:                                 # which runs are each task's default today
         if not Path(task_conf).is_dir() or not any(Path(task_conf).glob("*.yaml")):
             raise DataError(f"{task_conf}: not a directory of task configs (expected conf/task/*.yaml)")
-        dst.mkdir(parents=True, exist_ok=True)
-        task_defaults.write(dst, task_defaults.from_conf(Path(task_conf)))
-    paths = sorted(src.rglob("results.json"))
+        writes[dst / task_defaults.FILENAME] = task_defaults.text(task_defaults.from_conf(Path(task_conf))).encode()
     count = 0
-    for path in paths:
+    for path in sorted(src.rglob("results.json")):
         try:
-            warnings += export_run(path, src, dst)
+            warnings += export_run(path, src, dst, writes)
             count += 1
         except (ValueError, OSError, KeyError) as exc:
             warnings.append(f"{path}: skipped ({exc.__class__.__name__}: {exc})")
+    export_manifest.check_targets(dst, writes, manifest, overwrite)
+    export_manifest.write_all(dst, writes, manifest)
     return count, warnings
 
 
@@ -111,12 +113,15 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--task-defaults", metavar="CONF_TASK_DIR", default=None,
                         help="also write DST/task_defaults.json with each task's ELMo defaults from these task configs "
                              "(e.g. conf/task), so the report counts runs of a since-replaced default as ablation arms")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace files in DST that this command did not write, or that changed since it did "
+                             "(default: refuse, naming the first one)")
     return parser
 
 
 def export_main(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(list(argv))
-    count, warnings = export_results(args.src, args.dst, args.task_defaults)
+    count, warnings = export_results(args.src, args.dst, args.task_defaults, args.overwrite)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(json.dumps({"runs": count, "warnings": len(warnings), "out": args.dst}))

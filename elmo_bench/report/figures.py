@@ -75,21 +75,24 @@ def figure1(runs: Sequence[Run], path: Path, names: EncoderNames | None = None) 
 
 
 def figure2(runs: Sequence[Run], path: Path) -> bool:
-    """Bar charts of the softmax layer weights of every task's input and output mixes; False if no data."""
+    """Bar charts of the softmax layer weights of every task's input and output mixes, one panel per (task, data
+    with its training fraction, mix), titled with all three and the seeds averaged; False if no data."""
     mixes = learned_mixes(runs)
-    panels = [(task, data, where, weights) for (task, data), by in mixes.items() for where, (weights, _) in by.items()]
+    panels = [(task, data, where, weights, n) for (task, data), by in mixes.items()
+              for where, (weights, n) in by.items()]
     if not panels:
         return False
     cols = min(4, len(panels))
     rows = math.ceil(len(panels) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.0 * cols, 2.6 * rows), squeeze=False)
-    for ax, (task, data, where, weights) in zip(axes.flat, panels):
+    fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 2.9 * rows), squeeze=False,
+                             layout="constrained")  # titles never overlap the row above's axis labels
+    for ax, (task, data, where, weights, n) in zip(axes.flat, panels):
         ax.bar(range(len(weights)), weights, color="tab:blue" if where == "input" else "tab:orange")
         ax.axhline(1.0 / len(weights), color="gray", linestyle="--", linewidth=0.8)   # the plain average
         ax.set_xticks(range(len(weights)))
         ax.set_ylim(0, 1)
         ax.set_xlabel("biLM layer")
-        ax.set_title(f"{task} ({where})", fontsize="small")
+        ax.set_title(f"{task}: {data}\n{where} mix, {n} seed{'s' if n != 1 else ''}", fontsize="small")
     _hide_unused(axes, len(panels))
     _save(fig, path)
     return True

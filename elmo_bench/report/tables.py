@@ -711,3 +711,43 @@ def scale_ablation_table(runs: Sequence[Run]) -> Table:
                  ["Dev set only (the defaults in conf/task/*.yaml are chosen on it, never on test); mean ± std over "
                   "the seeds listed; learned mix with the task's lambda and placement."],
                  key="scale_ablation", records=records)
+
+
+def non_finite_table(skipped: Sequence[tuple[Run, Sequence[tuple[str, float]]]]) -> Table:
+    """The runs skipped for a non-finite metric (collect.non_finite), shown as such: a diverged run is never silently
+    missing from Table 1's seed counts."""
+    rows, records = [], []
+    for run, metrics in skipped:
+        for name, value in metrics:
+            rows.append([run.task, run.data, run.embedder, str(run.seed), name, str(value), str(run.path)])
+            records.append({"task": run.task, "data": run.data, "embedder": run.embedder, "seed": run.seed,
+                            "metric": name, "value": str(value), "file": str(run.path)})
+    return Table("Runs skipped: a metric is not finite", ["Task", "Data", "Embedder", "Seed", "Metric", "Value",
+                                                          "File"], rows,
+                 ["These runs are counted as skipped in the summary and left out of every table (a NaN or inf "
+                  "metric: the run diverged); their seeds are missing from the n columns."], key="non_finite",
+                 records=records)
+
+
+def split_overlap_table(runs: Sequence[Run]) -> Table:
+    """The share of each split's examples also in train (and of test in dev), as the runs recorded it
+    (results.json ``data.split_overlap``, measured on the splits as read, before the training fraction): one row
+    per task, data set and distinct shares; runs recorded without it are not rows."""
+    found: dict[tuple[str, str, str], dict[str, float]] = {}
+    for run in runs:
+        shares = run.record.data.get("split_overlap")
+        if isinstance(shares, dict) and shares:
+            found[(run.task, run.data, repr(sorted(shares.items())))] = shares
+    columns = sorted({name for shares in found.values() for name in shares},
+                     key=lambda n: (n.split("_in_")[1] != "train", n))
+    rows, records = [], []
+    for (task, data, _), shares in sorted(found.items()):
+        cells = [MISSING if shares.get(c) is None else f"{100 * float(shares[c]):.1f}%" for c in columns]
+        rows.append([task, data, *cells])
+        records.append({"task": task, "data": data, **{c: shares.get(c) for c in columns}})
+    header = ["Task", "Data", *[c.replace("_in_", " in ") for c in columns]]
+    return Table("Split overlap: examples also in an earlier split", header, rows,
+                 ["Share of a split's examples whose text (the task's example key: its text fields' token lists; "
+                  "SST: roots only) is also in train, or for test also in dev; measured on the splits as read, before "
+                  "the training fraction. A run above data.max_overlap is refused."], key="split_overlap",
+                 records=records)

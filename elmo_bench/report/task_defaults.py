@@ -34,9 +34,14 @@ def from_conf(conf_task_dir: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
+def text(defaults: Mapping[str, Mapping[str, Any]]) -> str:
+    """The content of task_defaults.json (what ``write`` writes; export-results plans its writes with it)."""
+    return json.dumps({"schema": SCHEMA, "tasks": defaults}, indent=1, sort_keys=True) + "\n"
+
+
 def write(dst: Path, defaults: Mapping[str, Mapping[str, Any]]) -> Path:
     path = Path(dst) / FILENAME
-    atomic_write_text(path, json.dumps({"schema": SCHEMA, "tasks": defaults}, indent=1, sort_keys=True) + "\n")
+    atomic_write_text(path, text(defaults))
     return path
 
 

@@ -21,6 +21,10 @@ class SstTask(Task):
     def read(self, data_cfg: Mapping[str, Any]) -> dict[str, list[Example]]:
         return reader.read_splits(data_cfg)
 
+    def example_key(self, example: Example) -> tuple[tuple[str, ...], ...] | None:
+        """Roots only: a phrase is part of its sentence, and a short phrase ("the film") in two splits is no leak."""
+        return super().example_key(example) if example.get("is_root", True) else None
+
     def targets(self, examples: Sequence[Example]) -> dict[str, torch.Tensor]:
         """{"label": (batch,) classes 0..4}; empty when the examples carry no gold."""
         if not examples or "label" not in examples[0]:
