@@ -6,7 +6,7 @@ cartesian product, one planned run each, with the command line winning over the 
 a slice). Per run:
 
 * examples and tokens per split (tokens: every text field of every example, as the head reads them), read from
-  the configured data; where it cannot be read here (a hub dataset offline), examples from :data:`DOCUMENTED`
+  the configured data; where it cannot be read here (a hub dataset offline), examples from the task's declared ``dataset_sizes``
   and tokens per example from the task's local stand-in data (``sizes: documented``), or, with no documented
   count, the stand-in's own sizes (``sizes: proxy``);
 * ``bilm_flops``: the frozen biLM's forward FLOPs to fill the activation cache, counted from the architecture
@@ -52,33 +52,13 @@ from elmo_bench.engine.collate import length_batches
 from elmo_bench.engine.fractions import nested_subset
 from elmo_bench.engine.loop import make_optimizer
 from elmo_bench.modules.token_embedders import WordVocabulary
+from elmo_bench.tasks.registry import declaration
 
 
 #: sustained TFLOP/s for --gpu: 30% of the dense bf16 (V100, T4: fp16) tensor-core peak of the vendor's data sheet
 GPU_TFLOPS: dict[str, float] = {"a100": 94.0, "h100": 297.0, "h200": 297.0, "v100": 38.0, "t4": 20.0, "l4": 36.0}
 GPU_PEAKS = {"a100": 312, "h100": 989, "h200": 989, "v100": 125, "t4": 65, "l4": 121}
 
-#: (task, data.name) → documented split sizes in the task's examples, for datasets not readable here
-DOCUMENTED: dict[tuple[str, str], dict[str, Any]] = {
-    ("squad", "squad"): {
-        # SQuAD v1.1 (Rajpurkar et al. 2016; the hub's `squad`): train 87,599 questions (442 articles), validation
-        # 10,570. conf/data/squad.yaml carves dev = 20 training articles (~20/442 of the questions) and tests on
-        # the official dev set.
-        "train": 87_599 - round(87_599 * 20 / 442), "dev": round(87_599 * 20 / 442), "test": 10_570,
-        "source": "SQuAD v1.1 (Rajpurkar et al. 2016): train 87,599 / dev 10,570 questions; dev here = 20 of the "
-                  "442 training articles (~4.5%, estimated by question share)"},
-    ("snli", "snli"): {
-        # SNLI 1.0 (Bowman et al. 2015; the hub's `snli`): 550,152 / 10,000 / 10,000 pairs, of which 785 / 158 /
-        # 176 have no gold label and are dropped by the reader.
-        "train": 549_367, "dev": 9_842, "test": 9_824,
-        "source": "SNLI 1.0 (Bowman et al. 2015): 550,152 / 10,000 / 10,000 pairs less 785 / 158 / 176 "
-                  "without a gold label"},
-    ("coref", "conll2012_coref"): {
-        # CoNLL-2012 English (Pradhan et al. 2012), the split of Lee et al. (2017): documents (parts)
-        "train": 2_802, "dev": 343, "test": 348,
-        "source": "CoNLL-2012 English coreference (Pradhan et al. 2012): 2,802 / 343 / 348 documents; tokens per "
-                  "document from the stand-in LitBank (longer documents than OntoNotes parts: an overestimate)"},
-}
 #: the local stand-in data whose tokens per example (and distinct-sequence share) fill in a documented dataset
 STAND_IN = "default_{task}"
 
@@ -464,7 +444,7 @@ def _data_plan(cfg: Any, task_name: str, overrides: Sequence[str], max_segment: 
                         f"paths.data_root or a readable data config")
     task.fit_labels(stand_in)
     local = {k: split_sizes(task, v, max_segment) for k, v in stand_in.items()}
-    documented = DOCUMENTED.get((task_name, name))
+    documented = declaration(task_name).dataset_sizes.get(name)  # the task's own (tasks/<name>/config.py)
     if documented is None:
         return {"task": task, "splits": local, "sizes": "proxy",
                 "source": f"{name} not readable here and no documented size: the stand-in "

@@ -2,7 +2,7 @@
 
 ``run_experiment`` is what ``run.py`` calls for every job of a Hydra run or sweep, in six steps, each a function
 here: :func:`read_data`, :func:`prepare_layers`, :func:`build_model`, :func:`train_model` (elmo_bench.engine.loop.fit),
-:func:`evaluate_splits` and :func:`write_run`. It never names a task: the registry (``tasks.TASKS``) maps
+:func:`evaluate_splits` and :func:`write_run`. It never names a task: the registry (``elmo_bench.tasks.registry``) maps
 ``cfg.task.name`` to the task package that supplies reader, head, decoding and metric (elmo_bench.tasks.api).
 Before anything is read, every numeric option is range-checked (elmo_bench.engine.config_check), the ``device`` is
 resolved (elmo_bench.base.device: CUDA asked for where there is none is a one-line error) and the run directory's
@@ -49,24 +49,22 @@ from elmo_bench.base import checkpoints
 from elmo_bench.encoders.bilm import BiLMEncoder, as_encoder
 from elmo_bench.encoders.build import build_encoder, encoder_record
 from elmo_bench.records import lm_adaptation
-from elmo_bench.tasks import TASKS
+from elmo_bench.tasks.registry import declaration
 
 log = logging.getLogger(__name__)
 
 
 def task_target(name: str) -> str:
-    """The registry entry (``module:Class``) of task ``name``; ConfigError naming the known tasks otherwise."""
-    if name not in TASKS:
-        raise ConfigError(f"config: task.name {name!r} is not a registered task; expected one of {sorted(TASKS)}")
-    return TASKS[name]
+    """The Task class (``module:Class``) task ``name`` declares; ConfigError naming the known tasks otherwise."""
+    return declaration(name).resolved_target()
 
 
 def load_task(name: str) -> Task:
-    """Registry name (``ner``), or a registry value (``elmo_bench.tasks.ner.task:NerTask``), → a fresh task instance."""
+    """Registry name (``ner``), or a Task class path (``elmo_bench.tasks.ner.task:NerTask``), → a fresh task."""
     import importlib
 
     module, _, cls = (name if ":" in name else task_target(name)).partition(":")
-    return getattr(importlib.import_module(module), cls)()
+    return getattr(importlib.import_module(module), cls)()  # checked: a declared target (tests/test_import_graph)
 
 
 def merged_trainer(cfg: DictConfig) -> dict[str, Any]:
