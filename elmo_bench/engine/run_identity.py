@@ -4,7 +4,9 @@
 number, flattened to ``dotted.key: value`` — the whole resolved config except keys that only change speed or
 logging (``progress``, ``threads``, ``logger``, ``paths``, Hydra's ``choices``), with the biLM files replaced by
 their content hash, every data path by a fingerprint of its content (files: sha256; directories: names and sizes),
-plus a hash of the task package's source (``code.task``). A run without ELMo (``embedder.elmo: false``) leaves out
+plus a hash of the task package's code (``code.task``: its AST without docstrings, so reformatting or a fixed
+comment keeps a run's identity; directories made with the older source-bytes hash still match while the code is
+unchanged). A run without ELMo (``embedder.elmo: false``) leaves out
 the ELMo settings (``task.elmo.*``, ``mix.*``): they cannot change its numbers, so choosing a task's ELMo default
 later does not orphan its finished baseline runs. A run directory resumes or skips only when the identity
 matches (ELMo settings compared as the values the run used: ``effective_elmo``); otherwise the run is refused with
@@ -14,6 +16,7 @@ every epoch it trained, the run continues from its checkpoint: exactly the run t
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import subprocess
@@ -40,6 +43,8 @@ ELMO_ONLY = ("task.elmo.", "mix.", "encoder.")
 STOPPING_RULE = tuple(f"{group}.{key}" for group in ("trainer", "task.trainer")
                       for key in ("max_epochs", "patience", "min_epochs", "scale_epochs", "max_scaled_epochs"))
 _fingerprints: dict[tuple[str, int, int], str] = {}
+#: marks a task-code identity computed from the code's behaviour (code_hash), not its bytes (source_bytes_hash)
+CODE_PREFIX = "ast:"
 
 
 def without_elmo_only(flat: Mapping[str, Any]) -> dict[str, Any]:
@@ -131,19 +136,59 @@ def check_data_identity(run_dir: Path, stored: Mapping[str, Any], config: Mappin
 
 
 def task_code_dir(task_package: str) -> Path:
-    """The directory of a task package (``elmo_bench.tasks.ner`` → .../tasks/ner)."""
-    import importlib
+    """The directory of a task package (``elmo_bench.tasks.ner`` → .../tasks/ner), found without importing it."""
+    import importlib.util
 
-    return Path(importlib.import_module(task_package).__file__).parent
+    spec = importlib.util.find_spec(task_package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError(f"task package {task_package!r} not found")
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
-def task_code_hash(task_package: str) -> str:
-    """sha256 of the ``.py`` files of a task package (``elmo_bench.tasks.ner``): a changed head or metric is a new run."""
-    root = task_code_dir(task_package)
+def behaviour(source: str) -> str:
+    """What of a module's source can change a number: its AST without docstrings (module, class and function
+    ones) and without positions. Formatting, comments and docstrings leave it unchanged; any change of code does
+    not (a changed constant, call or branch gives another dump)."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(
+                    first.value.value, str):
+                node.body = node.body[1:] or [ast.Pass()]
+    return ast.dump(tree, annotate_fields=False, include_attributes=False)
+
+
+def code_hash(root: Path) -> str:
+    """``CODE_PREFIX`` + sha256 of the behaviour (AST without docstrings) of every ``.py`` file below ``root``."""
+    digest = hashlib.sha256()
+    for source in sorted(root.rglob("*.py")):
+        text = behaviour(source.read_text(encoding="utf-8"))
+        digest.update(str(source.relative_to(root)).encode() + b"\0" + text.encode())
+    return CODE_PREFIX + digest.hexdigest()[:16]
+
+
+def source_bytes_hash(root: Path) -> str:
+    """The task-code hash of run directories made before ``code_hash`` (sha256 of the files' bytes): still
+    accepted for them while the code is byte for byte what they ran (``legacy_code_matches``)."""
     digest = hashlib.sha256()
     for source in sorted(root.rglob("*.py")):
         digest.update(str(source.relative_to(root)).encode() + b"\0" + source.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def task_code_hash(task_package: str) -> str:
+    """The code identity of a task package (``elmo_bench.tasks.ner``): a changed head or metric is a new run, a
+    reformatted file or a fixed comment is not."""
+    return code_hash(task_code_dir(task_package))
+
+
+def legacy_code_matches(stored: Mapping[str, Any], current: Mapping[str, Any], code_dir: Path | None) -> bool:
+    """A stored ``code.task`` from before ``code_hash`` (no ``CODE_PREFIX``) that is the source-bytes hash of the
+    task's code now: the run was made by this very code, so it resumes and skips as before."""
+    old, new = stored.get("code.task"), current.get("code.task")
+    return (code_dir is not None and isinstance(old, str) and isinstance(new, str) and old != new
+            and not old.startswith(CODE_PREFIX) and old == source_bytes_hash(code_dir))
 
 
 def identity(config: Mapping[str, Any], bilm_hash: str | None, code_hash: str | None) -> dict[str, Any]:
@@ -231,6 +276,8 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str
                               f"(hydra.run.dir=...) or delete it")
     if stored is not None:
         stored = {**{k: v for k, v in ADDED_DEFAULTS.items() if k in current}, **stored}
+        if legacy_code_matches(stored, current, code_dir):
+            stored["code.task"] = current["code.task"]
         diff = differences(effective_elmo(stored), effective_elmo(current), skip, shared_only=legacy)
         if diff and not legacy and (run_dir / "checkpoint.pt").exists() and all(
                 line.split(":", 1)[0] in STOPPING_RULE for line in diff):
