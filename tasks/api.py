@@ -110,6 +110,11 @@ class Task:
         official gold file, when it takes two), so ``score_files(gold, path)`` equals ``metric``."""
         raise NotImplementedError
 
+    def own_text(self, example: Example) -> bool:
+        """Whether the example's text is a text of its own, not a piece of another example's (default: yes). SST's
+        sub-sentence phrases say no: language-model adaptation (Table 7) reads each sentence once, whole."""
+        return True
+
     def state_dict(self) -> dict[str, Any]:
         """Label vocabularies etc., saved in checkpoints so a resumed run decodes identically."""
         return {}

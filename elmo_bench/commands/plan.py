@@ -56,6 +56,7 @@ from elmo_bench.engine.fractions import nested_subset
 from elmo_bench.engine.loop import make_optimizer
 from elmo_bench.modules.token_embedders import WordVocabulary
 from elmo_bench.tasks.registry import declaration
+from elmo_bench.encoders.segments import MAX_SEGMENT
 
 
 #: sustained TFLOP/s for --gpu: 30% of the dense bf16 (V100, T4: fp16) tensor-core peak of the vendor's data sheet
@@ -366,7 +367,7 @@ def plan_run(overrides: Sequence[str], device: torch.device, n_batches: int,
     cfg = compose_job(overrides)
     task_name = cfg.task.name
     options, options_source = _bilm_options(cfg)
-    max_segment = int(cfg.get("max_segment", 256))
+    max_segment = int(cfg.get("max_segment", MAX_SEGMENT))
     data_key = json.dumps([task_name, OmegaConf.to_container(cfg.data, resolve=True),
                            int(cfg.seed) if float(cfg.data.get("fraction", 1.0)) < 1 else None], sort_keys=True)
     if data_key not in memo:

@@ -12,7 +12,6 @@ from typing import Any, Mapping
 
 from elmo_bench.encoders.protocol import Encoder
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.encoders.bilm import load_bilm_encoder
 from elmo_bench.encoders.manylangs import ManyLangsEncoder
 from elmo_bench.encoders.python import instantiate_encoder
 from elmo_bench.encoders.transformers import TransformersEncoder
@@ -27,14 +26,11 @@ def _need_path(spec: Mapping[str, Any], kind: str) -> str:
     return str(path)
 
 
-def build_encoder(spec: Mapping[str, Any], bilm: Mapping[str, Any] | None = None, amp: Any = "off") -> Encoder:
-    """The encoder described by ``spec`` (the ``encoder`` config group as a plain dict); ``bilm`` is the ``bilm``
-    group, read by kind ``bilm``; ``amp`` is the run's, the default precision of a transformer."""
+def build_encoder(spec: Mapping[str, Any], amp: Any = "off") -> Encoder:
+    """The encoder described by ``spec`` (the ``encoder`` config group as a plain dict) of any kind but ``bilm``,
+    which its callers load from the ``bilm`` group (elmo_bench.encoders.bilm); ``amp`` is the run's, the default
+    precision of a transformer."""
     kind = spec.get("kind", "bilm")
-    if kind == "bilm":
-        if not bilm:
-            raise ConfigError("config: encoder=bilm needs the bilm group (bilm.options, bilm.weights)")
-        return load_bilm_encoder(bilm["options"], bilm["weights"], bilm.get("name"))
     if kind == "transformers":
         return TransformersEncoder(_need_path(spec, kind), pooling=str(spec.get("pooling") or "first"),
                                    revision=spec.get("revision"),

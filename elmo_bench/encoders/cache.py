@@ -41,6 +41,7 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.integrity import IntegrityError, check_files, write_manifest
 from elmo_bench.encoders.bilm import as_encoder
 from elmo_bench.encoders.protocol import Encoder, cache_id, check_layers, takes_whole_sequences
+from elmo_bench.encoders.segments import MAX_SEGMENT
 
 log = logging.getLogger(__name__)
 #: part of every key: entries written in an older layout are never read, they are recomputed under a new key
@@ -91,7 +92,7 @@ def segments(length: int, max_segment: int) -> list[tuple[int, int]]:
 
 
 def compute_layers(encoder: Encoder, sequences: Sequence[Sequence[str]], out: np.ndarray, offsets: np.ndarray,
-                   max_segment: int = 256, batch_tokens: int = 4096, progress: bool = True) -> None:
+                   max_segment: int = MAX_SEGMENT, batch_tokens: int = 4096, progress: bool = True) -> None:
     """Fill ``out`` (total_tokens, L+1, dim) with the encoder's layers of every sequence, batched by length.
 
     Sequences are cut into ``max_segment`` pieces unless the encoder takes whole sequences (protocol.py). The
@@ -146,7 +147,7 @@ class ActivationCache:
     """Entries of one encoder. ``encoder_id`` defaults to :func:`elmo_bench.encoders.protocol.cache_id`; a bare
     BiLM with an id (the old call) is wrapped and keyed by that id, as before."""
 
-    def __init__(self, directory: str | Path, encoder: Encoder, encoder_id: str | None = None, max_segment: int = 256,
+    def __init__(self, directory: str | Path, encoder: Encoder, encoder_id: str | None = None, max_segment: int = MAX_SEGMENT,
                  batch_tokens: int = 4096, progress: bool = True) -> None:
         self.encoder = as_encoder(encoder, encoder_id)
         self.directory, self.bilm_id = Path(directory), encoder_id or cache_id(self.encoder)
@@ -239,7 +240,7 @@ class ActivationCache:
 class LiveLayers:
     """``cache=false``: the same interface, computing each requested sequence with the encoder (no disk)."""
 
-    def __init__(self, encoder: Encoder, sequences: Sequence[Sequence[str]], max_segment: int = 256) -> None:
+    def __init__(self, encoder: Encoder, sequences: Sequence[Sequence[str]], max_segment: int = MAX_SEGMENT) -> None:
         self.bilm, self.sequences, self.max_segment = as_encoder(encoder), sequences, max_segment
         self.seconds_in_bilm = 0.0
 

@@ -27,6 +27,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from elmo_bench.engine.collate import Collator
 from elmo_bench.encoders.cache import ActivationCache, LiveLayers
+from elmo_bench.encoders.segments import MAX_SEGMENT
 from elmo_bench.encoders.protocol import cache_id, moved
 from elmo_bench.engine.config_check import check_run
 from elmo_bench.base.device import describe, normalise_amp, resolve_device
@@ -35,7 +36,7 @@ from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary, bui
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import REPO
 from elmo_bench.engine.run_outputs import record_split
-from elmo_bench.records.run_record import RunRecord, git_commit
+from elmo_bench.records.run_record import RESULTS_FILE, RunRecord, git_commit
 from elmo_bench.engine.run_identity import (check_run_dir, identity, read_record, record_extension, record_identity,
                                      task_code_dir, task_code_hash)
 from elmo_bench.engine.run_lock import run_dir_lock
@@ -102,7 +103,7 @@ def apply_new_stopping_rule(run_dir: Path, rule: StoppingRule, current: dict[str
                           f"{rule.patience}, min_epochs {rule.min_epochs}) would have stopped this run before "
                           f"epoch {stop}, but it trained {len(scores)} epochs; it cannot be continued exactly: "
                           f"choose another directory (hydra.run.dir=...) or delete it")
-    results_path = run_dir / "results.json"
+    results_path = run_dir / RESULTS_FILE
     if results_path.exists() and rule.stops_before(len(scores), state["best_epoch"]):
         record = RunRecord.read(results_path)
         record.config = config
@@ -196,11 +197,12 @@ def load_encoder_info(cfg: DictConfig) -> tuple[Any, dict[str, Any] | None]:
 
 def distinct_text(task: Task, examples: Sequence[Example]) -> list[list[str]]:
     """Every text field of ``examples`` as token sequences, each distinct sequence once, in first-seen order.
-    Phrase examples (``is_root`` false, SST's sub-sentence phrases) are left out: their sentence is in the text."""
+    Examples the task says are pieces of another's text (``Task.own_text`` false: SST's sub-sentence phrases) are
+    left out: their sentence is in the text."""
     seen: set[tuple[str, ...]] = set()
     out: list[list[str]] = []
     for example in examples:
-        if not example.get("is_root", True):
+        if not task.own_text(example):
             continue
         for name in task.text_fields:
             key = tuple(example[name])
@@ -244,7 +246,7 @@ def prepare_layers(cfg: DictConfig, task: Task, prepared: Prepared, bilm: Any, b
     bilm = as_encoder(bilm, (bilm_info or {}).get("hash"))
     prepared.bilm_info, prepared.num_layers, prepared.elmo_dim = bilm_info, bilm.num_layers, bilm.dim
     prepared.encoder_info = encoder_record(bilm)
-    max_segment = int(cfg.get("max_segment", 256))
+    max_segment = int(cfg.get("max_segment", MAX_SEGMENT))
     cache = ActivationCache(cfg.paths.cache_dir, bilm, max_segment=max_segment,
                             progress=bool(cfg.get("progress", True))) if cfg.cache else None
     prepared.cache = cache
@@ -265,9 +267,9 @@ def build_head(task: Task, head_cfg: dict[str, Any], input_dims: dict[str, int],
         return task.build_head(head_cfg, input_dims, elmo_output_dim)
     except (TypeError, KeyError) as exc:
         text = str(exc)
-        if not any(word in text for word in ("keyword-only argument", "keyword argument", "positional argument",
-                                             "max_span_length")):
-            raise
+        if isinstance(exc, TypeError) and not any(word in text for word in ("keyword-only argument",
+                                                                            "keyword argument", "positional argument")):
+            raise  # a KeyError is a head setting the task reads that the YAML leaves out (SQuAD's max_span_length)
         raise ConfigError(f"config: task.head of task {task.name!r} does not fit its head: {text}") from exc
 
 
@@ -340,7 +342,7 @@ def write_run(run_dir: Path, cfg: DictConfig, task: Task, prepared: Prepared, mo
         encoder=prepared.encoder_info,
         git_commit=git_commit(REPO),
     )
-    record.write(run_dir / "results.json")
+    record.write(run_dir / RESULTS_FILE)
     return record.to_dict()
 
 
@@ -364,7 +366,7 @@ def _run_locked(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     if bilm is not None and bilm_info is None:  # another encoder kind: its identity stands where the biLM hash did
         current["encoder.hash"] = cache_id(bilm)
     extending = check_run_dir(run_dir, current, config, task_code_dir(task_package))
-    results_path = run_dir / "results.json"
+    results_path = run_dir / RESULTS_FILE
     if results_path.exists() and not extending:
         log.info("%s exists and was made by this configuration: nothing to do", results_path)
         return read_record(results_path)

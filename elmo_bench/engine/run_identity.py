@@ -27,6 +27,7 @@ from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS, effective_settings
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.data.textio import read_text
+from elmo_bench.records.run_record import RESULTS_FILE
 
 RUN_FILE = "run.json"
 #: top-level keys (or dotted prefixes) that never change a number (``device``, like ``threads``, changes speed and
@@ -45,6 +46,24 @@ STOPPING_RULE = tuple(f"{group}.{key}" for group in ("trainer", "task.trainer")
 _fingerprints: dict[tuple[str, int, int], str] = {}
 #: marks a task-code identity computed from the code's behaviour (code_hash), not its bytes (source_bytes_hash)
 CODE_PREFIX = "ast:"
+#: a task package's declaration module (elmo_bench.tasks.registry), left out of its code identity
+DECLARATION_FILE = "config.py"
+#: source-bytes hashes that run directories recorded before code_hash (each shipped task, and tests/tiny_task, at
+#: git a076744, the last commit with the bytes hash) → the code_hash of the task's code that behaves the same: such
+#: a run resumes and skips. Issue 35 changed no number of a task: it added the declarations (config.py, outside
+#: the identity), split coref's and squad's longest reader functions into helpers, moved SST's phrase rule into
+#: SstTask.own_text and made SquadTask's unreachable answer_offsets fallback the run default (the readers' and
+#: engine tests hold); a later change of a task's code needs no entry here (its identity is code_hash's).
+LEGACY_CODE: dict[str, str] = {
+    "54535befcbd2d15c": "ast:b58427b2e7353bb3",  # tasks/coref
+    "2c37de0ed42a45f1": "ast:7d823cc813fcbb83",  # tasks/ner
+    "59b9a441091f06a1": "ast:813c6ef5c2d42c04",  # tasks/pos
+    "61899abab67661af": "ast:7693022e1cf244c2",  # tasks/snli
+    "13613dda9678d454": "ast:f43fa74c1e1217e2",  # tasks/squad
+    "20d5ec9a154ff1c5": "ast:d373bfff1350ed2c",  # tasks/srl
+    "4e305fb6db0afcaf": "ast:6b0841eb91ec838d",  # tasks/sst
+    "9823499ed8b843fb": "ast:5bf96ebfecba8592",  # tests/tiny_task
+}
 
 
 def without_elmo_only(flat: Mapping[str, Any]) -> dict[str, Any]:
@@ -160,9 +179,12 @@ def behaviour(source: str) -> str:
 
 
 def code_hash(root: Path) -> str:
-    """``CODE_PREFIX`` + sha256 of the behaviour (AST without docstrings) of every ``.py`` file below ``root``."""
+    """``CODE_PREFIX`` + sha256 of the behaviour (AST without docstrings) of every ``.py`` file below ``root`` but
+    the task's declaration (``DECLARATION_FILE``: types, ranges and the paper's numbers, never a run's number)."""
     digest = hashlib.sha256()
     for source in sorted(root.rglob("*.py")):
+        if source.relative_to(root) == Path(DECLARATION_FILE):
+            continue
         text = behaviour(source.read_text(encoding="utf-8"))
         digest.update(str(source.relative_to(root)).encode() + b"\0" + text.encode())
     return CODE_PREFIX + digest.hexdigest()[:16]
@@ -184,11 +206,12 @@ def task_code_hash(task_package: str) -> str:
 
 
 def legacy_code_matches(stored: Mapping[str, Any], current: Mapping[str, Any], code_dir: Path | None) -> bool:
-    """A stored ``code.task`` from before ``code_hash`` (no ``CODE_PREFIX``) that is the source-bytes hash of the
-    task's code now: the run was made by this very code, so it resumes and skips as before."""
+    """A stored ``code.task`` from before ``code_hash`` (no ``CODE_PREFIX``) made by code that behaves as the
+    task's code now (``LEGACY_CODE``), or that is byte for byte the code now: it resumes and skips as before."""
     old, new = stored.get("code.task"), current.get("code.task")
-    return (code_dir is not None and isinstance(old, str) and isinstance(new, str) and old != new
-            and not old.startswith(CODE_PREFIX) and old == source_bytes_hash(code_dir))
+    if not (isinstance(old, str) and isinstance(new, str) and old != new and not old.startswith(CODE_PREFIX)):
+        return False
+    return LEGACY_CODE.get(old) == new or (code_dir is not None and old == source_bytes_hash(code_dir))
 
 
 def identity(config: Mapping[str, Any], bilm_hash: str | None, code_hash: str | None) -> dict[str, Any]:
@@ -254,7 +277,7 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str
     of today), and refused when git says ``code_dir`` changed since the commit it records.
     """
     record = run_dir / RUN_FILE
-    computed = (run_dir / "results.json").exists() or (run_dir / "checkpoint.pt").exists()
+    computed = (run_dir / RESULTS_FILE).exists() or (run_dir / "checkpoint.pt").exists()
     stored: dict[str, Any] | None = None
     skip: tuple[str, ...] = ()
     legacy = False
@@ -262,7 +285,7 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str
         stored = without_elmo_only(read_record(record).get("identity") or {})
         check_data_identity(run_dir, stored, config)
     elif computed:
-        results_path = run_dir / "results.json"
+        results_path = run_dir / RESULTS_FILE
         if not results_path.exists():
             raise ConfigError(f"{run_dir}: holds a checkpoint from before run identity was recorded; delete the "
                               f"directory or choose another (hydra.run.dir=...)")
@@ -302,4 +325,4 @@ def record_extension(run_dir: Path, current: Mapping[str, Any], config: Mapping[
     """Give a run whose stopping rule changed its new identity and drop its old results, in that order: a run
     killed while it continues then resumes from its checkpoint instead of returning the old, shorter results."""
     record_identity(run_dir, current, config)
-    (run_dir / "results.json").unlink(missing_ok=True)
+    (run_dir / RESULTS_FILE).unlink(missing_ok=True)

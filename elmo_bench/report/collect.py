@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS
 from elmo_bench.report import encoder_names, task_defaults
-from elmo_bench.records.run_record import REQUIRED_KEYS, RunRecord
+from elmo_bench.records.run_record import REQUIRED_KEYS, RESULTS_FILE, RunRecord
 from elmo_bench.records import lm_adaptation
 
 #: probe tasks: their runs record an encoder without a +ELMo mix
@@ -197,10 +197,10 @@ def collect(dirs: Iterable[str | Path]) -> Collection:
     warnings: list[str] = []
     for root in dirs:
         root = Path(root)
-        if root.is_file() and root.name == "results.json":
+        if root.is_file() and root.name == RESULTS_FILE:
             paths.append(root.resolve())
         elif root.is_dir():
-            paths.extend(p.resolve() for p in root.rglob("results.json"))
+            paths.extend(p.resolve() for p in root.rglob(RESULTS_FILE))
             adaptation_paths.extend(p.resolve() for p in root.rglob(lm_adaptation.FILENAME))
             defaults_paths.extend(sorted(root.rglob(task_defaults.FILENAME)))
         else:

@@ -29,7 +29,7 @@ from typing import Sequence
 from elmo_bench.base.atomic import atomic_write_bytes, atomic_write_text
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.report.collect import read_run
-from elmo_bench.records.run_record import SCORES_FILE, predictions_path, read_statistics
+from elmo_bench.records.run_record import RESULTS_FILE, SCORES_FILE, predictions_path, read_statistics
 from elmo_bench.base.errors import DataError
 from elmo_bench.records import lm_adaptation
 from elmo_bench.report import task_defaults
@@ -47,7 +47,7 @@ def export_run(results_path: Path, src: Path, dst: Path) -> list[str]:
     out.mkdir(parents=True, exist_ok=True)
     run = read_run(results_path)
     results = json.loads(results_path.read_text(encoding="utf-8"))
-    atomic_write_text(out / "results.json", json.dumps(results, indent=2, sort_keys=True) + "\n")
+    atomic_write_text(out / RESULTS_FILE, json.dumps(results, indent=2, sort_keys=True) + "\n")
     if (run_dir / "keys").is_dir():
         (out / "keys").mkdir(exist_ok=True)
         for key_file in sorted((run_dir / "keys").glob("*.key")):
@@ -92,7 +92,7 @@ def export_results(src: str | Path, dst: str | Path, task_conf: str | Path | Non
             raise DataError(f"{task_conf}: not a directory of task configs (expected conf/task/*.yaml)")
         dst.mkdir(parents=True, exist_ok=True)
         task_defaults.write(dst, task_defaults.from_conf(Path(task_conf)))
-    paths = sorted(src.rglob("results.json"))
+    paths = sorted(src.rglob(RESULTS_FILE))
     count = 0
     for path in paths:
         try:

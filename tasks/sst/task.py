@@ -21,6 +21,10 @@ class SstTask(Task):
     def read(self, data_cfg: Mapping[str, Any]) -> dict[str, list[Example]]:
         return reader.read_splits(data_cfg)
 
+    def own_text(self, example: Example) -> bool:
+        """A phrase (``is_root`` false) is a piece of its sentence's text."""
+        return bool(example.get("is_root", True))
+
     def targets(self, examples: Sequence[Example]) -> dict[str, torch.Tensor]:
         """{"label": (batch,) classes 0..4}; empty when the examples carry no gold."""
         if not examples or "label" not in examples[0]:
