@@ -8,7 +8,8 @@ by scanning this package and the ``elmo_bench.tasks`` entry-point group; nothing
 - ``head``: the HeadConfig dataclass (types and ranges of ``task.head``), or None;
 - ``paper``: the paper's published numbers for the task, by table (``table1``: metric, baseline, elmo, elmo_std,
   previous_sota [system, value], previous_sota_std; ``table2``/``table3``: dev numbers by column; ``table7``:
-  [dataset label, perplexity before, after]); the report reads them from the export beside the records;
+  data label, perplexity before and after, and the row); the report reads them from the export beside the records
+  (``task_declarations.json``, written by ``elmo-bench export-results``);
 - ``paper_row``: the task's row in the paper's Table 1 (its order), or None;
 - ``tables``: the report tables the task's runs belong to (``table1``, ``table2``, ``table3``, ``table6``, ...);
 - ``dataset_sizes``: data name → documented split sizes (``train``/``dev``/``test`` examples and a ``source``

@@ -2,7 +2,8 @@
 
 The tiny test task (tests/tiny_task: config.py declaring it, task.py, conf/ with its YAML, samples/) is copied into
 tasks/ of a temporary copy of the repository; there, with no other file changed, it trains through run.py, reaches
-the report, is scored by ``elmo-bench score`` and priced by ``elmo-bench plan``; after a non-editable
+the report (its declared paper numbers beside its row, through the export), is scored by ``elmo-bench score`` and
+priced by ``elmo-bench plan``; after a non-editable
 ``pip install .`` of that copy into a temporary target it is listed by ``elmo-bench score``, composes and is priced.
 """
 from __future__ import annotations
@@ -65,11 +66,18 @@ def test_a_task_folder_under_tasks_trains_reaches_the_report_the_scorer_and_plan
           f"hydra.run.dir={runs / 'glove_elmo'}"], copy, copy)
     saved = json.loads((runs / "glove_elmo" / "results.json").read_text())
     assert saved["task"] == "tiny" and saved["data"]["name"] == "tiny_sample"
-    _run(["-m", "elmo_bench", "report", str(runs), "--out", str(tmp_path / "report"), "--format", "json",
-          "--bootstrap-samples", "100"], copy, copy)
-    table1 = json.loads((tmp_path / "report" / "report.json").read_text())["tables"]["table1"]
-    row = next(r for r in table1["rows"] if r["task"] == "tiny")
-    assert row["elmo"]["mean"] == saved["metrics"]["test"]["accuracy"]
+    # the export carries what the task declares (its invented paper numbers): the report shows them beside its row
+    exported = tmp_path / "exported"
+    _run(["-m", "elmo_bench", "export-results", str(runs), str(exported)], copy, copy)
+    assert json.loads((exported / "task_declarations.json").read_text())["tasks"]["tiny"]["paper_row"] == 6
+    _run(["-m", "elmo_bench", "report", str(exported), "--out", str(tmp_path / "report"), "--no-bootstrap"],
+         copy, copy)
+    row = next(line for line in (tmp_path / "report" / "report.md").read_text().splitlines()
+               if line.startswith("| tiny |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    accuracy = f"{saved['metrics']['test']['accuracy']:.2f}"
+    assert cells[:5] == ["tiny", "tiny_sample", "accuracy", "—", accuracy]
+    assert cells[8:12] == ["—", "50.00", "75.00", "+25.00 / 50.0%"]          # paper baseline, +ELMo, increase
     predictions = json.loads((runs / "glove_elmo" / "predictions_test.json").read_text())
     (tmp_path / "pred.txt").write_text("".join(f"{p['prediction']}\n" for p in predictions))
     gold = copy / "tasks" / "tiny" / "samples" / "test.tsv"

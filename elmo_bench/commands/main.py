@@ -145,7 +145,7 @@ COMMANDS: dict[str, Command] = {
                            "continue LM training on task text", _composes("finetune")),
     "report": Command(_delegate("elmo_bench.report.cli", "report_main"), "paper tables and figures from results",
                       _parses_with("elmo_bench.report.cli", "build_parser")),
-    "export-results": Command(_delegate("elmo_bench.report.export", "export_main"),
+    "export-results": Command(_delegate("elmo_bench.commands.export_results", "export_main"),
                               "copy a results tree into the compact committable form the report reads",
                               _parses_with("elmo_bench.report.export", "build_parser")),
     "plan": Command(_delegate("elmo_bench.commands.plan", "plan_main"),

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS
-from elmo_bench.report import encoder_names, task_defaults
+from elmo_bench.report import declared, encoder_names, task_defaults
+from elmo_bench.report.declared import PaperNumbers
 from elmo_bench.records.run_record import REQUIRED_KEYS, RESULTS_FILE, RunRecord
 from elmo_bench.records import lm_adaptation
 
@@ -187,10 +188,27 @@ class Collection:
     duplicates: int
     warnings: list[str]
     adaptations: list[dict[str, Any]] = field(default_factory=list)   # lm_adaptation.json records (Table 7)
+    paper: PaperNumbers = field(default_factory=PaperNumbers)          # the tasks' declarations (declared.py)
+
+
+def read_declarations(dirs: Iterable[str | Path], warnings: list[str]) -> PaperNumbers:
+    """The paper numbers the tasks declared, from every task_declarations.json below ``dirs`` (sorted; a later file
+    adds its tasks); an unreadable file is a warning."""
+    merged: dict[str, dict[str, Any]] = {}
+    for root in dirs:
+        if not Path(root).is_dir():
+            continue
+        for path in sorted(Path(root).rglob(declared.FILENAME)):
+            try:
+                merged.update(declared.read(path))
+            except ValueError as exc:
+                warnings.append(f"warning: skipping {exc}")
+    return PaperNumbers(merged)
 
 
 def collect(dirs: Iterable[str | Path]) -> Collection:
     """Every results.json below ``dirs`` (sorted, each file once), duplicates of one experiment kept once."""
+    dirs = list(dirs)
     paths: list[Path] = []
     adaptation_paths: list[Path] = []
     defaults_paths: list[Path] = []
@@ -236,4 +254,5 @@ def collect(dirs: Iterable[str | Path]) -> Collection:
             continue
         seen.add(signature)
         runs.append(run)
-    return Collection(runs=runs, files=len(unique), duplicates=duplicates, warnings=warnings, adaptations=adaptations)
+    return Collection(runs=runs, files=len(unique), duplicates=duplicates, warnings=warnings, adaptations=adaptations,
+                      paper=read_declarations(dirs, warnings))

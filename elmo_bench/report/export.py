@@ -9,6 +9,8 @@ as the engine wrote them:
 - ``scores_test.json.gz``: the per-example sufficient statistics of the test metric (row i = test example i), so
   the report's paired bootstrap needs no data; left out, with a warning, when they do not give the recorded metric;
 - ``keys/*.key.gz`` of a WSD probe run; every ``lm_adaptation.json`` (Table 7) below SRC, as it is;
+- ``DST/task_declarations.json``: what every task declares about the paper (its numbers, its tables; written by
+  the command from tasks/<name>/config.py, elmo_bench.report.declared), so the report needs no task code;
 - with ``--task-defaults conf/task``, ``DST/task_defaults.json``: every task's ELMo defaults in those configs now
   (``elmo_bench.report.task_defaults``), so the report tells the current default's runs from arms of a default
   since replaced.
@@ -24,7 +26,7 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 from elmo_bench.base.atomic import atomic_write_bytes, atomic_write_text
 from elmo_bench.base.arguments import ArgumentParser
@@ -32,7 +34,7 @@ from elmo_bench.report.collect import read_run
 from elmo_bench.records.run_record import RESULTS_FILE, SCORES_FILE, predictions_path, read_statistics
 from elmo_bench.base.errors import DataError
 from elmo_bench.records import lm_adaptation
-from elmo_bench.report import task_defaults
+from elmo_bench.report import declared, task_defaults
 
 log = logging.getLogger(__name__)
 SPLITS = ("dev", "test")
@@ -114,9 +116,14 @@ def build_parser() -> ArgumentParser:
     return parser
 
 
-def export_main(argv: Sequence[str]) -> int:
+def export_main(argv: Sequence[str], declarations: Mapping[str, Mapping[str, Any]] | None = None) -> int:
+    """The command; ``declarations`` (task → its exported declaration, given by the commands layer, which may read
+    the tasks) go to ``DST/task_declarations.json`` beside the records."""
     args = build_parser().parse_args(list(argv))
     count, warnings = export_results(args.src, args.dst, args.task_defaults)
+    if declarations is not None:
+        Path(args.dst).mkdir(parents=True, exist_ok=True)
+        declared.write(Path(args.dst), declarations)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(json.dumps({"runs": count, "warnings": len(warnings), "out": args.dst}))

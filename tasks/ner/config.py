@@ -28,6 +28,6 @@ TASK = TaskDeclaration(
     HeadConfig,
     paper={"table1": {"metric": "F1", "baseline": 90.15, "elmo": 92.22, "elmo_std": "0.10",
                        "previous_sota": ("Peters et al. (2017)", 91.93), "previous_sota_std": "0.19"},
-           "table7": ("CoNLL-2003", 103.2, 46.3)},
+           "table7": {"data": "CoNLL-2003", "before": 103.2, "after": 46.3, "row": 1}},
     paper_row=4,
 )

@@ -28,7 +28,7 @@ TASK = TaskDeclaration(
                        "previous_sota": ("Chen et al. (2017)", 88.6)},
            "table2": {"baseline": 88.1, "last_only": 89.1, "lambda_1": 89.3, "lambda_0.001": 89.5},
            "table3": {"input": 88.9, "both": 89.5, "output": 88.7},
-           "table7": ("SNLI", 72.1, 16.8)},
+           "table7": {"data": "SNLI", "before": 72.1, "after": 16.8, "row": 0}},
     paper_row=1,
     tables=('table1', 'table2', 'table3'),
     dataset_sizes={"snli": {

@@ -30,6 +30,6 @@ TASK = TaskDeclaration(
     HeadConfig,
     paper={"table1": {"metric": "accuracy", "baseline": 51.4, "elmo": 54.7, "elmo_std": "0.5",
                        "previous_sota": ("McCann et al. (2017)", 53.7)},
-           "table7": ("SST", 131.5, 78.6)},
+           "table7": {"data": "SST", "before": 131.5, "after": 78.6, "row": 3}},
     paper_row=5,
 )
