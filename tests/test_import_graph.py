@@ -42,6 +42,7 @@ DYNAMIC: dict[str, str] = {
     "elmo_bench.engine.experiment": "load_task: a Task class a task declared (tasks layer, below the engine)",
     "elmo_bench.tasks.registry": "the scan: the config module of each package under tasks/ (the tasks layer)",
     "elmo_bench.commands.main": "the subcommands' modules, each a string literal in the file (edges counted)",
+    "elmo_bench.encoders.kinds": "the scan: the modules of elmo_bench.encoders that declare ENCODER_KIND (same layer)",
 }
 #: known upward edges, each with the issue that removes it (none left: issue 28 item 1 took the task knowledge out of
 #: the report, which reads per-example statistics from run records)

@@ -12,39 +12,22 @@ from typing import Any, Mapping
 
 from elmo_bench.encoders.protocol import Encoder
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.encoders.manylangs import ManyLangsEncoder
-from elmo_bench.encoders.python import instantiate_encoder
-from elmo_bench.encoders.transformers import TransformersEncoder
+from elmo_bench.encoders.kinds import encoder_kinds
 
-KINDS = ("bilm", "transformers", "hdf5", "manylangs", "python")
-
-
-def _need_path(spec: Mapping[str, Any], kind: str) -> str:
-    path = spec.get("path")
-    if not path:
-        raise ConfigError(f"config: encoder={kind} needs encoder.path (found none)")
-    return str(path)
+#: every declared kind (elmo_bench.encoders.kinds: each module's ENCODER_KIND), sorted
+KINDS = tuple(encoder_kinds())
 
 
 def build_encoder(spec: Mapping[str, Any], amp: Any = "off") -> Encoder:
-    """The encoder described by ``spec`` (the ``encoder`` config group as a plain dict) of any kind but ``bilm``,
-    which its callers load from the ``bilm`` group (elmo_bench.encoders.bilm); ``amp`` is the run's, the default
-    precision of a transformer."""
+    """The encoder described by ``spec`` (the ``encoder`` config group as a plain dict), built by its kind's
+    declaration; ``bilm`` is loaded by its callers from the ``bilm`` group (elmo_bench.encoders.bilm); ``amp`` is
+    the run's, the default precision of a transformer."""
     kind = spec.get("kind", "bilm")
-    if kind == "transformers":
-        return TransformersEncoder(_need_path(spec, kind), pooling=str(spec.get("pooling") or "first"),
-                                   revision=spec.get("revision"),
-                                   amp=spec.get("amp") if spec.get("amp") is not None else amp,
-                                   max_length=spec.get("max_length"), batch_size=int(spec.get("batch_size") or 32))
-    if kind == "hdf5":
-        from elmo_bench.encoders.hdf5 import Hdf5Encoder  # lazy: h5py
-
-        return Hdf5Encoder(_need_path(spec, kind))
-    if kind == "manylangs":
-        return ManyLangsEncoder(_need_path(spec, kind))
-    if kind == "python":
-        return instantiate_encoder(spec)
-    raise ConfigError(f"config: encoder.kind expected one of {', '.join(KINDS)}, found {kind!r}")
+    declared = encoder_kinds().get(str(kind))
+    if declared is None or declared.build is None:
+        raise ConfigError(f"config: encoder.kind expected one of {', '.join(k for k in KINDS if k != 'bilm')} "
+                          f"here (bilm is built from the bilm group), found {kind!r}")
+    return declared.build(spec, amp)
 
 
 def encoder_record(encoder: Encoder) -> dict[str, Any]:
