@@ -68,13 +68,14 @@ def sentences(count: int) -> list[list[str]]:
 def bilm_check(device: torch.device, count: int, options: dict[str, Any] | None = None) -> dict[str, Any]:
     """Fill an activation array for ``count`` sentences with the cache's own routine (elmo_bench.encoders.cache.
     compute_layers, the batches the cache uses), after a warm-up; tokens/s and the model-FLOP utilisation
-    (FLOPs of elmo_bench.commands.plan.bilm_flops_per_position per position / seconds / the GPU's dense bf16 peak)."""
+    (FLOPs of elmo_bench.encoders.costs.bilm_flops_per_position per position / seconds / the GPU's dense bf16 peak)."""
     import numpy as np
 
     from elmo_bench.bilm.public import write_random_bilm
     from elmo_bench.bilm.weights import load_bilm
     from elmo_bench.encoders.cache import compute_layers
-    from elmo_bench.commands.plan import bilm_flops_per_position, segment_positions
+    from elmo_bench.commands.plan import segment_positions
+    from elmo_bench.encoders.costs import bilm_flops_per_position
 
     with tempfile.TemporaryDirectory(prefix="gpu_check_bilm_") as tmp:
         bilm = load_bilm(*write_random_bilm(tmp, options)).to(device)

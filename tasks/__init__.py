@@ -1,16 +1,4 @@
-"""The task registry, the only one: ``cfg.task.name`` → the Task subclass (``module:Class``), imported when used.
-
-Adding a task touches ``tasks/<new>/``, ``conf/task/<new>.yaml`` (its ``name`` is the key here) and this one line
-(tests/tiny_task shows a seventh task added that way and run through the engine, the report and ``elmo-bench
-score``). Everything about a task is behind its Task class (elmo_bench.tasks.api): the engine and ``elmo-bench score``
-look it up here; the report knows it only from the run records the engine wrote.
+"""The tasks, one package each (tasks/<name>/), installed as ``elmo_bench.tasks``. Each declares itself in its
+torch-free ``config.py`` (``TASK = TaskDeclaration(...)``, elmo_bench.tasks.declaration); the registry
+(elmo_bench.tasks.registry) finds them by scanning this package, so adding a task edits nothing outside its folder.
 """
-TASKS: dict[str, str] = {
-    "ner": "elmo_bench.tasks.ner.task:NerTask",
-    "sst": "elmo_bench.tasks.sst.task:SstTask",
-    "snli": "elmo_bench.tasks.snli.task:SnliTask",
-    "squad": "elmo_bench.tasks.squad.task:SquadTask",
-    "srl": "elmo_bench.tasks.srl.task:SrlTask",
-    "coref": "elmo_bench.tasks.coref.task:CorefTask",
-    "pos": "elmo_bench.tasks.pos.task:PosTask",
-}

@@ -1,8 +1,8 @@
 """The small surface every task package offers, so the engine never names a task.
 
-A task lives in ``tasks/<name>/`` (reader.py, model.py, metric.py, task.py) and is registered in
-``tasks/__init__.py`` (``TASKS[name] = "module:Class"``, the only registry; ``conf/task/<name>.yaml`` has the same
-``name``). The engine (run.py / elmo_bench.engine.experiment / elmo_bench.engine.loop) only calls the methods below.
+A task lives in ``tasks/<name>/`` (reader.py, model.py, metric.py, task.py) and declares itself in its torch-free
+``config.py`` (``TASK = TaskDeclaration(name, ".task:Class", ...)``, found by elmo_bench.tasks.registry; its YAML
+has the same ``name``). The engine (run.py / elmo_bench.engine.experiment / elmo_bench.engine.loop) only calls the methods below.
 
 Data flow for one batch (an elmo_bench.data.batch.Batch; shapes in brackets), per text field f:
 
@@ -116,6 +116,11 @@ class Task:
         """The predictions as the official-format file that ``score_files`` takes last (after the split's
         official gold file, when it takes two), so ``score_files(gold, path)`` equals ``metric``."""
         raise NotImplementedError
+
+    def own_text(self, example: Example) -> bool:
+        """Whether the example's text is a text of its own, not a piece of another example's (default: yes). SST's
+        sub-sentence phrases say no: language-model adaptation (Table 7) reads each sentence once, whole."""
+        return True
 
     def state_dict(self) -> dict[str, Any]:
         """Label vocabularies etc., saved in checkpoints so a resumed run decodes identically."""

@@ -1,6 +1,7 @@
 """Composing run configs for engine tests: the real conf/ (plus tests/tiny_task/conf for the test-only task)."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir
@@ -8,9 +9,12 @@ from omegaconf import DictConfig, open_dict
 
 from elmo_bench.commands.hydra_setup import register_resolvers
 from tests.conftest import REPO
+from tests.tiny_task import config as tiny_config
 
 TINY_CONF = REPO / "tests" / "tiny_task" / "conf"
 TINY_TARGET = "tests.tiny_task.task:TinyTask"
+#: the tiny task's own declaration, as the registry would fill it in for the package tests.tiny_task
+TINY = replace(tiny_config.TASK, package="tests.tiny_task")
 register_resolvers()
 
 

@@ -82,12 +82,13 @@ def test_a_smaller_training_fraction_adapts_on_its_own_subset(tmp_path, base_dir
 
 def test_adaptation_text_is_each_training_sentence_once_without_sub_phrases():
     from elmo_bench.engine.experiment import distinct_text
+    from elmo_bench.tasks.api import Task
+    from elmo_bench.tasks.sst.task import SstTask
 
-    class Pair:
+    class Pair(Task):
         text_fields = ("premise", "hypothesis")
 
-    class Phrases:
-        text_fields = ("tokens",)
+    Pair, Phrases = Pair(), SstTask()   # the phrases are SST's own decision (SstTask.own_text), not the engine's
 
     pairs = [{"premise": ["a", "dog"], "hypothesis": ["it", "runs"]}, {"premise": ["a", "dog"], "hypothesis": ["no"]}]
     assert distinct_text(Pair, pairs) == [["a", "dog"], ["it", "runs"], ["no"]]

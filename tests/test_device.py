@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from elmo_bench import tasks
+from elmo_bench.tasks.registry import registered
 from elmo_bench.commands import main as cli
 from elmo_bench.engine.collate import Collator
 from elmo_bench.base.device import autocast, normalise_amp, resolve_device
@@ -24,7 +24,7 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.engine.experiment import run_experiment
 from elmo_bench.engine.loop import TaskModel
 from tests.conftest import REPO, needs_fixtures
-from tests.engine_helpers import TINY_TARGET, compose_run
+from tests.engine_helpers import TINY, compose_run
 from tests.tiny_task.task import TinyTask, read_tsv
 
 no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present: the missing-CUDA error cannot occur")
@@ -33,7 +33,7 @@ has_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU on t
 
 @pytest.fixture
 def tiny(monkeypatch):
-    monkeypatch.setitem(tasks.TASKS, "tiny", TINY_TARGET)
+    monkeypatch.setitem(registered(), "tiny", TINY)
 
 
 def test_auto_and_cpu_resolve_and_bad_specs_name_the_key():

@@ -11,7 +11,7 @@ import torch
 from hydra import compose, initialize_config_dir
 from omegaconf import open_dict
 
-from elmo_bench import tasks
+from elmo_bench.tasks.registry import registered
 from elmo_bench.base import checkpoints
 from elmo_bench.commands import main as cli
 from elmo_bench.base.errors import ConfigError
@@ -19,7 +19,7 @@ from elmo_bench.engine.evaluate import evaluate_run_dir
 from elmo_bench.engine.experiment import run_experiment
 from elmo_bench.commands.hydra_setup import register_resolvers
 from tests.conftest import REPO, needs_fixtures
-from tests.engine_helpers import TINY_TARGET, compose_run
+from tests.engine_helpers import TINY, compose_run
 
 pytestmark = needs_fixtures
 register_resolvers()
@@ -106,7 +106,7 @@ def test_bad_split_and_missing_files_are_one_line_errors(ner_run, tmp_path, caps
 
 
 def test_evaluate_a_run_without_glove_and_without_the_cache(tmp_path, monkeypatch):
-    monkeypatch.setitem(tasks.TASKS, "tiny", TINY_TARGET)
+    monkeypatch.setitem(registered(), "tiny", TINY)
     run_dir = tmp_path / "run"
     results = run_experiment(compose_run(tmp_path, "embedder=elmo", "cache=false", "trainer.max_epochs=2"), run_dir)
     again = evaluate_run_dir(run_dir)

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from elmo_bench.bilm.options import BiLMOptions
-from elmo_bench.commands.plan import bilm_flops_per_position
+from elmo_bench.encoders.costs import bilm_flops_per_position
 from tests.conftest import REPO
 from tests.test_plan import TINY
 

@@ -1,7 +1,10 @@
 """The package's imports point one way: no circles, and no layer imports one above it.
 
 Walks every module of ``elmo_bench`` (and ``tasks/``, installed as ``elmo_bench.tasks``) with ``ast``, imports inside
-functions included: an import moved into a function to dodge a circle is still an edge here.
+functions included: an import moved into a function to dodge a circle is still an edge here. So is
+``importlib.import_module("a.literal.module")``, and in a module that imports by name, every string literal that
+names a project module (``_delegate("elmo_bench.report.cli", ...)``); an ``import_module`` of a computed name is
+allowed only in the modules of ``DYNAMIC``, each saying what it imports.
 """
 from __future__ import annotations
 
@@ -32,7 +35,15 @@ LAYERS["commands"] = set(LAYERS) | {"report"}
 #: subpackages that share a layer with another: the biLM and the Encoder protocol import each other's way freely
 SUBPACKAGES = {"bilm": "encoders"}
 #: modules outside any subpackage and the layer they belong to
-TOP_LEVEL = {"elmo_bench": "base", "elmo_bench.__main__": "commands", "elmo_bench.scoring": "commands"}
+TOP_LEVEL = {"elmo_bench": "base", "elmo_bench.__main__": "commands"}
+#: modules that call ``importlib.import_module`` on a computed name, and what that name can be (it must be a module
+#: their layer may import)
+DYNAMIC: dict[str, str] = {
+    "elmo_bench.engine.experiment": "load_task: a Task class a task declared (tasks layer, below the engine)",
+    "elmo_bench.tasks.registry": "the scan: the config module of each package under tasks/ (the tasks layer)",
+    "elmo_bench.commands.main": "the subcommands' modules, each a string literal in the file (edges counted)",
+    "elmo_bench.encoders.kinds": "the scan: the modules of elmo_bench.encoders that declare ENCODER_KIND (same layer)",
+}
 #: known upward edges, each with the issue that removes it (none left: issue 28 item 1 took the task knowledge out of
 #: the report, which reads per-example statistics from run records)
 PENDING: dict[tuple[str, str], str] = {}
@@ -50,11 +61,28 @@ def modules() -> dict[str, Path]:
     return found
 
 
+def _imports_by_name(node: ast.AST) -> bool:
+    """``importlib.import_module(...)`` or ``import_module(...)`` with an argument."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return False
+    func = node.func
+    return (isinstance(func, ast.Attribute) and func.attr == "import_module") or (
+        isinstance(func, ast.Name) and func.id == "import_module")
+
+
+def computed_imports(source: Path) -> list[int]:
+    """Lines where ``source`` imports a module whose name is not a literal."""
+    return [node.lineno for node in ast.walk(ast.parse(source.read_text(encoding="utf-8")))
+            if _imports_by_name(node) and not isinstance(node.args[0], ast.Constant)]
+
+
 def imports(name: str, source: Path, known: set[str]) -> set[str]:
     """The project modules ``name`` imports anywhere in its file (module level and inside functions)."""
     package = name if source.name == "__init__.py" else name.rpartition(".")[0]
     out = set()
-    for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    dynamic = any(_imports_by_name(node) for node in ast.walk(tree))
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -64,6 +92,10 @@ def imports(name: str, source: Path, known: set[str]) -> set[str]:
                 base = ".".join([*anchor, *([base] if base else [])])
             # `from pkg import mod` imports the module pkg.mod; `from mod import name` the module mod
             targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
+        elif _imports_by_name(node) and isinstance(node.args[0], ast.Constant):
+            targets = [str(node.args[0].value)]
+        elif dynamic and isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in known:
+            targets = [node.value]
         else:
             continue
         for target in targets:
@@ -160,3 +192,28 @@ def test_the_checker_catches_a_circle_and_an_upward_import():
     edges = {"elmo_bench.base.a": {"elmo_bench.engine.b"}, "elmo_bench.engine.b": {"elmo_bench.base.a"}}
     assert cycles(edges) == [["elmo_bench.base.a", "elmo_bench.engine.b"]]
     assert upward(edges) == ["elmo_bench.base.a (base) imports elmo_bench.engine.b (engine)"]
+
+
+def test_computed_imports_only_where_declared():
+    found = {name: computed_imports(source) for name, source in modules().items()}
+    undeclared = [f"{name} line {line}" for name, lines in found.items() if name not in DYNAMIC for line in lines]
+    assert not undeclared, "import_module of a computed name (add it to DYNAMIC with what it imports):\n" + \
+        "\n".join(undeclared)
+    gone = [name for name in DYNAMIC if not found.get(name)]
+    assert not gone, f"these modules no longer import by computed name; delete them from DYNAMIC: {gone}"
+
+
+def test_top_level_entries_exist():
+    assert set(TOP_LEVEL) <= set(modules()), f"stale TOP_LEVEL entries: {sorted(set(TOP_LEVEL) - set(modules()))}"
+
+
+def test_an_importlib_upward_import_is_caught(tmp_path):
+    """A planted ``importlib.import_module`` of the engine from base is an upward edge; one of a computed name
+    outside DYNAMIC is refused."""
+    planted = tmp_path / "planted.py"
+    planted.write_text("import importlib\n\n\ndef f(name):\n    importlib.import_module('elmo_bench.engine.loop')\n"
+                       "    return importlib.import_module(name)\n")
+    edges = {"elmo_bench.base.planted": imports("elmo_bench.base.planted", planted, set(modules()))}
+    assert edges["elmo_bench.base.planted"] == {"elmo_bench.engine.loop"}
+    assert upward(edges) == ["elmo_bench.base.planted (base) imports elmo_bench.engine.loop (engine)"]
+    assert computed_imports(planted) == [6]

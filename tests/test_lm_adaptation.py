@@ -8,6 +8,7 @@ import pytest
 from elmo_bench.records import lm_adaptation
 from elmo_bench.report.collect import collect
 from elmo_bench.report.tables import table7
+from tests.declared_numbers import numbers
 
 
 def test_round_trip_and_table7(tmp_path):
@@ -21,7 +22,7 @@ def test_round_trip_and_table7(tmp_path):
     (tmp_path / "bad" / lm_adaptation.FILENAME).write_text(json.dumps({**record, "after": {"average": -1}}))
     found = collect([tmp_path])
     assert len(found.adaptations) == 1 and any("'after'" in w for w in found.warnings)
-    table = table7(found.adaptations)
+    table = table7(found.adaptations, numbers())
     sst = next(r for r in table.rows if r[0] == "sst")
     assert sst == ["sst", "sst", "dev", "290.0", "145.0", "1", "SST", "131.5", "78.6"]
     assert next(r for r in table.records if r["task"] == "sst")["paper"] == {"data": "SST", "before": 131.5, "after": 78.6}
@@ -36,7 +37,7 @@ def test_seeds_of_one_task_are_one_row(tmp_path):
         lm_adaptation.write(path, "ner", "conll2003", "dev", 100, {"forward": 330.0, "backward": 322.0, "average": 326.0},
                             {"forward": after, "backward": after, "average": after}, "base", f"adapted{seed}",
                             {"epochs": 1})
-    table = table7(collect([tmp_path]).adaptations)
+    table = table7(collect([tmp_path]).adaptations, numbers())
     ner = [r for r in table.rows if r[0] == "ner"]
     assert ner == [["ner", "conll2003", "dev", "326.0", "190.0 ± 10.0", "3", "CoNLL-2003", "103.2", "46.3"]]
     record = next(r for r in table.records if r["task"] == "ner")

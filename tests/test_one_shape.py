@@ -7,7 +7,7 @@ import pytest
 import torch
 from omegaconf import OmegaConf
 
-from elmo_bench import tasks
+from elmo_bench.tasks.registry import registered
 from elmo_bench.data.batch import Batch
 from elmo_bench.records.elmo_settings import ElmoSettings
 from elmo_bench.modules.token_embedders import TaskEmbedder
@@ -15,12 +15,12 @@ from elmo_bench.engine.experiment import load_task, run_experiment
 from elmo_bench.modules.elmo import Elmo
 from elmo_bench.records.run_record import RunRecord
 from tests.conftest import REPO, needs_fixtures
-from tests.engine_helpers import TINY_TARGET, compose_run
+from tests.engine_helpers import TINY, compose_run
 
 
 @needs_fixtures
 def test_a_seventh_task_needs_one_folder_one_config_and_one_registry_line(tmp_path, monkeypatch):
-    monkeypatch.setitem(tasks.TASKS, "tiny", TINY_TARGET)  # the one registry line
+    monkeypatch.setitem(registered(), "tiny", TINY)  # the one registry line
     results = run_experiment(compose_run(tmp_path), tmp_path / "run")
     saved = RunRecord.read(tmp_path / "run" / "results.json").to_dict()
     assert saved["task"] == "tiny" and set(saved["metrics"]) == {"dev", "test"}
@@ -41,7 +41,7 @@ def test_the_seventh_task_reaches_the_report_and_the_score_command(tmp_path, mon
     from elmo_bench.records.example_statistics import Statistics
     from elmo_bench.report.bootstrap import paired_bootstrap_sums
 
-    monkeypatch.setitem(tasks.TASKS, "tiny", TINY_TARGET)
+    monkeypatch.setitem(registered(), "tiny", TINY)
     runs = tmp_path / "results"
     for embedder in ("glove", "glove_elmo"):
         run_experiment(compose_run(tmp_path, f"embedder={embedder}", "trainer.max_epochs=2"), runs / embedder)
@@ -78,7 +78,7 @@ def test_without_its_registry_line_the_task_is_refused_by_name():
 
 def test_the_registry_is_the_only_one():
     names = {p.stem for p in (REPO / "conf" / "task").glob("*.yaml")}
-    assert names == set(tasks.TASKS)
+    assert names == set(registered())
     for name in names:
         task_cfg = OmegaConf.load(REPO / "conf" / "task" / f"{name}.yaml")
         assert task_cfg.name == name and "target" not in task_cfg

@@ -22,7 +22,7 @@ from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.bilm.public import PUBLIC_OPTIONS
 from elmo_bench.engine.experiment import load_task
 from elmo_bench.commands.hydra_setup import register_resolvers
-from elmo_bench.tasks import TASKS
+from elmo_bench.tasks.registry import registered
 
 REPO = Path(__file__).resolve().parents[1]
 CONF = REPO / "conf"
@@ -79,7 +79,7 @@ def _composed(overrides: tuple[str, ...], hydra_cfg: bool):
 
 def _prepared_task(name: str, settings: dict[str, int]):
     """The task with label vocabularies of the sizes the count assumes (invented labels: only their number matters)."""
-    task = load_task(TASKS[name])
+    task = load_task(registered()[name].resolved_target())
     labels = settings.get("labels")
     if name == "ner":  # O + B-/I- per entity type
         task.fit_labels({"train": [{"tags": [f"B-T{k}" for k in range((labels - 1) // 2)]}]})

@@ -12,8 +12,10 @@ import pytest
 from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.bilm.public import public_options
 from elmo_bench.commands.main import main
-from elmo_bench.commands.plan import (DOCUMENTED, bilm_flops_per_position, expand_sweep, segment_positions)
+from elmo_bench.commands.plan import expand_sweep, segment_positions
+from elmo_bench.encoders.costs import bilm_flops_per_position
 from elmo_bench.tasks.ner.reader import read_conll
+from elmo_bench.tasks.registry import declaration
 from tests.conftest import REPO, needs_data
 
 CONTRACT = {"task", "embedder", "seed", "train_examples", "tokens", "bilm_flops", "cache_bytes", "head_params",
@@ -103,7 +105,7 @@ def test_unreadable_hub_data_falls_back_to_documented_sizes(capsys) -> None:
     assert main(["plan", "task=snli", "data=snli", "embedder=glove", "--format", "json",
                  "--sample-batches", "1"]) == 0
     run = json.loads(capsys.readouterr().out)["runs"][0]
-    assert run["sizes"] == "documented" and run["train_examples"] == DOCUMENTED[("snli", "snli")]["train"] == 549_367
+    assert run["sizes"] == "documented" and run["train_examples"] == declaration("snli").dataset_sizes["snli"]["train"] == 549_367
     assert run["splits"]["test"]["examples"] == 9_824 and run["tokens"] > 549_367 * 10
     assert main(["plan", "task=ner", "head=paper", "embedder.glove_source=file", "bilm=custom", "--format", "json",
                  "--sample-batches", "1"]) == 0

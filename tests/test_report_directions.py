@@ -7,6 +7,7 @@ from elmo_bench.report import paper
 from elmo_bench.report.collect import Run, seed_pairs
 from elmo_bench.report.directions import directions_table
 from elmo_bench.records.run_record import RunRecord
+from tests.declared_numbers import numbers
 
 
 def run(task, embedder="glove", seed=1, test=None, dev=None, fraction=1.0, mode="learned", metrics=None):
@@ -31,7 +32,7 @@ def test_table1_rows_use_the_largest_fraction_with_both_arms_and_count_tasks():
     runs += [run(task, seed=s, test=50.0 + s) for task in ("squad", "snli", "srl", "sst") for s in (1, 2, 3)]
     runs += [run(task, "glove_elmo", seed=s, test=55.0 + s) for task in ("squad", "snli", "srl", "sst")
              for s in (1, 2, 3)]
-    found = by_direction(directions_table(runs))
+    found = by_direction(directions_table(runs, numbers=numbers()))
     rows = {r["task"]: r for r in found["elmo_above_baseline"]}
     assert rows["ner"]["holds"] is False and rows["ner"]["ours"] == "80.00 → 79.00" and rows["ner"]["n"] == "1/1"
     assert rows["snli"]["holds"] is True
@@ -40,11 +41,11 @@ def test_table1_rows_use_the_largest_fraction_with_both_arms_and_count_tasks():
     # 4 above, coref missing: coref alone could still make it 5, so undecided
     assert tasks["holds"] is None and tasks["ours"].startswith("4 of 6 tasks (not run: coref; fewer than 3 seeds: ner")
     with_coref = runs + [run("coref", test=40.0), run("coref", "glove_elmo", test=41.0)]
-    (tasks,) = by_direction(directions_table(with_coref))["elmo_above_baseline_tasks"]
+    (tasks,) = by_direction(directions_table(with_coref, numbers=numbers()))["elmo_above_baseline_tasks"]
     assert tasks["holds"] is True and tasks["ours"].startswith("5 of 6 tasks")
     lost = [r for r in with_coref if not (r.task == "sst" and r.has_elmo)]
     lost += [run("sst", "glove_elmo", seed=s, test=40.0) for s in (1, 2, 3)]
-    (tasks,) = by_direction(directions_table(lost))["elmo_above_baseline_tasks"]
+    (tasks,) = by_direction(directions_table(lost, numbers=numbers()))["elmo_above_baseline_tasks"]
     assert tasks["holds"] is False and tasks["ours"].startswith("4 of 6 tasks")
 
 
@@ -60,21 +61,21 @@ def test_probe_directions_compare_the_right_layers():
 def test_sample_efficiency_gain_and_mix_directions():
     runs = [run("ner", test=60.0, fraction=0.01), run("ner", "glove_elmo", test=70.0, fraction=0.01),  # +25%
             run("ner", test=80.0, fraction=0.1), run("ner", "glove_elmo", test=86.0, fraction=0.1)]     # +30%
-    found = by_direction(directions_table(runs))
+    found = by_direction(directions_table(runs, numbers=numbers()))
     (curve,) = found["gain_largest_at_smallest_fraction"]
     assert curve["holds"] is False and curve["ours"] == "1%: +25.0%, 10%: +30.0%"
     assert found["learned_mix_at_least_top_layer"][0]["ours"] == "not run"
     runs += [run("snli", "glove_elmo", dev=60.0, mode="top"), run("snli", "glove_elmo", dev=60.0)]
-    (mix,) = by_direction(directions_table(runs))["learned_mix_at_least_top_layer"]
+    (mix,) = by_direction(directions_table(runs, numbers=numbers()))["learned_mix_at_least_top_layer"]
     assert mix["holds"] is True and mix["ours"] == "top 60.00, learned 60.00"          # "at least as good"
     runs += [run("snli", "glove_elmo", seed=2, dev=50.0)]             # no mix=top run of seed 2: not compared
-    (mix,) = by_direction(directions_table(runs))["learned_mix_at_least_top_layer"]
+    (mix,) = by_direction(directions_table(runs, numbers=numbers()))["learned_mix_at_least_top_layer"]
     assert mix["holds"] is True and mix["n"] == "1/1"
     # below top: the reason gives the gap, the learned mix's seed spread (seeds 1-2: 60, 50 → std 7.07) and weights
     runs += [run("snli", "glove_elmo", seed=1, dev=62.0, mode="top")]
     learned = next(r for r in runs if r.task == "snli" and r.seed == 1 and r.mode == "learned")
     learned.mixes = {"input": {"weights": [0.5, 0.3, 0.2]}}
-    (mix,) = by_direction(directions_table(runs))["learned_mix_at_least_top_layer"]
+    (mix,) = by_direction(directions_table(runs, numbers=numbers()))["learned_mix_at_least_top_layer"]
     assert mix["holds"] is False and mix["ours"] == "top 61.00 ± 1.41, learned 60.00"
     assert mix["reason"].startswith("gap -1.00 against the learned mix's seed-to-seed dev std 7.07 (2 seeds); "
                                     "learned layer weights (layer 0 / 1 / ..., mean over seeds): input 0.50 / 0.30 / "
@@ -99,7 +100,7 @@ def test_a_failing_task_shows_its_measured_reasons():
     adaptations = [{"task": "ner", "text": "dev", "base_bilm": "h", "before": {"average": 300.0}},
                    {"task": "snli", "text": "dev", "base_bilm": "h", "before": {"average": 100.0}},
                    {"task": "snli", "text": "dev", "base_bilm": "other", "before": {"average": 5.0}}]
-    rows = {r["task"]: r for r in by_direction(directions_table(runs, adaptations))["elmo_above_baseline"]}
+    rows = {r["task"]: r for r in by_direction(directions_table(runs, adaptations, numbers()))["elmo_above_baseline"]}
     assert rows["snli"]["holds"] is True and rows["snli"]["reason"] == ""
     # snli at equal loss: baseline's best (60) at loss 0.8; +ELMo reaches <= 0.8 at epoch 1 (61): +1.00
     reason = ("below on dev too (80.00 → 78.00); dev at the baseline's best training loss −8.00 (n 1): overfits "
@@ -110,13 +111,13 @@ def test_a_failing_task_shows_its_measured_reasons():
     better.mix_config = {"dropout": 0.5}
     worse = trained("ner", "glove_elmo", 70.0, 60.0, [(2.0, 60.0)])
     worse.mix_config = {"layer_norm": False}
-    rows = {r["task"]: r for r in by_direction(directions_table(runs + [better, worse], adaptations))[
+    rows = {r["task"]: r for r in by_direction(directions_table(runs + [better, worse], adaptations, numbers()))[
         "elmo_above_baseline"]}
     assert rows["ner"]["reason"] == reason + ("; dev-best +ELMo variant tried: mix.dropout=0.5, dev 79.00, test "
                                               "79.50 (baseline test 80.00; n 1)")
-    rows = {r["task"]: r for r in by_direction(directions_table(runs + [worse], adaptations))["elmo_above_baseline"]}
+    rows = {r["task"]: r for r in by_direction(directions_table(runs + [worse], adaptations, numbers()))["elmo_above_baseline"]}
     assert rows["ner"]["reason"] == reason
-    table = directions_table(runs, adaptations)
+    table = directions_table(runs, adaptations, numbers())
     assert table.header[-1] == "Measured reason" and all(len(row) == len(table.header) for row in table.rows)
 
 
@@ -132,7 +133,7 @@ def test_table1_row_counts_the_seeds_on_which_elmo_is_above():
     only one arm ran is not paired."""
     runs = [run("squad", seed=s, test=v) for s, v in ((1, 52.0), (2, 50.0), (3, 51.0), (4, 50.0))]
     runs += [run("squad", "glove_elmo", seed=s, test=v) for s, v in ((1, 49.0), (2, 58.0), (3, 50.0))]
-    (row,) = by_direction(directions_table(runs))["elmo_above_baseline"]
+    (row,) = by_direction(directions_table(runs, numbers=numbers()))["elmo_above_baseline"]
     assert row["holds"] is True                                          # means 50.75 → 52.33
     assert row["ours"].endswith("(above on 1 of 3 paired seeds)")
 

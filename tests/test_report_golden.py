@@ -9,6 +9,7 @@ import pytest
 
 from elmo_bench.report.cli import build_report, report_main
 from elmo_bench.report.collect import collect
+from tests.declared_numbers import write_beside
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "report_small.md"
 GOLDEN_JSON = GOLDEN.with_suffix(".json")
@@ -49,6 +50,7 @@ def write(root: Path, rel: str, results: dict, predictions: list | None = None, 
 
 
 def make_tree(root: Path) -> None:
+    write_beside(root)   # the tasks' declarations, as export-results leaves them beside the records
     mix3 = {"input": {"weights": [0.2, 0.3, 0.5], "gamma": 1.0}}
     t1 = root / "table1"
     for seed, base, elmo in [(1, 90.0, 92.0), (2, 91.0, 92.5)]:
@@ -193,7 +195,9 @@ def test_latex_format(report_dir, tmp_path):
 
 
 def test_empty_dir_gives_all_missing_cells(tmp_path):
-    # the rendering of an empty collection (build_report); the report command refuses one (tests/test_failure_modes.py)
+    # the rendering of an empty collection (build_report); the report command refuses one (tests/test_failure_modes.py);
+    # the paper's columns come from the tasks' declarations beside the (absent) records
+    write_beside(tmp_path)
     assert build_report([str(tmp_path)], tmp_path / "r") == tmp_path / "r" / "report.md"
     text = (tmp_path / "r" / "report.md").read_text()
     assert "| squad | — | — | — | — | — | — | 0/0 | 84.40 | 81.10 | 85.80 | +4.70 / 24.9% | — |" in text

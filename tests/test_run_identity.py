@@ -5,18 +5,18 @@ import json
 
 import pytest
 
-from elmo_bench import tasks
+from elmo_bench.tasks.registry import registered
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.engine.experiment import run_experiment
 from elmo_bench.commands.hydra_setup import run_suffix
 from elmo_bench.engine.run_identity import RUN_FILE, identity
 from tests.conftest import REPO, needs_fixtures
-from tests.engine_helpers import TINY_TARGET, compose_run
+from tests.engine_helpers import TINY, compose_run
 
 
 @pytest.fixture
 def tiny(monkeypatch):
-    monkeypatch.setitem(tasks.TASKS, "tiny", TINY_TARGET)
+    monkeypatch.setitem(registered(), "tiny", TINY)
 
 
 @needs_fixtures

@@ -93,8 +93,11 @@ def test_task_split_by_article_and_truncation(tmp_path: Path) -> None:
     path = str(_write(tmp_path, SAMPLE))
     task = SquadTask()
     splits = task.read({"source": "local", "train": path, "test": path,
-                        "split_by_article": {"train": [0, 1], "test": [1, 2]}, "max_context_tokens": 9})
+                        "split_by_article": {"train": [0, 1], "test": [1, 2]}, "max_context_tokens": 9,
+                        "answer_offsets": "count"})                  # q3's WRONG answer: audited, not refused
     assert [e["id"] for e in splits["train"]] == ["q1", "q2", "q3"]
+    with pytest.raises(DataError, match="q3: answer 'WRONG' disagrees with its offsets"):
+        task.read({"source": "local", "train": path})                 # a run's default, as conf/config.yaml's
     assert [e["id"] for e in splits["test"]] == ["q4"]
     # CTX1 keeps 9 tokens: q2's span (7, 10) and q3's (15, 15) are cut off and counted; CTX2 (8 tokens) untouched
     assert splits["train"][1]["span"] is None and len(splits["train"][0]["context"]) == 9

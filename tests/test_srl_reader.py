@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from elmo_bench.base.errors import DataError
-from elmo_bench.tasks import TASKS
+from elmo_bench.tasks.registry import registered
 from elmo_bench.tasks.srl.spans import bio_to_spans, brackets_to_spans, spans_to_bio
 from elmo_bench.tasks.srl.reader import read_conll05_split, read_conll2012_srl, read_props_blocks
 from elmo_bench.tasks.srl.task import SrlTask, props_text
@@ -162,4 +162,5 @@ def test_conll2005_config_reads_dev() -> None:
     data = {**data, "train": None, "test": None, "test_brown": None}
     splits = SrlTask().read(data)
     assert {k: len(v) for k, v in splits.items()} == {"dev": 3248}
-    assert TASKS[OmegaConf.load(repo / "conf/task/srl.yaml").name] == "elmo_bench.tasks.srl.task:SrlTask"
+    declared = registered()[OmegaConf.load(repo / "conf/task/srl.yaml").name]
+    assert declared.resolved_target() == "elmo_bench.tasks.srl.task:SrlTask"

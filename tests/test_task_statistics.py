@@ -10,7 +10,7 @@ from elmo_bench.records.example_statistics import Statistics, aggregate
 from elmo_bench.engine.experiment import load_task
 from elmo_bench.engine.run_outputs import task_statistics
 from elmo_bench.tasks.api import Task
-from elmo_bench.tasks import TASKS
+from elmo_bench.tasks.registry import registered
 
 NER_GOLD = [["B-PER", "I-PER", "O", "B-LOC"], ["O", "B-ORG"], ["B-MISC", "O", "O"]]
 NER_PRED = [["B-PER", "I-PER", "O", "B-ORG"], ["O", "B-ORG"], ["O", "O", "B-LOC"]]
@@ -71,7 +71,7 @@ def test_snli_and_pos_statistics_give_their_accuracy():
 
 def test_which_tasks_sum_a_ratio_per_example():
     """(Was PER_EXAMPLE in report/bootstrap.py: which metrics are a mean of one score per example.)"""
-    kinds = {name: load_task(name).statistics_kind for name in TASKS}
+    kinds = {name: load_task(name).statistics_kind for name in registered()}
     assert kinds == {"sst": "ratio", "snli": "ratio", "squad": "ratio", "pos": "ratio", "ner": "chunk_f1",
                      "srl": "srl_f1", "coref": "conll_f1"}
 

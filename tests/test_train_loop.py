@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from elmo_bench import tasks
+from elmo_bench.tasks.registry import registered
 from elmo_bench.engine.collate import Collator
 from elmo_bench.records.elmo_settings import ElmoSettings
 from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary
@@ -13,7 +13,7 @@ from elmo_bench.engine.experiment import run_experiment
 from elmo_bench.records.run_record import RunRecord
 from elmo_bench.engine.loop import TaskModel, TrainerConfig, fit
 from tests.conftest import REPO, needs_fixtures
-from tests.engine_helpers import TINY_TARGET, compose_run
+from tests.engine_helpers import TINY, compose_run
 from tests.tiny_task.task import TinyTask, read_tsv
 
 
@@ -61,7 +61,7 @@ def test_early_stopping_keeps_the_best_epoch_weights(tmp_path):
 
 @needs_fixtures
 def test_results_json_records_the_history_and_the_initial_gamma(tmp_path, monkeypatch):
-    monkeypatch.setitem(tasks.TASKS, "tiny", TINY_TARGET)
+    monkeypatch.setitem(registered(), "tiny", TINY)
     results = run_experiment(compose_run(tmp_path, "mix.gamma_init=0.25", "trainer.max_epochs=2"), tmp_path / "run")
     saved = RunRecord.read(tmp_path / "run" / "results.json").to_dict()
     assert [set(h) for h in saved["history"]] == [{"epoch", "dev_metric", "loss", "seconds"}] * 2

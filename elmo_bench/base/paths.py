@@ -15,6 +15,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1]
 REPO = PACKAGE.parent
 RESOURCES = PACKAGE / "resources"
-CONF_DIR = REPO / "conf"
+#: conf/ of the checkout; an installed (non-editable) package carries it as elmo_bench/conf (the elmo_bench/conf
+#: symlink of the checkout, shipped as package data)
+CONF_DIR = REPO / "conf" if (REPO / "conf").is_dir() else PACKAGE / "conf"
 DATA_ROOT = REPO.parent / "shared" / "data"
 CACHE_DIR = REPO / ".cache"

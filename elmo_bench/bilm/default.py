@@ -6,4 +6,3 @@ from elmo_bench.base.paths import RESOURCES
 SHIPPED_DIR = RESOURCES / "bilm"
 DEFAULT_OPTIONS = SHIPPED_DIR / "options.json"
 DEFAULT_WEIGHTS = SHIPPED_DIR / "weights.hdf5"
-DEFAULT_VOCAB = SHIPPED_DIR / "vocab.txt"

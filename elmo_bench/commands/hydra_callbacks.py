@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from elmo_bench.records.run_record import RESULTS_FILE
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ def results_table(root: Path, run_dirs: list[Path] | None = None) -> str:
     """A Markdown table of the results.json of ``run_dirs`` (default: every one below ``root``): task, embedder,
     seed, dev/test main metric, time, layer weights."""
     rows = []
-    paths = sorted(root.rglob("results.json")) if run_dirs is None else [d / "results.json" for d in run_dirs]
+    paths = sorted(root.rglob(RESULTS_FILE)) if run_dirs is None else [d / RESULTS_FILE for d in run_dirs]
     for path in [p for p in paths if p.exists()]:
         r = json.loads(path.read_text())
         key = r["main_metric"]

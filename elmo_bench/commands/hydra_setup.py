@@ -8,6 +8,7 @@ from omegaconf import OmegaConf
 
 from elmo_bench.base.paths import CONF_DIR, DATA_ROOT, REPO
 from elmo_bench.engine.config_schema import register_schemas
+from elmo_bench.tasks.registry import declaration, package_dir
 
 #: keys already spelled out in the run directory path
 _IN_PATH = ("task", "embedder", "seed")
@@ -60,6 +61,8 @@ def register_resolvers() -> None:
         OmegaConf.register_new_resolver("repo_root", lambda: str(REPO))
     if not OmegaConf.has_resolver("data_root"):
         OmegaConf.register_new_resolver("data_root", lambda: str(DATA_ROOT))
+    if not OmegaConf.has_resolver("task_dir"):  # a task's own folder: its conf/data files name its samples by it
+        OmegaConf.register_new_resolver("task_dir", lambda name: str(package_dir(declaration(name))))
     if not OmegaConf.has_resolver("run_suffix"):
         OmegaConf.register_new_resolver("run_suffix", run_suffix)
 

@@ -15,7 +15,7 @@ from elmo_bench.commands.guard import debug_requested, exit_cleanly_on_sigterm, 
 from elmo_bench.commands.pretrain import compose_pretrain
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
-from elmo_bench.tasks import TASKS
+from elmo_bench.tasks.registry import registered
 
 
 def positive_int(text: str) -> int:
@@ -65,11 +65,11 @@ def _embed(argv: Sequence[str]) -> int:
 
 def file_scorers() -> dict[str, Any]:
     """name → scorer (``score_file_count``, ``score_files(*paths)``): every registered task with a file scorer
-    (``Task.score_files``, the registry tasks.TASKS), and the WSD probe's, which is no task. Imported here, as
+    (``Task.score_files``, elmo_bench.tasks.registry), and the WSD probe's, which is no task. Imported here, as
     every subcommand's machinery (torch and the task packages), so that other commands start fast."""
     from elmo_bench.engine.experiment import load_task  # lazy: omegaconf, torch
     from elmo_bench.probe import wsd_metric  # lazy: tqdm
-    scorers: dict[str, Any] = {name: load_task(name) for name in TASKS}
+    scorers: dict[str, Any] = {name: load_task(name) for name in registered()}
     scorers = {name: task for name, task in scorers.items() if task.score_file_count}
     scorers[wsd_metric.NAME] = wsd_metric.SCORER
     return scorers
@@ -145,7 +145,7 @@ COMMANDS: dict[str, Command] = {
                            "continue LM training on task text", _composes("finetune")),
     "report": Command(_delegate("elmo_bench.report.cli", "report_main"), "paper tables and figures from results",
                       _parses_with("elmo_bench.report.cli", "build_parser")),
-    "export-results": Command(_delegate("elmo_bench.report.export", "export_main"),
+    "export-results": Command(_delegate("elmo_bench.commands.export_results", "export_main"),
                               "copy a results tree into the compact committable form the report reads",
                               _parses_with("elmo_bench.report.export", "build_parser")),
     "plan": Command(_delegate("elmo_bench.commands.plan", "plan_main"),

@@ -6,13 +6,15 @@ cartesian product, one planned run each, with the command line winning over the 
 a slice). Per run:
 
 * examples and tokens per split (tokens: every text field of every example, as the head reads them), read from
-  the configured data; where it cannot be read here (a hub dataset offline), examples from :data:`DOCUMENTED`
+  the configured data; where it cannot be read here (a hub dataset offline), examples from the task's declared ``dataset_sizes``
   and tokens per example from the task's local stand-in data (``sizes: documented``), or, with no documented
   count, the stand-in's own sizes (``sizes: proxy``);
-* ``bilm_flops``: the frozen biLM's forward FLOPs to fill the activation cache, counted from the architecture
-  (:func:`bilm_flops_per_position`) over every distinct sequence of every split and text field, each segment of
-  ``max_segment`` tokens plus its ``<S>``/``</S>``; ``cache_bytes``: those distinct tokens x (L+1) x dim x 2
-  bytes (fp16, elmo_bench.encoders.cache);
+* ``encoder_flops``: the frozen encoder's forward FLOPs to fill the activation cache (``encoder_flops_per_token``
+  per word position, elmo_bench.encoders.costs: the biLM formula for ``bilm`` and ``manylangs``, counted from the
+  model for ``transformers``, 0 for ``hdf5``, null with ``encoder_note`` for ``python``), over every distinct
+  sequence of every split and text field (a biLM: each segment of ``max_segment`` tokens plus its
+  ``<S>``/``</S>``); ``cache_bytes``: those distinct tokens x layers x dim x 2 bytes (fp16,
+  elmo_bench.encoders.cache; hdf5: the file's size). ``bilm_flops`` and ``bilm_flops_per_token`` are aliases;
 * ``head_params``: the task head's parameters (GloVe table, biLM and ScalarMixes not counted, as in the presets);
 * ``train_flops_per_epoch``: forward + backward FLOPs measured with ``torch.utils.flop_counter.FlopCounterMode``
   on a few sample batches of the train split (oneDNN / cuDNN RNN kernels switched off while counting, since the
@@ -24,7 +26,7 @@ a slice). Per run:
   through ``torch.autograd.graph.saved_tensors_hooks``, plus parameters, gradients and optimiser state (Adam and
   Adadelta keep two tensors per parameter); the largest over the sample batches;
 * ``epochs``: the trainer's ``max_epochs`` (an upper bound: early stopping ends most runs sooner);
-* ``gpu_hours``: (bilm_flops + epochs x (train + eval FLOPs per epoch) + the test split's forward) / the sustained
+* ``gpu_hours``: (encoder_flops + epochs x (train + eval FLOPs per epoch) + the test split's forward) / the sustained
   throughput ``--gpu-tflops``. A cache entry is shared by every run over the same data (seeds, embedder arms),
   so ``total_gpu_hours`` counts each entry's biLM FLOPs once; a run's own ``gpu_hours`` assumes a cold cache.
 """
@@ -48,66 +50,21 @@ from elmo_bench.base.paths import CONF_DIR
 from elmo_bench.base.device import resolve_device
 from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.bilm.public import public_options
+from elmo_bench.encoders.costs import EncoderCost, cache_numbers, encoder_cost
 from elmo_bench.engine.collate import length_batches
 from elmo_bench.engine.fractions import nested_subset
 from elmo_bench.engine.loop import make_optimizer
 from elmo_bench.modules.token_embedders import WordVocabulary
+from elmo_bench.tasks.registry import declaration
+from elmo_bench.encoders.segments import MAX_SEGMENT
 
 
 #: sustained TFLOP/s for --gpu: 30% of the dense bf16 (V100, T4: fp16) tensor-core peak of the vendor's data sheet
 GPU_TFLOPS: dict[str, float] = {"a100": 94.0, "h100": 297.0, "h200": 297.0, "v100": 38.0, "t4": 20.0, "l4": 36.0}
 GPU_PEAKS = {"a100": 312, "h100": 989, "h200": 989, "v100": 125, "t4": 65, "l4": 121}
 
-#: (task, data.name) → documented split sizes in the task's examples, for datasets not readable here
-DOCUMENTED: dict[tuple[str, str], dict[str, Any]] = {
-    ("squad", "squad"): {
-        # SQuAD v1.1 (Rajpurkar et al. 2016; the hub's `squad`): train 87,599 questions (442 articles), validation
-        # 10,570. conf/data/squad.yaml carves dev = 20 training articles (~20/442 of the questions) and tests on
-        # the official dev set.
-        "train": 87_599 - round(87_599 * 20 / 442), "dev": round(87_599 * 20 / 442), "test": 10_570,
-        "source": "SQuAD v1.1 (Rajpurkar et al. 2016): train 87,599 / dev 10,570 questions; dev here = 20 of the "
-                  "442 training articles (~4.5%, estimated by question share)"},
-    ("snli", "snli"): {
-        # SNLI 1.0 (Bowman et al. 2015; the hub's `snli`): 550,152 / 10,000 / 10,000 pairs, of which 785 / 158 /
-        # 176 have no gold label and are dropped by the reader.
-        "train": 549_367, "dev": 9_842, "test": 9_824,
-        "source": "SNLI 1.0 (Bowman et al. 2015): 550,152 / 10,000 / 10,000 pairs less 785 / 158 / 176 "
-                  "without a gold label"},
-    ("coref", "conll2012_coref"): {
-        # CoNLL-2012 English (Pradhan et al. 2012), the split of Lee et al. (2017): documents (parts)
-        "train": 2_802, "dev": 343, "test": 348,
-        "source": "CoNLL-2012 English coreference (Pradhan et al. 2012): 2,802 / 343 / 348 documents; tokens per "
-                  "document from the stand-in LitBank (longer documents than OntoNotes parts: an overestimate)"},
-}
 #: the local stand-in data whose tokens per example (and distinct-sequence share) fill in a documented dataset
 STAND_IN = "default_{task}"
-
-
-def bilm_flops_per_position(options: Any) -> int:
-    """Forward FLOPs of the biLM for one token position, from its options (elmo_bench.bilm.options.BiLMOptions).
-
-    Matrix products only, 2 FLOPs per multiply-add (biases, activations, gates' element-wise products and the
-    max-pool are < 1% and left out). With C = max_characters_per_token, e = char dim, filters (w_i, n_i),
-    F = sum n_i, P = projection_dim, H = lstm dim, L = n_layers, K = n_highway:
-
-        char CNN     sum_i 2 * (C - w_i + 1) * w_i * e * n_i     (every valid window of each filter bank)
-        highway      K * 2 * (2 * F * F)                          (carry and transform gates)
-        projection   2 * F * P
-        LSTMs        L * 2 directions * (2 * (P + P) * 4H + 2 * H * P)
-                     (input and recurrent weights of the 4 gates, each layer's input being P wide, then the
-                     H → P cell projection)
-
-    Public ELMo (C 50, e 16, F 2048, P 512, H 4096, L 2, K 2): 17,616,896 + 33,554,432 + 2,097,152 +
-    150,994,944 = 204,263,424 FLOPs a position. The token layer's per-word-type cache (bilm.token_encoder) makes
-    the real char-CNN work smaller on repetitive text: this counts every position.
-    """
-    c, e = options.max_characters_per_token, options.char_dim
-    cnn = sum(2 * (c - w + 1) * w * e * n for w, n in options.filters)
-    f, p, h = options.n_filters, options.projection_dim, options.lstm_dim
-    highway = options.n_highway * 2 * (2 * f * f)
-    projection = 2 * f * p
-    lstm = options.n_layers * 2 * (2 * (p + p) * 4 * h + 2 * h * p)
-    return cnn + highway + projection + lstm
 
 
 def segment_positions(length: int, max_segment: int) -> int:
@@ -393,6 +350,21 @@ def _glove_dim(cfg: Any) -> int:
     return 300
 
 
+def _encoder_cost(cfg: Any, options: Any, options_source: str, data: dict[str, Any], memo: dict[str, Any]
+                  ) -> EncoderCost:
+    """The run's encoder cost (elmo_bench.encoders.costs), once per encoder config: the biLM of ``options``
+    unless ``encoder=`` names another kind, whose subword counts come from the sample's text."""
+    from omegaconf import OmegaConf
+
+    spec = OmegaConf.to_container(cfg.encoder, resolve=True) if cfg.get("encoder") is not None else {}
+    key = json.dumps(["encoder", spec, options.to_dict()], sort_keys=True, default=str)
+    if key not in memo:
+        fields = data["task"].text_fields
+        sentences = [e[f] for e in data["sample_train"][:200] for f in fields]
+        memo[key] = encoder_cost(spec, options, options_source, sentences, amp=cfg.get("amp", "off"))
+    return memo[key]
+
+
 def _model_key(cfg: Any, data_key: str, options: Any) -> str:
     """What the measured model depends on: runs that share it are measured once."""
     from omegaconf import OmegaConf
@@ -410,7 +382,7 @@ def plan_run(overrides: Sequence[str], cfg: Any, device: torch.device, n_batches
 
     task_name = cfg.task.name
     options, options_source = _bilm_options(cfg)
-    max_segment = int(cfg.get("max_segment", 256))
+    max_segment = int(cfg.get("max_segment", MAX_SEGMENT))
     data_key = json.dumps([task_name, OmegaConf.to_container(cfg.data, resolve=True),
                            int(cfg.seed) if float(cfg.data.get("fraction", 1.0)) < 1 else None], sort_keys=True)
     if data_key not in memo:
@@ -419,39 +391,40 @@ def plan_run(overrides: Sequence[str], cfg: Any, device: torch.device, n_batches
     task = data["task"]
 
     use_elmo = bool(cfg.embedder.elmo)
-    model_key = _model_key(cfg, data_key, options)
+    cost = _encoder_cost(cfg, options, options_source, data, memo)
+    model_key = _model_key(cfg, data_key, options) + cost.source
     if model_key not in memo:
-        memo[model_key] = measure_model(cfg, task, data["sample_train"], options.n_layers + 1, options.output_dim,
+        memo[model_key] = measure_model(cfg, task, data["sample_train"], cost.num_layers, cost.dim,
                                         _glove_dim(cfg), device, n_batches)
     measured: Measured = memo[model_key]
 
     sizes = data["splits"]
-    per_position = bilm_flops_per_position(options)
+    epochs = trainer_config(cfg, float(cfg.data.get("fraction", 1.0))).max_epochs
     positions = sum(s.positions for s in sizes.values())
     distinct = sum(s.distinct_tokens for s in sizes.values())
-    bilm_flops = per_position * positions if use_elmo else 0
-    cache_bytes = distinct * (options.n_layers + 1) * options.output_dim * 2 if use_elmo and cfg.cache else 0
-    if use_elmo and not cfg.cache:       # no cache: the biLM runs in every batch of every epoch
-        bilm_flops = None
-    epochs = trainer_config(cfg, float(cfg.data.get("fraction", 1.0))).max_epochs
+    per_pass = epochs * sum(s.positions if cost.segment_markers else s.tokens   # no cache: every epoch's batches
+                            for k, s in sizes.items() if k in ("train", "dev"))
+    encoder = (cache_numbers(cost, positions, distinct, per_pass, bool(cfg.cache)) if use_elmo
+               else {"encoder_flops": 0, "cache_bytes": 0})
     train_tokens = sizes["train"].tokens
     dev_tokens = sizes["dev"].tokens if "dev" in sizes else 0
     test_tokens = sum(s.tokens for k, s in sizes.items() if k not in ("train", "dev"))
     train_flops = measured.train_flops_per_token * train_tokens
     eval_flops = measured.eval_flops_per_token * dev_tokens
-    if bilm_flops is None:
-        bilm_flops = per_position * epochs * (sizes["train"].positions + (sizes["dev"].positions if "dev" in sizes else 0))
     head_flops = epochs * (train_flops + eval_flops) + measured.eval_flops_per_token * test_tokens
     return {
         "task": task_name, "embedder": cfg.embedder.name, "seed": int(cfg.seed),
         "train_examples": sizes["train"].examples, "tokens": train_tokens,
-        "bilm_flops": int(bilm_flops), "cache_bytes": int(cache_bytes), "head_params": measured.head_params,
+        "encoder_flops": encoder["encoder_flops"], "bilm_flops": encoder["encoder_flops"],  # bilm_*: aliases
+        "cache_bytes": int(encoder["cache_bytes"]), "head_params": measured.head_params,
         "train_flops_per_epoch": int(train_flops), "peak_memory_bytes": int(measured.peak_memory_bytes),
         "epochs": epochs, "gpu_hours": None,             # filled by plan() at the chosen throughput
         "data": str(cfg.data.name), "sizes": data["sizes"], "size_source": data["source"],
         "splits": {k: {"examples": s.examples, "tokens": s.tokens} for k, s in sizes.items()},
         "eval_flops_per_epoch": int(eval_flops), "head_flops_total": int(head_flops),
-        "bilm": options_source, "bilm_flops_per_token": per_position,
+        "bilm": options_source if cost.kind == "bilm" else None, "encoder": cost.source,
+        "encoder_flops_per_token": cost.flops_per_position, "bilm_flops_per_token": cost.flops_per_position,
+        **({"encoder_note": cost.note} if cost.note else {}),
         "cache_key": data_key if use_elmo and cfg.cache else None,
         "memory_method": measured.memory_method, "memory_device": str(device),
         "sample": {"batches": measured.sample_batches, "tokens": measured.sample_tokens,
@@ -479,7 +452,7 @@ def _data_plan(cfg: Any, task_name: str, overrides: Sequence[str], max_segment: 
                         f"paths.data_root or a readable data config")
     task.fit_labels(stand_in)
     local = {k: split_sizes(task, v, max_segment) for k, v in stand_in.items()}
-    documented = DOCUMENTED.get((task_name, name))
+    documented = declaration(task_name).dataset_sizes.get(name)  # the task's own (tasks/<name>/config.py)
     if documented is None:
         return {"task": task, "splits": local, "sizes": "proxy",
                 "source": f"{name} not readable here and no documented size: the stand-in "
@@ -508,10 +481,10 @@ def plan(overrides: Sequence[str], gpu_tflops: float, device: torch.device, n_ba
     rate = gpu_tflops * 1e12 * 3600
     total, seen = 0.0, set()
     for run in runs:
-        run["gpu_hours"] = (run["bilm_flops"] + run["head_flops_total"]) / rate
+        run["gpu_hours"] = ((run["encoder_flops"] or 0) + run["head_flops_total"]) / rate  # None: encoder_note
         total += run["head_flops_total"] / rate
         if run["cache_key"] is None or run["cache_key"] not in seen:
-            total += run["bilm_flops"] / rate
+            total += (run["encoder_flops"] or 0) / rate
             seen.add(run["cache_key"])
     for run in runs:
         run.pop("cache_key")
@@ -521,12 +494,12 @@ def plan(overrides: Sequence[str], gpu_tflops: float, device: torch.device, n_ba
 # -------------------------------------------------------------------------------------------------------------- CLI
 
 def _table(result: dict[str, Any]) -> str:
-    head = ("task", "embedder", "seed", "sizes", "train ex", "tokens", "biLM FLOPs", "cache GB", "head params",
+    head = ("task", "embedder", "seed", "sizes", "train ex", "tokens", "enc. FLOPs", "cache GB", "head params",
             "train FLOPs/ep", "peak mem GB", "epochs", "GPU h")
     rows = [head]
     for r in result["runs"]:
         rows.append((r["task"], r["embedder"], str(r["seed"]), r["sizes"], f"{r['train_examples']:,}",
-                     f"{r['tokens']:,}", f"{r['bilm_flops']:.2e}", f"{r['cache_bytes'] / 1e9:.2f}",
+                     f"{r['tokens']:,}", "?" if r["encoder_flops"] is None else f"{r['encoder_flops']:.2e}", f"{r['cache_bytes'] / 1e9:.2f}",
                      f"{r['head_params']:,}", f"{r['train_flops_per_epoch']:.2e}",
                      f"{r['peak_memory_bytes'] / 1e9:.2f}", str(r["epochs"]), f"{r['gpu_hours']:.2f}"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]

@@ -14,6 +14,7 @@ import torch
 
 from elmo_bench.bilm.chars import batch_to_ids
 from elmo_bench.bilm.model import BiLM
+from elmo_bench.encoders.kinds import EncoderKind
 
 
 class BiLMEncoder:
@@ -64,3 +65,7 @@ def as_encoder(model: Any, hash: str | None = None) -> Any:
     if isinstance(model, BiLM):
         return BiLMEncoder(model, hash or "unhashed-bilm")
     return model
+
+
+#: ``encoder=bilm`` (the default): built by its callers from the ``bilm`` group (load_bilm_encoder)
+ENCODER_KIND = EncoderKind("bilm", None)

@@ -12,40 +12,24 @@ from typing import Any, Mapping
 
 from elmo_bench.encoders.protocol import Encoder
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.encoders.bilm import load_bilm_encoder
-from elmo_bench.encoders.manylangs import ManyLangsEncoder
-from elmo_bench.encoders.python import instantiate_encoder
-from elmo_bench.encoders.settings import KINDS, check_encoder_settings
-from elmo_bench.encoders.transformers import TransformersEncoder
+from elmo_bench.encoders.kinds import encoder_kinds
+from elmo_bench.encoders.settings import check_encoder_settings
+
+#: every declared kind (elmo_bench.encoders.kinds: each module's ENCODER_KIND), sorted
+KINDS = tuple(encoder_kinds())
 
 
-def _need_path(spec: Mapping[str, Any], kind: str) -> str:
-    return str(spec["path"])  # check_encoder_settings refused a missing one
-
-
-def build_encoder(spec: Mapping[str, Any], bilm: Mapping[str, Any] | None = None, amp: Any = "off") -> Encoder:
-    """The encoder described by ``spec`` (the ``encoder`` config group as a plain dict); ``bilm`` is the ``bilm``
-    group, read by kind ``bilm``; ``amp`` is the run's, the default precision of a transformer."""
+def build_encoder(spec: Mapping[str, Any], amp: Any = "off") -> Encoder:
+    """The encoder described by ``spec`` (the ``encoder`` config group as a plain dict), built by its kind's
+    declaration; ``bilm`` is loaded by its callers from the ``bilm`` group (elmo_bench.encoders.bilm); ``amp`` is
+    the run's, the default precision of a transformer."""
     check_encoder_settings(spec)
     kind = spec.get("kind", "bilm")
-    if kind == "bilm":
-        if not bilm:
-            raise ConfigError("config: encoder=bilm needs the bilm group (bilm.options, bilm.weights)")
-        return load_bilm_encoder(bilm["options"], bilm["weights"], bilm.get("name"))
-    if kind == "transformers":
-        return TransformersEncoder(_need_path(spec, kind), pooling=str(spec.get("pooling") or "first"),
-                                   revision=spec.get("revision"),
-                                   amp=spec.get("amp") if spec.get("amp") is not None else amp,
-                                   max_length=spec.get("max_length"), batch_size=int(spec.get("batch_size", 32)))
-    if kind == "hdf5":
-        from elmo_bench.encoders.hdf5 import Hdf5Encoder  # lazy: h5py
-
-        return Hdf5Encoder(_need_path(spec, kind))
-    if kind == "manylangs":
-        return ManyLangsEncoder(_need_path(spec, kind))
-    if kind == "python":
-        return instantiate_encoder(spec)
-    raise ConfigError(f"config: encoder.kind expected one of {', '.join(KINDS)}, found {kind!r}")
+    declared = encoder_kinds().get(str(kind))
+    if declared is None or declared.build is None:
+        raise ConfigError(f"config: encoder.kind expected one of {', '.join(k for k in KINDS if k != 'bilm')} "
+                          f"here (bilm is built from the bilm group), found {kind!r}")
+    return declared.build(spec, amp)
 
 
 def encoder_record(encoder: Encoder) -> dict[str, Any]:

@@ -42,6 +42,7 @@ from elmo_bench.base.integrity import IntegrityError, check_files, write_manifes
 from elmo_bench.encoders.bilm import as_encoder
 from elmo_bench.encoders.protocol import Encoder, cache_id, check_layers, check_values, takes_whole_sequences
 from elmo_bench.encoders.settings import CACHE_DTYPES, DEFAULT_CACHE_DTYPE
+from elmo_bench.encoders.segments import MAX_SEGMENT
 
 log = logging.getLogger(__name__)
 #: part of every key: entries written in an older layout are never read, they are recomputed under a new key
@@ -101,7 +102,7 @@ def segments(length: int, max_segment: int) -> list[tuple[int, int]]:
 
 
 def compute_layers(encoder: Encoder, sequences: Sequence[Sequence[str]], out: np.ndarray, offsets: np.ndarray,
-                   max_segment: int = 256, batch_tokens: int = 4096, progress: bool = True) -> None:
+                   max_segment: int = MAX_SEGMENT, batch_tokens: int = 4096, progress: bool = True) -> None:
     """Fill ``out`` (total_tokens, L+1, dim) with the encoder's layers of every sequence, batched by length.
 
     Sequences are cut into ``max_segment`` pieces unless the encoder takes whole sequences (protocol.py). The
@@ -159,8 +160,9 @@ class ActivationCache:
     BiLM with an id (the old call) is wrapped and keyed by that id, as before. ``dtype`` is ``encoder.cache_dtype``:
     fp16 (the old keys and entries) or fp32 (a key of its own)."""
 
-    def __init__(self, directory: str | Path, encoder: Encoder, encoder_id: str | None = None, max_segment: int = 256,
-                 batch_tokens: int = 4096, progress: bool = True, dtype: str = DEFAULT_CACHE_DTYPE) -> None:
+    def __init__(self, directory: str | Path, encoder: Encoder, encoder_id: str | None = None,
+                 max_segment: int = MAX_SEGMENT, batch_tokens: int = 4096, progress: bool = True,
+                 dtype: str = DEFAULT_CACHE_DTYPE) -> None:
         if dtype not in CACHE_DTYPES:
             raise ConfigError(f"config: encoder.cache_dtype expected one of {', '.join(CACHE_DTYPES)}, found {dtype!r}")
         self.encoder = as_encoder(encoder, encoder_id)
@@ -289,7 +291,7 @@ def forced_unknown_words(encoder: Encoder, sequences: Sequence[Sequence[str]],
 class LiveLayers:
     """``cache=false``: the same interface, computing each requested sequence with the encoder (no disk)."""
 
-    def __init__(self, encoder: Encoder, sequences: Sequence[Sequence[str]], max_segment: int = 256) -> None:
+    def __init__(self, encoder: Encoder, sequences: Sequence[Sequence[str]], max_segment: int = MAX_SEGMENT) -> None:
         self.bilm, self.sequences, self.max_segment = as_encoder(encoder), sequences, max_segment
         self.seconds_in_bilm = 0.0
 

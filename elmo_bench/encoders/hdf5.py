@@ -17,6 +17,7 @@ import h5py
 import torch
 
 from elmo_bench.base.errors import DataError
+from elmo_bench.encoders.kinds import EncoderKind, need_path
 
 
 def _sha256(path: Path) -> str:
@@ -102,3 +103,7 @@ class Hdf5Encoder:
                 out[row, :, : len(tokens)] = self.sentence_layers(tokens)
                 mask[row, : len(tokens)] = True
         return out, mask
+
+
+#: ``encoder=hdf5``: ``encoder.path`` = the file ``elmo-bench embed --layers all`` writes (elmo_bench.encoders.kinds)
+ENCODER_KIND = EncoderKind("hdf5", lambda spec, amp="off": Hdf5Encoder(need_path(spec)))

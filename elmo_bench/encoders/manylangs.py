@@ -33,6 +33,7 @@ import torch
 from torch import nn
 
 from elmo_bench.base.errors import DataError
+from elmo_bench.encoders.kinds import EncoderKind, need_path
 
 OOV, PAD, BOS, EOS, BOW, EOW = "<oov>", "<pad>", "<bos>", "<eos>", "<bow>", "<eow>"
 
@@ -244,3 +245,7 @@ class ManyLangsEncoder:
         longest = max((len(s) for s in sentences), default=0)
         inner = torch.arange(longest, device=device)[None] < (lengths - 2)[:, None]
         return layers[:, :, 1: longest + 1] * inner[:, None, :, None], inner
+
+
+#: ``encoder=manylangs``: ``encoder.path`` = an ELMoForManyLangs model directory (elmo_bench.encoders.kinds)
+ENCODER_KIND = EncoderKind("manylangs", lambda spec, amp="off": ManyLangsEncoder(need_path(spec)))

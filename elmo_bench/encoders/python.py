@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.encoders.kinds import EncoderKind
 
 
 class _Targeted:
@@ -54,3 +55,7 @@ def instantiate_encoder(spec: Mapping[str, Any]) -> _Targeted:
         raise ConfigError(f"config: encoder._target_={target} is not an Encoder: it lacks {', '.join(missing)} "
                           f"(see elmo_bench/encoders/protocol.py)")
     return _Targeted(inner, str(target))
+
+
+#: ``encoder=python``: ``encoder._target_`` = any class, the other keys its arguments (elmo_bench.encoders.kinds)
+ENCODER_KIND = EncoderKind("python", lambda spec, amp="off": instantiate_encoder(spec))

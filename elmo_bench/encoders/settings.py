@@ -14,7 +14,8 @@ from typing import Any, Mapping
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import check_number
 
-KINDS = ("bilm", "transformers", "hdf5", "manylangs", "python")
+#: the kinds this package ships; :func:`known_kinds` adds any module that declares ``ENCODER_KIND``
+KINDS = ("bilm", "hdf5", "manylangs", "python", "transformers")
 #: kinds whose ``encoder.path`` is required (a directory, a file or a hub name)
 NEEDS_PATH = ("transformers", "hdf5", "manylangs")
 POOLINGS = ("first", "last", "mean")
@@ -23,6 +24,14 @@ AMPS = ("off", "bf16", "fp16")
 #: layers exceed fp16's range, +-65504)
 CACHE_DTYPES = ("fp16", "fp32")
 DEFAULT_CACHE_DTYPE = "fp16"
+
+
+def known_kinds() -> tuple[str, ...]:
+    """Every declared encoder kind (elmo_bench.encoders.kinds scans the package; imported here lazily, so this
+    module stays torch-free until a kind is checked)."""
+    from elmo_bench.encoders.kinds import encoder_kinds  # lazy: the scan imports the kinds' modules
+
+    return tuple(encoder_kinds())
 
 
 def missing(value: Any) -> bool:
@@ -47,7 +56,7 @@ def check_encoder_settings(spec: Mapping[str, Any], prefix: str = "encoder") -> 
     """Range-check an ``encoder`` group (a plain mapping): kind, path where needed, batch_size >= 1, max_length >= 1
     or null, pooling, amp and cache_dtype in their sets. Keys a kind does not use are checked when present."""
     kind = spec.get("kind", "bilm")
-    _choice(f"{prefix}.kind", kind, KINDS)
+    _choice(f"{prefix}.kind", kind, known_kinds())
     if kind in NEEDS_PATH and missing(spec.get("path")):
         what = "a model directory or a hub name" if kind == "transformers" else (
             "the file elmo-bench embed --layers all writes" if kind == "hdf5" else "a model directory")

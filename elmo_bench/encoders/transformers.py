@@ -40,13 +40,14 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import torch
 
 from elmo_bench.base.device import AMP_DTYPES, normalise_amp
 from elmo_bench.base.errors import ConfigError, DataError
 from elmo_bench.encoders.settings import check_encoder_settings, path_like
+from elmo_bench.encoders.kinds import EncoderKind, need_path
 
 log = logging.getLogger(__name__)
 
@@ -490,3 +491,16 @@ class TransformersEncoder:
             states = torch.stack([h.float() for h in result.hidden_states], dim=1)  # (chunk, layers, T, dim)
             out[start: start + len(chunk), :, :longest] = states
         return out
+
+
+def from_spec(spec: Mapping[str, Any], amp: Any = "off") -> TransformersEncoder:
+    """``encoder=transformers``: ``encoder.path`` (a directory or hub name) and its options; the run's ``amp`` is
+    the default precision."""
+    return TransformersEncoder(need_path(spec), pooling=str(spec.get("pooling") or "first"),
+                               revision=spec.get("revision"), amp=spec.get("amp") if spec.get("amp") is not None
+                               else amp, max_length=spec.get("max_length"),
+                               batch_size=int(spec.get("batch_size") or 32))
+
+
+#: ``encoder=transformers`` (elmo_bench.encoders.kinds)
+ENCODER_KIND = EncoderKind("transformers", from_spec)

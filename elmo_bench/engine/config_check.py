@@ -23,6 +23,7 @@ from elmo_bench.data.split_checks import max_overlap
 from elmo_bench.engine.head_configs import head_config
 from elmo_bench.engine.trainer_config import OPTIMIZERS, TrainerConfig
 from elmo_bench.records.elmo_settings import CONFIG_KEY, MODES, PLACEMENTS, TASK_ELMO_DEFAULTS, ElmoSettings
+from elmo_bench.encoders.segments import MAX_SEGMENT
 
 #: numpy's seed range (``seed=99999999999999999999`` is a config error, not numpy's ValueError)
 MAX_SEED = 2**32 - 1
@@ -63,7 +64,7 @@ def check_run(cfg: Mapping[str, Any], trainer: Mapping[str, Any]) -> None:
     check_device_spec(cfg.get("device", "auto"))
     normalise_amp(cfg.get("amp", "off"))
     _number("threads", cfg.get("threads", 1), int, 0)
-    _number("max_segment", cfg.get("max_segment", 256), int, 1)
+    _number("max_segment", cfg.get("max_segment", MAX_SEGMENT), int, 1)
     if not isinstance(cfg.get("cache", True), bool):
         raise ConfigError(f"config: cache expected true or false, found {cfg.get('cache')!r}")
     check_ranges(DataConfig, cfg.get("data") or {}, "data")

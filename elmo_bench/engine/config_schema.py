@@ -31,7 +31,7 @@ from elmo_bench.data.data_config import DataConfig
 from elmo_bench.engine.head_configs import head_config
 from elmo_bench.engine.trainer_config import TrainerConfig
 from elmo_bench.records.elmo_settings import CONFIG_KEY, ElmoSettings
-from elmo_bench.tasks import TASKS
+from elmo_bench.tasks.registry import package_dir, registered
 
 _NODES = {bool: BooleanNode, int: IntegerNode, float: FloatNode, str: StringNode}
 #: the keys the ``trainer`` group has beyond a task's trainer settings (sample-efficiency sweeps)
@@ -120,8 +120,10 @@ def register_schemas() -> None:
     store.store(group="trainer", name="schema", node=trainer_schema())
     store.store(group="mix", name="schema", node=mix_schema())
     store.store(group="data", name="schema", node=data_schema())
-    for task in TASKS:
+    for task, declared in registered().items():
         cls = head_config(task)
-        if cls is not None:
-            task_yaml = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "task" / f"{task}.yaml"))
+        yaml_path = next((p for p in (CONF_DIR / "task" / f"{task}.yaml",
+                                      package_dir(declared) / "conf" / "task" / f"{task}.yaml") if p.is_file()), None)
+        if cls is not None and yaml_path is not None:
+            task_yaml = OmegaConf.to_container(OmegaConf.load(yaml_path))
             store.store(group="task_schema", name=task, node=task_schema(cls, task_yaml))

@@ -26,6 +26,7 @@ from elmo_bench.engine.experiment import assemble, load_encoder_info, load_task,
 from elmo_bench.engine.loop import evaluate
 from elmo_bench.engine.run_identity import RUN_FILE, check_data_identity, read_record
 from elmo_bench.modules.token_embedders import WordVocabulary
+from elmo_bench.records.run_record import RESULTS_FILE
 
 BEST = "best.pt"
 
@@ -39,7 +40,7 @@ def _load_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, 
     if not record.exists():
         raise ConfigError(f"{run_dir}: no {RUN_FILE} (expected a run directory written by run.py)")
     if not best.exists():
-        found = [name for name in ("results.json", "checkpoint.pt") if (run_dir / name).exists()]
+        found = [name for name in (RESULTS_FILE, "checkpoint.pt") if (run_dir / name).exists()]
         if found:
             raise ConfigError(f"{run_dir}: no {BEST} (the saved best model) although {' and '.join(found)} "
                               f"{'is' if len(found) == 1 else 'are'} there: it was deleted or moved; restore it or "

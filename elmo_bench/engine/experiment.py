@@ -2,7 +2,7 @@
 
 ``run_experiment`` is what ``run.py`` calls for every job of a Hydra run or sweep, in six steps, each a function
 here: :func:`read_data`, :func:`prepare_layers`, :func:`build_model`, :func:`train_model` (elmo_bench.engine.loop.fit),
-:func:`evaluate_splits` and :func:`write_run`. It never names a task: the registry (``tasks.TASKS``) maps
+:func:`evaluate_splits` and :func:`write_run`. It never names a task: the registry (``elmo_bench.tasks.registry``) maps
 ``cfg.task.name`` to the task package that supplies reader, head, decoding and metric (elmo_bench.tasks.api).
 Before anything is read, every numeric option is range-checked (elmo_bench.engine.config_check), the ``device`` is
 resolved (elmo_bench.base.device: CUDA asked for where there is none is a one-line error) and the run directory's
@@ -28,6 +28,7 @@ from omegaconf import DictConfig, OmegaConf
 from elmo_bench.engine.collate import Collator
 from elmo_bench.encoders.cache import ActivationCache, LiveLayers, check_first_sentence, source_forced_unknown
 from elmo_bench.encoders.settings import cache_dtype, check_encoder_settings
+from elmo_bench.encoders.segments import MAX_SEGMENT
 from elmo_bench.encoders.protocol import cache_id, moved
 from elmo_bench.engine.config_check import check_run
 from elmo_bench.base.device import describe, normalise_amp, resolve_device
@@ -36,7 +37,7 @@ from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary, bui
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import REPO
 from elmo_bench.engine.run_outputs import record_split
-from elmo_bench.records.run_record import RunRecord, git_commit
+from elmo_bench.records.run_record import RESULTS_FILE, RunRecord, git_commit
 from elmo_bench.engine.run_identity import (check_run_dir, identity, read_record, record_extension, record_identity,
                                      task_code_dir, task_code_hash)
 from elmo_bench.engine.run_lock import run_dir_lock
@@ -50,24 +51,22 @@ from elmo_bench.base import checkpoints
 from elmo_bench.encoders.bilm import BiLMEncoder, as_encoder
 from elmo_bench.encoders.build import build_encoder, encoder_record
 from elmo_bench.records import lm_adaptation
-from elmo_bench.tasks import TASKS
+from elmo_bench.tasks.registry import declaration
 
 log = logging.getLogger(__name__)
 
 
 def task_target(name: str) -> str:
-    """The registry entry (``module:Class``) of task ``name``; ConfigError naming the known tasks otherwise."""
-    if name not in TASKS:
-        raise ConfigError(f"config: task.name {name!r} is not a registered task; expected one of {sorted(TASKS)}")
-    return TASKS[name]
+    """The Task class (``module:Class``) task ``name`` declares; ConfigError naming the known tasks otherwise."""
+    return declaration(name).resolved_target()
 
 
 def load_task(name: str) -> Task:
-    """Registry name (``ner``), or a registry value (``elmo_bench.tasks.ner.task:NerTask``), → a fresh task instance."""
+    """Registry name (``ner``), or a Task class path (``elmo_bench.tasks.ner.task:NerTask``), → a fresh task."""
     import importlib
 
     module, _, cls = (name if ":" in name else task_target(name)).partition(":")
-    return getattr(importlib.import_module(module), cls)()
+    return getattr(importlib.import_module(module), cls)()  # checked: a declared target (tests/test_import_graph)
 
 
 def merged_trainer(cfg: DictConfig) -> dict[str, Any]:
@@ -105,7 +104,7 @@ def apply_new_stopping_rule(run_dir: Path, rule: StoppingRule, current: dict[str
                           f"{rule.patience}, min_epochs {rule.min_epochs}) would have stopped this run before "
                           f"epoch {stop}, but it trained {len(scores)} epochs; it cannot be continued exactly: "
                           f"choose another directory (hydra.run.dir=...) or delete it")
-    results_path = run_dir / "results.json"
+    results_path = run_dir / RESULTS_FILE
     if results_path.exists() and rule.stops_before(len(scores), state["best_epoch"]):
         record = RunRecord.read(results_path)
         record.config = config
@@ -214,11 +213,12 @@ def load_encoder_info(cfg: DictConfig) -> tuple[Any, dict[str, Any] | None]:
 
 def distinct_text(task: Task, examples: Sequence[Example]) -> list[list[str]]:
     """Every text field of ``examples`` as token sequences, each distinct sequence once, in first-seen order.
-    Phrase examples (``is_root`` false, SST's sub-sentence phrases) are left out: their sentence is in the text."""
+    Examples the task says are pieces of another's text (``Task.own_text`` false: SST's sub-sentence phrases) are
+    left out: their sentence is in the text."""
     seen: set[tuple[str, ...]] = set()
     out: list[list[str]] = []
     for example in examples:
-        if not example.get("is_root", True):
+        if not task.own_text(example):
             continue
         for name in task.text_fields:
             key = tuple(example[name])
@@ -262,7 +262,7 @@ def prepare_layers(cfg: DictConfig, task: Task, prepared: Prepared, bilm: Any, b
     bilm = as_encoder(bilm, (bilm_info or {}).get("hash"))
     prepared.bilm_info, prepared.num_layers, prepared.elmo_dim = bilm_info, bilm.num_layers, bilm.dim
     prepared.encoder_info = encoder_record(bilm)
-    max_segment = int(cfg.get("max_segment", 256))
+    max_segment = int(cfg.get("max_segment", MAX_SEGMENT))
     dtype = cache_dtype(cfg.get("encoder"))
     train = prepared.splits.get("train") or []
     if train:  # the encoder vets itself on the first training sentence before any layer is computed
@@ -298,9 +298,9 @@ def build_head(task: Task, head_cfg: dict[str, Any], input_dims: dict[str, int],
         return task.build_head(head_cfg, input_dims, elmo_output_dim)
     except (TypeError, KeyError) as exc:
         text = str(exc)
-        if not any(word in text for word in ("keyword-only argument", "keyword argument", "positional argument",
-                                             "max_span_length")):
-            raise
+        if isinstance(exc, TypeError) and not any(word in text for word in ("keyword-only argument",
+                                                                            "keyword argument", "positional argument")):
+            raise  # a KeyError is a head setting the task reads that the YAML leaves out (SQuAD's max_span_length)
         raise ConfigError(f"config: task.head of task {task.name!r} does not fit its head: {text}") from exc
 
 
@@ -374,7 +374,7 @@ def write_run(run_dir: Path, cfg: DictConfig, task: Task, prepared: Prepared, mo
         encoder=prepared.encoder_info,
         git_commit=git_commit(REPO),
     )
-    record.write(run_dir / "results.json")
+    record.write(run_dir / RESULTS_FILE)
     return record.to_dict()
 
 
@@ -401,7 +401,7 @@ def _run_locked(cfg: DictConfig, run_dir: Path, on_claimed: Callable[[Path], Non
     if bilm is not None and bilm_info is None:  # another encoder kind: its identity stands where the biLM hash did
         current["encoder.hash"] = cache_id(bilm)
     extending = check_run_dir(run_dir, current, config, task_code_dir(task_package))
-    results_path = run_dir / "results.json"
+    results_path = run_dir / RESULTS_FILE
     if results_path.exists() and not extending:
         log.info("%s exists and was made by this configuration: nothing to do", results_path)
         return read_record(results_path)

@@ -21,6 +21,7 @@ from elmo_bench.engine.run_outputs import task_statistics
 from elmo_bench.records.run_record import (SCORES_FILE, RunRecord, predictions_path, read_json, write_gz_json,
                                    write_statistics)
 from elmo_bench.tasks.api import Example, Task
+from elmo_bench.records.run_record import RESULTS_FILE
 
 
 def _test_examples(task: Task, record: RunRecord) -> list[Example]:
@@ -42,7 +43,7 @@ def migrate_run(run_dir: Path) -> list[str]:
     wants_scores = predictions_path(run_dir, "test").exists() and not (run_dir / SCORES_FILE).exists()
     if not missing and not wants_scores:                # up to date, or a probe (no predictions)
         return notes
-    record = RunRecord.read(run_dir / "results.json")
+    record = RunRecord.read(run_dir / RESULTS_FILE)
     task = load_task(record.task)
     keeps_predictions = type(task).record_predictions is Task.record_predictions
     examples: list[Example] | None = None
@@ -79,7 +80,7 @@ def migrate(dirs: Sequence[str | Path]) -> list[str]:
     """Every run directory below ``dirs``; a run whose task or data cannot be read is reported, not fatal."""
     notes: list[str] = []
     for root in dirs:
-        for path in sorted(Path(root).rglob("results.json")):
+        for path in sorted(Path(root).rglob(RESULTS_FILE)):
             try:
                 notes += migrate_run(path.parent)
             except Exception as exc:                    # data absent, hub offline, unknown task, reader error, ...

@@ -4,7 +4,9 @@
 number, flattened to ``dotted.key: value`` — the whole resolved config except keys that only change speed or
 logging (``progress``, ``threads``, ``logger``, ``paths``, Hydra's ``choices``), with the biLM files replaced by
 their content hash, every data path by a fingerprint of its content (files: sha256; directories: names and sizes),
-plus a hash of the task package's source (``code.task``). A run without ELMo (``embedder.elmo: false``) leaves out
+plus a hash of the task package's code (``code.task``: its AST without docstrings, so reformatting or a fixed
+comment keeps a run's identity; directories made with the older source-bytes hash still match while the code is
+unchanged). A run without ELMo (``embedder.elmo: false``) leaves out
 the ELMo settings (``task.elmo.*``, ``mix.*``): they cannot change its numbers, so choosing a task's ELMo default
 later does not orphan its finished baseline runs. A run directory resumes or skips only when the identity
 matches (ELMo settings compared as the values the run used: ``effective_elmo``); otherwise the run is refused with
@@ -14,6 +16,7 @@ every epoch it trained, the run continues from its checkpoint: exactly the run t
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import subprocess
@@ -22,7 +25,7 @@ from typing import Any, Mapping
 
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS, effective_settings
-from elmo_bench.records.run_record import RunRecord
+from elmo_bench.records.run_record import RESULTS_FILE, RunRecord
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.data.textio import read_text
 
@@ -42,6 +45,26 @@ ELMO_ONLY = ("task.elmo.", "mix.", "encoder.")
 STOPPING_RULE = tuple(f"{group}.{key}" for group in ("trainer", "task.trainer")
                       for key in ("max_epochs", "patience", "min_epochs", "scale_epochs", "max_scaled_epochs"))
 _fingerprints: dict[tuple[str, int, int], str] = {}
+#: marks a task-code identity computed from the code's behaviour (code_hash), not its bytes (source_bytes_hash)
+CODE_PREFIX = "ast:"
+#: a task package's declaration module (elmo_bench.tasks.registry), left out of its code identity
+DECLARATION_FILE = "config.py"
+#: source-bytes hashes that run directories recorded before code_hash (each shipped task, and tests/tiny_task, at
+#: git a076744, the last commit with the bytes hash) → the code_hash of the task's code that behaves the same: such
+#: a run resumes and skips. Issue 35 changed no number of a task: it added the declarations (config.py, outside
+#: the identity), split coref's and squad's longest reader functions into helpers, moved SST's phrase rule into
+#: SstTask.own_text and made SquadTask's unreachable answer_offsets fallback the run default (the readers' and
+#: engine tests hold); a later change of a task's code needs no entry here (its identity is code_hash's).
+LEGACY_CODE: dict[str, str] = {
+    "54535befcbd2d15c": "ast:b58427b2e7353bb3",  # tasks/coref
+    "2c37de0ed42a45f1": "ast:7d823cc813fcbb83",  # tasks/ner
+    "59b9a441091f06a1": "ast:813c6ef5c2d42c04",  # tasks/pos
+    "61899abab67661af": "ast:7693022e1cf244c2",  # tasks/snli
+    "13613dda9678d454": "ast:f43fa74c1e1217e2",  # tasks/squad
+    "20d5ec9a154ff1c5": "ast:d373bfff1350ed2c",  # tasks/srl
+    "4e305fb6db0afcaf": "ast:6b0841eb91ec838d",  # tasks/sst
+    "9823499ed8b843fb": "ast:5bf96ebfecba8592",  # tests/tiny_task
+}
 
 
 def without_elmo_only(flat: Mapping[str, Any]) -> dict[str, Any]:
@@ -133,19 +156,63 @@ def check_data_identity(run_dir: Path, stored: Mapping[str, Any], config: Mappin
 
 
 def task_code_dir(task_package: str) -> Path:
-    """The directory of a task package (``elmo_bench.tasks.ner`` → .../tasks/ner)."""
-    import importlib
+    """The directory of a task package (``elmo_bench.tasks.ner`` → .../tasks/ner), found without importing it."""
+    import importlib.util
 
-    return Path(importlib.import_module(task_package).__file__).parent
+    spec = importlib.util.find_spec(task_package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError(f"task package {task_package!r} not found")
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
-def task_code_hash(task_package: str) -> str:
-    """sha256 of the ``.py`` files of a task package (``elmo_bench.tasks.ner``): a changed head or metric is a new run."""
-    root = task_code_dir(task_package)
+def behaviour(source: str) -> str:
+    """What of a module's source can change a number: its AST without docstrings (module, class and function
+    ones) and without positions. Formatting, comments and docstrings leave it unchanged; any change of code does
+    not (a changed constant, call or branch gives another dump)."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(
+                    first.value.value, str):
+                node.body = node.body[1:] or [ast.Pass()]
+    return ast.dump(tree, annotate_fields=False, include_attributes=False)
+
+
+def code_hash(root: Path) -> str:
+    """``CODE_PREFIX`` + sha256 of the behaviour (AST without docstrings) of every ``.py`` file below ``root`` but
+    the task's declaration (``DECLARATION_FILE``: types, ranges and the paper's numbers, never a run's number)."""
+    digest = hashlib.sha256()
+    for source in sorted(root.rglob("*.py")):
+        if source.relative_to(root) == Path(DECLARATION_FILE):
+            continue
+        text = behaviour(source.read_text(encoding="utf-8"))
+        digest.update(str(source.relative_to(root)).encode() + b"\0" + text.encode())
+    return CODE_PREFIX + digest.hexdigest()[:16]
+
+
+def source_bytes_hash(root: Path) -> str:
+    """The task-code hash of run directories made before ``code_hash`` (sha256 of the files' bytes): still
+    accepted for them while the code is byte for byte what they ran (``legacy_code_matches``)."""
     digest = hashlib.sha256()
     for source in sorted(root.rglob("*.py")):
         digest.update(str(source.relative_to(root)).encode() + b"\0" + source.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def task_code_hash(task_package: str) -> str:
+    """The code identity of a task package (``elmo_bench.tasks.ner``): a changed head or metric is a new run, a
+    reformatted file or a fixed comment is not."""
+    return code_hash(task_code_dir(task_package))
+
+
+def legacy_code_matches(stored: Mapping[str, Any], current: Mapping[str, Any], code_dir: Path | None) -> bool:
+    """A stored ``code.task`` from before ``code_hash`` (no ``CODE_PREFIX``) made by code that behaves as the
+    task's code now (``LEGACY_CODE``), or that is byte for byte the code now: it resumes and skips as before."""
+    old, new = stored.get("code.task"), current.get("code.task")
+    if not (isinstance(old, str) and isinstance(new, str) and old != new and not old.startswith(CODE_PREFIX)):
+        return False
+    return LEGACY_CODE.get(old) == new or (code_dir is not None and old == source_bytes_hash(code_dir))
 
 
 def identity(config: Mapping[str, Any], bilm_hash: str | None, code_hash: str | None) -> dict[str, Any]:
@@ -211,9 +278,9 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str
     of today), and refused when git says ``code_dir`` changed since the commit it records.
     """
     record = run_dir / RUN_FILE
-    computed = (run_dir / "results.json").exists() or (run_dir / "checkpoint.pt").exists()
-    if (run_dir / "results.json").exists():
-        check_own_results(run_dir / "results.json")
+    computed = (run_dir / RESULTS_FILE).exists() or (run_dir / "checkpoint.pt").exists()
+    if (run_dir / RESULTS_FILE).exists():
+        check_own_results(run_dir / RESULTS_FILE)
     stored: dict[str, Any] | None = None
     skip: tuple[str, ...] = ()
     legacy = False
@@ -221,7 +288,7 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str
         stored = without_elmo_only(read_record(record).get("identity") or {})
         check_data_identity(run_dir, stored, config)
     elif computed:
-        results_path = run_dir / "results.json"
+        results_path = run_dir / RESULTS_FILE
         if not results_path.exists():
             raise ConfigError(f"{run_dir}: holds a checkpoint from before run identity was recorded; delete the "
                               f"directory or choose another (hydra.run.dir=...)")
@@ -235,6 +302,8 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str
                               f"(hydra.run.dir=...) or delete it")
     if stored is not None:
         stored = {**{k: v for k, v in ADDED_DEFAULTS.items() if k in current}, **stored}
+        if legacy_code_matches(stored, current, code_dir):
+            stored["code.task"] = current["code.task"]
         diff = differences(effective_elmo(stored), effective_elmo(current), skip, shared_only=legacy)
         if diff and not legacy and (run_dir / "checkpoint.pt").exists() and all(
                 line.split(":", 1)[0] in STOPPING_RULE for line in diff):
@@ -271,4 +340,4 @@ def record_extension(run_dir: Path, current: Mapping[str, Any], config: Mapping[
     """Give a run whose stopping rule changed its new identity and drop its old results, in that order: a run
     killed while it continues then resumes from its checkpoint instead of returning the old, shorter results."""
     record_identity(run_dir, current, config)
-    (run_dir / "results.json").unlink(missing_ok=True)
+    (run_dir / RESULTS_FILE).unlink(missing_ok=True)

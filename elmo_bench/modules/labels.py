@@ -35,20 +35,6 @@ def bio_labels(splits: Mapping[str, Sequence[Mapping]], task: str, field: str = 
     return ["O"] + [f"{p}-{kind}" for kind in sorted(seen) for p in ("B", "I")]
 
 
-def label_set(splits: Mapping[str, Sequence[Mapping]], task: str, field: str = "tags",
-              train: str = "train") -> list[str]:
-    """Every label in the gold of all splits (sorted); labels never seen in ``train`` logged as a warning."""
-    seen: dict[str, set[str]] = {}
-    for split, examples in splits.items():
-        for ex in examples:
-            for tag in _as_list(ex.get(field)):
-                seen.setdefault(tag, set()).add(split)
-    unseen = sorted(tag for tag, where in seen.items() if train not in where)
-    if unseen:
-        log.warning("%s: labels %s occur outside the training data only; kept in the label set", task, unseen)
-    return sorted(seen)
-
-
 def _as_list(value: object) -> Iterable[str]:
     if value is None:
         return ()

@@ -28,7 +28,7 @@ def model_config_from_options(options: BiLMOptions) -> dict[str, Any]:
 
 
 def finetune(cfg: dict[str, Any], progress: bool = True) -> dict[str, Any]:
-    torch.set_num_threads(int(cfg.get("threads", 1)))
+    torch.set_num_threads(int(cfg["threads"]))  # every pretrain preset sets it (conf/pretrain/)
     if not cfg.get("train_files"):
         raise DataError("finetune-lm: pretrain.train_files is empty; give the task's text (one sentence a line)")
     init = Path(cfg.get("init_dir") or SHIPPED_DIR)

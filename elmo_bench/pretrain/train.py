@@ -78,14 +78,14 @@ class Trainer:
         if cfg["batch_size"] % self.world:
             raise ValueError(f"pretrain.batch_size {cfg['batch_size']} must be divisible by the world size {self.world}")
         self.local_batch = cfg["batch_size"] // self.world
-        self.corpus = corpus or load_corpus(cfg["train_files"], cfg.get("vocab_file"), cfg.get("min_count", 1),
+        self.corpus = corpus or load_corpus(cfg["train_files"], cfg.get("vocab_file"), cfg["min_count"],
                                             cfg.get("max_vocab"))
         seed = int(cfg.get("seed", 0))
         set_direction_threads(int(cfg.get("direction_threads") or 1))
         torch.manual_seed(seed + self.rank)
         vocab_size = len(self.corpus.vocab)
         self.options = make_options(cfg["model"], training_extra(cfg, vocab_size))
-        self.model = LanguageModel(self.options, vocab_size, cfg.get("num_sampled"), cfg.get("dropout", 0.0),
+        self.model = LanguageModel(self.options, vocab_size, cfg.get("num_sampled"), cfg["dropout"],
                                    seed=seed).to(self.device)
         if self.world > 1:
             self.ddp = torch.nn.parallel.DistributedDataParallel(
@@ -210,7 +210,7 @@ class Trainer:
             self.corpus.vocab.save(self.out_dir / "vocab.txt")
         every_steps = self.cfg.get("checkpoint_every_steps") or 0
         every_s = self.cfg.get("checkpoint_every_s") or 0
-        log_every = self.cfg.get("log_every", 50)
+        log_every = self.cfg["log_every"]
         bar = tqdm(total=self.max_tokens, initial=self.tokens_seen, unit="tok", unit_scale=True,
                    disable=not progress or self.rank != 0, desc="pretrain", mininterval=5.0)
         last_save = time.time()
@@ -257,7 +257,7 @@ class Trainer:
 
 
 def train(cfg: dict[str, Any], progress: bool = True) -> dict[str, Any]:
-    torch.set_num_threads(int(cfg.get("threads", 1)))
+    torch.set_num_threads(int(cfg["threads"]))
     trainer = Trainer(cfg)
     try:
         return trainer.run(progress)

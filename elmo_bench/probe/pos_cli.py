@@ -23,6 +23,7 @@ from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 from elmo_bench.data.glove import load_glove
 from elmo_bench.probe.wsd_cli import bilm_name
 from elmo_bench.records.run_record import RunRecord, git_commit
+from elmo_bench.records.run_record import RESULTS_FILE
 
 DEFAULT_DATA = DATA_ROOT / "pos" / "ud_english_ewt"
 DEFAULT_L2 = "1e-2,1e-3,1e-4,1e-5"
@@ -168,4 +169,4 @@ def write_results(out: Path, args: argparse.Namespace, splits, rows, baseline, b
         if args.encoder == "bilm" else None,
         encoder=bilm["encoder"],
         git_commit=git_commit(REPO),
-    ).write(out / "results.json")
+    ).write(out / RESULTS_FILE)

@@ -28,6 +28,8 @@ from elmo_bench.probe import wsd, wsd_data
 from elmo_bench.probe.wsd_data import EVAL_SETS, token_lists
 from elmo_bench.probe.wsd_metric import score
 from elmo_bench.records.run_record import RunRecord, git_commit
+from elmo_bench.records.run_record import RESULTS_FILE
+from elmo_bench.encoders.segments import MAX_SEGMENT
 
 DATA = DATA_ROOT / "wsd"
 DEFAULT_SEMCOR = DATA / "semcor3.0_google_original_format"
@@ -49,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="embed only the first N SemCor sentences (default: all of SemCor; the most-frequent-sense "
                         "counts always use all)")
     p.add_argument("--cache-dir", default=str(CACHE_DIR / "activations"), help="activation cache directory")
-    p.add_argument("--max-segment", type=int, default=256)
+    p.add_argument("--max-segment", type=int, default=MAX_SEGMENT)
     p.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     p.add_argument("--wordnet", default=str(DEFAULT_WORDNET),
                    help="WordNet 3.0 database directory (Debian: apt-get install -y wordnet-base)")
@@ -189,7 +191,7 @@ def write(out: Path, args: argparse.Namespace, inputs: WsdInputs, layers: WsdLay
         bilm={k: v for k, v in layers.bilm.items() if k != "encoder"} if args.encoder == "bilm" else None,
         encoder=layers.bilm["encoder"],
         git_commit=git_commit(REPO),
-    ).write(out / "results.json")
+    ).write(out / RESULTS_FILE)
     return {name: {k: round(v, 2) for k, v in m.items() if k.endswith(("_f1", "_coverage"))}
             for name, m in evaluation.metrics.items()}
 

@@ -84,7 +84,7 @@ class RunRecord:
         return {**self.extra, **out}
 
     @classmethod
-    def from_dict(cls, results: Any, where: str = "results.json",
+    def from_dict(cls, results: Any, where: str = RESULTS_FILE,
                   required: Sequence[str] = REQUIRED_KEYS) -> "RunRecord":
         """A parsed results.json → RunRecord; ValueError naming ``where`` when a required key is missing or a
         field has the wrong type."""

@@ -68,14 +68,15 @@ def _sections(found: Collection, names: EncoderNames, p_value: Any, out: Path
     if depth:                                         # only with several encoders: a single biLM's report is unchanged
         made[PROBE_DEPTH] = True
     sections = [
-        tables.table1(runs, p_value, names),
+        tables.table1(runs, p_value, names, found.paper),
         *([tables.non_finite_table(found.non_finite)] if found.non_finite else []),  # only when there are any
         *([overlap] if (overlap := tables.split_overlap_table(runs)).rows else []),  # records that have it
-        tables.table2(main), tables.table3(main), tables.table5(runs, names), tables.table6(runs, names),
+        tables.table2(main, found.paper), tables.table3(main, found.paper), tables.table5(runs, names),
+        tables.table6(runs, names),
         *([probe_depth.probe_depth_table(runs, names)] if depth else []),
-        tables.table7(found.adaptations), tables.figure1_table(runs, names), tables.figure2_table(main),
+        tables.table7(found.adaptations, found.paper), tables.figure1_table(runs, names), tables.figure2_table(main),
         tables.dev_curve_table(main), tables.budget_table(main), tables.scale_ablation_table(main),
-        directions.directions_table(main, found.adaptations),
+        directions.directions_table(main, found.adaptations, found.paper),
     ]
     return sections, made
 

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS
-from elmo_bench.report import encoder_names, task_defaults
-from elmo_bench.records.run_record import REQUIRED_KEYS, SCHEMA_VERSION, RunRecord
+from elmo_bench.report import declared, encoder_names, task_defaults
+from elmo_bench.report.declared import PaperNumbers
+from elmo_bench.records.run_record import REQUIRED_KEYS, RESULTS_FILE, SCHEMA_VERSION, RunRecord
 from elmo_bench.records import lm_adaptation
 
 #: probe tasks: their runs record an encoder without a +ELMo mix
@@ -202,20 +203,37 @@ class Collection:
     adaptations: list[dict[str, Any]] = field(default_factory=list)   # lm_adaptation.json records (Table 7)
     #: runs skipped for a non-finite metric (counted in ``warnings``), with those metrics: the report lists them
     non_finite: list[tuple[Run, list[tuple[str, float]]]] = field(default_factory=list)
+    paper: PaperNumbers = field(default_factory=PaperNumbers)          # the tasks' declarations (declared.py)
+
+
+def read_declarations(dirs: Iterable[str | Path], warnings: list[str]) -> PaperNumbers:
+    """The paper numbers the tasks declared, from every task_declarations.json below ``dirs`` (sorted; a later file
+    adds its tasks); an unreadable file is a warning."""
+    merged: dict[str, dict[str, Any]] = {}
+    for root in dirs:
+        if not Path(root).is_dir():
+            continue
+        for path in sorted(Path(root).rglob(declared.FILENAME)):
+            try:
+                merged.update(declared.read(path))
+            except ValueError as exc:
+                warnings.append(f"warning: skipping {exc}")
+    return PaperNumbers(merged)
 
 
 def collect(dirs: Iterable[str | Path]) -> Collection:
     """Every results.json below ``dirs`` (sorted, each file once), duplicates of one experiment kept once."""
+    dirs = list(dirs)
     paths: list[Path] = []
     adaptation_paths: list[Path] = []
     defaults_paths: list[Path] = []
     warnings: list[str] = []
     for root in dirs:
         root = Path(root)
-        if root.is_file() and root.name == "results.json":
+        if root.is_file() and root.name == RESULTS_FILE:
             paths.append(root.resolve())
         elif root.is_dir():
-            paths.extend(p.resolve() for p in root.rglob("results.json"))
+            paths.extend(p.resolve() for p in root.rglob(RESULTS_FILE))
             adaptation_paths.extend(p.resolve() for p in root.rglob(lm_adaptation.FILENAME))
             defaults_paths.extend(sorted(root.rglob(task_defaults.FILENAME)))
         else:
@@ -259,4 +277,4 @@ def collect(dirs: Iterable[str | Path]) -> Collection:
         seen.add(signature)
         runs.append(run)
     return Collection(runs=runs, files=len(unique), duplicates=duplicates, warnings=warnings, adaptations=adaptations,
-                      non_finite=non_finite_runs)
+                      non_finite=non_finite_runs, paper=read_declarations(dirs, warnings))

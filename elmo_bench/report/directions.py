@@ -15,9 +15,10 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from elmo_bench.report import paper
+from elmo_bench.report.declared import PaperNumbers
 from elmo_bench.report.collect import Run, seed_pairs
 from elmo_bench.report.diagnosis import table1_reason
-from elmo_bench.report.tables import (MISSING, Stat, Table, _budget_runs, _group, fmt, fmt_stat, relative_increase,
+from elmo_bench.report.tables import (MISSING, NO_PAPER, Stat, Table, _budget_runs, _group, fmt, fmt_stat, relative_increase,
                                       sample_efficiency_points, stat)
 
 #: issue 13's goal for Table 1 (the paper: all six)
@@ -56,14 +57,16 @@ def _goal_met(above: int, missing: int) -> bool | None:
     return False if above + missing < TASKS_ABOVE_GOAL else None
 
 
-def _table1_rows(runs: Sequence[Run], adaptations: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def _table1_rows(runs: Sequence[Run], adaptations: Sequence[dict[str, Any]], numbers: PaperNumbers
+                 ) -> list[dict[str, Any]]:
     """Per task: GloVe vs +ELMo test on the largest training fraction where both arms ran (base biLM); a task
     where +ELMo is not above gets its measured reasons (elmo_bench.report.diagnosis)."""
     budget = _budget_runs(runs)
     chosen = [r for r in budget if r.is_default and not r.adapted]
     out = []
     by_task = _group(chosen, lambda r: r.task)
-    for task in [t for t in paper.TABLE1_ORDER if t in by_task] + sorted(set(by_task) - set(paper.TABLE1_ORDER)):
+    order, declared = numbers.table1_order, numbers.table1
+    for task in [t for t in order if t in by_task] + sorted(set(by_task) - set(order)):
         group = by_task[task]
         by_fraction = _group(group, lambda r: r.fraction)
         both = [f for f, rs in by_fraction.items() if {r.has_elmo for r in rs} == {False, True}]
@@ -72,7 +75,7 @@ def _table1_rows(runs: Sequence[Run], adaptations: Sequence[dict[str, Any]]) -> 
         members = by_fraction[max(both)]
         base = stat(r.value("test") for r in members if not r.has_elmo)
         elmo = stat(r.value("test") for r in members if r.has_elmo)
-        ref = paper.TABLE1.get(task)
+        ref = declared.get(task)
         out.append({"direction": "elmo_above_baseline", "scope": f"{task}, {members[0].data}", "task": task,
                     "ours": f"{fmt_stat(base)} → {fmt_stat(elmo)}{_paired_seed_wins(members)}",
                     "paper": f"{ref['baseline']:.2f} → {ref['elmo']:.2f}" if ref else MISSING,
@@ -118,16 +121,16 @@ def _figure1_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
     return out
 
 
-def _mix_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
+def _mix_rows(runs: Sequence[Run], numbers: PaperNumbers) -> list[dict[str, Any]]:
     budget = [r for r in _budget_runs(runs) if r.has_elmo and not r.adapted]
     top = [r for r in budget if r.mode == "top" and not r.overrides("placement", "layer_norm", "dropout")]
-    out = []
+    out, declared = [], numbers.column_table("table2")[0]
     for (task, data), tops in sorted(_group(top, lambda r: (r.task, r.data)).items()):
         seeds = {r.seed for r in tops}                # paired: the learned mix on the seeds mix=top ran
         learned_runs = [r for r in budget if r.task == task and r.data == data and r.is_default and r.seed in seeds]
         learned = stat(r.value("dev") for r in learned_runs)
         last = stat(r.value("dev") for r in tops)
-        ref = paper.TABLE2.get(task)
+        ref = declared.get(task)
         holds = None if learned is None or last is None else learned.mean >= last.mean
         out.append({"direction": "learned_mix_at_least_top_layer", "scope": f"{task}, {data}",
                     "ours": f"top {fmt_stat(last)}, learned {fmt_stat(learned)}",
@@ -165,21 +168,24 @@ def _learned_weights(runs: Sequence[Run]) -> str:
            f"lower layers, where mix=top uses the top layer alone"
 
 
-def directions_table(runs: Sequence[Run], adaptations: Sequence[dict[str, Any]] = ()) -> Table:
-    """``adaptations``: the lm_adaptation.json records (Table 7's), for the biLM's perplexity on a task's text."""
-    records = _table1_rows(runs, adaptations)
+def directions_table(runs: Sequence[Run], adaptations: Sequence[dict[str, Any]] = (),
+                     numbers: PaperNumbers = NO_PAPER) -> Table:
+    """``adaptations``: the lm_adaptation.json records (Table 7's), for the biLM's perplexity on a task's text;
+    ``numbers``: the paper's numbers the tasks declare (the Table 1 tasks are those with a paper row)."""
+    records = _table1_rows(runs, adaptations, numbers)
+    table1_tasks = numbers.table1_order
     decided = [r for r in records if r["holds"] is not None]
     above = sum(r["holds"] for r in decided)
-    missing = [t for t in paper.TABLE1_ORDER if t not in {r["task"] for r in decided}]
+    missing = [t for t in table1_tasks if t not in {r["task"] for r in decided}]
     few = [r["task"] for r in decided if r["min_seeds"] < SEEDS_GOAL]
     for record in records:
         del record["min_seeds"]  # the seed count is already in "n", as text
     caveats = ([f"not run: {', '.join(missing)}"] if missing else []) + (
         [f"fewer than {SEEDS_GOAL} seeds: {', '.join(few)}"] if few else [])
     records.append({"direction": "elmo_above_baseline_tasks", "scope": "Table 1 tasks",
-                    "ours": f"{above} of {len(paper.TABLE1_ORDER)} tasks" + (f" ({'; '.join(caveats)})"
-                                                                             if caveats else ""),
-                    "paper": f"{len(paper.TABLE1_ORDER)} of {len(paper.TABLE1_ORDER)}",
+                    "ours": f"{above} of {len(table1_tasks)} tasks" + (f" ({'; '.join(caveats)})"
+                                                                       if caveats else ""),
+                    "paper": f"{len(table1_tasks)} of {len(table1_tasks)}",
                     "holds": _goal_met(above, len(missing)), "n": MISSING})
     layer1, layer2 = _probe_layers(runs, "pos_probe", lambda r: r.metrics.get("test"), "layer_{}_accuracy")
     if layer1 and layer2:
@@ -195,7 +201,7 @@ def directions_table(runs: Sequence[Run], adaptations: Sequence[dict[str, Any]] 
                         "holds": _above(layer2, layer1), "n": _seeds(layer1)})
     for direction, found, paper_text in (
             ("gain_largest_at_smallest_fraction", _figure1_rows(runs), "largest at the smallest fraction"),
-            ("learned_mix_at_least_top_layer", _mix_rows(runs), "learned ≥ top (Table 2)")):
+            ("learned_mix_at_least_top_layer", _mix_rows(runs, numbers), "learned ≥ top (Table 2)")):
         records += found or [{"direction": direction, "scope": MISSING, "ours": "not run", "paper": paper_text,
                               "holds": None, "n": MISSING}]
     for record in records:

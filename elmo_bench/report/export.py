@@ -9,6 +9,8 @@ as the engine wrote them:
 - ``scores_test.json.gz``: the per-example sufficient statistics of the test metric (row i = test example i), so
   the report's paired bootstrap needs no data; left out, with a warning, when they do not give the recorded metric;
 - ``keys/*.key.gz`` of a WSD probe run; every ``lm_adaptation.json`` (Table 7) below SRC, as it is;
+- ``DST/task_declarations.json``: what every task declares about the paper (its numbers, its tables; written by
+  the command from tasks/<name>/config.py, elmo_bench.report.declared), so the report needs no task code;
 - with ``--task-defaults conf/task``, ``DST/task_defaults.json``: every task's ELMo defaults in those configs now
   (``elmo_bench.report.task_defaults``), so the report tells the current default's runs from arms of a default
   since replaced.
@@ -28,14 +30,14 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.report.collect import read_run
-from elmo_bench.records.run_record import SCORES_FILE, predictions_path, read_statistics
+from elmo_bench.records.run_record import RESULTS_FILE, SCORES_FILE, predictions_path, read_statistics
 from elmo_bench.base.errors import DataError
 from elmo_bench.records import lm_adaptation
-from elmo_bench.report import export_manifest, task_defaults
+from elmo_bench.report import declared, export_manifest, task_defaults
 
 log = logging.getLogger(__name__)
 SPLITS = ("dev", "test")
@@ -49,7 +51,7 @@ def export_run(results_path: Path, src: Path, dst: Path, writes: dict[Path, byte
     out = dst / run_dir.relative_to(src)
     run = read_run(results_path)
     results = json.loads(results_path.read_text(encoding="utf-8"))
-    plan: dict[Path, bytes] = {out / "results.json": (json.dumps(results, indent=2, sort_keys=True) + "\n").encode()}
+    plan: dict[Path, bytes] = {out / RESULTS_FILE: (json.dumps(results, indent=2, sort_keys=True) + "\n").encode()}
     if (run_dir / "keys").is_dir():
         for key_file in sorted((run_dir / "keys").glob("*.key")):
             plan[out / "keys" / f"{key_file.name}.gz"] = gzip.compress(key_file.read_bytes(), compresslevel=9,
@@ -75,9 +77,11 @@ def export_run(results_path: Path, src: Path, dst: Path, writes: dict[Path, byte
 
 
 def export_results(src: str | Path, dst: str | Path, task_conf: str | Path | None = None,
-                   overwrite: bool = False) -> tuple[int, list[str]]:
+                   overwrite: bool = False, declarations: Mapping[str, Mapping[str, Any]] | None = None,
+                   ) -> tuple[int, list[str]]:
     """Every run below ``src`` into ``dst``; returns (runs exported, warnings). ``task_conf`` (e.g. ``conf/task``):
-    also write ``DST/task_defaults.json`` from those task configs. Every file is planned first, the targets checked
+    also write ``DST/task_defaults.json`` from those task configs; ``declarations`` (task → its exported
+    declaration): also write ``DST/task_declarations.json``. Every file is planned first, the targets checked
     against ``DST/export_manifest.json`` (DataError, nothing written, unless ``overwrite``), then written."""
     src, dst = Path(src).resolve(), Path(dst)
     if not src.is_dir():
@@ -93,8 +97,10 @@ def export_results(src: str | Path, dst: str | Path, task_conf: str | Path | Non
         if not Path(task_conf).is_dir() or not any(Path(task_conf).glob("*.yaml")):
             raise DataError(f"{task_conf}: not a directory of task configs (expected conf/task/*.yaml)")
         writes[dst / task_defaults.FILENAME] = task_defaults.text(task_defaults.from_conf(Path(task_conf))).encode()
+    if declarations is not None:
+        writes[dst / declared.FILENAME] = declared.text(declarations).encode()
     count = 0
-    for path in sorted(src.rglob("results.json")):
+    for path in sorted(src.rglob(RESULTS_FILE)):
         try:
             warnings += export_run(path, src, dst, writes)
             count += 1
@@ -119,9 +125,11 @@ def build_parser() -> ArgumentParser:
     return parser
 
 
-def export_main(argv: Sequence[str]) -> int:
+def export_main(argv: Sequence[str], declarations: Mapping[str, Mapping[str, Any]] | None = None) -> int:
+    """The command; ``declarations`` (task → its exported declaration, given by the commands layer, which may read
+    the tasks) go to ``DST/task_declarations.json`` beside the records."""
     args = build_parser().parse_args(list(argv))
-    count, warnings = export_results(args.src, args.dst, args.task_defaults, args.overwrite)
+    count, warnings = export_results(args.src, args.dst, args.task_defaults, args.overwrite, declarations)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(json.dumps({"runs": count, "warnings": len(warnings), "out": args.dst}))

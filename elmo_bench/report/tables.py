@@ -21,15 +21,18 @@ import math
 import re
 import statistics
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from elmo_bench.report import paper
+from elmo_bench.report.declared import PaperNumbers
 from elmo_bench.report.bootstrap import NO_STATISTICS
 from elmo_bench.report.collect import MIX_OVERRIDES, Run
 from elmo_bench.report.encoder_names import EncoderNames
 from elmo_bench.records.stopping import StoppingRule
 
 MISSING = "—"
+#: no declarations found: every paper cell missing
+NO_PAPER = PaperNumbers()
 ADAPTED_LABEL = "+ELMo with bilm=adapted"
 PROBE_TASKS = ("pos", "wsd", "pos_probe")
 ENCODER_BLOCKS_NOTE = ("Encoders side by side: one row block per encoder (Encoder column; an encoder with fewer layers "
@@ -168,25 +171,30 @@ def _p_cell(p_value: PValue | None, elmo_runs: list[Run], base_runs: list[Run],
     return MISSING, None
 
 
-def _table1_paper_cells(task: str) -> list[str]:
-    """The paper's columns of a Table 1 row: previous SOTA, its baseline, its +ELMo and its increase."""
-    ref = paper.TABLE1.get(task)
-    sota = paper.TABLE1_PREVIOUS_SOTA.get(task)
+def _table1_paper_cells(ref: Mapping[str, Any] | None) -> list[str]:
+    """The paper's columns of a Table 1 row (the task's declared ``table1``): previous SOTA, its baseline, its
+    +ELMo and its increase."""
+    sota = (ref or {}).get("previous_sota")
     paper_abs, paper_rel = _increase(ref["baseline"], ref["elmo"]) if ref else (MISSING, MISSING)
-    return [_paper_pm(sota[1], paper.TABLE1_PREVIOUS_SOTA_PM.get(task)) if sota else MISSING,
+    return [_paper_pm(sota[1], ref.get("previous_sota_std")) if sota else MISSING,
             fmt(ref["baseline"]) if ref else MISSING,
-            _paper_pm(ref["elmo"], paper.TABLE1_ELMO_PM.get(task)) if ref else MISSING,
+            _paper_pm(ref["elmo"], ref.get("elmo_std")) if ref else MISSING,
             f"{paper_abs} / {paper_rel}" if ref else MISSING]
 
 
+def _declared_order(declared: Mapping[str, Any], order: Sequence[str]) -> list[str]:
+    """The declaring tasks in the paper's row order, then any other declaring task by name."""
+    return [*(t for t in order if t in declared), *sorted(set(declared) - set(order))]
+
+
 def _table1_row(task: str, data: str, base_runs: list[Run], elmo_runs: list[Run], p_value: PValue | None,
-                notes: list[str], where: str, with_paper: bool) -> tuple[list[str], dict[str, Any]]:
+                notes: list[str], where: str, ref: Mapping[str, Any] | None) -> tuple[list[str], dict[str, Any]]:
     """One Table 1 row (cells, report.json record) from a task's baseline and +encoder runs."""
     base, elmo = stat(r.value("test") for r in base_runs), stat(r.value("test") for r in elmo_runs)
     metric = (base_runs or elmo_runs)[0].main_metric if (base_runs or elmo_runs) else MISSING
     abs_inc, rel_inc = _increase(_mean(base), _mean(elmo))
     p_text, p = _p_cell(p_value, elmo_runs, base_runs, where, notes)
-    paper_cells = _table1_paper_cells(task) if with_paper else [MISSING] * 4
+    paper_cells = _table1_paper_cells(ref)
     row = [task, data, metric, fmt_stat(base), fmt_stat(elmo), abs_inc, rel_inc,
            f"{base.n if base else 0}/{elmo.n if elmo else 0}", *paper_cells, p_text]
     return row, {"task": task, "data": data, "metric": metric, "baseline": stat_json(base), "elmo": stat_json(elmo),
@@ -207,20 +215,24 @@ TABLE1_ENCODERS_NOTE = ("Encoders side by side: one row per encoder whose +encod
                         "beside the biLM rows only.")
 
 
-def table1(runs: Sequence[Run], p_value: PValue | None = None, names: EncoderNames | None = None) -> Table:
-    """Baseline vs +ELMo per task (test). With several encoders (EncoderNames.several) an Encoder column after Data
-    and one row per (task, data, encoder); report.json rows then carry ``encoder`` (its label)."""
+def table1(runs: Sequence[Run], p_value: PValue | None = None, names: EncoderNames | None = None,
+           numbers: PaperNumbers = NO_PAPER) -> Table:
+    """Baseline vs +ELMo per task (test), beside the paper's numbers the tasks declare (``numbers``). With several
+    encoders (EncoderNames.several) an Encoder column after Data and one row per (task, data, encoder); report.json
+    rows then carry ``encoder`` (its label)."""
     chosen = _table1_runs(runs)
     names = names or EncoderNames(chosen)
     several = names.several(r for r in chosen if r.has_elmo)
     groups = _group(chosen, lambda r: (r.task, r.data, r.has_elmo))
     rows, notes, records = [], [], []
-    for task, data in _task_rows(chosen, paper.TABLE1_ORDER):
+    declared = numbers.table1
+    for task, data in _task_rows(chosen, numbers.table1_order):
         base_runs, elmo_all = groups.get((task, data, False), []), groups.get((task, data, True), [])
         blocks = names.split(elmo_all) if several else [(None, elmo_all)]
         for key, elmo_runs in blocks:
             where = f"{task} ({data})" + (f", {names.label(key)}" if several else "")
-            row, record = _table1_row(task, data, base_runs, elmo_runs, p_value, notes, where, names.is_bilm(key))
+            ref = declared.get(task) if names.is_bilm(key) else None
+            row, record = _table1_row(task, data, base_runs, elmo_runs, p_value, notes, where, ref)
             if several:
                 row.insert(2, names.label(key))
                 record["encoder"] = names.labels.get(key)
@@ -232,12 +244,11 @@ def table1(runs: Sequence[Run], p_value: PValue | None = None, names: EncoderNam
     if several:
         header[header.index("+ELMo")] = "+encoder"
         header.insert(2, "Encoder")
-    reference = {task: {"previous_sota": {"system": paper.TABLE1_PREVIOUS_SOTA[task][0],
-                                          "value": paper.TABLE1_PREVIOUS_SOTA[task][1],
-                                          "std": _float(paper.TABLE1_PREVIOUS_SOTA_PM.get(task))},
-                        "baseline": ref["baseline"], "elmo": ref["elmo"],
-                        "elmo_std": _float(paper.TABLE1_ELMO_PM.get(task))}
-                 for task, ref in paper.TABLE1.items()}
+    reference = {task: {"previous_sota": {"system": ref["previous_sota"][0], "value": ref["previous_sota"][1],
+                                          "std": _float(ref.get("previous_sota_std"))} if "previous_sota" in ref
+                        else None,
+                        "baseline": ref["baseline"], "elmo": ref["elmo"], "elmo_std": _float(ref.get("elmo_std"))}
+                 for task, ref in ((t, declared[t]) for t in _declared_order(declared, numbers.table1_order))}
     return Table("Table 1: baseline vs +ELMo (test)", header, rows, notes, key="table1", records=records,
                  extra={"paper": reference})
 
@@ -286,10 +297,10 @@ def _column_table(title: str, runs: Sequence[Run], columns: dict[str, Callable[[
     return Table(title, ["Task", "Data", *labels, "n", "Paper (" + " / ".join(labels) + ")"], rows, notes)
 
 
-def table2(runs: Sequence[Run]) -> Table:
+def table2(runs: Sequence[Run], numbers: PaperNumbers = NO_PAPER) -> Table:
     return dataclasses.replace(_column_table(
         "Table 2: all biLM layers vs the last one only (dev)", runs, TABLE2_COLUMNS,
-        ["Baseline", "Last only", "All, λ=1", "All, λ=0.001"], paper.TABLE2, ("squad", "snli", "srl"),
+        ["Baseline", "Last only", "All, λ=1", "All, λ=0.001"], *numbers.column_table("table2"),
         ["Dev set, mean ± std over seeds. Placement, layer norm and dropout are the task's paper settings."]),
         key="table2")
 
@@ -301,10 +312,10 @@ TABLE3_COLUMNS: dict[str, Callable[[Run], bool]] = {
 }
 
 
-def table3(runs: Sequence[Run]) -> Table:
+def table3(runs: Sequence[Run], numbers: PaperNumbers = NO_PAPER) -> Table:
     return dataclasses.replace(_column_table(
         "Table 3: where ELMo enters the task model (dev)", runs, TABLE3_COLUMNS,
-        ["Input only", "Input & output", "Output only"], paper.TABLE3, ("squad", "snli", "srl"),
+        ["Input only", "Input & output", "Output only"], *numbers.column_table("table3"),
         ["Dev set, mean ± std over seeds; learned mix with the task's paper lambda, layer norm and dropout."]),
         key="table3")
 
@@ -449,15 +460,16 @@ def table6(runs: Sequence[Run], names: EncoderNames | None = None) -> Table:
     return Table("Table 6: POS probe, accuracy per biLM layer", header, rows, notes, key="table6")
 
 
-def table7(adaptations: Sequence[dict[str, Any]]) -> Table:
+def table7(adaptations: Sequence[dict[str, Any]], numbers: PaperNumbers = NO_PAPER) -> Table:
     """Perplexity on each task's text before -> after fine-tuning the biLM on its training text (paper Table 7).
 
     One row per (task, data, text, base biLM): each seed's adapted run fine-tunes its own copy, so the seeds' "after"
     perplexities are averaged (mean ± sample std, n = adapted biLMs) rather than listed as unlabelled duplicates."""
     by_task = _group(adaptations, lambda a: a["task"])
     rows, records = [], []
-    for task in [*paper.TABLE7_ORDER, *sorted(set(by_task) - set(paper.TABLE7_ORDER))]:
-        ref = paper.TABLE7.get(task)
+    declared, order = numbers.table7, numbers.table7_order
+    for task in [*order, *sorted(set(by_task) - set(order))]:
+        ref = declared.get(task)
         groups = _group(by_task.get(task) or [], lambda a: (a.get("data") or task, a["text"], a.get("base_bilm")))
         for key, found in (sorted(groups.items(), key=lambda kv: str(kv[0])) or [(None, [])]):
             before = stat(a["before"]["average"] for a in found)

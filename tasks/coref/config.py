@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from elmo_bench.base.ranges import ranged
+from elmo_bench.tasks.declaration import TaskDeclaration
 
 
 @dataclass(frozen=True)
@@ -33,3 +34,19 @@ class HeadConfig:
     char_dim: int | None = ranged(None, int, 1)
     char_filters: int | None = ranged(None, int, 1)
     char_widths: list[int] | None = ranged(None, int, 1)
+
+
+#: task coref as the registry (elmo_bench.tasks.registry) finds it; numbers: the ELMo paper (Peters et al. 2018)
+TASK = TaskDeclaration(
+    "coref",
+    ".task:CorefTask",
+    HeadConfig,
+    paper={"table1": {"metric": "average F1", "baseline": 67.2, "elmo": 70.4,
+                       "previous_sota": ("Lee et al. (2017)", 67.2)}},
+    paper_row=3,
+    dataset_sizes={"conll2012_coref": {
+        # CoNLL-2012 English (Pradhan et al. 2012), the split of Lee et al. (2017): documents (parts)
+        "train": 2_802, "dev": 343, "test": 348,
+        "source": "CoNLL-2012 English coreference (Pradhan et al. 2012): 2,802 / 343 / 348 documents; tokens per "
+                  "document from the stand-in LitBank (longer documents than OntoNotes parts: an overestimate)"}},
+)

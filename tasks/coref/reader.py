@@ -59,6 +59,34 @@ def parse_coref_cell(cell: str, where: str) -> list[tuple[str, int]]:
     return [(kind, e) for kind in ("single", "open", "close") for e in events[kind]]
 
 
+def _new_document(full: str, path: Path) -> Example:
+    """An empty document for ``#begin document (NAME); part P`` (``full`` = the text in parentheses and after)."""
+    np_ = _NAME_PART.match(full)
+    name, part = (np_.group(1), int(np_.group(2))) if np_ else (full, 0)
+    return {"id": f"{name};{part}", "doc_name": name, "part": part, "tokens": [], "sentence_ids": [],
+            "speakers": [], "genre": name.split("/")[0] if name.split("/")[0] in GENRES else None,
+            "clusters": [], "path": str(path)}
+
+
+def _add_mentions(doc: Example, cells: Iterable[tuple[str, int]], entity_index: dict[int, int],
+                  open_starts: dict[int, list[tuple[int, int]]], t: int, lineno: int, where: str) -> None:
+    """Token ``t``'s coreference cell: single-token mentions join their cluster, opened ones wait on
+    ``open_starts`` (with their line) until the closing cell, which pairs with the latest open of its entity."""
+    for kind, ent in cells:
+        idx = entity_index.setdefault(ent, len(entity_index))
+        while len(doc["clusters"]) <= idx:
+            doc["clusters"].append([])
+        if kind == "single":
+            doc["clusters"][idx].append((t, t))
+        elif kind == "open":
+            open_starts.setdefault(ent, []).append((t, lineno))
+        else:
+            if not open_starts.get(ent):
+                raise DataError(f"{where}: closing '{ent})' without an open mention of entity {ent}")
+            start, _ = open_starts[ent].pop()
+            doc["clusters"][idx].append((start, t))
+
+
 def iter_documents(path: str | Path) -> Iterator[Example]:
     """Yield every document of one CoNLL-2012 file, raising DataError with file and line on malformed input."""
     path = Path(path)
@@ -75,12 +103,7 @@ def iter_documents(path: str | Path) -> Iterator[Example]:
             if m:
                 if doc is not None:
                     raise DataError(f"{where}: '#begin document' inside document {doc['id']} (missing '#end document')")
-                full = m.group(1)
-                np_ = _NAME_PART.match(full)
-                name, part = (np_.group(1), int(np_.group(2))) if np_ else (full, 0)
-                doc = {"id": f"{name};{part}", "doc_name": name, "part": part, "tokens": [], "sentence_ids": [],
-                       "speakers": [], "genre": name.split("/")[0] if name.split("/")[0] in GENRES else None,
-                       "clusters": [], "path": str(path)}
+                doc = _new_document(m.group(1), path)
                 entity_index, open_starts, sentence, in_sentence = {}, {}, 0, False
                 continue
             if stripped.startswith("#") and re.match(r"^#\s*end document", stripped):
@@ -109,19 +132,7 @@ def iter_documents(path: str | Path) -> Iterator[Example]:
             doc["sentence_ids"].append(sentence)
             doc["speakers"].append(cols[9] if len(cols) >= 12 else "_")
             in_sentence = True
-            for kind, ent in parse_coref_cell(cols[-1], where):
-                idx = entity_index.setdefault(ent, len(entity_index))
-                while len(doc["clusters"]) <= idx:
-                    doc["clusters"].append([])
-                if kind == "single":
-                    doc["clusters"][idx].append((t, t))
-                elif kind == "open":
-                    open_starts.setdefault(ent, []).append((t, lineno))
-                else:
-                    if not open_starts.get(ent):
-                        raise DataError(f"{where}: closing '{ent})' without an open mention of entity {ent}")
-                    start, _ = open_starts[ent].pop()
-                    doc["clusters"][idx].append((start, t))
+            _add_mentions(doc, parse_coref_cell(cols[-1], where), entity_index, open_starts, t, lineno, where)
     if doc is not None:
         raise DataError(f"{path}: document {doc['id']} has no '#end document' before end of file")
 

@@ -4,6 +4,7 @@ The values live in the YAML only (kwargs of LinearTagger); torch-free: composing
 from __future__ import annotations
 
 from dataclasses import dataclass
+from elmo_bench.tasks.declaration import TaskDeclaration
 
 
 @dataclass(frozen=True)
@@ -11,3 +12,12 @@ class HeadConfig:
     """``task.head`` of task pos, in the order of conf/task/pos.yaml (a list's range holds for each item)."""
 
     bias: bool | None = None
+
+
+#: task pos as the registry (elmo_bench.tasks.registry) finds it; numbers: the ELMo paper (Peters et al. 2018)
+TASK = TaskDeclaration(
+    "pos",
+    ".task:PosTask",
+    HeadConfig,
+    tables=('table6',),
+)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from elmo_bench.base.ranges import ranged
+from elmo_bench.tasks.declaration import TaskDeclaration
 
 
 @dataclass(frozen=True)
@@ -20,3 +21,25 @@ class HeadConfig:
     char_filters: int | None = ranged(None, int, 1)
     char_width: int | None = ranged(None, int, 1)
     max_span_length: int | None = ranged(None, int, 1)
+
+
+#: task squad as the registry (elmo_bench.tasks.registry) finds it; numbers: the ELMo paper (Peters et al. 2018)
+TASK = TaskDeclaration(
+    "squad",
+    ".task:SquadTask",
+    HeadConfig,
+    paper={"table1": {"metric": "F1", "baseline": 81.1, "elmo": 85.8,
+                       "previous_sota": ("Liu et al. (2017)", 84.4)},
+           "table2": {"baseline": 80.8, "last_only": 84.7, "lambda_1": 85.0, "lambda_0.001": 85.2},
+           "table3": {"input": 85.1, "both": 85.6, "output": 84.8},
+           "table7": {"data": "SQuAD (context)", "before": 99.1, "after": 43.5, "row": 2}},
+    paper_row=0,
+    tables=('table1', 'table2', 'table3'),
+    dataset_sizes={"squad": {
+        # SQuAD v1.1 (Rajpurkar et al. 2016; the hub's `squad`): train 87,599 questions (442 articles), validation
+        # 10,570. conf/data/squad.yaml carves dev = 20 training articles (~20/442 of the questions) and tests on
+        # the official dev set.
+        "train": 87_599 - round(87_599 * 20 / 442), "dev": round(87_599 * 20 / 442), "test": 10_570,
+        "source": "SQuAD v1.1 (Rajpurkar et al. 2016): train 87,599 / dev 10,570 questions; dev here = 20 of the "
+                  "442 training articles (~4.5%, estimated by question share)"}},
+)

@@ -130,20 +130,8 @@ def examples_from_squad(obj: dict[str, Any], path: str | Path, articles: Sequenc
                 answers = _field(qa, "answers", list, q_where, path)
                 if not answers:
                     raise DataError(f"{path}: {q_where}: 'answers' is empty; expected at least one gold answer")
-                texts, spans = [], []
-                for ans in answers:
-                    text = _field(ans, "text", str, q_where, path)
-                    start = _field(ans, "answer_start", int, q_where, path)
-                    end = start + len(text)
-                    if start < 0 or end > len(context_text):
-                        raise DataError(f"{path}: {q_where}: answer_start {start} with answer length {len(text)} "
-                                        f"lies outside the context ({len(context_text)} chars)")
-                    if context_text[start:end] != text and mismatch is None:
-                        mismatch = (f"{path}: {q_where}: answer {text!r} disagrees with its offsets (the context "
-                                    f"at answer_start {start} reads {context_text[start:end]!r}); expected the "
-                                    f"answer text at answer_start")
-                    texts.append(text)
-                    spans.append(_align(context_text, all_offsets, kept, text, start, end, stats))
+                texts, spans, disagrees = _gold_answers(answers, context_text, all_offsets, kept, q_where, path, stats)
+                mismatch = mismatch or disagrees
                 stats.questions += 1
                 stats.answers += len(answers)
                 aligned = [s for s in spans if s is not None]
@@ -155,6 +143,28 @@ def examples_from_squad(obj: dict[str, Any], path: str | Path, articles: Sequenc
     if mismatch is not None and mismatched_answers == "refuse":
         raise DataError(mismatch)
     return examples, stats
+
+
+def _gold_answers(answers: list, context_text: str, all_offsets: list[tuple[int, int]], kept: int, q_where: str,
+                  path: str | Path, stats: SquadStats) -> tuple[list[str], list, str | None]:
+    """One question's gold answers: their texts, their token spans in the kept context (None: unalignable), and
+    the first answer whose text disagrees with its offsets, as an error line (None: all agree). An offset outside
+    the context is a DataError at once."""
+    texts, spans, mismatch = [], [], None
+    for ans in answers:
+        text = _field(ans, "text", str, q_where, path)
+        start = _field(ans, "answer_start", int, q_where, path)
+        end = start + len(text)
+        if start < 0 or end > len(context_text):
+            raise DataError(f"{path}: {q_where}: answer_start {start} with answer length {len(text)} "
+                            f"lies outside the context ({len(context_text)} chars)")
+        if context_text[start:end] != text and mismatch is None:
+            mismatch = (f"{path}: {q_where}: answer {text!r} disagrees with its offsets (the context "
+                        f"at answer_start {start} reads {context_text[start:end]!r}); expected the "
+                        f"answer text at answer_start")
+        texts.append(text)
+        spans.append(_align(context_text, all_offsets, kept, text, start, end, stats))
+    return texts, spans, mismatch
 
 
 def _align(context: str, offsets: list[tuple[int, int]], kept: int, text: str, start: int, end: int,

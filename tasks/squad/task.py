@@ -77,7 +77,7 @@ class SquadTask(Task):
             where, indices = chosen[split]
             examples, stats = examples_from_squad(parsed[where], where, max_context_tokens=None if max_ctx is None
                                                   else int(max_ctx), indices=indices,
-                                                  mismatched_answers=str(data_cfg.get("answer_offsets", "count")))
+                                                  mismatched_answers=str(data_cfg.get("answer_offsets", "refuse")))
             splits[split], self.stats[split] = examples, stats.as_dict()
             log.info("squad %s (%s, %d articles): %s", split, where, len(indices), self.stats[split])
         return splits

@@ -23,7 +23,11 @@ class SstTask(Task):
 
     def example_key(self, example: Example) -> tuple[tuple[str, ...], ...] | None:
         """Roots only: a phrase is part of its sentence, and a short phrase ("the film") in two splits is no leak."""
-        return super().example_key(example) if example.get("is_root", True) else None
+        return super().example_key(example) if self.own_text(example) else None
+
+    def own_text(self, example: Example) -> bool:
+        """A phrase (``is_root`` false) is a piece of its sentence's text."""
+        return bool(example.get("is_root", True))
 
     def targets(self, examples: Sequence[Example]) -> dict[str, torch.Tensor]:
         """{"label": (batch,) classes 0..4}; empty when the examples carry no gold."""
