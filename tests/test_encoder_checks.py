@@ -218,8 +218,8 @@ def test_a_run_directory_from_before_cache_dtype_still_resumes_and_fp32_is_anoth
     run.mkdir()
     stored = {k: v for k, v in current.items() if k != "encoder.cache_dtype"}  # written before the key existed
     (run / RUN_FILE).write_text(json.dumps({"identity": stored, "config": config}))
-    (run / "results.json").write_text("{}")
-    assert check_run_dir(run, current, config) is False  # the same experiment: skipped, not refused
+    (run / "checkpoint.pt").write_bytes(b"")  # a run under way (a bare results.json is refused as not ours)
+    assert check_run_dir(run, current, config) is False  # the same experiment: resumed, not refused
     wide, wide_config = _identity(tmp_path, "encoder.cache_dtype=fp32")
     with pytest.raises(ConfigError, match=r"encoder.cache_dtype: \"fp16\" → \"fp32\""):
         check_run_dir(run, wide, wide_config)

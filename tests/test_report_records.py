@@ -121,7 +121,9 @@ def test_export_keeps_a_manifest_and_never_replaces_a_file_it_did_not_write(tmp_
     manifest = json.loads((dst / MANIFEST).read_text())
     target = dst / "ner" / "glove-seed1" / "results.json"
     assert manifest["files"]["ner/glove-seed1/results.json"] == sha256(target.read_bytes())
-    assert sorted(manifest["files"]) == sorted(p.relative_to(dst).as_posix() for p in dst.rglob("results.json"))
+    written = sorted(p.relative_to(dst).as_posix() for p in dst.rglob("*") if p.is_file() and p.name != MANIFEST)
+    assert sorted(manifest["files"]) == written              # every file it wrote (results, task declarations)
+    assert "task_declarations.json" in written
     assert _export(capsys, src, dst) == (0, "")                  # its own files, unchanged: replaced
     # a file it did not write: a hand-made results.json at a path the export writes
     record = json.loads((src / "ner" / "glove-seed1" / "results.json").read_text())
