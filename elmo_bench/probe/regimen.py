@@ -99,7 +99,7 @@ def _epoch(probe: nn.Module, optimiser: torch.optim.Optimizer, data: Tokens, bat
         loss = _loss_sum(probe, data.x[rows], data.y[rows]) / len(sentences)
         loss.backward()
         optimiser.step()
-        total += float(loss) * len(sentences)
+        total += float(loss.detach()) * len(sentences)
     return total / max(1, len(data))
 
 
