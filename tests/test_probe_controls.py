@@ -178,3 +178,17 @@ def test_encoders_that_cannot_be_randomised_are_refused():
         check_random_init("transformers", "lstm")
     check_random_init("bilm", "lstm")
     check_random_init("hdf5", None)
+
+
+@needs_fixtures
+def test_run_py_bilm_random_is_a_random_bilm_with_its_own_hash(tmp_path):
+    from elmo_bench.engine.experiment import load_encoder_info
+    from tests.engine_helpers import compose_run
+
+    composed = compose_run(tmp_path, "bilm=random")
+    assert composed.bilm.random_init == "all" and composed.bilm.random_seed == 0
+    fixture = [f"bilm.options={FIXTURES / 'options.json'}", f"bilm.weights={FIXTURES / 'lm_weights.hdf5'}"]
+    trained, trained_info = load_encoder_info(compose_run(tmp_path, *fixture))
+    random, info = load_encoder_info(compose_run(tmp_path, "bilm=random", *fixture, "bilm.random_init=lstm"))
+    assert info["hash"] == f"{trained_info['hash']}-random-lstm-0" and info["random_init"] == "lstm"
+    assert random.identity() != trained.identity()

@@ -32,7 +32,10 @@ IGNORED = ("progress", "threads", "logger", "paths", "choices", "bilm.options", 
            "data.allow_identical_splits", "data.answer_offsets")  # refuse or not: never another number
 #: keys added to the config after run directories already existed, with the value that reproduces the old behaviour:
 #: a stored identity without the key equals one that holds this value
-ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.eps": None, "encoder.kind": "bilm"}
+ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.eps": None, "encoder.kind": "bilm",
+                                   # issue 36: random-encoder baselines (bilm=random, encoder.random_init=all)
+                                   "bilm.random_init": None, "bilm.random_seed": None,
+                                   "encoder.random_init": None, "encoder.random_seed": None}
 #: key prefixes that only matter when the run uses ELMo (the encoder group: which frozen encoder gives the layers)
 ELMO_ONLY = ("task.elmo.", "mix.", "encoder.")
 #: the stopping rule's keys: they decide only *when* training stops, never what an epoch computes, so a run whose
