@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.paths import CACHE_DIR, DATA_ROOT, REPO
-from elmo_bench.base.errors import DataError
+from elmo_bench.base.errors import ConfigError, DataError
 from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 from elmo_bench.data.glove import load_glove
 from elmo_bench.probe.wsd_cli import bilm_name
@@ -82,6 +82,8 @@ def add_probe_arguments(p: argparse.ArgumentParser) -> None:
                    help="probe a random encoder of the same architecture: all (biLM or transformers) | lstm (biLM: "
                         "trained token layer, random LSTMs)")
     p.add_argument("--random-seed", type=int, default=0, help="seed of the random encoder's weights (default 0)")
+    p.add_argument("--rows", default=None,
+                   help="probe only these rows, a comma list of layer_<k> / average / glove (default: every row)")
 
 
 def _split_paths(directory: Path) -> dict[str, str]:
@@ -148,7 +150,14 @@ def _views(args: argparse.Namespace, splits, layers, bilm) -> dict:
 
     views = {f"layer_{k}": {s: layers[s][:, k] for s in SPLITS} for k in range(bilm["layers"])}
     views["average"] = {s: layers[s].mean(axis=1) for s in SPLITS}
-    if not args.no_glove:
+    wanted = set(views) | ({"glove"} if not args.no_glove else set())
+    if args.rows is not None:
+        wanted = {r.strip() for r in args.rows.split(",") if r.strip()}
+        unknown = sorted(wanted - set(views) - {"glove"})
+        if unknown or not wanted:
+            raise ConfigError(f"--rows expected a comma list of {', '.join([*views, 'glove'])}, found {args.rows!r}")
+        views = {k: v for k, v in views.items() if k in wanted}
+    if "glove" in wanted and not args.no_glove:
         vectors, dim = load_glove({w for ex in (e for s in SPLITS for e in splits[s]) for w in ex["tokens"]})
         views["glove"] = {s: glove_features(splits[s], vectors, dim) for s in SPLITS}
     return views

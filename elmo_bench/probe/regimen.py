@@ -13,6 +13,7 @@ Entry point: :func:`train_probe` (per-sentence feature and label tensors in, a :
 from __future__ import annotations
 
 import copy
+import logging
 from dataclasses import asdict, dataclass, field
 from typing import Sequence
 
@@ -20,6 +21,8 @@ import torch
 from torch import nn
 
 from elmo_bench.probe.classifiers import ProbeSpec, build_probe
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,8 @@ def train_probe(spec: ProbeSpec, train_x: Sequence[torch.Tensor], train_y: Seque
             history.append({"epoch": epoch, "train_loss": train_loss, "dev_loss": dev_loss,
                             "lr": optimiser.param_groups[0]["lr"]})
             plateau.step(dev_loss)
+            log.info("probe %s epoch %d: train loss %.4f, dev loss %.4f, lr %g", spec.kind, epoch, train_loss,
+                     dev_loss, history[-1]["lr"])
             if dev_loss < best_loss - regimen.min_improvement:
                 best_loss, best_epoch, best_state = dev_loss, epoch, copy.deepcopy(probe.state_dict())
             elif epoch - best_epoch > regimen.patience:
