@@ -41,9 +41,10 @@ def test_control_keys_selectivity_and_best_layer(tmp_path, capsys):
     assert results["control"]["test"].keys() == printed["control"]["test"].keys()
     assert results["metrics"]["test"]["layer_1_accuracy"] == pytest.approx(printed["test"]["layer_1"], abs=0.005)
     assert main(_argv(tmp_path, data, "--probe", "converged,mlp1", "--hidden", "8", "--max-epochs", "3",
-                      "--random-init", "lstm")) == 0
+                      "--random-init", "lstm", "--rows", "layer_1,average,layer_2")) == 0
     printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert {"converged/layer_1", "mlp1/layer_1", "mlp1/average"} <= set(printed["test"])
+    assert {k for k in printed["test"] if "/" in k} == {f"{p}/{r}" for p in ("converged", "mlp1")
+                                                         for r in ("layer_1", "layer_2", "average")}
     assert printed["probing"]["settings"]["mlp1"]["hidden"] == 8 and "control" not in printed
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert results["encoder"]["random_init"] == "lstm" and results["bilm"]["random_init"] == "lstm"
