@@ -45,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_encoder_arguments(p)  # --encoder/--model/--pooling: any frozen encoder instead of the biLM
     p.add_argument("--data-dir", default=str(DEFAULT_DATA),
                    help="UD English-EWT directory (en_ewt-ud-{train,dev,test}.conllu, train may be .gz)")
+    p.add_argument("--max-dev-sentences", type=_positive_int, default=None,
+                   help="the first N dev sentences (default: all; bounds the Adam probes' per-epoch dev pass)")
     p.add_argument("--tag-column", default="xpos", choices=["xpos", "upos"], help="xpos = PTB tags (the paper's)")
     p.add_argument("--max-train-sentences", type=_positive_int, default=None,
                    help="the first N training sentences (default: all of them)")
@@ -104,6 +106,8 @@ def read(args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
     splits = {s: read_conllu(p, args.tag_column, s) for s, p in _split_paths(Path(args.data_dir)).items()}
     if args.max_train_sentences:
         splits["train"] = splits["train"][: args.max_train_sentences]
+    if getattr(args, "max_dev_sentences", None):
+        splits["dev"] = splits["dev"][: args.max_dev_sentences]
     return splits
 
 

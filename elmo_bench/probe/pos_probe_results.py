@@ -61,7 +61,8 @@ def write(out: Path, args: argparse.Namespace, settings: ProbeSettings, splits: 
     RunRecord(
         task="pos_probe", embedder="elmo", seed=settings.seeds[0], config=config,
         data={"name": "ud_ewt_pos", "fraction": 1.0, "train_sentences": len(splits["train"]),
-              "all_train_sentences": full, "tag_column": args.tag_column},
+              "all_train_sentences": full, "tag_column": args.tag_column, "dev_sentences": len(splits["dev"]),
+              "test_sentences": len(splits["test"])},
         metrics=metrics, main_metric=f"{settings.key(settings.probes[0], 'layer_1')}_accuracy",
         probes=dict(details), mixes={}, elmo=None, epochs={"run": 0, "best": None, "history": []},
         timings={"total_seconds": seconds, "bilm_seconds": bilm["seconds_in_bilm"]},
