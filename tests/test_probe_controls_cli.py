@@ -88,3 +88,17 @@ def test_probe_wsd_takes_the_encoder_options_and_device():
                                       "--revision", "r", "--device", "cpu"])
     assert (args.encoder, args.model, args.pooling, args.revision, args.device) == ("transformers", "m", "mean", "r",
                                                                                     "cpu")
+
+
+@needs_fixtures
+def test_random_init_alone_keeps_todays_keys_and_is_marked(tmp_path, capsys):
+    from elmo_bench.commands.main import main
+
+    data = _data(tmp_path)
+    assert main(_argv(tmp_path, data, "--random-init", "all", "--random-seed", "3")) == 0
+    printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert set(printed["test"]) == {"layer_0", "layer_1", "layer_2", "average", "most_frequent_tag"}
+    assert set(printed["l2"]) == {"layer_0", "layer_1", "layer_2", "average"}
+    assert printed["random_init"] == {"mode": "all", "seed": 3} and printed["bilm"].endswith("-random-all-3")
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert results["random_init"] == {"mode": "all", "seed": 3} and results["encoder"]["random_seed"] == 3

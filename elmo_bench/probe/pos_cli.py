@@ -191,7 +191,7 @@ def probe_pos_main(argv: Sequence[str]) -> int:
     baseline = {s: baseline_accuracy(splits["train"], splits[s]) for s in ("dev", "test")}
     head = {"data": "ud_ewt_pos", "tag_column": args.tag_column, "train_sentences": len(splits["train"]),
             **{f"{s}_tokens": int(len(y[s])) for s in SPLITS}, "bilm": bilm["hash"]}
-    if settings.probes != ["converged"] or settings.control:
+    if settings.probes != ["converged"] or settings.control or args.random_init:   # records the report sets apart
         from elmo_bench.probe.pos_probe_results import probe_and_write  # lazy: torch
 
         print(json.dumps(probe_and_write(args, settings, splits, labels, views, baseline, bilm, head, device, started)))
