@@ -134,7 +134,8 @@ def bilm_features(args: argparse.Namespace, splits: dict[str, list[dict[str, Any
     if args.encoder == "bilm":
         record.update(options=args.options, weights=args.weights)
     if args.random_init:
-        record.update(random_init=args.random_init, random_seed=args.random_seed)
+        record.update(random_init=args.random_init, random_seed=args.random_seed,
+                      **({"trained_hash": info["trained_hash"]} if info.get("trained_hash") else {}))
     return features, record
 
 
