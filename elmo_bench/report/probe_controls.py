@@ -123,9 +123,10 @@ def probe_control_table(runs: Sequence[Run]) -> Table:
              + "; random weights = the same architecture drawn by its initialiser (biLM `all`: every weight; `lstm`: "
              "trained token layer, random LSTMs; transformers: the model built from its config).",
              "Paper: the public ELMo (not our biLM), layer 1 = its first biLSTM layer (ours: layer_1), PTB WSJ dev, "
-             "40,000 training sentences; its linear probe is rank-1000 linear, MLP-1/MLP-2 have 1000 hidden units. "
-             "The converged column (ours only) is the L-BFGS probe of Table 6, its control fitted with the L2 "
-             "chosen on the real task."]
+             "40,000 training sentences; its linear probe is rank-1000 linear, MLP-1/MLP-2 have 1000 hidden units."]
+    if "converged" in probes:
+        notes.append("The converged columns (ours only) are the L-BFGS probe of Table 6, its control fitted with the "
+                     "L2 chosen on the real task.")
     return Table("POS probes with control tasks: accuracy, control, selectivity", header, rows, notes,
                  key="probe_controls", records=records,
                  extra={"paper": {p: dict(zip(("accuracy", "control", "selectivity"), v))
@@ -145,7 +146,7 @@ def best_layer_table(runs: Sequence[Run]) -> Table:
                 records.append({"encoder": encoder, "weights": weights, "probe": probe, **best})
     notes = ["Best layer on the test split and the runner-up; p = one-sided paired bootstrap over test sentences "
              "(1,000 resamples, Berg-Kirkpatrick et al. 2012): the share of resampled accuracy differences at least "
-             "twice the observed one. Layers only (the average row does not compete)."]
+             "twice the observed one. Only the layers a run probed compete (``--rows``); the average row never does."]
     return Table("Which layer, and how sure", ["Encoder", "Weights", "Probe", "Split", "Best", "Runner-up",
                                                "Best acc.", "Runner-up acc.", "Difference", "p"], rows, notes,
                  key="probe_best_layer", records=records)
