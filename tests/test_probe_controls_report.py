@@ -88,3 +88,19 @@ def test_selectivity_figure_panels_do_not_overlap(tmp_path, monkeypatch):
     clashes = [(a, b) for i, (a, box_a) in enumerate(boxes) for b, box_b in boxes[i + 1:]
                if a != b and box_a.overlaps(box_b)]
     assert not clashes
+
+
+def test_a_run_of_several_seeds_is_its_own_block_with_its_recorded_sd(tmp_path):
+    from elmo_bench.report.collect import collect
+    from elmo_bench.report.probe_controls import probe_control_table
+
+    _record(tmp_path / "runs" / "one", {"linear": [80.0, 90.0, 89.0]}, {"linear": [60.0, 62.0, 55.0]})
+    _record(tmp_path / "runs" / "three", {"linear": [81.0, 91.0, 88.0]}, {"linear": [61.0, 63.0, 54.0]})
+    record = json.loads((tmp_path / "runs" / "three" / "results.json").read_text())
+    record["probing"]["seeds"] = [1, 2, 3]
+    record["sd"] = {"control": {"test": {"linear/layer_1": 0.5}}}
+    (tmp_path / "runs" / "three" / "results.json").write_text(json.dumps(record))
+    table = probe_control_table(collect([tmp_path / "runs"]).runs)
+    blocks = {(r["weights"], r["split"], r["row"]): r for r in table.records}
+    assert blocks[("trained", "test", "layer_1")]["linear_control"] == {"mean": 62.0, "std": None, "n": 1}
+    assert blocks[("trained, seeds 1,2,3", "test", "layer_1")]["linear_control"] == {"mean": 63.0, "std": 0.5, "n": 3}

@@ -160,7 +160,7 @@ def probe_selectivity_figure(runs: Sequence[Run], path: Path) -> bool:
             for (encoder, weights), points in depth_points(runs, probe, what).items():
                 colour = colours.setdefault(encoder, f"C{len(colours)}")
                 ax.plot([x for x, _ in points], [y for _, y in points], marker="o", markersize=4, color=colour,
-                        linestyle="-" if weights == "trained" else "--", label=f"{encoder}, {weights}")
+                        linestyle="-" if weights.startswith("trained") else "--", label=f"{encoder}, {weights}")
             ax.set_xlim(-0.05, 1.05)
             ax.set_xlabel("relative layer depth")
             ax.set_ylabel(f"test {what} (points)")

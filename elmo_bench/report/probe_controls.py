@@ -41,8 +41,12 @@ def encoder_label(run: Run) -> str:
 
 
 def weights_label(run: Run) -> str:
+    """"trained" or "random (<mode>, seed <s>)", plus ", seeds a,b,c" for a run of several probe seeds (its own
+    row block, mean ± sd over its seeds)."""
     random = run.record.extra.get("random_init")
-    return "trained" if not random else f"random ({random.get('mode')}, seed {random.get('seed')})"
+    label = "trained" if not random else f"random ({random.get('mode')}, seed {random.get('seed')})"
+    seeds = run.record.extra["probing"].get("seeds", [])
+    return label + (f", seeds {','.join(map(str, seeds))}" if len(seeds) > 1 else "")
 
 
 def probe_kinds(runs: Sequence[Run]) -> list[str]:
@@ -79,7 +83,7 @@ def groups(runs: Sequence[Run]) -> list[tuple[tuple[str, str], list[Run]]]:
     out: dict[tuple[str, str], list[Run]] = {}
     for run in runs:
         out.setdefault((encoder_label(run), weights_label(run)), []).append(run)
-    return sorted(out.items(), key=lambda kv: (not kv[0][0].startswith("ELMo"), kv[0][0], kv[0][1] != "trained",
+    return sorted(out.items(), key=lambda kv: (not kv[0][0].startswith("ELMo"), kv[0][0], not kv[0][1].startswith("trained"),
                                               kv[0][1]))
 
 
