@@ -26,6 +26,13 @@ def add_encoder_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--revision", default=None, help="transformers: hub revision (default: the main branch)")
 
 
+def add_device_argument(parser: argparse.ArgumentParser) -> None:
+    """``--device auto|cpu|cuda|cuda:N``: where the encoder (and a probe that trains by gradient) computes."""
+    parser.add_argument("--device", default="cpu",
+                        help="auto | cpu | cuda | cuda:N: where the encoder and the Adam-trained probes compute "
+                             "(default cpu; CUDA asked for where there is none: one line, exit 2)")
+
+
 def encoder_from_args(args: argparse.Namespace, bilm_name: str | None = None) -> Any:
     """The Encoder the command line asks for (a BiLMEncoder for ``--encoder bilm``)."""
     kind = getattr(args, "encoder", "bilm")

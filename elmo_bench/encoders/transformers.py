@@ -275,6 +275,8 @@ class TransformersEncoder:
     """A frozen Hugging Face model as an Encoder (see the module docstring for pooling, windows, precision)."""
 
     whole_sequences = True  # windows are this encoder's own business: the cache never cuts its sequences
+    #: set by elmo_bench.encoders.random_init on a model rebuilt with random weights (random_init, random_seed)
+    randomised: dict[str, Any] = {}
 
     def __init__(self, path: str, pooling: str = "first", revision: str | None = None, amp: Any = "off",
                  max_length: int | None = None, batch_size: int = 32) -> None:
@@ -314,7 +316,7 @@ class TransformersEncoder:
         return {"kind": "transformers", "model": self.path if not Path(self.path).is_dir() else Path(self.path).name,
                 "revision": self.revision, "hash": self.model_hash, "pooling": self.pooling, "window": self.window,
                 "precision": self.amp if self.amp != "off" else "fp32",
-                "model_type": getattr(self.model.config, "model_type", None)}
+                "model_type": getattr(self.model.config, "model_type", None), **self.randomised}
 
     @property
     def device(self) -> torch.device:

@@ -50,6 +50,7 @@ from elmo_bench.engine.loop import RESTART_ADVICE, TaskModel, TrainerConfig, eva
 from elmo_bench.base import checkpoints
 from elmo_bench.encoders.bilm import BiLMEncoder, as_encoder
 from elmo_bench.encoders.build import build_encoder, encoder_record
+from elmo_bench.encoders.random_init import check_random_init, randomise
 from elmo_bench.records import lm_adaptation
 from elmo_bench.tasks.registry import declaration
 
@@ -207,8 +208,14 @@ def load_encoder_info(cfg: DictConfig) -> tuple[Any, dict[str, Any] | None]:
     check_encoder_settings(spec)
     if spec.get("kind", "bilm") == "bilm":
         bilm, info = load_bilm_info(cfg)
-        return BiLMEncoder(bilm, info["hash"], info), info
-    return build_encoder(spec, amp=cfg.get("amp")), None
+        encoder = BiLMEncoder(bilm, info["hash"], info)
+        if cfg.bilm.get("random_init"):             # bilm=random: the architecture with random weights
+            encoder = randomise(encoder, cfg.bilm.random_init, int(cfg.bilm.get("random_seed") or 0))
+            info = encoder.info
+        return encoder, info
+    mode, seed = spec.pop("random_init", None), int(spec.pop("random_seed", None) or 0)
+    check_random_init(str(spec.get("kind")), mode, "encoder.random_init")
+    return randomise(build_encoder(spec, amp=cfg.get("amp")), mode, seed), None
 
 
 def distinct_text(task: Task, examples: Sequence[Example]) -> list[list[str]]:

@@ -37,7 +37,10 @@ IGNORED = ("progress", "threads", "logger", "paths", "choices", "bilm.options", 
 #: keys added to the config after run directories already existed, with the value that reproduces the old behaviour:
 #: a stored identity without the key equals one that holds this value
 ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.eps": None, "encoder.kind": "bilm",
-                                   "encoder.cache_dtype": "fp16"}
+                                   "encoder.cache_dtype": "fp16",
+                                   # issue 36: random-encoder baselines (bilm=random, encoder.random_init=all)
+                                   "bilm.random_init": None, "bilm.random_seed": None,
+                                   "encoder.random_init": None, "encoder.random_seed": None}
 #: key prefixes that only matter when the run uses ELMo (the encoder group: which frozen encoder gives the layers)
 ELMO_ONLY = ("task.elmo.", "mix.", "encoder.")
 #: the stopping rule's keys: they decide only *when* training stops, never what an epoch computes, so a run whose

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.paths import CACHE_DIR, DATA_ROOT, REPO
-from elmo_bench.base.errors import DataError
+from elmo_bench.base.errors import ConfigError, DataError
 from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 from elmo_bench.data.glove import load_glove
 from elmo_bench.probe.wsd_cli import bilm_name
@@ -46,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_encoder_arguments(p)  # --encoder/--model/--pooling: any frozen encoder instead of the biLM
     p.add_argument("--data-dir", default=str(DEFAULT_DATA),
                    help="UD English-EWT directory (en_ewt-ud-{train,dev,test}.conllu, train may be .gz)")
+    p.add_argument("--max-dev-sentences", type=_positive_int, default=None,
+                   help="the first N dev sentences (default: all; bounds the Adam probes' per-epoch dev pass)")
     p.add_argument("--tag-column", default="xpos", choices=["xpos", "upos"], help="xpos = PTB tags (the paper's)")
     p.add_argument("--max-train-sentences", type=_positive_int, default=None,
                    help="the first N training sentences (default: all of them)")
@@ -58,7 +60,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=_positive_int, default=1, help="torch intra-op threads")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--out", default=None, help="also write OUT/results.json")
+    add_probe_arguments(p)
     return p
+
+
+def add_probe_arguments(p: argparse.ArgumentParser) -> None:
+    """The control task, the papers' probes, seeds, random encoders and the device (elmo_bench.probe.pos_controls)."""
+    from elmo_bench.encoders.cli_options import add_device_argument  # lazy: torch
+
+    add_device_argument(p)
+    p.add_argument("--probe", default="converged",
+                   help="converged | linear | mlp1 | mlp2, or a comma list of them (default converged: L-BFGS); "
+                        "with any other than converged alone, rows are keyed <probe>/<row>")
+    p.add_argument("--control", action="store_true",
+                   help="also train each probe on the control task (Hewitt & Liang 2019): control and selectivity")
+    p.add_argument("--seeds", default="1", help="comma list: control-label draws and Adam-probe seeds (mean ± sd)")
+    p.add_argument("--hidden", type=int, default=1000, help="mlp1/mlp2 hidden units (default 1000, the papers')")
+    p.add_argument("--rank", type=int, default=1000, help="linear probe's rank bound (default 1000, the papers')")
+    p.add_argument("--dropout", type=float, default=0.0, help="Adam probes' dropout (default 0, the papers')")
+    p.add_argument("--weight-decay", type=float, default=0.0, help="Adam probes' weight decay (default 0)")
+    p.add_argument("--max-epochs", type=int, default=40, help="Adam probes' epoch cap (default 40)")
+    p.add_argument("--batch-sentences", type=_positive_int, default=20, help="sentences per Adam step (default 20)")
+    p.add_argument("--random-init", default=None, choices=["all", "lstm"],
+                   help="probe a random encoder of the same architecture: all (biLM or transformers) | lstm (biLM: "
+                        "trained token layer, random LSTMs)")
+    p.add_argument("--random-seed", type=int, default=0, help="seed of the random encoder's weights (default 0)")
+    p.add_argument("--rows", default=None,
+                   help="probe only these rows, a comma list of layer_<k> / average / glove (default: every row)")
 
 
 def _split_paths(directory: Path) -> dict[str, str]:
@@ -79,6 +107,8 @@ def read(args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
     splits = {s: read_conllu(p, args.tag_column, s) for s, p in _split_paths(Path(args.data_dir)).items()}
     if args.max_train_sentences:
         splits["train"] = splits["train"][: args.max_train_sentences]
+    if getattr(args, "max_dev_sentences", None):
+        splits["dev"] = splits["dev"][: args.max_dev_sentences]
     return splits
 
 
@@ -88,7 +118,12 @@ def bilm_features(args: argparse.Namespace, splits: dict[str, list[dict[str, Any
     from elmo_bench.encoders.cli_options import encoder_from_args, encoder_info  # lazy: torch
     from elmo_bench.probe.pos import layer_features  # lazy: torch
 
-    encoder = encoder_from_args(args)
+    from elmo_bench.base.device import resolve_device  # lazy: torch
+    from elmo_bench.encoders.protocol import moved  # lazy: torch
+    from elmo_bench.encoders.random_init import randomise  # lazy: torch
+
+    encoder = randomise(encoder_from_args(args), args.random_init, args.random_seed)
+    encoder = moved(encoder, resolve_device(args.device, "--device"))
     info = encoder_info(encoder)
     cache = ActivationCache(args.cache_dir, encoder, progress=progress)
     features = {}
@@ -99,44 +134,76 @@ def bilm_features(args: argparse.Namespace, splits: dict[str, list[dict[str, Any
               "seconds_in_bilm": cache.seconds_in_bilm}
     if args.encoder == "bilm":
         record.update(options=args.options, weights=args.weights)
+    if args.random_init:
+        record.update(random_init=args.random_init, random_seed=args.random_seed,
+                      **({"trained_hash": info["trained_hash"]} if info.get("trained_hash") else {}))
     return features, record
+
+
+def _grid(text: str) -> list[float]:
+    try:
+        grid = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise SystemExit(f"elmo-bench probe-pos: --l2-grid expects comma-separated numbers, found {text!r}")
+    if not grid or any(v < 0 for v in grid):
+        raise SystemExit(f"elmo-bench probe-pos: --l2-grid expects non-negative numbers, found {text!r}")
+    return grid
+
+
+def _views(args: argparse.Namespace, splits, layers, bilm) -> dict:
+    """{row: {split: (n_tokens, dim)}}: each layer, their average and (unless --no-glove) GloVe."""
+    from elmo_bench.probe.pos import SPLITS, glove_features  # lazy: torch
+
+    views = {f"layer_{k}": {s: layers[s][:, k] for s in SPLITS} for k in range(bilm["layers"])}
+    views["average"] = {s: layers[s].mean(axis=1) for s in SPLITS}
+    wanted = set(views) | ({"glove"} if not args.no_glove else set())
+    if args.rows is not None:
+        wanted = {r.strip() for r in args.rows.split(",") if r.strip()}
+        unknown = sorted(wanted - set(views) - {"glove"})
+        if unknown or not wanted:
+            raise ConfigError(f"--rows expected a comma list of {', '.join([*views, 'glove'])}, found {args.rows!r}")
+        views = {k: v for k, v in views.items() if k in wanted}
+    if "glove" in wanted and not args.no_glove:
+        vectors, dim = load_glove({w for ex in (e for s in SPLITS for e in splits[s]) for w in ex["tokens"]})
+        views["glove"] = {s: glove_features(splits[s], vectors, dim) for s in SPLITS}
+    return views
 
 
 def probe_pos_main(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(list(argv))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    import numpy as np
     import torch
 
-    from elmo_bench.probe.pos import SPLITS, baseline_accuracy, glove_features, probe_features, tag_ids  # lazy: torch
+    from elmo_bench.base.device import resolve_device  # lazy: torch
+    from elmo_bench.encoders.random_init import check_random_init  # lazy: torch
+    from elmo_bench.probe.pos import SPLITS, baseline_accuracy, probe_features, tag_ids  # lazy: torch
+    from elmo_bench.probe.pos_controls import settings_from_args  # lazy: torch
 
-    try:
-        grid = [float(v) for v in args.l2_grid.split(",") if v.strip()]
-    except ValueError:
-        raise SystemExit(f"elmo-bench probe-pos: --l2-grid expects comma-separated numbers, found {args.l2_grid!r}")
-    if not grid or any(v < 0 for v in grid):
-        raise SystemExit(f"elmo-bench probe-pos: --l2-grid expects non-negative numbers, found {args.l2_grid!r}")
+    grid = _grid(args.l2_grid)
+    settings = settings_from_args(args, grid)            # every bad flag refused before anything is read or written
+    check_random_init(args.encoder, args.random_init)
+    device = resolve_device(args.device, "--device")
     torch.set_num_threads(args.threads)
     started = time.perf_counter()
     splits = read(args)
     labels = sorted({t for ex in splits["train"] for t in ex["tags"]})
     y = {s: tag_ids(splits[s], labels) for s in SPLITS}
     layers, bilm = bilm_features(args, splits, not args.no_progress)
-    views: dict[str, dict[str, np.ndarray]] = {}
-    for k in range(bilm["layers"]):
-        views[f"layer_{k}"] = {s: layers[s][:, k] for s in SPLITS}
-    views["average"] = {s: layers[s].mean(axis=1) for s in SPLITS}
-    if not args.no_glove:
-        vectors, dim = load_glove({w for ex in (e for s in SPLITS for e in splits[s]) for w in ex["tokens"]})
-        views["glove"] = {s: glove_features(splits[s], vectors, dim) for s in SPLITS}
+    views = _views(args, splits, layers, bilm)
+    baseline = {s: baseline_accuracy(splits["train"], splits[s]) for s in ("dev", "test")}
+    head = {"data": "ud_ewt_pos", "tag_column": args.tag_column, "train_sentences": len(splits["train"]),
+            **{f"{s}_tokens": int(len(y[s])) for s in SPLITS}, "bilm": bilm["hash"]}
+    if settings.probes != ["converged"] or settings.control or args.random_init:   # records the report sets apart
+        from elmo_bench.probe.pos_probe_results import probe_and_write  # lazy: torch
+
+        print(json.dumps(probe_and_write(args, settings, splits, labels, views, baseline, bilm, head, device, started)))
+        return 0
     rows = {}
     for name, features in views.items():
         log.info("probe %s: %s features", name, features["train"].shape)
         rows[name] = probe_features(features, y, len(labels), grid, args.max_iter, args.tol)
-    baseline = {s: baseline_accuracy(splits["train"], splits[s]) for s in ("dev", "test")}
     summary = {
-        "data": "ud_ewt_pos", "tag_column": args.tag_column, "train_sentences": len(splits["train"]),
-        **{f"{s}_tokens": int(len(y[s])) for s in SPLITS}, "bilm": bilm["hash"],
+        **head,
         "test": {**{n: round(r.test, 2) for n, r in rows.items()}, "most_frequent_tag": round(baseline["test"], 2)},
         "dev": {**{n: round(r.dev, 2) for n, r in rows.items()}, "most_frequent_tag": round(baseline["dev"], 2)},
         "l2": {n: r.l2 for n, r in rows.items()},

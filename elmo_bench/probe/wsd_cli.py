@@ -41,9 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="elmo-bench probe-wsd", description=__doc__.splitlines()[0])
     p.add_argument("--options", default=str(DEFAULT_OPTIONS), help="biLM options.json (default: the shipped biLM)")
     p.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="biLM weights.hdf5 (default: the shipped biLM)")
-    from elmo_bench.encoders.cli_options import add_encoder_arguments  # lazy: torch
+    from elmo_bench.encoders.cli_options import add_device_argument, add_encoder_arguments  # lazy: torch
 
     add_encoder_arguments(p)  # --encoder/--model/--pooling: any frozen encoder instead of the biLM
+    add_device_argument(p)
     p.add_argument("--semcor", default=str(DEFAULT_SEMCOR), help="SemCor 3.0 tagfiles directory")
     p.add_argument("--eval-root", default=str(DEFAULT_EVAL_ROOT), help="the framework's Evaluation_Datasets directory")
     p.add_argument("--sets", default=",".join(EVAL_SETS), help="comma-separated evaluation sets")
@@ -116,7 +117,10 @@ def prepare_layers(args: argparse.Namespace, inputs: WsdInputs, progress: bool) 
     """The encoder's layers of the training sentences and of every evaluation set, through the activation cache."""
     from elmo_bench.encoders.cache import ActivationCache  # lazy: torch
     from elmo_bench.encoders.cli_options import encoder_from_args, encoder_info  # lazy: torch
-    encoder = encoder_from_args(args)
+    from elmo_bench.base.device import resolve_device  # lazy: torch
+    from elmo_bench.encoders.protocol import moved  # lazy: torch
+
+    encoder = moved(encoder_from_args(args), resolve_device(getattr(args, "device", "cpu"), "--device"))
     record = encoder_info(encoder)
     cache = ActivationCache(args.cache_dir, encoder, max_segment=args.max_segment, progress=progress)
     train = cache.layers(token_lists(inputs.train), name="wsd/semcor")
@@ -201,6 +205,9 @@ def probe_wsd_main(argv: Sequence[str]) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     import torch
 
+    from elmo_bench.base.device import resolve_device  # lazy: torch
+
+    resolve_device(args.device, "--device")          # CUDA asked for where there is none: one line before any work
     torch.set_num_threads(max(1, args.threads))
     progress = not args.no_progress
     started = time.perf_counter()

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.report import bootstrap, directions, figures, probe_depth, tables
+from elmo_bench.report import bootstrap, directions, figures, probe_controls, probe_depth, tables
 from elmo_bench.report.collect import Collection, collect
 from elmo_bench.report.encoder_names import EncoderNames
 from elmo_bench.report.render import latex_escape, table_latex, table_md
@@ -19,6 +19,7 @@ FIGURE1 = "figure1_sample_efficiency.png"
 FIGURE2 = "figure2_layer_weights.png"
 DEV_CURVES = "dev_curves.png"
 PROBE_DEPTH = "probe_depth.png"
+PROBE_SELECTIVITY = "probe_selectivity.png"
 
 
 def _collect_existing(dirs: Sequence[str], require_runs: bool) -> Collection:
@@ -101,6 +102,7 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
     mistyped. Without it an empty collection renders every cell missing (the paper's columns only)."""
     _refuse_file_out(out)
     found = _collect_existing(dirs, require_runs)
+    found.runs, controls = probe_controls.split_runs(found.runs)   # control-task runs: their own section only
     runs = found.runs
     gold_cache: dict = {}
 
@@ -111,10 +113,15 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
     names = EncoderNames(runs)
     sections, made = _sections(found, names, p_value if significance else None, out)
     summary = _summary(found, names)
+    if controls:                                      # new sections only when there are control-task runs
+        made[PROBE_SELECTIVITY] = figures.probe_selectivity_figure(controls, out / PROBE_SELECTIVITY)
+        sections += [probe_controls.probe_control_table(controls), probe_controls.best_layer_table(controls)]
+        summary += f" Probe-control runs (own section): {len(controls)}."
     figure_for = {"figure1": (FIGURE1, "Figure 1", "_No sample-efficiency sweep yet._"),
                   "figure2": (FIGURE2, "Figure 2", "_No learned mixes yet._"),
                   "dev_curves": (DEV_CURVES, "Dev curves", "_No per-epoch dev history yet._"),
-                  "probe_depth": (PROBE_DEPTH, "Probe accuracy by relative layer depth", "")}
+                  "probe_depth": (PROBE_DEPTH, "Probe accuracy by relative layer depth", ""),
+                  "probe_controls": (PROBE_SELECTIVITY, "Probe accuracy and selectivity by relative layer depth", "")}
     if fmt == "json":
         report = {"summary": summary, "runs": len(runs), "files": found.files, "duplicates": found.duplicates,
                   "tables": {table.key: table.as_json() for table in sections},

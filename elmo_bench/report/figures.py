@@ -1,5 +1,6 @@
-"""Figure 1 (sample efficiency), Figure 2 (learned layer weights), the per-epoch dev curves and, with several
-encoders, probe accuracy by relative layer depth as PNGs, written atomically."""
+"""Figure 1 (sample efficiency), Figure 2 (learned layer weights), the per-epoch dev curves, with several
+encoders probe accuracy by relative layer depth, and with control-task probe runs accuracy and selectivity by depth
+(trained vs random encoders) as PNGs, written atomically."""
 from __future__ import annotations
 
 import io
@@ -15,6 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 from elmo_bench.base.atomic import atomic_write_bytes  # noqa: E402
 from elmo_bench.report.collect import Run  # noqa: E402
 from elmo_bench.report.encoder_names import EncoderNames  # noqa: E402
+from elmo_bench.report.probe_controls import PROBE_NAMES, depth_points, probe_kinds  # noqa: E402
 from elmo_bench.report.probe_depth import probe_depth_curves  # noqa: E402
 from elmo_bench.report.tables import dev_curves, learned_mixes, sample_efficiency_curves  # noqa: E402
 
@@ -142,5 +144,29 @@ def probe_depth_figure(runs: Sequence[Run], path: Path, names: EncoderNames | No
         ax.set_ylabel("F1" if probe == "WSD" else "accuracy")
         _small_panel(ax, f"{probe}: {data}")
     _hide_unused(axes, len(curves))
+    _save(fig, path)
+    return True
+
+
+def probe_selectivity_figure(runs: Sequence[Run], path: Path) -> bool:
+    """The probe-depth figure for the control-task runs (elmo_bench.report.probe_controls): per probe type, test
+    accuracy and selectivity against relative layer depth, a line per encoder, trained solid and random dashed;
+    False (nothing written) without such runs."""
+    probes = [p for p in probe_kinds(runs) if depth_points(runs, p, "selectivity")]
+    if not probes:
+        return False
+    fig, axes = plt.subplots(2, len(probes), figsize=(4.2 * len(probes), 6.4), squeeze=False, layout="constrained")
+    colours: dict[str, str] = {}
+    for col, probe in enumerate(probes):
+        for row, what in enumerate(("accuracy", "selectivity")):
+            ax = axes[row][col]
+            for (encoder, weights), points in depth_points(runs, probe, what).items():
+                colour = colours.setdefault(encoder, f"C{len(colours)}")
+                ax.plot([x for x, _ in points], [y for _, y in points], marker="o", markersize=4, color=colour,
+                        linestyle="-" if weights.startswith("trained") else "--", label=f"{encoder}, {weights}")
+            ax.set_xlim(-0.05, 1.05)
+            ax.set_xlabel("relative layer depth")
+            ax.set_ylabel(f"test {what} (points)")
+            _small_panel(ax, f"POS {what}: {PROBE_NAMES[probe]} probe")
     _save(fig, path)
     return True

@@ -1,0 +1,170 @@
+"""The report's probe-control section (issue 36): accuracy, control accuracy and selectivity per layer, probe type
+and encoder, trained vs random weights; the best layer with its p-value; Hewitt & Liang's published numbers beside.
+
+It reads the ``pos_probe`` records ``elmo-bench probe-pos`` writes with ``--control`` or the papers' probes (they
+carry a ``probing`` block). Those records are kept out of every older table and figure (``split_runs``), so a report
+over runs without them renders exactly as before.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable, Sequence
+
+from elmo_bench.report.collect import Run
+from elmo_bench.report.encoder_names import base_label
+from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat
+
+#: Hewitt & Liang (2019), ELMo (the public 5.5B model) layer 1, PTB WSJ dev, 40,000 training sentences: accuracy,
+#: control accuracy, selectivity (the authors' run logs in control-tasks scripts/codalab/make_emnlp19_pos_graph.py)
+PAPER_LAYER1_DEV = {"linear": (97.2, 71.7, 25.5), "mlp1": (97.4, 92.8, 4.7), "mlp2": (97.4, 92.1, 5.3)}
+PROBE_NAMES = {"converged": "converged", "linear": "linear", "mlp1": "MLP-1", "mlp2": "MLP-2"}
+RANDOM_KEYS = ("random_init", "random_seed")
+ROW = re.compile(r"layer_(\d+)|average")
+
+
+def is_control_run(run: Run) -> bool:
+    return run.task == "pos_probe" and isinstance(run.record.extra.get("probing"), dict)
+
+
+def split_runs(runs: Iterable[Run]) -> tuple[list[Run], list[Run]]:
+    """(every other run, the probe-control runs)."""
+    runs = list(runs)
+    return [r for r in runs if not is_control_run(r)], [r for r in runs if is_control_run(r)]
+
+
+def encoder_label(run: Run) -> str:
+    ident = {k: v for k, v in (run.record.encoder or {}).items() if k not in (*RANDOM_KEYS, "layers", "dim")}
+    if ident.get("kind", "bilm") == "bilm":
+        ident = {"kind": "bilm", "hash": str((run.record.bilm or {}).get("trained_hash")
+                                             or (run.record.bilm or {}).get("hash") or ident.get("hash", ""))}
+    return base_label(ident)
+
+
+def weights_label(run: Run) -> str:
+    """"trained" or "random (<mode>, seed <s>)", plus ", seeds a,b,c" for a run of several probe seeds (its own
+    row block, mean ± sd over its seeds)."""
+    random = run.record.extra.get("random_init")
+    label = "trained" if not random else f"random ({random.get('mode')}, seed {random.get('seed')})"
+    seeds = run.record.extra["probing"].get("seeds", [])
+    return label + (f", seeds {','.join(map(str, seeds))}" if len(seeds) > 1 else "")
+
+
+def probe_kinds(runs: Sequence[Run]) -> list[str]:
+    found = {p for r in runs for p in r.record.extra["probing"].get("probes", [])}
+    return [p for p in PROBE_NAMES if p in found]
+
+
+def _key(run: Run, probe: str, row: str) -> str | None:
+    probes = run.record.extra["probing"].get("probes", [])
+    if probe not in probes:
+        return None
+    return row if probes == ["converged"] else f"{probe}/{row}"
+
+
+def _value(run: Run, what: str, split: str, key: str) -> float | None:
+    if what == "accuracy":
+        return (run.metrics.get(split) or {}).get(f"{key}_accuracy")
+    return ((run.record.extra.get(what) or {}).get(split) or {}).get(key)
+
+
+def cell(runs: Sequence[Run], what: str, split: str, probe: str, row: str) -> Stat | None:
+    """Mean ± sd: over the runs, or (one run) over the seeds it recorded."""
+    values = [_value(r, what, split, k) for r in runs if (k := _key(r, probe, row))]
+    found = stat(values)
+    if found is not None and len(runs) == 1 and (k := _key(runs[0], probe, row)):
+        spread = (((runs[0].record.extra.get("sd") or {}).get(what) or {}).get(split) or {}).get(k)
+        seeds = len(runs[0].record.extra["probing"].get("seeds", []))
+        return Stat(found.mean, spread, seeds) if spread is not None else found
+    return found
+
+
+def groups(runs: Sequence[Run]) -> list[tuple[tuple[str, str], list[Run]]]:
+    """Runs by (encoder, weights): biLMs first, trained before random."""
+    out: dict[tuple[str, str], list[Run]] = {}
+    for run in runs:
+        out.setdefault((encoder_label(run), weights_label(run)), []).append(run)
+    return sorted(out.items(), key=lambda kv: (not kv[0][0].startswith("ELMo"), kv[0][0], not kv[0][1].startswith("trained"),
+                                              kv[0][1]))
+
+
+def _rows(runs: Sequence[Run]) -> list[str]:
+    found = {k.split("/")[-1][: -len("_accuracy")] for r in runs for k in (r.metrics.get("dev") or {})}
+    layers = sorted((int(m.group(1)) for k in found if (m := ROW.fullmatch(k)) and m.group(1)))
+    return [f"layer_{k}" for k in layers] + (["average"] if "average" in found else [])
+
+
+def _paper_rows(probes: Sequence[str]) -> list[list[str]]:
+    cells = []
+    for probe in probes:
+        paper = PAPER_LAYER1_DEV.get(probe)
+        cells += [fmt(v, 1) for v in paper] if paper else [MISSING] * 3
+    return [["paper: ELMo (public 5.5B biLM), Hewitt & Liang 2019", "trained", "dev (PTB WSJ)", "layer_1", *cells]]
+
+
+def probe_control_table(runs: Sequence[Run]) -> Table:
+    """Rows: encoder × weights × split × layer (and average); per probe: accuracy, control accuracy, selectivity."""
+    probes = probe_kinds(runs)
+    header = ["Encoder", "Weights", "Split", "Row"] + [f"{PROBE_NAMES[p]} {c}" for p in probes
+                                                       for c in ("accuracy", "control", "selectivity")]
+    rows, records = [], []
+    for (encoder, weights), members in groups(runs):
+        for split in ("dev", "test"):
+            for row in _rows(members):
+                cells = {(p, w): cell(members, w, split, p, row) for p in probes
+                         for w in ("accuracy", "control", "selectivity")}
+                rows.append([encoder, weights, split, row, *[fmt_stat(cells[(p, w)]) for p in probes
+                                                             for w in ("accuracy", "control", "selectivity")]])
+                records.append({"encoder": encoder, "weights": weights, "split": split, "row": row,
+                                **{f"{p}_{w}": None if c is None else {"mean": c.mean, "std": c.std, "n": c.n}
+                                   for (p, w), c in cells.items()}})
+    rows += _paper_rows(probes)
+    sentences = sorted({r.record.data.get("train_sentences") for r in runs if r.record.data.get("train_sentences")})
+    notes = ["POS probes with control tasks (Hewitt & Liang 2019): control = accuracy on the control task (every word "
+             "type gets one random label drawn from the training tag distribution), selectivity = accuracy − "
+             "control, in points; mean ± sd over the seeds the run recorded (control labels and probe initialisation).",
+             "Ours: UD English-EWT (PTB tags from XPOS), " + (f"{', '.join(map(str, sentences))} training sentences"
+                                                             if sentences else "training sentences as recorded")
+             + "; random weights = the same architecture drawn by its initialiser (biLM `all`: every weight; `lstm`: "
+             "trained token layer, random LSTMs; transformers: the model built from its config).",
+             "Paper: the public ELMo (not our biLM), layer 1 = its first biLSTM layer (ours: layer_1), PTB WSJ dev, "
+             "40,000 training sentences; its linear probe is rank-1000 linear, MLP-1/MLP-2 have 1000 hidden units."]
+    if "converged" in probes:
+        notes.append("The converged columns (ours only) are the L-BFGS probe of Table 6, its control fitted with the "
+                     "L2 chosen on the real task.")
+    return Table("POS probes with control tasks: accuracy, control, selectivity", header, rows, notes,
+                 key="probe_controls", records=records,
+                 extra={"paper": {p: dict(zip(("accuracy", "control", "selectivity"), v))
+                                  for p, v in PAPER_LAYER1_DEV.items()}})
+
+
+def best_layer_table(runs: Sequence[Run]) -> Table:
+    """Per encoder × weights × probe: the best layer on test, the runner-up, difference and bootstrap p-value."""
+    rows, records = [], []
+    for (encoder, weights), members in groups(runs):
+        for run in members:
+            for probe, best in (run.record.extra.get("best_layer") or {}).items():
+                cells = [encoder, weights, PROBE_NAMES.get(probe, probe), best["split"], best["best"],
+                         best["runner_up"], fmt(best["best_accuracy"]), fmt(best["runner_up_accuracy"]),
+                         fmt(best["difference"]), fmt(best["p_value"], 4)]
+                rows.append(cells)
+                records.append({"encoder": encoder, "weights": weights, "probe": probe, **best})
+    notes = ["Best layer on the test split and the runner-up; p = one-sided paired bootstrap over test sentences "
+             "(1,000 resamples, Berg-Kirkpatrick et al. 2012): the share of resampled accuracy differences at least "
+             "twice the observed one. Only the layers a run probed compete (``--rows``); the average row never does."]
+    return Table("Which layer, and how sure", ["Encoder", "Weights", "Probe", "Split", "Best", "Runner-up",
+                                               "Best acc.", "Runner-up acc.", "Difference", "p"], rows, notes,
+                 key="probe_best_layer", records=records)
+
+
+def depth_points(runs: Sequence[Run], probe: str, what: str, split: str = "test"
+                 ) -> dict[tuple[str, str], list[tuple[float, float]]]:
+    """{(encoder, weights): [(relative depth, value)]} of one probe and quantity (accuracy or selectivity)."""
+    out = {}
+    for (encoder, weights), members in groups(runs):
+        layers = [int(r[len("layer_"):]) for r in _rows(members) if r.startswith("layer_")]
+        total = max((r.record.encoder or {}).get("layers") or 0 for r in members) or (max(layers, default=0) + 1)
+        points = [(k / (total - 1) if total > 1 else 0.0, c.mean) for k in layers
+                  if (c := cell(members, what, split, probe, f"layer_{k}")) is not None]
+        if points:
+            out[(encoder, weights)] = points
+    return out
