@@ -156,6 +156,9 @@ COMMANDS: dict[str, Command] = {
     "probe-pos": Command(_delegate("elmo_bench.probe.pos_cli", "probe_pos_main"),
                          "converged linear POS probe: every layer, GloVe, most frequent tag (Table 6)",
                          _parses_with("elmo_bench.probe.pos_cli", "build_parser")),
+    "probe-structural": Command(_delegate("elmo_bench.probe.structural_cli", "probe_structural_main"),
+                                "structural probes (distance, depth) of every layer: UUAS, DSpr, root acc, NSpr",
+                                _parses_with("elmo_bench.probe.structural_cli", "build_parser")),
 }
 
 
