@@ -164,3 +164,36 @@ def test_cli_bad_tree_is_one_line_and_writes_nothing(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ") and "en_ewt-ud-dev.conllu:3" in err[0]
     assert not out.exists()
+
+
+def write_layers(path, sentences, layers=2, dim=6, seed=0):
+    """An ELMo-layout HDF5 file (keys "0", "1", ... and sentence_to_index) with random layers per sentence."""
+    import h5py
+
+    rng = np.random.default_rng(seed)
+    with h5py.File(path, "w") as out:
+        index = {}
+        for i, tokens in enumerate(sentences):
+            out.create_dataset(str(i), data=rng.standard_normal((layers, len(tokens), dim)).astype(np.float32))
+            index[" ".join(tokens)] = str(i)
+        table = out.create_dataset("sentence_to_index", (1,), dtype=h5py.string_dtype())
+        table[0] = json.dumps(index)
+
+
+def test_cli_reads_hdf5_layers_and_names_a_missing_sentence(tmp_path, capsys):
+    from elmo_bench.commands.main import main
+
+    data = _data(tmp_path)
+    words = [[w for w, _, _ in s] for s in TRAIN + DEV + TEST]
+    full, short = tmp_path / "full.hdf5", tmp_path / "short.hdf5"
+    write_layers(full, words)
+    write_layers(short, words[:-1])                               # the test sentence is missing
+    common = ["probe-structural", "--encoder", "hdf5", "--data-dir", str(data), "--no-progress", "--max-epochs", "2"]
+    assert main([*common, "--model", str(full), "--cache-dir", str(tmp_path / "c1")]) == 0
+    printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert set(printed["test"]) == {"layer_0", "layer_1"}
+    out = tmp_path / "o"
+    assert main([*common, "--model", str(short), "--cache-dir", str(tmp_path / "c2"), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "sentence 'A dog ran home today .' is not in sentence_to_index" in err[0]
+    assert str(short) in err[0] and not out.exists()
