@@ -159,6 +159,9 @@ COMMANDS: dict[str, Command] = {
     "probe-structural": Command(_delegate("elmo_bench.probe.structural_cli", "probe_structural_main"),
                                 "structural probes (distance, depth) of every layer: UUAS, DSpr, root acc, NSpr",
                                 _parses_with("elmo_bench.probe.structural_cli", "build_parser")),
+    "probe-mdl": Command(_delegate("elmo_bench.probe.mdl_cli", "probe_mdl_main"),
+                         "online codelength (MDL) of POS tags given every layer, in bits",
+                         _parses_with("elmo_bench.probe.mdl_cli", "build_parser")),
 }
 
 

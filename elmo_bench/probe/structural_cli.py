@@ -22,6 +22,7 @@ from elmo_bench.base.paths import CACHE_DIR, REPO
 from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 from elmo_bench.probe import structural_metrics as sm
 from elmo_bench.probe.conllu_trees import depths, read_trees
+from elmo_bench.probe.layer_choice import layer_indices
 from elmo_bench.probe.pos_cli import DEFAULT_DATA, _positive_int, _split_paths
 from elmo_bench.probe.wsd_cli import bilm_name
 from elmo_bench.records.run_record import RunRecord, git_commit
@@ -116,18 +117,6 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
-def _layer_list(spec: str | None, count: int) -> list[int]:
-    if spec is None:
-        return list(range(count))
-    try:
-        chosen = [int(v) for v in spec.split(",") if v.strip()]
-    except ValueError:
-        chosen = [-1]
-    if not chosen or any(not 0 <= k < count for k in chosen):
-        raise SystemExit(f"elmo-bench probe-structural: --layers expects indices in 0..{count - 1}, found {spec!r}")
-    return chosen
-
-
 def probe_structural_main(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(list(argv))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -141,7 +130,7 @@ def probe_structural_main(argv: Sequence[str]) -> int:
     summary: dict[str, Any] = {"data": "ud_ewt", "punct": args.punct, "train_sentences": len(splits["train"]),
                                "encoder": encoder["hash"], "dev": {}, "test": {}}
     histories = {}
-    for k in _layer_list(args.layers, encoder["layers"]):
+    for k in layer_indices(args.layers, encoder["layers"], "elmo-bench probe-structural"):
         log.info("layer %d", k)
         scores, histories[f"layer_{k}"] = probe_layer(k, layers, golds, args, encoder["dim"])
         for s in ("dev", "test"):
