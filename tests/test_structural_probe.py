@@ -197,3 +197,27 @@ def test_cli_reads_hdf5_layers_and_names_a_missing_sentence(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "sentence 'A dog ran home today .' is not in sentence_to_index" in err[0]
     assert str(short) in err[0] and not out.exists()
+
+
+@needs_fixtures
+def test_probe_suite_runs_each_probe_once_and_resumes(tmp_path, capsys):
+    from elmo_bench.commands.main import main
+
+    out = tmp_path / "suite"
+    argv = ["probe-suite", "--options", str(FIXTURES / "options.json"), "--weights", str(FIXTURES / "lm_weights.hdf5"),
+            "--data-dir", str(_data(tmp_path)), "--cache-dir", str(tmp_path / "cache"), "--no-progress",
+            "--probes", "structural,pos", "--out", str(out)]
+    assert main(argv) == 0
+    first = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert first["budget"] == "cpu" and first["bounds"]["max_epochs"] == 10
+    assert {k: v["status"] for k, v in first["probes"].items()} == {"pos": "ran", "structural": "ran"}
+    record = json.loads((out / "structural" / "results.json").read_text())
+    assert record["config"]["max_epochs"] == 10 and record["config"]["max_train_sentences"] == 2000
+    assert json.loads((out / "pos" / "results.json").read_text())["task"] == "pos_probe"
+    stamp = (out / "structural" / "results.json").stat().st_mtime_ns
+    assert main(argv) == 0
+    again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert all(v["status"].startswith("skipped") for v in again["probes"].values())
+    assert (out / "structural" / "results.json").stat().st_mtime_ns == stamp
+    assert main([*argv[:-2], "--budget", "full", "--out", str(out)]) == 2
+    assert "holds a --budget cpu suite" in capsys.readouterr().err

@@ -162,6 +162,9 @@ COMMANDS: dict[str, Command] = {
     "probe-mdl": Command(_delegate("elmo_bench.probe.mdl_cli", "probe_mdl_main"),
                          "online codelength (MDL) of POS tags given every layer, in bits",
                          _parses_with("elmo_bench.probe.mdl_cli", "build_parser")),
+    "probe-suite": Command(_delegate("elmo_bench.probe.suite_cli", "probe_suite_main"),
+                           "every probe on every layer of one encoder, resumable (--budget cpu|full)",
+                           _parses_with("elmo_bench.probe.suite_cli", "build_parser")),
 }
 
 
