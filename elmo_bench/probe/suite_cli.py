@@ -22,7 +22,9 @@ from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import CACHE_DIR
 from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
-from elmo_bench.probe.pos_cli import DEFAULT_DATA, _positive_int
+from elmo_bench.probe.mdl_cli import probe_mdl_main
+from elmo_bench.probe.pos_cli import DEFAULT_DATA, _positive_int, probe_pos_main
+from elmo_bench.probe.structural_cli import probe_structural_main
 
 log = logging.getLogger("elmo_bench.probe.suite")
 
@@ -52,11 +54,7 @@ def _epochs(budget: dict[str, Any]) -> list[str]:
 
 
 def probes() -> tuple[SuiteProbe, ...]:
-    """The suite's probes, in order (imported here: each command module pulls in torch)."""
-    from elmo_bench.probe.mdl_cli import probe_mdl_main  # lazy: torch
-    from elmo_bench.probe.pos_cli import probe_pos_main  # lazy: torch
-    from elmo_bench.probe.structural_cli import probe_structural_main  # lazy: torch
-
+    """The suite's probes, in order."""
     return (SuiteProbe("pos", probe_pos_main, lambda b: [*_train(b), "--no-glove"]),
             SuiteProbe("structural", probe_structural_main, _epochs),
             SuiteProbe("mdl", probe_mdl_main, _epochs))
