@@ -92,7 +92,7 @@ def probe_layer(k: int, layers: dict[str, Any], golds: dict[str, Any], args: arg
 
     from elmo_bench.probe import structural as st  # lazy: torch
 
-    feats = {s: [layers[s].get(i)[k] for i in range(len(layers[s]))] for s in SPLITS}
+    feats = {s: [np.ascontiguousarray(layers[s].get(i)[k]) for i in range(len(layers[s]))] for s in SPLITS}
     rank = args.rank or dim
     out: dict[str, dict[str, Any]] = {"dev": {}, "test": {}}
     histories = {}
