@@ -99,6 +99,15 @@ def _check_budget(out: Path, budget: str) -> None:
                               f"to resume it, or another --out for --budget {budget}")
 
 
+def _write_record(out: Path, args: argparse.Namespace, status: dict[str, Any]) -> dict[str, Any]:
+    """OUT/suite.json: the budget, its bounds, the encoder and each probe's status so far (atomic)."""
+    record = {"budget": args.budget, "bounds": BUDGETS[args.budget], "probes": status, "encoder": args.encoder,
+              "model": args.model or args.options}
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / "suite.json", json.dumps(record, indent=2, sort_keys=True) + "\n")
+    return record
+
+
 def probe_suite_main(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(list(argv))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -112,6 +121,7 @@ def probe_suite_main(argv: Sequence[str]) -> int:
     _check_budget(out, args.budget)
     budget = BUDGETS[args.budget]
     status: dict[str, Any] = {}
+    _write_record(out, args, status)  # the budget is on record before any probe runs
     for i, probe in enumerate(p for p in known if p.name in wanted):
         target = out / probe.name
         if (target / "results.json").exists():
@@ -125,9 +135,5 @@ def probe_suite_main(argv: Sequence[str]) -> int:
                               "seconds": round(time.perf_counter() - started, 1)}
         if code != 0:
             break
-    record = {"budget": args.budget, "bounds": budget, "probes": status, "encoder": args.encoder,
-              "model": args.model or args.options}
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out / "suite.json", json.dumps(record, indent=2, sort_keys=True) + "\n")
-    print(json.dumps(record))
+    print(json.dumps(_write_record(out, args, status)))
     return max([0] + [int(s["status"].split()[1]) for s in status.values() if s["status"].startswith("exit")])
