@@ -27,6 +27,16 @@ from elmo_bench.records.run_record import RunRecord, git_commit
 log = logging.getLogger("elmo_bench.probe.mdl")
 
 
+def _linear(num_classes: int, args: argparse.Namespace) -> Any:
+    from elmo_bench.probe.mdl import LinearProbeTrainer  # lazy: torch
+
+    return LinearProbeTrainer(num_classes=num_classes, max_epochs=args.max_epochs)
+
+
+#: ``--probe`` name → (K, parsed arguments) → a ProbeFactory; other probes (MLP) register here
+FACTORIES = {"linear": _linear}
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="elmo-bench probe-mdl", description=__doc__.splitlines()[0])
     p.add_argument("--options", default=str(DEFAULT_OPTIONS), help="biLM options.json (default: the shipped biLM)")
@@ -41,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the first N training sentences before shuffling (default: all; at least 1000 for the "
                         "authors' block schedule)")
     p.add_argument("--layers", default=None, help="comma-separated layer indices (default: every layer)")
+    p.add_argument("--probe", default="linear", choices=sorted(FACTORIES),
+                   help="the probe trained per block (a ProbeFactory; built in: linear softmax)")
     p.add_argument("--max-epochs", type=_positive_int, default=40, help="at most this many epochs per probe")
     p.add_argument("--seed", type=int, default=0, help="shuffling order and probe initialisation")
     p.add_argument("--cache-dir", default=str(CACHE_DIR / "activations"), help="activation cache directory")
@@ -74,8 +86,9 @@ def probe_mdl_main(argv: Sequence[str]) -> int:
     features, encoder = bilm_features(args, splits, not args.no_progress)
     summary: dict[str, Any] = {"data": "ud_ewt_pos", "tag_column": args.tag_column, "num_classes": len(classes),
                                "train_sentences": len(splits["train"]), "fractions": list(mdl.FRACTIONS),
-                               "units": "bits", "encoder": encoder["hash"], "train": {}, "test": {}}
-    trainer = mdl.LinearProbeTrainer(num_classes=len(classes), max_epochs=args.max_epochs)
+                               "units": "bits", "probe": args.probe, "encoder": encoder["hash"], "train": {},
+                               "test": {}}
+    trainer = FACTORIES[args.probe](len(classes), args)
     for k in layer_indices(args.layers, encoder["layers"], "elmo-bench probe-mdl"):
         data = {s: token_data(features[s][:, k], splits[s], tag_ids(splits[s], classes)) for s in splits}
         code = mdl.online_codelength(data["train"], data["dev"], len(classes), trainer, seed=args.seed)
