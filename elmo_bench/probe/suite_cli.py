@@ -5,7 +5,7 @@ Runs, in order, each probe command with ``--out OUT/<probe>`` and the same encod
 probes) and ``mdl`` (``probe-mdl``: online codelength). A probe whose ``OUT/<probe>/results.json`` exists is
 skipped (resume); the layers come from the activation cache, so the encoder runs once per split. ``--budget cpu``
 bounds every probe for a small CPU (``BUDGETS``, recorded in ``OUT/suite.json``); ``--budget full`` is the papers'
-setting. The control-task and MLP probes join ``PROBES`` as their commands land.
+setting. The control-task and MLP probes join ``probes()`` as their commands land.
 """
 from __future__ import annotations
 
