@@ -156,6 +156,15 @@ COMMANDS: dict[str, Command] = {
     "probe-pos": Command(_delegate("elmo_bench.probe.pos_cli", "probe_pos_main"),
                          "converged linear POS probe: every layer, GloVe, most frequent tag (Table 6)",
                          _parses_with("elmo_bench.probe.pos_cli", "build_parser")),
+    "probe-structural": Command(_delegate("elmo_bench.probe.structural_cli", "probe_structural_main"),
+                                "structural probes (distance, depth) of every layer: UUAS, DSpr, root acc, NSpr",
+                                _parses_with("elmo_bench.probe.structural_cli", "build_parser")),
+    "probe-mdl": Command(_delegate("elmo_bench.probe.mdl_cli", "probe_mdl_main"),
+                         "online codelength (MDL) of POS tags given every layer, in bits",
+                         _parses_with("elmo_bench.probe.mdl_cli", "build_parser")),
+    "probe-suite": Command(_delegate("elmo_bench.probe.suite_cli", "probe_suite_main"),
+                           "every probe on every layer of one encoder, resumable (--budget cpu|full)",
+                           _parses_with("elmo_bench.probe.suite_cli", "build_parser")),
 }
 
 

@@ -1,0 +1,202 @@
+"""Online codelength (Voita & Titov 2020, lena-voita/description-length-probing; read, not copied), in bits.
+
+The training sentences, in one seeded random order, are cut at ``int(f·N)`` for f in ``FRACTIONS``. The first block is
+sent with the uniform code (its tokens × log₂ K, K the number of tags in the training set); every next block is sent
+with a probe trained from scratch on all sentences before it (dev early stopping, best-dev parameters), costing
+−Σ log₂ p(gold tag) over its tokens. Online codelength = the sum; uniform codelength = all training tokens × log₂ K;
+compression = uniform / online. Everything is in bits: the authors' notebook adds the probes' natural-log losses to
+a log₂ first block, so their published kbits mix units (state that beside any of their numbers).
+
+The probe is a plug-in (``ProbeFactory``): a callable that trains a fresh probe on given sentences with dev early
+stopping and returns a ``FittedProbe`` whose ``log_probs`` gives per-token natural-log class probabilities.
+``LinearProbeTrainer`` is the built-in one (a linear softmax layer, the authors' regimen).
+"""
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from elmo_bench.base.errors import ConfigError
+
+FRACTIONS = (0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.0625, 0.125, 0.25, 0.5, 1.0)
+
+
+@dataclass
+class TokenData:
+    """Tokens of whole sentences: ``features`` (n_tokens, dim) float32, ``labels`` (n_tokens,) int64 (−1: a tag
+    outside the classes), ``lengths`` (n_sentences,) tokens per sentence, in order."""
+
+    features: np.ndarray
+    labels: np.ndarray
+    lengths: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def take(self, sentences: Sequence[int]) -> "TokenData":
+        """The given sentences, in the given order."""
+        starts = np.concatenate([[0], np.cumsum(self.lengths)[:-1]]).astype(np.int64)
+        index = [np.arange(starts[s], starts[s] + self.lengths[s]) for s in sentences]
+        rows = np.concatenate(index) if index else np.zeros(0, dtype=np.int64)
+        return TokenData(self.features[rows], self.labels[rows], self.lengths[list(sentences)])
+
+
+class FittedProbe(Protocol):
+    def log_probs(self, data: TokenData) -> np.ndarray:
+        """(n_tokens, K) natural-log class probabilities of every token of ``data``."""
+
+
+#: (train, dev, seed) → a probe trained from scratch on ``train`` with early stopping on ``dev``
+ProbeFactory = Callable[[TokenData, TokenData, int], FittedProbe]
+
+
+def block_ends(n: int, fractions: Sequence[float] = FRACTIONS) -> list[int]:
+    """Where each block ends: ``int(f·n)`` per fraction, exactly as the authors cut their portions."""
+    return [int(f * n) for f in fractions]
+
+
+def empty_block(n: int, fractions: Sequence[float] = FRACTIONS) -> int | None:
+    """Index of the first block with no sentence, or None."""
+    ends = block_ends(n, fractions)
+    for i, end in enumerate(ends):
+        if end <= (ends[i - 1] if i else 0):
+            return i
+    return None
+
+
+def check_blocks(n: int, fractions: Sequence[float] = FRACTIONS) -> None:
+    """ConfigError naming the first empty block and the smallest training-set size that leaves none empty."""
+    i = empty_block(n, fractions)
+    if i is None:
+        return
+    smallest = next(m for m in range(1, 10 ** 7) if empty_block(m, fractions) is None)
+    low = f"{fractions[i - 1]}" if i else "0"
+    raise ConfigError(f"online code: block {i + 1} (sentences {low}·N to {fractions[i]}·N, N = {n}) has no sentence; "
+                      f"expected --max-train-sentences of at least {smallest} for this schedule")
+
+
+@dataclass
+class OnlineCode:
+    """One online codelength: ``blocks`` [{"end", "tokens", "bits"}], totals in bits, and the probe on all blocks."""
+
+    blocks: list[dict[str, Any]]
+    online_bits: float
+    uniform_bits: float
+    final: Any = field(repr=False, default=None)
+
+    @property
+    def compression(self) -> float:
+        return self.uniform_bits / self.online_bits if self.online_bits > 0 else math.inf
+
+    def summary(self) -> dict[str, Any]:
+        return {"online_bits": round(self.online_bits, 2), "uniform_bits": round(self.uniform_bits, 2),
+                "compression": round(self.compression, 4),
+                "blocks": [{"end": b["end"], "bits": round(b["bits"], 2)} for b in self.blocks]}
+
+
+def gold_bits(log_probs: np.ndarray, labels: np.ndarray) -> float:
+    """−Σ log₂ p(gold) over tokens; ``log_probs`` (n, K) natural logs."""
+    return float(-log_probs[np.arange(len(labels)), labels].sum() / math.log(2))
+
+
+def online_codelength(train: TokenData, dev: TokenData, num_classes: int, factory: ProbeFactory, seed: int = 0,
+                      fractions: Sequence[float] = FRACTIONS) -> OnlineCode:
+    """The online code of ``train``'s labels (see the module docstring); training labels must lie in 0..K−1."""
+    n = len(train)
+    check_blocks(n, fractions)
+    shuffled = train.take(np.random.RandomState(seed).permutation(n).tolist())
+    ends = block_ends(n, fractions)
+    first = int(shuffled.lengths[: ends[0]].sum())
+    per_token = math.log2(num_classes)
+    blocks = [{"end": ends[0], "tokens": first, "bits": first * per_token}]
+    for i in range(1, len(ends)):
+        probe = factory(shuffled.take(range(ends[i - 1])), dev, seed + i)
+        block = shuffled.take(range(ends[i - 1], ends[i]))
+        blocks.append({"end": ends[i], "tokens": int(block.lengths.sum()),
+                       "bits": gold_bits(probe.log_probs(block), block.labels)})
+    final = factory(shuffled, dev, seed)
+    return OnlineCode(blocks, sum(b["bits"] for b in blocks), int(train.lengths.sum()) * per_token, final)
+
+
+def accuracy(probe: FittedProbe, data: TokenData) -> float:
+    """Token accuracy in percent (a label −1 is always wrong)."""
+    if not len(data.labels):
+        return 0.0
+    return 100.0 * float((probe.log_probs(data).argmax(1) == data.labels).mean())
+
+
+class FittedLinear:
+    """A trained ``nn.Linear`` (dim → K) read as a softmax classifier."""
+
+    def __init__(self, layer: nn.Linear) -> None:
+        self.layer = layer.eval()
+
+    def log_probs(self, data: TokenData) -> np.ndarray:
+        with torch.no_grad():
+            out = [torch.log_softmax(self.layer(torch.from_numpy(data.features[a:a + 8192])), -1)
+                   for a in range(0, len(data.features), 8192)]
+        return torch.cat(out).numpy() if out else np.zeros((0, self.layer.out_features), dtype=np.float32)
+
+
+def _sentence_batches(data: TokenData, batch_size: int) -> list[tuple[slice, int]]:
+    """Consecutive groups of ``batch_size`` sentences as token slices, with their sentence counts."""
+    ends = np.concatenate([[0], np.cumsum(data.lengths)]).astype(np.int64)
+    return [(slice(int(ends[a]), int(ends[min(a + batch_size, len(data))])), min(batch_size, len(data) - a))
+            for a in range(0, len(data), batch_size)]
+
+
+def _loss(layer: nn.Linear, x: torch.Tensor, y: torch.Tensor, sentences: int) -> torch.Tensor:
+    """The authors' cross-entropy: summed over tokens (−1 ignored), divided by the batch's sentences."""
+    return nn.functional.cross_entropy(layer(x), y, ignore_index=-1, reduction="sum") / sentences
+
+
+@dataclass
+class LinearProbeTrainer:
+    """The built-in ``ProbeFactory``: linear softmax, Adam lr 1e-3, batches of 20 sentences in the given order,
+    ReduceLROnPlateau ×0.5 (patience 0) on the dev loss, best-dev parameters kept when the mean dev loss per
+    sentence improves by more than 1e-3, stop after 5 epochs without that, at most ``max_epochs`` (40) — the
+    settings of the authors' online-code configs and regimen."""
+
+    num_classes: int
+    lr: float = 1e-3
+    batch_size: int = 20
+    max_epochs: int = 40
+    patience: int = 5
+    min_improvement: float = 1e-3
+    lr_factor: float = 0.5
+
+    def dev_loss(self, layer: nn.Linear, dev: TokenData) -> float:
+        with torch.no_grad():
+            total = sum(float(_loss(layer, torch.from_numpy(dev.features[s]), torch.from_numpy(dev.labels[s]), 1))
+                        for s, _ in _sentence_batches(dev, 4096))
+        return total / max(len(dev), 1)
+
+    def __call__(self, train: TokenData, dev: TokenData, seed: int) -> FittedLinear:
+        torch.manual_seed(seed)
+        layer = nn.Linear(train.features.shape[1], self.num_classes)
+        optimiser = torch.optim.Adam(layer.parameters(), lr=self.lr)
+        scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimiser, mode="min", factor=self.lr_factor,
+                                                               patience=0)
+        x, y = torch.from_numpy(train.features), torch.from_numpy(train.labels)
+        batches = _sentence_batches(train, self.batch_size)
+        best, best_epoch, best_state = float("inf"), -1, copy.deepcopy(layer.state_dict())
+        for epoch in range(self.max_epochs):
+            layer.train()
+            for tokens, sentences in batches:
+                optimiser.zero_grad()
+                _loss(layer, x[tokens], y[tokens], sentences).backward()
+                optimiser.step()
+            loss = self.dev_loss(layer.eval(), dev)
+            scheduler.step(loss)
+            if loss < best - self.min_improvement:
+                best, best_epoch, best_state = loss, epoch, copy.deepcopy(layer.state_dict())
+            elif best_epoch < epoch - (self.patience - 1):
+                break
+        layer.load_state_dict(best_state)
+        return FittedLinear(layer)
