@@ -122,3 +122,43 @@ def test_cli_prints_the_contract_and_names_a_too_small_training_set(tmp_path, ca
     assert main([*argv, "--max-train-sentences", "999", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "block 1" in err[0] and "at least 1000" in err[0] and not out.exists()
+
+
+@pytest.mark.parametrize("kind", ["mlp1", "mlp2"])
+def test_the_papers_mlp_probes_plug_in_and_compress_a_learnable_task_and_not_noise(kind):
+    """mdl_cli.FACTORIES holds Hewitt & Liang's MLPs trained by the shared regimen: a one-hot-learnable task is
+    coded far below its uniform code, noise is not (its online code stays near uniform, compression < 1.1)."""
+    from argparse import Namespace
+
+    from elmo_bench.probe.mdl_cli import FACTORIES
+
+    args = Namespace(hidden=16, max_epochs=15, device="cpu")
+    factory = FACTORIES[kind](4, args)
+    easy = mdl.online_codelength(_data(1000, 4, False, 0), _data(50, 4, False, 1), 4, factory, seed=0)
+    noise = mdl.online_codelength(_data(1000, 4, True, 2), _data(50, 4, True, 3), 4, factory, seed=0)
+    assert easy.compression > 3 and noise.compression < 1.1
+    assert mdl.accuracy(easy.final, _data(50, 4, False, 4)) > 95
+
+
+def test_control_labels_cost_more_than_tags_and_random_init_is_recorded(tmp_path, capsys):
+    """``--control`` codes Hewitt & Liang's per-type random labels: on the shipped fixture biLM they cost more bits
+    than the tags (a word type's tag is mostly predictable from its layer-0 vector, its control label only by
+    memorising); ``--random-init all`` probes a random biLM, recorded in results.json."""
+    from elmo_bench.commands.main import main
+
+    data = _ewt(tmp_path, 1000)
+    argv = ["probe-mdl", "--options", str(FIXTURES / "options.json"), "--weights", str(FIXTURES / "lm_weights.hdf5"),
+            "--data-dir", str(data), "--cache-dir", str(tmp_path / "cache"), "--no-progress", "--max-epochs", "2",
+            "--layers", "0"]
+    assert main([*argv]) == 0
+    tags = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert main([*argv, "--control"]) == 0
+    control = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert control["control"] is True and tags["control"] is False
+    assert control["train"]["layer_0"]["uniform_bits"] == tags["train"]["layer_0"]["uniform_bits"]
+    assert control["train"]["layer_0"]["online_bits"] > tags["train"]["layer_0"]["online_bits"]
+    assert main([*argv, "--random-init", "all", "--random-seed", "3", "--out", str(tmp_path / "r")]) == 0
+    random = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert random["encoder"] != tags["encoder"]                   # another cache identity: never mixed with trained
+    record = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert record["config"]["random_init"] == "all" and record["config"]["random_seed"] == 3

@@ -221,3 +221,40 @@ def test_probe_suite_runs_each_probe_once_and_resumes(tmp_path, capsys):
     assert (out / "structural" / "results.json").stat().st_mtime_ns == stamp
     assert main([*argv[:-2], "--budget", "full", "--out", str(out)]) == 2
     assert "holds a --budget cpu suite" in capsys.readouterr().err
+
+
+@needs_fixtures
+def test_cli_probes_a_random_encoder_under_its_own_identity(tmp_path, capsys):
+    """``--random-init all`` (as probe-pos takes it): the random twin of the biLM is probed under another cache
+    identity, and a kind without random weights (hdf5) is refused in one line before anything is read."""
+    from elmo_bench.commands.main import main
+
+    argv = ["probe-structural", "--options", str(FIXTURES / "options.json"), "--weights",
+            str(FIXTURES / "lm_weights.hdf5"), "--data-dir", str(_data(tmp_path)), "--cache-dir",
+            str(tmp_path / "cache"), "--no-progress", "--max-epochs", "1", "--rank", "4", "--layers", "1"]
+    assert main(argv) == 0
+    trained = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert main([*argv, "--random-init", "all"]) == 0
+    random = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert random["encoder"] != trained["encoder"] and set(random["test"]) == {"layer_1"}
+    assert main([*argv, "--encoder", "hdf5", "--model", str(tmp_path / "x.hdf5"), "--random-init", "all"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "random" in err[0]
+
+
+@needs_fixtures
+def test_probe_suite_runs_the_control_probes_on_a_random_encoder(tmp_path, capsys):
+    """The suite's control-task entry (probe-pos --probe linear,mlp1 --control, the budget's hidden size) gets the
+    suite's --random-init, and OUT/suite.json records it."""
+    from elmo_bench.commands.main import main
+
+    out = tmp_path / "suite"
+    argv = ["probe-suite", "--options", str(FIXTURES / "options.json"), "--weights", str(FIXTURES / "lm_weights.hdf5"),
+            "--data-dir", str(_data(tmp_path)), "--cache-dir", str(tmp_path / "cache"), "--no-progress",
+            "--probes", "pos_controls", "--random-init", "all", "--random-seed", "2", "--out", str(out)]
+    assert main(argv) == 0
+    record = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert record["probes"]["pos_controls"]["status"] == "ran" and record["random_init"] == "all"
+    pos = json.loads((out / "pos_controls" / "results.json").read_text())
+    assert pos["config"]["random_init"] == "all" and pos["config"]["random_seed"] == 2
+    assert pos["config"]["probe"] == "linear,mlp1" and pos["config"]["hidden"] == 256 and pos["config"]["control"]

@@ -33,6 +33,15 @@ def add_device_argument(parser: argparse.ArgumentParser) -> None:
                              "(default cpu; CUDA asked for where there is none: one line, exit 2)")
 
 
+def add_random_init_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--random-init all|lstm`` and ``--random-seed``: probe the same architecture with random weights (the
+    random-encoder baseline; elmo_bench.encoders.random_init)."""
+    parser.add_argument("--random-init", default=None, choices=["all", "lstm"],
+                        help="probe a random encoder of the same architecture: all (biLM or transformers) | lstm "
+                             "(biLM: trained token layer, random LSTMs)")
+    parser.add_argument("--random-seed", type=int, default=0, help="seed of the random encoder's weights (default 0)")
+
+
 def encoder_from_args(args: argparse.Namespace, bilm_name: str | None = None) -> Any:
     """The Encoder the command line asks for (a BiLMEncoder for ``--encoder bilm``)."""
     kind = getattr(args, "encoder", "bilm")

@@ -33,17 +33,64 @@ def _linear(num_classes: int, args: argparse.Namespace) -> Any:
     return LinearProbeTrainer(num_classes=num_classes, max_epochs=args.max_epochs)
 
 
-#: ``--probe`` name → (K, parsed arguments) → a ProbeFactory; other probes (MLP) register here
-FACTORIES = {"linear": _linear}
+class FittedRegimenProbe:
+    """A probe trained by elmo_bench.probe.regimen, read as mdl's ``FittedProbe``."""
+
+    def __init__(self, probe: Any) -> None:
+        self.probe = probe
+
+    def log_probs(self, data: Any) -> np.ndarray:
+        import torch  # lazy: torch
+
+        device = next(self.probe.parameters()).device
+        with torch.no_grad():
+            out = [torch.log_softmax(self.probe(torch.from_numpy(data.features[a:a + 8192]).to(device)), -1).cpu()
+                   for a in range(0, len(data.features), 8192)]
+        return torch.cat(out).numpy() if out else np.zeros((0, 1), dtype=np.float32)
+
+
+def _papers_probe(kind: str):
+    """A ProbeFactory for Hewitt & Liang's MLP probes (elmo_bench.probe.classifiers), trained with their regimen
+    (elmo_bench.probe.regimen): Voita & Titov's MLP rows."""
+
+    def factory_for(num_classes: int, args: argparse.Namespace) -> Any:
+        import torch  # lazy: torch
+
+        from elmo_bench.base.device import resolve_device  # lazy: torch
+        from elmo_bench.probe.classifiers import ProbeSpec  # lazy: torch
+        from elmo_bench.probe.regimen import Regimen, train_probe  # lazy: torch
+
+        spec, device = ProbeSpec(kind, hidden=args.hidden), resolve_device(args.device, "--device")
+
+        def train(train_data: Any, dev_data: Any, seed: int) -> FittedRegimenProbe:
+            def parts(data: Any) -> tuple[list[Any], list[Any]]:
+                lengths = [int(n) for n in data.lengths]
+                return (list(torch.split(torch.from_numpy(data.features), lengths)),
+                        list(torch.split(torch.from_numpy(data.labels), lengths)))
+
+            trained = train_probe(spec, *parts(train_data), *parts(dev_data), num_classes,
+                                  Regimen(max_epochs=args.max_epochs, seed=seed), device)
+            return FittedRegimenProbe(trained.probe)
+
+        return train
+
+    return factory_for
+
+
+#: ``--probe`` name → (K, parsed arguments) → a ProbeFactory; a new probe registers here
+FACTORIES = {"linear": _linear, "mlp1": _papers_probe("mlp1"), "mlp2": _papers_probe("mlp2")}
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="elmo-bench probe-mdl", description=__doc__.splitlines()[0])
     p.add_argument("--options", default=str(DEFAULT_OPTIONS), help="biLM options.json (default: the shipped biLM)")
     p.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="biLM weights.hdf5 (default: the shipped biLM)")
-    from elmo_bench.encoders.cli_options import add_encoder_arguments  # lazy: torch
+    from elmo_bench.encoders.cli_options import (add_device_argument, add_encoder_arguments,  # lazy: torch
+                                                 add_random_init_arguments)
 
     add_encoder_arguments(p)
+    add_device_argument(p)
+    add_random_init_arguments(p)
     p.add_argument("--data-dir", default=str(DEFAULT_DATA),
                    help="UD English-EWT directory (en_ewt-ud-{train,dev,test}.conllu, train may be .gz)")
     p.add_argument("--tag-column", default="xpos", choices=["xpos", "upos"], help="xpos = PTB tags (the paper's)")
@@ -52,7 +99,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "authors' block schedule)")
     p.add_argument("--layers", default=None, help="comma-separated layer indices (default: every layer)")
     p.add_argument("--probe", default="linear", choices=sorted(FACTORIES),
-                   help="the probe trained per block (a ProbeFactory; built in: linear softmax)")
+                   help="the probe trained per block (a ProbeFactory): linear softmax (default), or Hewitt & "
+                        "Liang's mlp1 / mlp2 (--hidden units) with their regimen")
+    p.add_argument("--hidden", type=_positive_int, default=1000, help="mlp1/mlp2 hidden units (default 1000)")
+    p.add_argument("--control", action="store_true",
+                   help="code the control task's labels (Hewitt & Liang: one random tag per word type, drawn with "
+                        "--seed) instead of the tags")
     p.add_argument("--max-epochs", type=_positive_int, default=40, help="at most this many epochs per probe")
     p.add_argument("--seed", type=int, default=0, help="shuffling order and probe initialisation")
     p.add_argument("--cache-dir", default=str(CACHE_DIR / "activations"), help="activation cache directory")
@@ -77,20 +129,26 @@ def probe_mdl_main(argv: Sequence[str]) -> int:
 
     from elmo_bench.probe import mdl  # lazy: torch
     from elmo_bench.probe.pos import tag_ids  # lazy: torch
+    from elmo_bench.probe.pos_controls import control_tags  # lazy: torch
 
+    from elmo_bench.encoders.random_init import check_random_init  # lazy: torch
+
+    check_random_init(args.encoder, args.random_init)               # refused before anything is read
     torch.set_num_threads(args.threads)
     started = time.perf_counter()
     splits = read(args)
     mdl.check_blocks(len(splits["train"]))
     classes = sorted({t for ex in splits["train"] for t in ex["tags"]})
+    labels = control_tags(splits, classes, args.seed) if args.control else {
+        s: tag_ids(splits[s], classes) for s in splits}
     features, encoder = bilm_features(args, splits, not args.no_progress)
     summary: dict[str, Any] = {"data": "ud_ewt_pos", "tag_column": args.tag_column, "num_classes": len(classes),
                                "train_sentences": len(splits["train"]), "fractions": list(mdl.FRACTIONS),
-                               "units": "bits", "probe": args.probe, "encoder": encoder["hash"], "train": {},
-                               "test": {}}
+                               "units": "bits", "probe": args.probe, "control": bool(args.control),
+                               "encoder": encoder["hash"], "train": {}, "test": {}}
     trainer = FACTORIES[args.probe](len(classes), args)
     for k in layer_indices(args.layers, encoder["layers"], "elmo-bench probe-mdl"):
-        data = {s: token_data(features[s][:, k], splits[s], tag_ids(splits[s], classes)) for s in splits}
+        data = {s: token_data(features[s][:, k], splits[s], labels[s]) for s in splits}
         code = mdl.online_codelength(data["train"], data["dev"], len(classes), trainer, seed=args.seed)
         summary["train"][f"layer_{k}"] = code.summary()
         summary["test"][f"layer_{k}"] = {"accuracy": round(mdl.accuracy(code.final, data["test"]), 2)}

@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def add_probe_arguments(p: argparse.ArgumentParser) -> None:
     """The control task, the papers' probes, seeds, random encoders and the device (elmo_bench.probe.pos_controls)."""
-    from elmo_bench.encoders.cli_options import add_device_argument  # lazy: torch
+    from elmo_bench.encoders.cli_options import add_device_argument, add_random_init_arguments  # lazy: torch
 
     add_device_argument(p)
     p.add_argument("--probe", default="converged",
@@ -81,10 +81,7 @@ def add_probe_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--weight-decay", type=float, default=0.0, help="Adam probes' weight decay (default 0)")
     p.add_argument("--max-epochs", type=int, default=40, help="Adam probes' epoch cap (default 40)")
     p.add_argument("--batch-sentences", type=_positive_int, default=20, help="sentences per Adam step (default 20)")
-    p.add_argument("--random-init", default=None, choices=["all", "lstm"],
-                   help="probe a random encoder of the same architecture: all (biLM or transformers) | lstm (biLM: "
-                        "trained token layer, random LSTMs)")
-    p.add_argument("--random-seed", type=int, default=0, help="seed of the random encoder's weights (default 0)")
+    add_random_init_arguments(p)
     p.add_argument("--rows", default=None,
                    help="probe only these rows, a comma list of layer_<k> / average / glove (default: every row)")
 
@@ -112,32 +109,39 @@ def read(args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
     return splits
 
 
-def bilm_features(args: argparse.Namespace, splits: dict[str, list[dict[str, Any]]], progress: bool):
-    """{split: (n_tokens, L+1, dim)} from the activation cache (computed once), and the encoder's identity."""
-    from elmo_bench.encoders.cache import ActivationCache  # lazy: torch
-    from elmo_bench.encoders.cli_options import encoder_from_args, encoder_info  # lazy: torch
-    from elmo_bench.probe.pos import layer_features  # lazy: torch
-
+def probe_encoder(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    """The encoder the command line asks for (``--random-init``: its random twin), on ``--device``, and the record
+    every probe command stores of it (without the cache's timing)."""
     from elmo_bench.base.device import resolve_device  # lazy: torch
+    from elmo_bench.encoders.cli_options import encoder_from_args, encoder_info  # lazy: torch
     from elmo_bench.encoders.protocol import moved  # lazy: torch
-    from elmo_bench.encoders.random_init import randomise  # lazy: torch
+    from elmo_bench.encoders.random_init import check_random_init, randomise  # lazy: torch
 
+    check_random_init(args.encoder, args.random_init)
     encoder = randomise(encoder_from_args(args), args.random_init, args.random_seed)
     encoder = moved(encoder, resolve_device(args.device, "--device"))
     info = encoder_info(encoder)
-    cache = ActivationCache(args.cache_dir, encoder, progress=progress)
-    features = {}
-    for split, examples in splits.items():
-        layers = cache.layers([ex["tokens"] for ex in examples], name=f"pos/{split}")
-        features[split] = layer_features(layers, len(examples))
-    record = {"hash": info["hash"], "layers": info["layers"], "dim": info["dim"], "encoder": info["encoder"],
-              "seconds_in_bilm": cache.seconds_in_bilm}
+    record = {"hash": info["hash"], "layers": info["layers"], "dim": info["dim"], "encoder": info["encoder"]}
     if args.encoder == "bilm":
         record.update(options=args.options, weights=args.weights)
     if args.random_init:
         record.update(random_init=args.random_init, random_seed=args.random_seed,
                       **({"trained_hash": info["trained_hash"]} if info.get("trained_hash") else {}))
-    return features, record
+    return encoder, record
+
+
+def bilm_features(args: argparse.Namespace, splits: dict[str, list[dict[str, Any]]], progress: bool):
+    """{split: (n_tokens, L+1, dim)} from the activation cache (computed once), and the encoder's identity."""
+    from elmo_bench.encoders.cache import ActivationCache  # lazy: torch
+    from elmo_bench.probe.pos import layer_features  # lazy: torch
+
+    encoder, record = probe_encoder(args)
+    cache = ActivationCache(args.cache_dir, encoder, progress=progress)
+    features = {}
+    for split, examples in splits.items():
+        layers = cache.layers([ex["tokens"] for ex in examples], name=f"pos/{split}")
+        features[split] = layer_features(layers, len(examples))
+    return features, {**record, "seconds_in_bilm": cache.seconds_in_bilm}
 
 
 def _grid(text: str) -> list[float]:

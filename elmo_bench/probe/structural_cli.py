@@ -35,9 +35,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="elmo-bench probe-structural", description=__doc__.splitlines()[0])
     p.add_argument("--options", default=str(DEFAULT_OPTIONS), help="biLM options.json (default: the shipped biLM)")
     p.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="biLM weights.hdf5 (default: the shipped biLM)")
-    from elmo_bench.encoders.cli_options import add_encoder_arguments  # lazy: torch
+    from elmo_bench.encoders.cli_options import (add_device_argument, add_encoder_arguments,  # lazy: torch
+                                                 add_random_init_arguments)
 
     add_encoder_arguments(p)
+    add_device_argument(p)
+    add_random_init_arguments(p)
     p.add_argument("--data-dir", default=str(DEFAULT_DATA),
                    help="UD English-EWT directory (en_ewt-ud-{train,dev,test}.conllu, train may be .gz)")
     p.add_argument("--max-train-sentences", type=_positive_int, default=None,
@@ -67,15 +70,12 @@ def read_splits(args: argparse.Namespace) -> dict[str, list[Any]]:
 def cached_layers(args: argparse.Namespace, splits: dict[str, list[Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
     """{split: CachedLayers} (``get(i)`` → (L+1, n_i, dim)) and the encoder's record."""
     from elmo_bench.encoders.cache import ActivationCache  # lazy: torch
-    from elmo_bench.encoders.cli_options import encoder_from_args, encoder_info  # lazy: torch
+    from elmo_bench.probe.pos_cli import probe_encoder  # lazy: torch
 
-    encoder = encoder_from_args(args)
-    info = encoder_info(encoder)
+    encoder, record = probe_encoder(args)                     # --random-init and --device as probe-pos takes them
     cache = ActivationCache(args.cache_dir, encoder, progress=not args.no_progress)
     layers = {s: cache.layers([t.tokens for t in sentences], name=f"ud_ewt/{s}") for s, sentences in splits.items()}
-    record = {"hash": info["hash"], "layers": info["layers"], "dim": info["dim"], "encoder": info["encoder"],
-              "seconds_in_bilm": cache.seconds_in_bilm}
-    return layers, record
+    return layers, {**record, "seconds_in_bilm": cache.seconds_in_bilm}
 
 
 def gold(splits: dict[str, list[Any]], punct_mode: str) -> dict[str, dict[str, list[Any]]]:
@@ -122,6 +122,9 @@ def probe_structural_main(argv: Sequence[str]) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     import torch  # lazy: torch
 
+    from elmo_bench.encoders.random_init import check_random_init  # lazy: torch
+
+    check_random_init(args.encoder, args.random_init)               # refused before anything is read
     torch.set_num_threads(args.threads)
     started = time.perf_counter()
     splits = read_splits(args)

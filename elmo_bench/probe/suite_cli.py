@@ -1,11 +1,13 @@
 """``elmo-bench probe-suite [encoder options] --out DIR``: every probe on every layer of one encoder, resumable.
 
 Runs, in order, each probe command with ``--out OUT/<probe>`` and the same encoder options and activation cache:
-``pos`` (``probe-pos``, the converged linear POS probe), ``structural`` (``probe-structural``: distance and depth
-probes) and ``mdl`` (``probe-mdl``: online codelength). A probe whose ``OUT/<probe>/results.json`` exists is
-skipped (resume); the layers come from the activation cache, so the encoder runs once per split. ``--budget cpu``
-bounds every probe for a small CPU (``BUDGETS``, recorded in ``OUT/suite.json``); ``--budget full`` is the papers'
-setting. The control-task and MLP probes join ``probes()`` as their commands land.
+``pos`` (``probe-pos``, the converged linear POS probe), ``pos_controls`` (``probe-pos --probe linear,mlp1
+--control``: Hewitt & Liang's probes, control task and selectivity), ``structural`` (``probe-structural``: distance
+and depth probes), ``mdl`` (``probe-mdl``: online codelength of the tags), ``mdl_control`` (of the control task's
+labels) and ``mdl_mlp`` (with the MLP-1 probe). A probe whose ``OUT/<probe>/results.json`` exists is skipped
+(resume); the layers come from the activation cache, so the encoder runs once per split. ``--budget cpu`` bounds
+every probe for a small CPU (``BUDGETS``, recorded in ``OUT/suite.json``); ``--budget full`` is the papers' setting.
+``--random-init``/``--random-seed`` and ``--device`` go to every probe: the suite of the random-encoder baseline.
 """
 from __future__ import annotations
 
@@ -55,24 +57,39 @@ def _epochs(budget: dict[str, Any]) -> list[str]:
     return [*_train(budget), "--max-epochs", str(budget["max_epochs"])]
 
 
+def _hidden(budget: dict[str, Any]) -> list[str]:
+    return ["--hidden", str(budget["mlp_hidden"])] if budget["mlp_hidden"] else []
+
+
+def _mdl(budget: dict[str, Any]) -> list[str]:
+    return [*_train(budget), "--max-epochs", str(budget["mdl_max_epochs"])]
+
+
 def probes() -> tuple[SuiteProbe, ...]:
     """The suite's probes, in order."""
     return (SuiteProbe("pos", probe_pos_main, lambda b: [*_train(b), "--no-glove"]),
+            SuiteProbe("pos_controls", probe_pos_main,
+                       lambda b: [*_epochs(b), *_hidden(b), "--no-glove", "--probe", "linear,mlp1", "--control"]),
             SuiteProbe("structural", probe_structural_main, _epochs),
-            SuiteProbe("mdl", probe_mdl_main,
-                       lambda b: [*_train(b), "--max-epochs", str(b["mdl_max_epochs"])]))
+            SuiteProbe("mdl", probe_mdl_main, _mdl),
+            SuiteProbe("mdl_control", probe_mdl_main, lambda b: [*_mdl(b), "--control"]),
+            SuiteProbe("mdl_mlp", probe_mdl_main, lambda b: [*_mdl(b), *_hidden(b), "--probe", "mlp1"]))
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="elmo-bench probe-suite", description=__doc__.splitlines()[0])
     p.add_argument("--out", required=True, help="OUT/<probe>/results.json per probe, OUT/suite.json")
     p.add_argument("--budget", default="cpu", choices=sorted(BUDGETS), help="cpu: bounded (see BUDGETS); full")
-    p.add_argument("--probes", default=None, help="comma-separated subset of pos,structural,mdl (default: all)")
+    p.add_argument("--probes", default=None,
+                   help="comma-separated subset of pos,pos_controls,structural,mdl,mdl_control,mdl_mlp (default: all)")
     p.add_argument("--options", default=str(DEFAULT_OPTIONS), help="biLM options.json (default: the shipped biLM)")
     p.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="biLM weights.hdf5 (default: the shipped biLM)")
-    from elmo_bench.encoders.cli_options import add_encoder_arguments  # lazy: torch
+    from elmo_bench.encoders.cli_options import (add_device_argument, add_encoder_arguments,  # lazy: torch
+                                                 add_random_init_arguments)
 
     add_encoder_arguments(p)
+    add_device_argument(p)
+    add_random_init_arguments(p)
     p.add_argument("--data-dir", default=str(DEFAULT_DATA), help="UD English-EWT directory")
     p.add_argument("--cache-dir", default=str(CACHE_DIR / "activations"), help="activation cache directory")
     p.add_argument("--threads", type=_positive_int, default=1, help="torch intra-op threads")
@@ -81,11 +98,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def shared_args(args: argparse.Namespace) -> list[str]:
-    """The encoder, data and cache options every probe command takes, as given to the suite."""
+    """The encoder (random twin and device included), data and cache options every probe command takes, as given to
+    the suite."""
     out = ["--encoder", args.encoder, "--options", args.options, "--weights", args.weights, "--pooling", args.pooling,
            "--data-dir", args.data_dir, "--cache-dir", args.cache_dir, "--threads", str(args.threads)]
     out += ["--model", args.model] if args.model else []
     out += ["--revision", args.revision] if args.revision else []
+    out += ["--device", args.device]
+    out += ["--random-init", args.random_init, "--random-seed", str(args.random_seed)] if args.random_init else []
     return out + (["--no-progress"] if args.no_progress else [])
 
 
@@ -102,7 +122,8 @@ def _check_budget(out: Path, budget: str) -> None:
 def _write_record(out: Path, args: argparse.Namespace, status: dict[str, Any]) -> dict[str, Any]:
     """OUT/suite.json: the budget, its bounds, the encoder and each probe's status so far (atomic)."""
     record = {"budget": args.budget, "bounds": BUDGETS[args.budget], "probes": status, "encoder": args.encoder,
-              "model": args.model or args.options}
+              "model": args.model or args.options,
+              **({"random_init": args.random_init, "random_seed": args.random_seed} if args.random_init else {})}
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "suite.json", json.dumps(record, indent=2, sort_keys=True) + "\n")
     return record
