@@ -13,4 +13,10 @@ TASKS: dict[str, str] = {
     "srl": "elmo_bench.tasks.srl.task:SrlTask",
     "coref": "elmo_bench.tasks.coref.task:CorefTask",
     "pos": "elmo_bench.tasks.pos.task:PosTask",
+    "edge_pos": "elmo_bench.tasks.edge_pos.task:EdgePosTask",
+    "edge_chunk": "elmo_bench.tasks.edge_chunk.task:EdgeChunkTask",
+    "edge_dep": "elmo_bench.tasks.edge_dep.task:EdgeDepTask",
+    "edge_ner": "elmo_bench.tasks.edge_ner.task:EdgeNerTask",
+    "edge_srl": "elmo_bench.tasks.edge_srl.task:EdgeSrlTask",
+    "edge_coref": "elmo_bench.tasks.edge_coref.task:EdgeCorefTask",
 }
