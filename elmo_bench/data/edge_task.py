@@ -43,11 +43,11 @@ class EdgeTaskLogic:
 
     def metric(self, predictions: Sequence[Sequence[Sequence[str]]],
                examples: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-        """``f1``: the task's score (metric_kind); ``micro_f1``: every label; ``f1.<label>``: each label's F1."""
+        """``f1``: the task's score (metric_kind); ``micro_f1``: every label; ``f1[<label>]``: each label's F1."""
         predicted = [labels for p in predictions for labels in p]
         gold = [target["labels"] for ex in examples for target in ex["targets"]]
         out = {"f1": micro_f1(predicted, gold, self.metric_kind), "micro_f1": micro_f1(predicted, gold)}
-        out.update({f"f1.{label}": value for label, value in per_label_f1(predicted, gold).items()})
+        out.update({f"f1[{label}]": value for label, value in per_label_f1(predicted, gold).items()})
         return out
 
     def statistics(self, predictions: Sequence[Sequence[Sequence[str]]],
