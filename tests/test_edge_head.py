@@ -53,7 +53,7 @@ def test_loss_is_binary_cross_entropy_over_the_real_targets_only():
     assert targets["span1"].shape == (2, 2, 2) and targets["target_mask"].tolist() == [[True, True], [True, False]]
     assert targets["labels"][0].tolist() == [[1, 0, 1], [0, 1, 0]]
     assert targets["labels"][1, 0].tolist() == [0, 0, 0]           # a label the run never saw: no column
-    head = EdgeHead(3, 5, two_spans=True, proj_dim=4, hidden_dim=4).eval()
+    head = EdgeHead(3, 5, two_spans=True, proj_dim=4, hidden_dim=4, dropout=0.3).eval()
     words = torch.randn(2, 3, 5)
     batch = Batch.of({"tokens": None}, {"tokens": torch.tensor([[1, 1, 1], [1, 0, 0]])},
                      elmo_in={"tokens": words}, targets=targets)

@@ -21,6 +21,8 @@ from typing import Any, Callable, Sequence
 
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.base.paths import CONF_DIR
+from elmo_bench.bilm.options import BiLMOptions
 
 #: the sweep key that stands for every mode of the encoder
 ALL_MODES = "mix=all_modes"
@@ -43,13 +45,11 @@ def encoder_num_layers(cfg: Any) -> int:
 
     spec = OmegaConf.to_container(cfg.encoder, resolve=True) if cfg.get("encoder") is not None else {"kind": "bilm"}
     if spec.get("kind", "bilm") == "bilm":
-        from elmo_bench.bilm.options import BiLMOptions
-
         path = Path(str(cfg.bilm.options))
         if not path.exists():
             raise ConfigError(f"{path}: biLM options not found (expected the options.json of bilm={cfg.bilm.name})")
         return BiLMOptions.load(str(path)).n_layers + 1
-    from elmo_bench.encoders.build import build_encoder
+    from elmo_bench.encoders.build import build_encoder  # lazy: torch
 
     return int(build_encoder(spec, OmegaConf.to_container(cfg.bilm, resolve=True)).num_layers)
 
@@ -80,14 +80,23 @@ def build_parser() -> ArgumentParser:
     return parser
 
 
-def modes_main(argv: Sequence[str] | None = None) -> int:
-    from elmo_bench.commands.plan import compose_job  # lazy: hydra
+def compose(overrides: Sequence[str]) -> Any:
+    """A run's config composed as run.py composes it (the encoder and biLM groups are what is read here)."""
+    from hydra import compose as hydra_compose, initialize_config_dir
 
+    from elmo_bench.commands.hydra_setup import register_resolvers  # lazy: omegaconf
+
+    register_resolvers()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return hydra_compose("config", overrides=list(overrides))
+
+
+def modes_main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     rest = [o for o in args.overrides if o != ALL_MODES]
     if any(o.startswith(("mix=", "mix.layer=")) for o in rest):
         raise ConfigError("config: elmo-bench modes chooses the mix itself; drop the mix= and mix.layer= overrides")
-    runs = mode_overrides(encoder_num_layers(compose_job(rest)))
+    runs = mode_overrides(encoder_num_layers(compose(rest)))
     if args.format == "json":
         sys.stdout.write(json.dumps([{"mode": name, "overrides": [*rest, *o]} for name, o in runs]) + "\n")
     else:

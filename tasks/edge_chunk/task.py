@@ -31,8 +31,7 @@ class EdgeChunkTask(EdgeTaskLogic, Task):
     def build_head(self, head_cfg: Mapping[str, Any], input_dims: Mapping[str, int], elmo_output_dim: int) -> nn.Module:
         if not self.labels:
             raise RuntimeError("EdgeChunkTask.build_head: call fit_labels (or load_state_dict) first")
-        return EdgeHead(len(self.labels), input_dims["tokens"], self.two_spans,
-                        **{k: v for k, v in dict(head_cfg).items() if v is not None})
+        return EdgeHead(len(self.labels), input_dims["tokens"], self.two_spans, **dict(head_cfg))
 
     def decode(self, output: Mapping[str, torch.Tensor], examples: Sequence[Example]) -> list[list[list[str]]]:
         """Per example, per gold target, the labels whose sigmoid is >= 0.5."""
