@@ -93,3 +93,13 @@ def test_cumulative_zero_reuses_the_layer_zero_run(tmp_path):
         run_experiment(cfg("mix=cumulative", "mix.layer=1"), run_dir)
     top = run_experiment(cfg("mix=cumulative", "mix.layer=2"), tmp_path / "top")
     assert top["elmo"]["mode"] == "learned" and top["config"]["mix"]["name"] == "learned"
+
+
+@pytest.mark.parametrize("task", ["edge_pos", "edge_chunk", "edge_dep", "edge_ner", "edge_srl", "edge_coref"])
+def test_budget_cpu_caps_training_sentences_and_epochs(tmp_path, task):
+    from elmo_bench.engine.experiment import trainer_config
+
+    cfg = compose_run(tmp_path, f"task={task}", "embedder=elmo", "budget=cpu", tiny=False)
+    assert cfg.data.max_train_sentences == 2000 and trainer_config(cfg, 1.0).max_epochs == 10
+    full = compose_run(tmp_path, f"task={task}", "embedder=elmo", tiny=False)
+    assert full.data.max_train_sentences is None and trainer_config(full, 1.0).max_epochs == 50
