@@ -216,3 +216,20 @@ def test_statistics_rows_sum_to_the_metric():
     rows = task.statistics(predictions, examples)
     assert rows == [[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]]
     assert score_of(rows) == pytest.approx(task.metric(predictions, examples)["f1"]) == pytest.approx(80.0)
+
+
+def test_run_py_refuses_a_bad_edge_file_in_one_line_and_writes_nothing(tmp_path):
+    import subprocess
+    import sys
+
+    path = write(tmp_path, {"text": "a b", "targets": [{"span1": [0, 1], "label": "X"}]},
+                 {"text": "a b", "targets": [{"span1": [0, 5], "label": "X"}]})
+    results = tmp_path / "results"
+    done = subprocess.run([sys.executable, "run.py", "task=edge_ner", "data=edge_ner_sample", "embedder=elmo",
+                           f"data.train={path}", f"paths.results_dir={results}", f"paths.cache_dir={tmp_path}/c",
+                           "logger=disabled"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and f"{path}:2: span1 [0, 5] is out of range" in lines[0]
+    assert not (tmp_path / "c").exists()
+    assert not any(p.name == "results.json" for p in results.rglob("*"))
