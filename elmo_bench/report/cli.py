@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.report import bootstrap, directions, figures, probe_depth, tables
+from elmo_bench.report import bootstrap, directions, edge_report, figures, probe_depth, tables
 from elmo_bench.report.collect import Collection, collect
 from elmo_bench.report.encoder_names import EncoderNames
 from elmo_bench.report.render import latex_escape, table_latex, table_md
@@ -55,7 +55,8 @@ def _sections(found: Collection, names: EncoderNames, p_value: Any, out: Path
         tables.dev_curve_table(main), tables.budget_table(main), tables.scale_ablation_table(main),
         directions.directions_table(main, found.adaptations),
     ]
-    return sections, made
+    edge = edge_report.edge_table(runs, names, p_value)   # only with edge-probing runs: otherwise unchanged
+    return sections + ([edge] if edge is not None else []), made
 
 
 def _summary(found: Collection, names: EncoderNames) -> str:
