@@ -100,6 +100,8 @@ def test_budget_cpu_caps_training_sentences_and_epochs(tmp_path, task):
     from elmo_bench.engine.experiment import trainer_config
 
     cfg = compose_run(tmp_path, f"task={task}", "embedder=elmo", "budget=cpu", tiny=False)
-    assert cfg.data.max_train_sentences == 2000 and trainer_config(cfg, 1.0).max_epochs == 10
+    tc = trainer_config(cfg, 1.0)
+    assert cfg.data.max_train_sentences == 2000 and tc.max_epochs == 10 and tc.lr == 0.001
     full = compose_run(tmp_path, f"task={task}", "embedder=elmo", tiny=False)
-    assert full.data.max_train_sentences is None and trainer_config(full, 1.0).max_epochs == 50
+    assert full.data.max_train_sentences is None and trainer_config(full, 1.0).max_epochs == 50 \
+        and trainer_config(full, 1.0).lr == 0.0001

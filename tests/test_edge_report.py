@@ -39,10 +39,14 @@ def test_edge_rows_from_the_records(tmp_path):
     assert row["deltas"] == {"1": pytest.approx([12.0, 4.0])}        # seed 2 has no cumulative 1
     assert row["expected_layer"]["mean"] == pytest.approx((12 + 8) / 16) and row["expected_layer"]["n"] == 1
     assert row["centre_of_gravity"]["mean"] == pytest.approx((1.2 + 1.2) / 2)
+    assert row["weights"] == pytest.approx([0.15, 0.5, 0.35])
+    assert "edge_pipeline.png" in report["figures"] and (tmp_path / "out" / "edge_pipeline.png").stat().st_size > 0
+    markdown = build_report([str(root)], tmp_path / "md", fmt="md", significance=False).read_text()
+    assert "![Edge probing by relative depth](edge_pipeline.png)" in markdown and "| edge_ner |" in markdown
 
 
 def test_no_edge_runs_no_table(tmp_path):
     root = tmp_path / "results"
     write(root, "ner", {**result("ner", "glove_elmo", 1, data="conll2003", test=90.0), "bilm": BILM})
     report = json.loads(build_report([str(root)], tmp_path / "out", fmt="json", significance=False).read_text())
-    assert "edge_probing" not in report["tables"]
+    assert "edge_probing" not in report["tables"] and not (tmp_path / "out" / "edge_pipeline.png").exists()

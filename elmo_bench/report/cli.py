@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.report import bootstrap, directions, edge_report, figures, probe_depth, tables
+from elmo_bench.report import bootstrap, directions, edge_figure, edge_report, figures, probe_depth, tables
 from elmo_bench.report.collect import Collection, collect
 from elmo_bench.report.encoder_names import EncoderNames
 from elmo_bench.report.render import latex_escape, table_latex, table_md
@@ -18,6 +18,7 @@ FIGURE1 = "figure1_sample_efficiency.png"
 FIGURE2 = "figure2_layer_weights.png"
 DEV_CURVES = "dev_curves.png"
 PROBE_DEPTH = "probe_depth.png"
+EDGE_PIPELINE = "edge_pipeline.png"
 
 
 def _collect_existing(dirs: Sequence[str], require_runs: bool) -> Collection:
@@ -56,6 +57,8 @@ def _sections(found: Collection, names: EncoderNames, p_value: Any, out: Path
         directions.directions_table(main, found.adaptations),
     ]
     edge = edge_report.edge_table(runs, names, p_value)   # only with edge-probing runs: otherwise unchanged
+    if edge is not None:
+        made[EDGE_PIPELINE] = edge_figure.edge_pipeline_figure(edge.records or [], out / EDGE_PIPELINE)
     return sections + ([edge] if edge is not None else []), made
 
 
@@ -91,7 +94,8 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
     figure_for = {"figure1": (FIGURE1, "Figure 1", "_No sample-efficiency sweep yet._"),
                   "figure2": (FIGURE2, "Figure 2", "_No learned mixes yet._"),
                   "dev_curves": (DEV_CURVES, "Dev curves", "_No per-epoch dev history yet._"),
-                  "probe_depth": (PROBE_DEPTH, "Probe accuracy by relative layer depth", "")}
+                  "probe_depth": (PROBE_DEPTH, "Probe accuracy by relative layer depth", ""),
+                  "edge_probing": (EDGE_PIPELINE, "Edge probing by relative depth", "")}
     if fmt == "json":
         report = {"summary": summary, "runs": len(runs), "files": found.files, "duplicates": found.duplicates,
                   "tables": {table.key: table.as_json() for table in sections},

@@ -57,14 +57,16 @@ def _row(label: str, task: str, data: str, runs: list[Run], top: int, p_value: A
     best = min(scored, key=lambda k: (-scored[k], k)) if scored else None
     curves = {s: c for s in sorted({r.seed for r in runs}) if (c := _cumulative(runs, top, s)) is not None}
     expected = stat(expected_layer(differential_scores(c)) for c in curves.values())
-    gravity = stat(centre_of_gravity(w) for r in full.values() if (w := _full_weights(r)) is not None)
+    weights = [w for r in full.values() if (w := _full_weights(r)) is not None]
+    gravity = stat(centre_of_gravity(w) for w in weights)
     p_text, p = _p_cell(p_value, [full[s] for s in seeds], [lexical[s] for s in seeds], f"{label} {task}", notes)
     cells = [label, task, data, str(top), fmt_stat(lex), fmt_stat(ful), fmt_stat(gain),
              "—" if best is None else str(best), fmt_stat(expected), fmt_stat(gravity), p_text]
     record = {"encoder": label, "task": task, "data": data, "layers": top + 1, "lexical": stat_json(lex),
               "full": stat_json(ful), "gain": stat_json(gain), "best_layer": best,
               "expected_layer": stat_json(expected), "centre_of_gravity": stat_json(gravity), "p": p,
-              "deltas": {str(s): differential_scores(c) for s, c in curves.items()}}
+              "deltas": {str(s): differential_scores(c) for s, c in curves.items()},
+              "weights": [sum(column) / len(weights) for column in zip(*weights)] if weights else None}
     return cells, record
 
 
