@@ -105,3 +105,17 @@ def test_budget_cpu_caps_training_sentences_and_epochs(tmp_path, task):
     full = compose_run(tmp_path, f"task={task}", "embedder=elmo", tiny=False)
     assert full.data.max_train_sentences is None and trainer_config(full, 1.0).max_epochs == 50 \
         and trainer_config(full, 1.0).lr == 0.0001
+
+
+@needs_fixtures
+def test_elmo_bench_modes_prints_one_job_per_line(capsys):
+    from elmo_bench.commands.main import main
+
+    assert main(["modes", "task=edge_pos", "embedder=elmo", "bilm=fixture"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [f"task=edge_pos embedder=elmo bilm=fixture {tail}" for tail in (
+        "mix=layer mix.layer=0", "mix=layer mix.layer=1", "mix=layer mix.layer=2", "mix=cumulative mix.layer=1",
+        "mix=learned")]
+    assert main(["modes", "task=edge_pos", "mix=layer"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "error: config: elmo-bench modes chooses the mix itself; drop the mix= and mix.layer= overrides"]
