@@ -40,6 +40,8 @@ def test_edge_rows_from_the_records(tmp_path):
     assert row["expected_layer"]["mean"] == pytest.approx((12 + 8) / 16) and row["expected_layer"]["n"] == 1
     assert row["centre_of_gravity"]["mean"] == pytest.approx((1.2 + 1.2) / 2)
     assert row["weights"] == pytest.approx([0.15, 0.5, 0.35])
+    for table in ("table1", "figure2", "budget", "dev_curves"):              # the paper's tables never see them
+        assert "edge_ner" not in json.dumps(report["tables"][table]), table
     assert "edge_pipeline.png" in report["figures"] and (tmp_path / "out" / "edge_pipeline.png").stat().st_size > 0
     markdown = build_report([str(root)], tmp_path / "md", fmt="md", significance=False).read_text()
     assert "![Edge probing by relative depth](edge_pipeline.png)" in markdown and "| edge_ner |" in markdown

@@ -40,8 +40,9 @@ def _sections(found: Collection, names: EncoderNames, p_value: Any, out: Path
               ) -> tuple[list[tables.Table], dict[str, bool]]:
     """Every table and figure of the report (figures written into ``out``). Table 1, the sample-efficiency data,
     Tables 5/6 and the probe-depth figure show each encoder found; the others read the reference encoder's runs
-    (EncoderNames.reference_runs: all runs when there is one biLM)."""
-    runs = found.runs
+    (EncoderNames.reference_runs: all runs when there is one biLM). Edge-probing runs have their own table and
+    figure only: the paper's tables never see them."""
+    runs = edge_report.without_edge(found.runs)
     main = names.reference_runs(runs)
     made = {FIGURE1: figures.figure1(runs, out / FIGURE1, names), FIGURE2: figures.figure2(main, out / FIGURE2),
             DEV_CURVES: figures.dev_curve_figure(main, out / DEV_CURVES)}
@@ -56,7 +57,8 @@ def _sections(found: Collection, names: EncoderNames, p_value: Any, out: Path
         tables.dev_curve_table(main), tables.budget_table(main), tables.scale_ablation_table(main),
         directions.directions_table(main, found.adaptations),
     ]
-    edge = edge_report.edge_table(runs, names, p_value)   # only with edge-probing runs: otherwise unchanged
+    edge_runs = edge_report.edge_runs(found.runs)
+    edge = edge_report.edge_table(edge_runs, EncoderNames(edge_runs), p_value) if edge_runs else None
     if edge is not None:
         made[EDGE_PIPELINE] = edge_figure.edge_pipeline_figure(edge.records or [], out / EDGE_PIPELINE)
     return sections + ([edge] if edge is not None else []), made
@@ -67,6 +69,7 @@ def _summary(found: Collection, names: EncoderNames) -> str:
     text = (f"{found.files} results.json files read, {len(runs)} runs used "
             f"({found.duplicates} duplicate run(s) of one experiment kept once, "
             f"{len(found.warnings)} skipped).")
+    runs = edge_report.without_edge(runs)
     if names.several(runs):
         text += (f" Encoders: {'; '.join(names.labels[k] for k in names.order)}. Tables 2 and 3, Figure 2, the dev "
                  f"curves, the budget, the scale ablation and Directions read the runs of "
@@ -88,7 +91,7 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
         return bootstrap.compare_runs(elmo_runs, base_runs, samples, gold_cache)
 
     out.mkdir(parents=True, exist_ok=True)
-    names = EncoderNames(runs)
+    names = EncoderNames(edge_report.without_edge(runs))   # edge runs: their own table (edge_report)
     sections, made = _sections(found, names, p_value if significance else None, out)
     summary = _summary(found, names)
     figure_for = {"figure1": (FIGURE1, "Figure 1", "_No sample-efficiency sweep yet._"),
@@ -100,9 +103,10 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
         report = {"summary": summary, "runs": len(runs), "files": found.files, "duplicates": found.duplicates,
                   "tables": {table.key: table.as_json() for table in sections},
                   "figures": sorted(name for name, exists in made.items() if exists)}
-        if names.several(runs):                       # new keys only when there are several encoders
+        paper_runs = edge_report.without_edge(runs)
+        if names.several(paper_runs):                 # new keys only when there are several encoders
             report["encoders"] = names.as_json()
-            report["reference_encoder"] = names.label(names.reference(runs))
+            report["reference_encoder"] = names.label(names.reference(paper_runs))
         path = out / "report.json"
         atomic_write_text(path, json.dumps(report, indent=2, sort_keys=True, allow_nan=False) + "\n")
         return path

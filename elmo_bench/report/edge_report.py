@@ -25,6 +25,11 @@ def edge_runs(runs: Sequence[Run]) -> list[Run]:
     return [r for r in runs if r.task.startswith(PREFIX) and r.has_elmo and r.fraction == 1.0]
 
 
+def without_edge(runs: Sequence[Run]) -> list[Run]:
+    """The runs of every other table: edge-probing runs (``edge_*`` tasks) appear in their own table only."""
+    return [r for r in runs if not r.task.startswith(PREFIX)]
+
+
 def _by_seed(runs: Sequence[Run], mode: str, layer: int | None) -> dict[int, Run]:
     return {r.seed: r for r in runs if r.mode == mode and (layer is None or r.layer_index == layer)}
 
