@@ -142,7 +142,7 @@ def jobs_of(overrides: Sequence[str], multirun: bool) -> list[list[str]]:
 
     parsed = OverridesParser.create().parse_overrides(list(overrides))
     swept = [o.input_line for o in parsed if o.is_sweep_override()]
-    fixed = [o.input_line for o in parsed if not o.is_sweep_override()]
+    fixed = [o.input_line for o in parsed if not o.is_sweep_override() and o.input_line != "mix=all_modes"]
     mode = compose_job(fixed, check=False).hydra.mode  # an experiment may make itself a sweep (quickstart)
     multirun = multirun or getattr(mode, "name", mode) == "MULTIRUN"
     if swept and not multirun:

@@ -32,7 +32,8 @@ def test_run_py_reports_a_latin1_data_file_in_one_line(tmp_path):
 
 @pytest.mark.parametrize("override, message", [
     ("seed=abc", "error: config: seed expected an integer >= 0, found 'abc'"),
-    ("task=nope", "error: In 'config': Could not find 'task/nope' (available: coref, ner, pos, snli, squad, srl, sst)"),
+    ("task=nope", "error: In 'config': Could not find 'task/nope' (available: coref, edge_chunk, edge_coref, edge_dep, "
+     "edge_ner, edge_pos, edge_srl, ner, pos, snli, squad, srl, sst)"),
 ])
 def test_run_py_config_errors_are_one_line_and_debug_shows_the_traceback(tmp_path, override, message):
     args = ("run.py", "task=ner", "data=ner_sample", override, "logger=disabled", f"paths.results_dir={tmp_path}")

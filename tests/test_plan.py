@@ -129,4 +129,5 @@ def test_python_m_elmo_bench_keeps_the_exit_code() -> None:
     done = subprocess.run([sys.executable, "-m", "elmo_bench", "plan", "task=nope"], cwd=REPO, capture_output=True,
                           text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert done.returncode == 2 and done.stderr.strip().splitlines() == [
-        "error: In 'config': Could not find 'task/nope' (available: coref, ner, pos, snli, squad, srl, sst)"]
+        "error: In 'config': Could not find 'task/nope' (available: coref, edge_chunk, edge_coref, edge_dep, "
+        "edge_ner, edge_pos, edge_srl, ner, pos, snli, squad, srl, sst)"]

@@ -72,8 +72,9 @@ def test_snli_and_pos_statistics_give_their_accuracy():
 def test_which_tasks_sum_a_ratio_per_example():
     """(Was PER_EXAMPLE in report/bootstrap.py: which metrics are a mean of one score per example.)"""
     kinds = {name: load_task(name).statistics_kind for name in registered()}
+    edge = {f"edge_{t}": "srl_f1" for t in ("pos", "chunk", "dep", "ner", "srl", "coref")}  # [correct, excess, missed]
     assert kinds == {"sst": "ratio", "snli": "ratio", "squad": "ratio", "pos": "ratio", "ner": "chunk_f1",
-                     "srl": "srl_f1", "coref": "conll_f1"}
+                     "srl": "srl_f1", "coref": "conll_f1", **edge}
 
 
 def test_squad_answers_become_character_spans():

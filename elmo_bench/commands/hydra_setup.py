@@ -43,13 +43,24 @@ def _items(override_dirname: str) -> list[str]:
     return items
 
 
+def same_run_spelling(items: list[str]) -> list[str]:
+    """Overrides with the aliases of one run spelled one way, sorted as Hydra sorts them: ``mix=lexical`` and
+    ``mix=cumulative,mix.layer=0`` are ``mix=layer,mix.layer=0`` (conf/mix/lexical.yaml, canonical_mix)."""
+    layer = next((i.split("=", 1)[1] for i in items if i.startswith("mix.layer=")), None)
+    if "mix=lexical" in items or ("mix=cumulative" in items and layer == "0"):
+        items = [i for i in items if i not in ("mix=lexical", "mix=cumulative")] + ["mix=layer"]
+        items += [] if layer is not None else ["mix.layer=0"]
+        return sorted(items)
+    return items
+
+
 def run_suffix(override_dirname: str) -> str:
     """The part of Hydra's override dirname not already in the path, as '/k=v,k=v' (or ''); a value longer than
     MAX_VALUE_IN_NAME characters shortened (short_value)."""
     items = [item for item in _items(override_dirname) if item and item.split("=", 1)[0] not in _IN_PATH
              and not item.split("=", 1)[0].lstrip("+~").startswith(_NOT_IN_PATH)]
     items = [f"{key}={short_value(value)}" if sep else key
-             for key, sep, value in (item.partition("=") for item in items)]
+             for key, sep, value in (item.partition("=") for item in same_run_spelling(items))]
     return ("/" + ",".join(items).replace("/", "_")) if items else ""
 
 

@@ -51,6 +51,7 @@ from elmo_bench.base.device import resolve_device
 from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.bilm.public import public_options
 from elmo_bench.encoders.costs import EncoderCost, cache_numbers, encoder_cost
+from elmo_bench.commands.modes import ALL_MODES, expand_modes
 from elmo_bench.engine.collate import length_batches
 from elmo_bench.engine.fractions import nested_subset
 from elmo_bench.engine.loop import make_optimizer
@@ -102,13 +103,16 @@ def expand_sweep(overrides: Sequence[str]) -> list[list[str]]:
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
+    every_mode = [o for o in overrides if o == ALL_MODES]   # not a config option: expanded below
+    overrides = [o for o in overrides if o != ALL_MODES]
     parser = OverridesParser.create()
     fixed = [o.input_line for o in parser.parse_overrides(list(overrides)) if not o.is_sweep_override()]
     cfg = compose_job(fixed, check=False)          # the experiment's own sweep, before the command line's
     params = cfg.hydra.get("sweeper", {}).get("params") or {}
     swept = [f"{k}={v}" for k, v in params.items()]
     parsed = parser.parse_overrides([*swept, *overrides])
-    return [list(job) for job in BasicSweeper.split_arguments(parsed, None)[0]]
+    jobs = [[*job, *every_mode] for job in BasicSweeper.split_arguments(parsed, None)[0]]
+    return expand_modes(jobs, compose_job)  # mix=all_modes: every edge-probing mode of the encoder
 
 
 # ------------------------------------------------------------------------------------------------------------ data

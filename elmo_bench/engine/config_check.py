@@ -77,7 +77,7 @@ def check_run(cfg: Mapping[str, Any], trainer: Mapping[str, Any]) -> None:
         check_ranges(ElmoSettings, source, where, CONFIG_KEY, optional=True)
     if mix.get("mode") not in MODES:
         raise ConfigError(f"config: mix.mode expected one of {list(MODES)}, found {mix.get('mode')!r}")
-    if mix.get("mode") == "layer":
+    if mix.get("mode") in ("layer", "cumulative"):
         _number("mix.layer", mix.get("layer"), int)
     placement = mix.get("placement") or task_elmo.get("placement", TASK_ELMO_DEFAULTS["placement"])
     if placement not in PLACEMENTS:

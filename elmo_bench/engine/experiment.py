@@ -32,7 +32,7 @@ from elmo_bench.encoders.segments import MAX_SEGMENT
 from elmo_bench.encoders.protocol import cache_id, moved
 from elmo_bench.engine.config_check import check_run
 from elmo_bench.base.device import describe, normalise_amp, resolve_device
-from elmo_bench.records.elmo_settings import ElmoSettings
+from elmo_bench.records.elmo_settings import ElmoSettings, canonical_mix
 from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary, build_glove
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import REPO
@@ -122,6 +122,15 @@ def apply_new_stopping_rule(run_dir: Path, rule: StoppingRule, current: dict[str
 def elmo_settings(cfg: DictConfig) -> ElmoSettings:
     """The run's ELMo settings, whole: the ``mix`` group's overrides over the task's ``elmo:`` block."""
     return ElmoSettings.from_config(cfg.task.get("elmo", {}), cfg.mix)
+
+
+def canonical_run_mix(cfg: DictConfig, num_layers: int) -> dict[str, Any]:
+    """``cfg.mix`` made canonical in place (elmo_bench.records.elmo_settings.canonical_mix); the resolved config."""
+    mix = canonical_mix(OmegaConf.to_container(cfg.mix, resolve=True), num_layers)
+    for key, value in mix.items():
+        if cfg.mix.get(key) != value:
+            cfg.mix[key] = value
+    return OmegaConf.to_container(cfg, resolve=True)
 
 
 def seed_everything(seed: int) -> None:
@@ -404,6 +413,8 @@ def _run_locked(cfg: DictConfig, run_dir: Path, on_claimed: Callable[[Path], Non
     task_name = cfg.task.name
     task_package = task_target(task_name).partition(":")[0].rpartition(".")[0]
     bilm, bilm_info = load_encoder_info(cfg) if cfg.embedder.elmo else (None, None)
+    if bilm is not None:  # cumulative 0 / L: the runs of layer 0 / the learned mix (one identity, one record)
+        config = canonical_run_mix(cfg, bilm.num_layers)
     current = identity(config, bilm_info["hash"] if bilm_info else None, task_code_hash(task_package))
     if bilm is not None and bilm_info is None:  # another encoder kind: its identity stands where the biLM hash did
         current["encoder.hash"] = cache_id(bilm)

@@ -18,7 +18,9 @@ class ScalarMix(nn.Module):
     """Mixes (batch, layers, time, dim) into (batch, time, dim).
 
     mode ``learned``: trainable softmax weights; ``average``: fixed equal weights; ``top``: the last layer only;
-    ``layer``: layer ``layer_index`` only (probing one layer). gamma is trainable in every mode.
+    ``layer``: layer ``layer_index`` only (probing one layer); ``cumulative``: trainable softmax weights over layers
+    0..``layer_index`` only, the others weighted 0 (edge probing's cumulative scoring: each prefix its own probe).
+    gamma is trainable in every mode.
     """
 
     def __init__(self, num_layers: int, mode: str = "learned", layer_norm: bool = False, l2_coef: float = 0.0,
@@ -28,11 +30,15 @@ class ScalarMix(nn.Module):
             raise ValueError(f"ScalarMix mode expected one of {MODES}, found {mode!r}")
         if mode == "top":
             layer_index = num_layers - 1
-        if mode in ("layer", "top") and (layer_index is None or not -num_layers <= layer_index < num_layers):
-            raise ValueError(f"ScalarMix mode 'layer' expected a layer index in [0, {num_layers}), found {layer_index}")
+        if mode in ("layer", "top", "cumulative") and (layer_index is None or not -num_layers <= layer_index < num_layers):
+            raise ValueError(f"ScalarMix mode {mode!r} expected a layer index in [0, {num_layers}), found {layer_index}")
         self.num_layers, self.mode, self.layer_norm, self.l2_coef = num_layers, mode, layer_norm, l2_coef
+        #: layers 0..prefix-1 are mixed (all of them unless cumulative)
+        self.prefix = num_layers if mode != "cumulative" else layer_index % num_layers + 1
+        if mode == "cumulative":
+            layer_index = None
         self.layer_index = None if layer_index is None else layer_index % num_layers
-        self.scalars = nn.Parameter(torch.zeros(num_layers), requires_grad=mode == "learned")
+        self.scalars = nn.Parameter(torch.zeros(num_layers), requires_grad=mode in ("learned", "cumulative"))
         self.gamma = nn.Parameter(torch.full((1,), float(gamma_init)))
 
     def weights(self) -> torch.Tensor:
@@ -41,13 +47,16 @@ class ScalarMix(nn.Module):
             weights = torch.zeros(self.num_layers, device=self.scalars.device)
             weights[self.layer_index] = 1.0
             return weights
+        if self.prefix < self.num_layers:  # cumulative: a softmax over the prefix, zeros above it
+            return torch.cat([torch.softmax(self.scalars[: self.prefix], dim=0),
+                              self.scalars.new_zeros(self.num_layers - self.prefix)])
         return torch.softmax(self.scalars, dim=0)
 
     def penalty(self) -> torch.Tensor:
         """lambda * ||s||^2 on the pre-softmax scalars (zero unless the mix is learned)."""
-        if self.mode != "learned" or self.l2_coef == 0.0:
+        if self.mode not in ("learned", "cumulative") or self.l2_coef == 0.0:
             return self.scalars.new_zeros(())
-        return self.l2_coef * (self.scalars ** 2).sum()
+        return self.l2_coef * (self.scalars[: self.prefix] ** 2).sum()
 
     def forward(self, layers: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """layers (batch, num_layers, time, dim), mask (batch, time) → (batch, time, dim)."""

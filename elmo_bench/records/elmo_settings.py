@@ -19,7 +19,7 @@ PLACEMENTS = ("input", "output", "both")
 #: a field whose config key (``mix.K``, ``task.elmo.K``) is spelled otherwise
 CONFIG_KEY = {"l2_coef": "lambda", "layer_index": "layer"}
 #: how a mix combines the biLM layers (elmo_bench.modules.elmo.ScalarMix)
-MODES = ("learned", "average", "top", "layer")
+MODES = ("learned", "average", "top", "layer", "cumulative")
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class ElmoSettings:
             if value not in allowed:
                 raise ConfigError(f"config: ELMo {key} expected one of {list(allowed)}, found {value!r}")
         check_ranges(ElmoSettings, {CONFIG_KEY.get(k, k): v for k, v in asdict(self).items()}, "elmo", CONFIG_KEY)
-        if self.mode == "layer":
+        if self.mode in ("layer", "cumulative"):
             check_number("mix.layer", self.layer_index, int)
 
     @classmethod
@@ -70,4 +70,22 @@ def effective_settings(task_elmo: Mapping[str, Any], mix: Mapping[str, Any]) -> 
     for key, default in TASK_ELMO_DEFAULTS.items():
         override = mix.get(key)
         out[key] = override if override is not None else task_elmo.get(key, default)
+    return out
+
+
+def canonical_mix(mix: Mapping[str, Any], num_layers: int) -> dict[str, Any]:
+    """The ``mix`` group as the run it is: ``cumulative`` over layers 0..0 is layer 0 (the lexical run) and over
+    0..L (``num_layers`` - 1) the learned mix of all layers, so each pair is one run (one identity, one record);
+    any other mix is returned as it is. ConfigError when a cumulative layer is outside the encoder's layers."""
+    out = dict(mix)
+    if out.get("mode") != "cumulative":
+        return out
+    top = out.get("layer")
+    if not isinstance(top, int) or isinstance(top, bool) or not 0 <= top < num_layers:
+        raise ConfigError(f"config: mix=cumulative expected mix.layer in 0..{num_layers - 1} (the encoder has "
+                          f"{num_layers} layers), found {top!r}")
+    if top == 0:
+        out.update(name="layer", mode="layer", layer=0)
+    elif top == num_layers - 1:
+        out.update(name="learned", mode="learned", layer=None)
     return out

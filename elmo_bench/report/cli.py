@@ -9,7 +9,8 @@ from typing import Any, Sequence
 
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.report import bootstrap, directions, figures, probe_controls, probe_depth, tables
+from elmo_bench.report import (bootstrap, directions, edge_figure, edge_report, figures, probe_controls,
+                                probe_depth, tables)
 from elmo_bench.report.collect import Collection, collect
 from elmo_bench.report.encoder_names import EncoderNames
 from elmo_bench.report.render import latex_escape, table_latex, table_md
@@ -20,6 +21,7 @@ FIGURE2 = "figure2_layer_weights.png"
 DEV_CURVES = "dev_curves.png"
 PROBE_DEPTH = "probe_depth.png"
 PROBE_SELECTIVITY = "probe_selectivity.png"
+EDGE_PIPELINE = "edge_pipeline.png"
 
 
 def _collect_existing(dirs: Sequence[str], require_runs: bool) -> Collection:
@@ -60,8 +62,9 @@ def _sections(found: Collection, names: EncoderNames, p_value: Any, out: Path
               ) -> tuple[list[tables.Table], dict[str, bool]]:
     """Every table and figure of the report (figures written into ``out``). Table 1, the sample-efficiency data,
     Tables 5/6 and the probe-depth figure show each encoder found; the others read the reference encoder's runs
-    (EncoderNames.reference_runs: all runs when there is one biLM)."""
-    runs = found.runs
+    (EncoderNames.reference_runs: all runs when there is one biLM). Edge-probing runs have their own table and
+    figure only: the paper's tables never see them."""
+    runs = edge_report.without_edge(found.runs)
     main = names.reference_runs(runs)
     made = {FIGURE1: figures.figure1(runs, out / FIGURE1, names), FIGURE2: figures.figure2(main, out / FIGURE2),
             DEV_CURVES: figures.dev_curve_figure(main, out / DEV_CURVES)}
@@ -79,7 +82,11 @@ def _sections(found: Collection, names: EncoderNames, p_value: Any, out: Path
         tables.dev_curve_table(main), tables.budget_table(main), tables.scale_ablation_table(main),
         directions.directions_table(main, found.adaptations, found.paper),
     ]
-    return sections, made
+    edge_runs = edge_report.edge_runs(found.runs)
+    edge = edge_report.edge_table(edge_runs, EncoderNames(edge_runs), p_value) if edge_runs else None
+    if edge is not None:
+        made[EDGE_PIPELINE] = edge_figure.edge_pipeline_figure(edge.records or [], out / EDGE_PIPELINE)
+    return sections + ([edge] if edge is not None else []), made
 
 
 def _summary(found: Collection, names: EncoderNames) -> str:
@@ -87,6 +94,7 @@ def _summary(found: Collection, names: EncoderNames) -> str:
     text = (f"{found.files} results.json files read, {len(runs)} runs used "
             f"({found.duplicates} duplicate run(s) of one experiment kept once, "
             f"{len(found.warnings)} skipped).")
+    runs = edge_report.without_edge(runs)
     if names.several(runs):
         text += (f" Encoders: {'; '.join(names.labels[k] for k in names.order)}. Tables 2 and 3, Figure 2, the dev "
                  f"curves, the budget, the scale ablation and Directions read the runs of "
@@ -110,7 +118,7 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
         return bootstrap.compare_runs(elmo_runs, base_runs, samples, gold_cache)
 
     _writable_out(out)
-    names = EncoderNames(runs)
+    names = EncoderNames(edge_report.without_edge(runs))   # edge runs: their own table (edge_report)
     sections, made = _sections(found, names, p_value if significance else None, out)
     summary = _summary(found, names)
     if controls:                                      # new sections only when there are control-task runs
@@ -121,14 +129,16 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
                   "figure2": (FIGURE2, "Figure 2", "_No learned mixes yet._"),
                   "dev_curves": (DEV_CURVES, "Dev curves", "_No per-epoch dev history yet._"),
                   "probe_depth": (PROBE_DEPTH, "Probe accuracy by relative layer depth", ""),
-                  "probe_controls": (PROBE_SELECTIVITY, "Probe accuracy and selectivity by relative layer depth", "")}
+                  "probe_controls": (PROBE_SELECTIVITY, "Probe accuracy and selectivity by relative layer depth", ""),
+                  "edge_probing": (EDGE_PIPELINE, "Edge probing by relative depth", "")}
     if fmt == "json":
         report = {"summary": summary, "runs": len(runs), "files": found.files, "duplicates": found.duplicates,
                   "tables": {table.key: table.as_json() for table in sections},
                   "figures": sorted(name for name, exists in made.items() if exists)}
-        if names.several(runs):                       # new keys only when there are several encoders
+        paper_runs = edge_report.without_edge(runs)
+        if names.several(paper_runs):                 # new keys only when there are several encoders
             report["encoders"] = names.as_json()
-            report["reference_encoder"] = names.label(names.reference(runs))
+            report["reference_encoder"] = names.label(names.reference(paper_runs))
         path = out / "report.json"
         atomic_write_text(path, json.dumps(report, indent=2, sort_keys=True, allow_nan=False) + "\n")
         return path

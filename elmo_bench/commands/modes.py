@@ -1,0 +1,104 @@
+"""``elmo-bench modes OVERRIDES...``: the jobs of edge probing's every-mode sweep over one encoder, one per line.
+
+The modes (Tenney et al. 2019; Tenney, Das & Pavlick 2019) of an encoder with layers 0..L: lexical (layer 0), each
+single layer k, each cumulative prefix 0..k and the full learned mix. Lexical, layer 0 and cumulative 0 are one
+run, and so are the full mix and cumulative L, so the distinct runs are::
+
+    mix=layer mix.layer=k        k = 0..L    (k = 0: the lexical run)
+    mix=cumulative mix.layer=k   k = 1..L-1
+    mix=learned                               (the full mix = cumulative L)
+
+2L + 1 runs. L depends on the encoder, so no static Hydra list can hold them: the sweep key ``mix=all_modes`` is
+expanded here from the encoder's layer count (the biLM's options file, else the encoder itself), and
+``elmo-bench plan`` expands it the same way (:func:`expand_modes`). Each printed line is one ``python run.py`` job.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from elmo_bench.base.arguments import ArgumentParser
+from elmo_bench.base.errors import ConfigError
+from elmo_bench.base.paths import CONF_DIR
+from elmo_bench.bilm.options import BiLMOptions
+
+#: the sweep key that stands for every mode of the encoder
+ALL_MODES = "mix=all_modes"
+
+
+def mode_overrides(num_layers: int) -> list[tuple[str, list[str]]]:
+    """(mode name, its overrides) of every distinct run for an encoder of ``num_layers`` layers (L + 1)."""
+    if num_layers < 1:
+        raise ConfigError(f"config: an encoder needs at least one layer for edge probing, found {num_layers}")
+    top = num_layers - 1
+    runs = [("lexical" if k == 0 else f"layer {k}", ["mix=layer", f"mix.layer={k}"]) for k in range(num_layers)]
+    runs += [(f"cumulative {k}", ["mix=cumulative", f"mix.layer={k}"]) for k in range(1, top)]
+    return runs + ([("full", ["mix=learned"])] if top > 0 else [])
+
+
+def encoder_num_layers(cfg: Any) -> int:
+    """The layer count (L + 1) of a composed config's encoder: from the biLM's options file for ``encoder=bilm``
+    (nothing loaded), else from the encoder built as a run builds it."""
+    from omegaconf import OmegaConf  # lazy: omegaconf
+
+    spec = OmegaConf.to_container(cfg.encoder, resolve=True) if cfg.get("encoder") is not None else {"kind": "bilm"}
+    if spec.get("kind", "bilm") == "bilm":
+        path = Path(str(cfg.bilm.options))
+        if not path.exists():
+            raise ConfigError(f"{path}: biLM options not found (expected the options.json of bilm={cfg.bilm.name})")
+        return BiLMOptions.load(str(path)).n_layers + 1
+    from elmo_bench.encoders.build import build_encoder  # lazy: torch
+
+    return int(build_encoder(spec, OmegaConf.to_container(cfg.bilm, resolve=True)).num_layers)
+
+
+def expand_modes(jobs: Sequence[Sequence[str]], compose: Callable[[list[str]], Any]) -> list[list[str]]:
+    """Each job holding ``mix=all_modes`` → one job per mode (its other overrides kept, the mode's appended);
+    ``compose(overrides)`` composes a job's config (to read its encoder's layer count)."""
+    out: list[list[str]] = []
+    for job in jobs:
+        if ALL_MODES not in job:
+            out.append(list(job))
+            continue
+        rest = [o for o in job if o != ALL_MODES]
+        if any(o.startswith("mix.layer=") for o in rest):
+            raise ConfigError("config: mix=all_modes sets mix.layer itself; drop the mix.layer override")
+        num_layers = encoder_num_layers(compose(rest))
+        out.extend([*rest, *overrides] for _, overrides in mode_overrides(num_layers))
+    return out
+
+
+def build_parser() -> ArgumentParser:
+    parser = ArgumentParser(prog="elmo-bench modes",
+                            description="The jobs of edge probing's every-mode sweep (lexical, each layer, each "
+                                        "cumulative prefix, the full mix) for the encoder the overrides choose.")
+    parser.add_argument("overrides", nargs="*", help="Hydra overrides as run.py takes them (mix=all_modes is added)")
+    parser.add_argument("--format", choices=["lines", "json"], default="lines",
+                        help="lines: one job's overrides per line (default); json: [{mode, overrides}]")
+    return parser
+
+
+def compose(overrides: Sequence[str]) -> Any:
+    """A run's config composed as run.py composes it (the encoder and biLM groups are what is read here)."""
+    from hydra import compose as hydra_compose, initialize_config_dir
+
+    from elmo_bench.commands.hydra_setup import register_resolvers  # lazy: omegaconf
+
+    register_resolvers()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return hydra_compose("config", overrides=list(overrides))
+
+
+def modes_main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    rest = [o for o in args.overrides if o != ALL_MODES]
+    if any(o.startswith(("mix=", "mix.layer=")) for o in rest):
+        raise ConfigError("config: elmo-bench modes chooses the mix itself; drop the mix= and mix.layer= overrides")
+    runs = mode_overrides(encoder_num_layers(compose(rest)))
+    if args.format == "json":
+        sys.stdout.write(json.dumps([{"mode": name, "overrides": [*rest, *o]} for name, o in runs]) + "\n")
+    else:
+        sys.stdout.write("".join(" ".join([*rest, *o]) + "\n" for _, o in runs))
+    return 0

@@ -1,0 +1,100 @@
+"""The edge-probing table (issue 38): per encoder and edge task (``edge_*`` runs), the lexical and full F1 on test,
+the gain, the best single layer, the expected layer and the centre of gravity (elmo_bench.report.edge_depth), and p
+for full > lexical (paired bootstrap over the test sentences' statistics).
+
+A run's mode is read from its record: ``layer`` k (k = 0: lexical), ``cumulative`` k, ``learned`` (the full mix,
+= cumulative L). Per seed, the cumulative dev scores F(0..l), l = 0..L, are layer 0, cumulative 1..L-1 and the full
+mix; the expected layer of a seed needs all of them. Values are mean ± sd over the seeds that have them. Without
+edge runs there is no table (the report is unchanged).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from elmo_bench.report.collect import Run
+from elmo_bench.report.edge_depth import expected_layer, differential_scores, centre_of_gravity
+from elmo_bench.report.encoder_names import EncoderNames, layer_count
+from elmo_bench.report.tables import Table, _p_cell, fmt_stat, stat, stat_json
+
+PREFIX = "edge_"
+HEADER = ["encoder", "task", "data", "L", "lexical", "full", "gain", "best layer", "expected layer",
+          "centre of gravity", "p (full > lexical)"]
+
+
+def edge_runs(runs: Sequence[Run]) -> list[Run]:
+    return [r for r in runs if r.task.startswith(PREFIX) and r.has_elmo and r.fraction == 1.0]
+
+
+def without_edge(runs: Sequence[Run]) -> list[Run]:
+    """The runs of every other table: edge-probing runs (``edge_*`` tasks) appear in their own table only."""
+    return [r for r in runs if not r.task.startswith(PREFIX)]
+
+
+def _by_seed(runs: Sequence[Run], mode: str, layer: int | None) -> dict[int, Run]:
+    return {r.seed: r for r in runs if r.mode == mode and (layer is None or r.layer_index == layer)}
+
+
+def _cumulative(runs: Sequence[Run], top: int, seed: int) -> list[float] | None:
+    """[F(0..0), ..., F(0..L)] on dev for one seed, or None when a prefix is missing."""
+    lexical, full = _by_seed(runs, "layer", 0).get(seed), _by_seed(runs, "learned", None).get(seed)
+    middle = [_by_seed(runs, "cumulative", k).get(seed) for k in range(1, top)]
+    found = [lexical, *middle, full]
+    if any(r is None or r.value("dev") is None for r in found):
+        return None
+    return [float(r.value("dev")) for r in found]
+
+
+def _full_weights(run: Run) -> list[float] | None:
+    mix = (run.mixes or {}).get("input") or next(iter((run.mixes or {}).values()), None)
+    return list(mix["weights"]) if isinstance(mix, dict) and mix.get("weights") else None
+
+
+def _row(label: str, task: str, data: str, runs: list[Run], top: int, p_value: Any,
+         notes: list[str]) -> tuple[list[str], dict[str, Any]]:
+    lexical, full = _by_seed(runs, "layer", 0), _by_seed(runs, "learned", None)
+    seeds = sorted(set(lexical) & set(full))
+    lex = stat(lexical[s].value("test") for s in lexical)
+    ful = stat(full[s].value("test") for s in full)
+    gain = stat(full[s].value("test") - lexical[s].value("test") for s in seeds
+                if full[s].value("test") is not None and lexical[s].value("test") is not None)
+    single = {k: stat(r.value("dev") for r in _by_seed(runs, "layer", k).values()) for k in range(top + 1)}
+    scored = {k: s.mean for k, s in single.items() if s is not None}
+    best = min(scored, key=lambda k: (-scored[k], k)) if scored else None
+    curves = {s: c for s in sorted({r.seed for r in runs}) if (c := _cumulative(runs, top, s)) is not None}
+    expected = stat(expected_layer(differential_scores(c)) for c in curves.values())
+    weights = [w for r in full.values() if (w := _full_weights(r)) is not None]
+    gravity = stat(centre_of_gravity(w) for w in weights)
+    p_text, p = _p_cell(p_value, [full[s] for s in seeds], [lexical[s] for s in seeds], f"{label} {task}", notes)
+    cells = [label, task, data, str(top), fmt_stat(lex), fmt_stat(ful), fmt_stat(gain),
+             "—" if best is None else str(best), fmt_stat(expected), fmt_stat(gravity), p_text]
+    record = {"encoder": label, "task": task, "data": data, "layers": top + 1, "lexical": stat_json(lex),
+              "full": stat_json(ful), "gain": stat_json(gain), "best_layer": best,
+              "expected_layer": stat_json(expected), "centre_of_gravity": stat_json(gravity), "p": p,
+              "deltas": {str(s): differential_scores(c) for s, c in curves.items()},
+              "weights": [sum(column) / len(weights) for column in zip(*weights)] if weights else None}
+    return cells, record
+
+
+def edge_table(runs: Sequence[Run], names: EncoderNames, p_value: Callable | None) -> Table | None:
+    """The table, or None without edge-probing runs."""
+    found = edge_runs(runs)
+    if not found:
+        return None
+    rows, records, notes = [], [], []
+    for key, members in names.split(found):
+        label = names.label(key) if key is not None else "encoder"
+        for task, data in sorted({(r.task, r.data) for r in members}):
+            group = [r for r in members if r.task == task and r.data == data]
+            top = max([(layer_count(r.record) or 0) - 1 for r in group] + [r.layer_index or 0 for r in group])
+            cells, record = _row(label, task, data, group, top, p_value, notes)
+            rows.append(cells)
+            records.append(record)
+    notes.append("F1 on test (lexical = layer 0, full = the learned mix of layers 0..L, gain = full − lexical per "
+                 "seed); best layer by dev F1; expected layer = Σ l·Δ(l) / Σ Δ(l) over the dev differential scores "
+                 "Δ(l) = F(0..l) − F(0..l−1) (— when the total gain is not positive or a prefix run is missing); "
+                 "centre of gravity = Σ l·w_l of the full mix's weights. With L = 2 the expected layer is "
+                 "1 + Δ(2)/(Δ(1)+Δ(2)): it only says whether layer 2 adds more than layer 1.")
+    return Table("Edge probing: lexical vs full, and where each task is solved", HEADER, rows, notes,
+                 key="edge_probing", records=records)
+
+

@@ -1,0 +1,1 @@
+"""Edge probing: chunk (Tenney et al. 2019); see docs/edge-probing.md."""

@@ -1,0 +1,1 @@
+"""Edge probing: coref (Tenney et al. 2019); see docs/edge-probing.md."""

@@ -1,0 +1,1 @@
+"""Edge probing: pos (Tenney et al. 2019); see docs/edge-probing.md."""
