@@ -141,9 +141,10 @@ def test_the_papers_mlp_probes_plug_in_and_compress_a_learnable_task_and_not_noi
 
 
 def test_control_labels_cost_more_than_tags_and_random_init_is_recorded(tmp_path, capsys):
-    """``--control`` codes Hewitt & Liang's per-type random labels: on the shipped fixture biLM they cost more bits
-    than the tags (a word type's tag is mostly predictable from its layer-0 vector, its control label only by
-    memorising); ``--random-init all`` probes a random biLM, recorded in results.json."""
+    """``--control`` also codes Hewitt & Liang's per-type random labels, printed under ``"control"`` as the tags'
+    are under ``"train"``/``"test"``: on the fixture biLM they cost more bits than the tags (a word's tag is mostly
+    predictable from its layer-0 vector, its control label only by memorising); ``--random-init all`` probes a random
+    biLM, recorded in results.json."""
     from elmo_bench.commands.main import main
 
     data = _ewt(tmp_path, 1000)
@@ -152,11 +153,17 @@ def test_control_labels_cost_more_than_tags_and_random_init_is_recorded(tmp_path
             "--layers", "0"]
     assert main([*argv]) == 0
     tags = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert main([*argv, "--control"]) == 0
-    control = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert control["control"] is True and tags["control"] is False
+    assert "control" not in tags
+    assert main([*argv, "--control", "--out", str(tmp_path / "c")]) == 0
+    both = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert both["train"] == tags["train"] and both["test"] == tags["test"]     # the task's codes unchanged
+    control = both["control"]
+    assert set(control) == {"train", "test"} and set(control["train"]["layer_0"]) == set(tags["train"]["layer_0"])
     assert control["train"]["layer_0"]["uniform_bits"] == tags["train"]["layer_0"]["uniform_bits"]
     assert control["train"]["layer_0"]["online_bits"] > tags["train"]["layer_0"]["online_bits"]
+    record = json.loads((tmp_path / "c" / "results.json").read_text())
+    assert record["metrics"]["train"]["control_layer_0_online_bits"] == control["train"]["layer_0"]["online_bits"]
+    assert record["main_metric"] == "layer_0_compression" and "control" in record["probes"]
     assert main([*argv, "--random-init", "all", "--random-seed", "3", "--out", str(tmp_path / "r")]) == 0
     random = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert random["encoder"] != tags["encoder"]                   # another cache identity: never mixed with trained

@@ -103,8 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "Liang's mlp1 / mlp2 (--hidden units) with their regimen")
     p.add_argument("--hidden", type=_positive_int, default=1000, help="mlp1/mlp2 hidden units (default 1000)")
     p.add_argument("--control", action="store_true",
-                   help="code the control task's labels (Hewitt & Liang: one random tag per word type, drawn with "
-                        "--seed) instead of the tags")
+                   help="also code the control task's labels (Hewitt & Liang: one random tag per word type, drawn "
+                        "with --seed): printed under \"control\", as \"train\"/\"test\" are for the tags")
     p.add_argument("--max-epochs", type=_positive_int, default=40, help="at most this many epochs per probe")
     p.add_argument("--seed", type=int, default=0, help="shuffling order and probe initialisation")
     p.add_argument("--cache-dir", default=str(CACHE_DIR / "activations"), help="activation cache directory")
@@ -120,6 +120,21 @@ def token_data(features: np.ndarray, examples: Sequence[Any], labels: Any):
 
     lengths = np.array([len(ex["tokens"]) for ex in examples], dtype=np.int64)
     return TokenData(np.ascontiguousarray(features, dtype=np.float32), np.asarray(labels, dtype=np.int64), lengths)
+
+
+def online_codes(features: dict[str, np.ndarray], splits: dict[str, Any], labels: dict[str, Any],
+                 layers: Sequence[int], trainer: Any, seed: int, num_classes: int) -> dict[str, dict[str, Any]]:
+    """``{"train": {layer_<k>: codelength summary}, "test": {layer_<k>: {"accuracy"}}}`` of one labelling."""
+    from elmo_bench.probe import mdl  # lazy: torch
+
+    out: dict[str, dict[str, Any]] = {"train": {}, "test": {}}
+    for k in layers:
+        data = {s: token_data(features[s][:, k], splits[s], labels[s]) for s in splits}
+        code = mdl.online_codelength(data["train"], data["dev"], num_classes, trainer, seed=seed)
+        out["train"][f"layer_{k}"] = code.summary()
+        out["test"][f"layer_{k}"] = {"accuracy": round(mdl.accuracy(code.final, data["test"]), 2)}
+        log.info("layer %d: %.0f bits online, compression %.2f", k, code.online_bits, code.compression)
+    return out
 
 
 def probe_mdl_main(argv: Sequence[str]) -> int:
@@ -139,20 +154,18 @@ def probe_mdl_main(argv: Sequence[str]) -> int:
     splits = read(args)
     mdl.check_blocks(len(splits["train"]))
     classes = sorted({t for ex in splits["train"] for t in ex["tags"]})
-    labels = control_tags(splits, classes, args.seed) if args.control else {
-        s: tag_ids(splits[s], classes) for s in splits}
+    targets = {"task": {s: tag_ids(splits[s], classes) for s in splits}}
+    if args.control:                                  # Hewitt & Liang's control labels, drawn with --seed
+        targets["control"] = control_tags(splits, classes, args.seed)
     features, encoder = bilm_features(args, splits, not args.no_progress)
     summary: dict[str, Any] = {"data": "ud_ewt_pos", "tag_column": args.tag_column, "num_classes": len(classes),
                                "train_sentences": len(splits["train"]), "fractions": list(mdl.FRACTIONS),
-                               "units": "bits", "probe": args.probe, "control": bool(args.control),
-                               "encoder": encoder["hash"], "train": {}, "test": {}}
+                               "units": "bits", "probe": args.probe, "encoder": encoder["hash"]}
     trainer = FACTORIES[args.probe](len(classes), args)
-    for k in layer_indices(args.layers, encoder["layers"], "elmo-bench probe-mdl"):
-        data = {s: token_data(features[s][:, k], splits[s], labels[s]) for s in splits}
-        code = mdl.online_codelength(data["train"], data["dev"], len(classes), trainer, seed=args.seed)
-        summary["train"][f"layer_{k}"] = code.summary()
-        summary["test"][f"layer_{k}"] = {"accuracy": round(mdl.accuracy(code.final, data["test"]), 2)}
-        log.info("layer %d: %.0f bits online, compression %.2f", k, code.online_bits, code.compression)
+    layers = layer_indices(args.layers, encoder["layers"], "elmo-bench probe-mdl")
+    for which, labels in targets.items():
+        codes = online_codes(features, splits, labels, layers, trainer, args.seed, len(classes))
+        summary.update(codes) if which == "task" else summary.update(control=codes)
     if args.out:
         write_results(Path(args.out), args, summary, encoder, time.perf_counter() - started)
     print(json.dumps(summary))
@@ -161,10 +174,16 @@ def probe_mdl_main(argv: Sequence[str]) -> int:
 
 def write_results(out: Path, args: argparse.Namespace, summary: dict[str, Any], encoder: dict[str, Any],
                   seconds: float) -> None:
-    """OUT/results.json in the engine's schema (task ``mdl_probe``); the per-block codes under ``probes``."""
-    metrics = {"train": {f"{layer}_{m}": row[m] for layer, row in summary["train"].items()
-                         for m in ("online_bits", "uniform_bits", "compression")},
-               "test": {f"{layer}_accuracy": row["accuracy"] for layer, row in summary["test"].items()}}
+    """OUT/results.json in the engine's schema (task ``mdl_probe``); the per-block codes under ``probes``; the
+    control task's (``--control``) as ``control_<layer>_<metric>`` and under ``probes.control``."""
+    metrics: dict[str, dict[str, Any]] = {"train": {}, "test": {}}
+    for prefix, codes in (("", summary), ("control_", summary.get("control"))):
+        for layer, row in (codes or {}).get("train", {}).items():
+            metrics["train"].update({f"{prefix}{layer}_{m}": row[m] for m in ("online_bits", "uniform_bits",
+                                                                               "compression")})
+        for layer, row in (codes or {}).get("test", {}).items():
+            metrics["test"][f"{prefix}{layer}_accuracy"] = row["accuracy"]
+    main_layer = "layer_1" if "layer_1" in summary["train"] else next(iter(summary["train"]))
     config = dict(vars(args))
     config["choices"] = {"task": "mdl_probe", "data": "ud_ewt_pos", "bilm": bilm_name(args.options)}
     out.mkdir(parents=True, exist_ok=True)
@@ -172,7 +191,9 @@ def write_results(out: Path, args: argparse.Namespace, summary: dict[str, Any], 
         task="mdl_probe", embedder="elmo", seed=args.seed, config=config,
         data={"name": "ud_ewt_pos", "fraction": 1.0, "train_sentences": summary["train_sentences"],
               "tag_column": args.tag_column, "num_classes": summary["num_classes"]},
-        metrics=metrics, main_metric="layer_1_compression", probes={"train": summary["train"], "units": "bits"},
+        metrics=metrics, main_metric=f"{main_layer}_compression",
+        probes={"train": summary["train"], "units": "bits",
+                **({"control": summary["control"]["train"]} if "control" in summary else {})},
         epochs={"run": 0, "best": None, "history": []},
         timings={"total_seconds": seconds, "bilm_seconds": encoder["seconds_in_bilm"]},
         bilm={"name": bilm_name(args.options), "hash": encoder["hash"], "layers": encoder["layers"],

@@ -3,8 +3,8 @@
 Runs, in order, each probe command with ``--out OUT/<probe>`` and the same encoder options and activation cache:
 ``pos`` (``probe-pos``, the converged linear POS probe), ``pos_controls`` (``probe-pos --probe linear,mlp1
 --control``: Hewitt & Liang's probes, control task and selectivity), ``structural`` (``probe-structural``: distance
-and depth probes), ``mdl`` (``probe-mdl``: online codelength of the tags), ``mdl_control`` (of the control task's
-labels) and ``mdl_mlp`` (with the MLP-1 probe). A probe whose ``OUT/<probe>/results.json`` exists is skipped
+and depth probes), ``mdl`` (``probe-mdl --control``: online codelength of the tags and of the control task's
+labels, linear probe) and ``mdl_mlp`` (the same with the MLP-1 probe). A probe whose ``OUT/<probe>/results.json`` exists is skipped
 (resume); the layers come from the activation cache, so the encoder runs once per split. ``--budget cpu`` bounds
 every probe for a small CPU (``BUDGETS``, recorded in ``OUT/suite.json``); ``--budget full`` is the papers' setting.
 ``--random-init``/``--random-seed`` and ``--device`` go to every probe: the suite of the random-encoder baseline.
@@ -71,9 +71,8 @@ def probes() -> tuple[SuiteProbe, ...]:
             SuiteProbe("pos_controls", probe_pos_main,
                        lambda b: [*_epochs(b), *_hidden(b), "--no-glove", "--probe", "linear,mlp1", "--control"]),
             SuiteProbe("structural", probe_structural_main, _epochs),
-            SuiteProbe("mdl", probe_mdl_main, _mdl),
-            SuiteProbe("mdl_control", probe_mdl_main, lambda b: [*_mdl(b), "--control"]),
-            SuiteProbe("mdl_mlp", probe_mdl_main, lambda b: [*_mdl(b), *_hidden(b), "--probe", "mlp1"]))
+            SuiteProbe("mdl", probe_mdl_main, lambda b: [*_mdl(b), "--control"]),
+            SuiteProbe("mdl_mlp", probe_mdl_main, lambda b: [*_mdl(b), *_hidden(b), "--probe", "mlp1", "--control"]))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -81,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="OUT/<probe>/results.json per probe, OUT/suite.json")
     p.add_argument("--budget", default="cpu", choices=sorted(BUDGETS), help="cpu: bounded (see BUDGETS); full")
     p.add_argument("--probes", default=None,
-                   help="comma-separated subset of pos,pos_controls,structural,mdl,mdl_control,mdl_mlp (default: all)")
+                   help="comma-separated subset of pos,pos_controls,structural,mdl,mdl_mlp (default: all)")
     p.add_argument("--options", default=str(DEFAULT_OPTIONS), help="biLM options.json (default: the shipped biLM)")
     p.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="biLM weights.hdf5 (default: the shipped biLM)")
     from elmo_bench.encoders.cli_options import (add_device_argument, add_encoder_arguments,  # lazy: torch
