@@ -237,3 +237,24 @@ def test_check_encoder_path_refuses_what_is_not_there_without_loading(tmp_path):
                           ({"kind": "manylangs", "path": str(tmp_path / "m")}, "no such directory")]:
         with pytest.raises(ConfigError, match=rf"encoder.path {spec['path']}: {message}"):
             check_encoder_path(spec)
+
+
+@pytest.mark.parametrize("command", ["probe-pos", "probe-mdl", "probe-structural"])
+def test_the_probe_commands_vet_the_encoder_on_the_first_training_sentence(models, tmp_path, capsys, command):
+    """The probes go through the run's check: a tokenizer that makes most of the first training sentence unknown is
+    one line, exit 2, before any layer is computed or cached."""
+    from elmo_bench.commands.main import main
+
+    data = tmp_path / "ewt"
+    data.mkdir()
+    words = ["漢字", "テスト", "ä€", "a"]
+    sentence = "\n".join(f"{k + 1}\t{w}\t_\tX\tNN\t_\t{0 if k == 0 else 1}\t{'root' if k == 0 else 'dep'}\t_\t_"
+                         for k, w in enumerate(words)) + "\n\n"
+    for split, copies in (("train", 1000), ("dev", 1), ("test", 1)):     # probe-mdl's blocks need 1,000 sentences
+        (data / f"en_ewt-ud-{split}.conllu").write_text(sentence * copies)
+    cache = tmp_path / "cache"
+    assert main([command, "--encoder", "transformers", "--model", str(models["bert"]), "--data-dir", str(data),
+                 "--cache-dir", str(cache), "--no-progress"]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip() and not line.startswith("Loading")]
+    assert len(err) == 1 and "3 of the 4 words of the first training sentence" in err[0]   # (transformers' bar aside)
+    assert not cache.exists() or not any(cache.rglob("meta.json"))

@@ -132,10 +132,11 @@ def probe_encoder(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
 
 def bilm_features(args: argparse.Namespace, splits: dict[str, list[dict[str, Any]]], progress: bool):
     """{split: (n_tokens, L+1, dim)} from the activation cache (computed once), and the encoder's identity."""
-    from elmo_bench.encoders.cache import ActivationCache  # lazy: torch
+    from elmo_bench.encoders.cache import ActivationCache, check_first_sentence  # lazy: torch
     from elmo_bench.probe.pos import layer_features  # lazy: torch
 
     encoder, record = probe_encoder(args)
+    check_first_sentence(encoder, [ex["tokens"] for ex in splits["train"]], "the first training sentence (UD EWT)")
     cache = ActivationCache(args.cache_dir, encoder, progress=progress)
     features = {}
     for split, examples in splits.items():

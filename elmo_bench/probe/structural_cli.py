@@ -69,10 +69,11 @@ def read_splits(args: argparse.Namespace) -> dict[str, list[Any]]:
 
 def cached_layers(args: argparse.Namespace, splits: dict[str, list[Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
     """{split: CachedLayers} (``get(i)`` → (L+1, n_i, dim)) and the encoder's record."""
-    from elmo_bench.encoders.cache import ActivationCache  # lazy: torch
+    from elmo_bench.encoders.cache import ActivationCache, check_first_sentence  # lazy: torch
     from elmo_bench.probe.pos_cli import probe_encoder  # lazy: torch
 
     encoder, record = probe_encoder(args)                     # --random-init and --device as probe-pos takes them
+    check_first_sentence(encoder, [t.tokens for t in splits["train"]], "the first training sentence (UD EWT)")
     cache = ActivationCache(args.cache_dir, encoder, progress=not args.no_progress)
     layers = {s: cache.layers([t.tokens for t in sentences], name=f"ud_ewt/{s}") for s, sentences in splits.items()}
     return layers, {**record, "seconds_in_bilm": cache.seconds_in_bilm}

@@ -115,12 +115,13 @@ def read(args: argparse.Namespace, progress: bool) -> WsdInputs:
 
 def prepare_layers(args: argparse.Namespace, inputs: WsdInputs, progress: bool) -> WsdLayers:
     """The encoder's layers of the training sentences and of every evaluation set, through the activation cache."""
-    from elmo_bench.encoders.cache import ActivationCache  # lazy: torch
+    from elmo_bench.encoders.cache import ActivationCache, check_first_sentence  # lazy: torch
     from elmo_bench.encoders.cli_options import encoder_from_args, encoder_info  # lazy: torch
     from elmo_bench.base.device import resolve_device  # lazy: torch
     from elmo_bench.encoders.protocol import moved  # lazy: torch
 
     encoder = moved(encoder_from_args(args), resolve_device(getattr(args, "device", "cpu"), "--device"))
+    check_first_sentence(encoder, token_lists(inputs.train), "the first training sentence (probe-wsd)")
     record = encoder_info(encoder)
     cache = ActivationCache(args.cache_dir, encoder, max_segment=args.max_segment, progress=progress)
     train = cache.layers(token_lists(inputs.train), name="wsd/semcor")
