@@ -10,7 +10,7 @@ from typing import Any, Sequence
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.report import (bootstrap, directions, edge_figure, edge_report, figures, probe_controls,
-                                probe_depth, tables)
+                                probe_depth, structural_mdl, tables)
 from elmo_bench.report.collect import Collection, collect
 from elmo_bench.report.encoder_names import EncoderNames
 from elmo_bench.report.render import latex_escape, table_latex, table_md
@@ -22,6 +22,7 @@ DEV_CURVES = "dev_curves.png"
 PROBE_DEPTH = "probe_depth.png"
 PROBE_SELECTIVITY = "probe_selectivity.png"
 EDGE_PIPELINE = "edge_pipeline.png"
+STRUCTURAL_MDL_DEPTH = "structural_mdl_depth.png"
 
 
 def _collect_existing(dirs: Sequence[str], require_runs: bool) -> Collection:
@@ -102,6 +103,22 @@ def _summary(found: Collection, names: EncoderNames) -> str:
     return text
 
 
+def _probing_sections(controls: list, geometry: list, out: Path, sections: list[tables.Table],
+                      made: dict[str, bool]) -> str:
+    """Append the probing-method sections, each only when its runs exist (so a report without them is unchanged):
+    control tasks (issue 36) and structural probes with MDL (issue 37); returns the summary's addition."""
+    summary = ""
+    if controls:
+        made[PROBE_SELECTIVITY] = figures.probe_selectivity_figure(controls, out / PROBE_SELECTIVITY)
+        sections += [probe_controls.probe_control_table(controls), probe_controls.best_layer_table(controls)]
+        summary += f" Probe-control runs (own section): {len(controls)}."
+    if geometry:
+        made[STRUCTURAL_MDL_DEPTH] = figures.structural_mdl_figure(geometry, out / STRUCTURAL_MDL_DEPTH)
+        sections.append(structural_mdl.structural_mdl_table(geometry))
+        summary += f" Structural-probe and MDL runs (own section): {len(geometry)}."
+    return summary
+
+
 def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int = 1000,
                  significance: bool = True, require_runs: bool = False) -> Path:
     """Read the results below ``dirs``, write report.md / report.tex / report.json and the PNGs into ``out``.
@@ -111,6 +128,7 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
     _refuse_file_out(out)
     found = _collect_existing(dirs, require_runs)
     found.runs, controls = probe_controls.split_runs(found.runs)   # control-task runs: their own section only
+    found.runs, geometry = structural_mdl.split_runs(found.runs)    # structural / MDL runs: likewise
     runs = found.runs
     gold_cache: dict = {}
 
@@ -121,16 +139,14 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
     names = EncoderNames(edge_report.without_edge(runs))   # edge runs: their own table (edge_report)
     sections, made = _sections(found, names, p_value if significance else None, out)
     summary = _summary(found, names)
-    if controls:                                      # new sections only when there are control-task runs
-        made[PROBE_SELECTIVITY] = figures.probe_selectivity_figure(controls, out / PROBE_SELECTIVITY)
-        sections += [probe_controls.probe_control_table(controls), probe_controls.best_layer_table(controls)]
-        summary += f" Probe-control runs (own section): {len(controls)}."
+    summary += _probing_sections(controls, geometry, out, sections, made)
     figure_for = {"figure1": (FIGURE1, "Figure 1", "_No sample-efficiency sweep yet._"),
                   "figure2": (FIGURE2, "Figure 2", "_No learned mixes yet._"),
                   "dev_curves": (DEV_CURVES, "Dev curves", "_No per-epoch dev history yet._"),
                   "probe_depth": (PROBE_DEPTH, "Probe accuracy by relative layer depth", ""),
                   "probe_controls": (PROBE_SELECTIVITY, "Probe accuracy and selectivity by relative layer depth", ""),
-                  "edge_probing": (EDGE_PIPELINE, "Edge probing by relative depth", "")}
+                  "edge_probing": (EDGE_PIPELINE, "Edge probing by relative depth", ""),
+                  "structural_mdl": (STRUCTURAL_MDL_DEPTH, "Structural probes and MDL by relative layer depth", "")}
     if fmt == "json":
         report = {"summary": summary, "runs": len(runs), "files": found.files, "duplicates": found.duplicates,
                   "tables": {table.key: table.as_json() for table in sections},

@@ -21,8 +21,8 @@ from elmo_bench.report.declared import PaperNumbers
 from elmo_bench.records.run_record import REQUIRED_KEYS, RESULTS_FILE, SCHEMA_VERSION, RunRecord
 from elmo_bench.records import lm_adaptation
 
-#: probe tasks: their runs record an encoder without a +ELMo mix
-ENCODER_PROBES = ("wsd", "pos_probe")
+#: probe tasks: their runs record an encoder without a +ELMo mix (and no training config tells two runs apart)
+ENCODER_PROBES = ("wsd", "pos_probe", "structural_probe", "mdl_probe")
 #: overrides of the mix group that make a run differ from the task's paper settings
 MIX_OVERRIDES = ("placement", "lambda", "layer_norm", "gamma_init", "dropout")
 
@@ -126,7 +126,7 @@ class Run:
         key = {"task": self.task, "embedder": self.embedder, "seed": self.seed, "data": self.data,
                "fraction": self.fraction, "elmo": self.elmo, "head": task_cfg.get("head"), "trainer": trainer,
                "bilm": (self.record.bilm or {}).get("hash"), "encoder": self.encoder_key}
-        if self.task in ("wsd", "pos_probe"):          # probes: no training config tells two runs apart
+        if self.task in ENCODER_PROBES:                # probes: no training config tells two runs apart
             key["metrics"] = self.metrics
         return json.dumps(key, sort_keys=True, default=str)
 

@@ -1,6 +1,7 @@
 """Figure 1 (sample efficiency), Figure 2 (learned layer weights), the per-epoch dev curves, with several
-encoders probe accuracy by relative layer depth, and with control-task probe runs accuracy and selectivity by depth
-(trained vs random encoders) as PNGs, written atomically."""
+encoders probe accuracy by relative layer depth, with control-task probe runs accuracy and selectivity by depth
+(trained vs random encoders), and with structural-probe / MDL runs their metrics by depth, as PNGs, written
+atomically."""
 from __future__ import annotations
 
 import io
@@ -18,6 +19,7 @@ from elmo_bench.report.collect import Run  # noqa: E402
 from elmo_bench.report.encoder_names import EncoderNames  # noqa: E402
 from elmo_bench.report.probe_controls import PROBE_NAMES, depth_points, probe_kinds  # noqa: E402
 from elmo_bench.report.probe_depth import probe_depth_curves  # noqa: E402
+from elmo_bench.report import structural_mdl  # noqa: E402
 from elmo_bench.report.tables import dev_curves, learned_mixes, sample_efficiency_curves  # noqa: E402
 
 LABELS = {"glove": "baseline (GloVe)", "glove_elmo": "+ELMo", "elmo": "ELMo only"}
@@ -169,4 +171,39 @@ def probe_selectivity_figure(runs: Sequence[Run], path: Path) -> bool:
             ax.set_ylabel(f"test {what} (points)")
             _small_panel(ax, f"POS {what}: {PROBE_NAMES[probe]} probe")
     _save(fig, path)
+    return True
+
+
+def structural_mdl_figure(runs: Sequence[Run], path: Path) -> bool:
+    """The depth figure for the structural-probe and MDL runs (elmo_bench.report.structural_mdl): UUAS, DSpr and NSpr
+    (test), and each MDL probe's compression for the tags (circles) and the control task (crosses, train), against
+    relative layer depth; a colour per encoder, trained solid and random dashed. False (nothing written) without
+    such runs."""
+    panels = [(f"{label} (test)", metric, None) for metric, label in (("uuas", "UUAS"), ("dspr", "DSpr"),
+                                                                       ("nspr", "NSpr"))
+              if structural_mdl.depth_points(runs, metric)]
+    panels += [(f"MDL compression, {PROBE_NAMES.get(p, p)} probe (train)", "compression", p)
+               for p in structural_mdl.mdl_probes(runs)]
+    if not panels:
+        return False
+    cols = min(3, len(panels))
+    rows = math.ceil(len(panels) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.8 * rows), squeeze=False, layout="constrained")
+    colours: dict[str, str] = {}
+    for ax, (title, metric, probe) in zip(axes.flat, panels):
+        for control in ((False, True) if probe and structural_mdl.has_control(runs, probe) else (False,)):
+            for group, points in structural_mdl.depth_points(runs, metric, probe, control):
+                colour = colours.setdefault(group.encoder, f"C{len(colours)}")
+                ax.plot([x for x, _ in points], [y for _, y in points], color=colour, markersize=4,
+                        marker="x" if control else "o", linestyle="-" if group.weights == "trained" else "--",
+                        label=f"{group.encoder}, {group.weights}{', control' if control else ''}")
+        ax.set_xlim(-0.05, 1.05)
+        ax.set_xlabel("relative layer depth")
+        ax.set_ylabel("compression (uniform / online)" if probe else "UUAS (%)" if metric == "uuas" else "Spearman")
+        ax.set_title(title, fontsize="small")
+        ax.grid(True, alpha=0.3)
+    _hide_unused(axes, len(panels))
+    legend = {label: handle for ax in axes.flat for handle, label in zip(*ax.get_legend_handles_labels())}
+    fig.legend(list(legend.values()), list(legend), loc="outside lower center", ncols=2, fontsize="x-small")
+    _save(fig, path)                                  # one legend below the panels: none of them hides a line
     return True

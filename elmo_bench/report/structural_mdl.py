@@ -1,0 +1,257 @@
+"""The report's structural-probe and MDL section (issue 37): per encoder (trained and random-weights twins as separate
+row blocks) and layer, the structural probes' UUAS, DSpr, root accuracy and NSpr (``structural_probe`` records, test
+split) and the online codelength, compression and accuracy of each MDL probe, for the tags and for the control task
+(``mdl_probe`` records: codes on train, accuracy on test), with Hewitt & Manning's (2019) Table 1 beside the biLM's
+rows, marked as theirs.
+
+It reads the records ``elmo-bench probe-structural`` and ``probe-mdl`` write (and ``probe-suite`` under
+``OUT/structural``, ``OUT/mdl``, ``OUT/mdl_mlp``). Those records are kept out of every older table (``split_runs``),
+so a report over runs without them renders exactly as before.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from elmo_bench.records.run_record import RunRecord
+from elmo_bench.report.collect import Run
+from elmo_bench.report.encoder_names import BILM, EncoderNames, identity, key_of, layer_count
+from elmo_bench.report.probe_controls import PROBE_NAMES
+from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat, stat_json
+
+STRUCTURAL = "structural_probe"
+MDL = "mdl_probe"
+RANDOM_KEYS = ("random_init", "random_seed")
+#: (metric key, header, digits): the structural probes' test metrics
+STRUCTURAL_METRICS = (("uuas", "UUAS", 2), ("dspr", "DSpr", 3), ("root_acc", "root %", 2), ("nspr", "NSpr", 3))
+#: (metric key, split, header suffix, digits) of one MDL probe; the control task's are ``control_``-prefixed
+MDL_METRICS = (("online_bits", "train", "bits (train)", 0), ("compression", "train", "compression (train)", 2),
+               ("accuracy", "test", "acc. (test)", 2))
+#: Hewitt & Manning (2019), Table 1: PTB WSJ test, the public 5.5B ELMo; (label, weights, UUAS, DSpr, root %, NSpr)
+PAPER = {"ELMo0": ("layer_0 (ELMo0)", "trained", 26.8, 0.44, 54.3, 0.56),
+         "ELMo1": ("layer_1 (ELMo1)", "trained", 77.0, 0.83, 86.5, 0.87),
+         "Proj0": ("Proj0", "random BiLSTM over trained layer_0", 59.8, 0.73, 64.4, 0.75)}
+PAPER_LINEAR_UUAS = 48.9
+PAPER_LABEL = "paper: ELMo (public 5.5B biLM), Hewitt & Manning 2019, PTB WSJ test"
+LAYER = re.compile(r"layer_(\d+)_(?:uuas|online_bits|accuracy)")
+
+
+def is_structural_mdl(run: Run) -> bool:
+    return run.task in (STRUCTURAL, MDL)
+
+
+def split_runs(runs: Sequence[Run]) -> tuple[list[Run], list[Run]]:
+    """(every other run, the structural-probe and MDL runs)."""
+    return [r for r in runs if not is_structural_mdl(r)], [r for r in runs if is_structural_mdl(r)]
+
+
+def trained_hash(record: RunRecord) -> str | None:
+    """The trained biLM's hash behind a record: a random twin's hash is ``<trained>-random-<mode>-<seed>``."""
+    bilm, encoder = record.bilm or {}, record.encoder or {}
+    found = bilm.get("trained_hash") or encoder.get("trained_hash") or bilm.get("hash") or encoder.get("hash")
+    return None if found is None else str(found).split("-random-")[0]
+
+
+def base_identity(record: RunRecord) -> dict[str, Any]:
+    """The encoder identity without its random-weights part: a twin shares its trained encoder's label."""
+    ident = {k: v for k, v in identity(record).items() if k not in RANDOM_KEYS}
+    if ident.get("kind") == BILM:
+        ident["hash"] = trained_hash(record)
+    return ident
+
+
+def weights_label(record: RunRecord) -> str:
+    """"trained" or "random (<mode>, seed <s>)", from the record's encoder identity or its config."""
+    encoder, config = record.encoder or {}, record.config or {}
+    mode = encoder.get("random_init") or config.get("random_init")
+    seed = encoder.get("random_seed", config.get("random_seed"))
+    return "trained" if not mode else f"random ({mode}, seed {seed})"
+
+
+def mdl_probe(run: Run) -> str:
+    """Which probe coded an MDL record (``config.probe``; records before ``--probe`` existed: linear)."""
+    return str(run.record.config.get("probe") or "linear")
+
+
+@dataclass
+class _Keyed:
+    """A record seen through its base identity, for EncoderNames (labels, order, layer counts)."""
+
+    record: RunRecord
+    encoder: dict[str, Any]
+
+    @property
+    def encoder_key(self) -> str:
+        return key_of(self.encoder)
+
+
+@dataclass
+class Group:
+    encoder: str
+    weights: str
+    is_bilm: bool
+    runs: list[Run]
+
+    @property
+    def layers(self) -> list[int]:
+        found = {int(m.group(1)) for r in self.runs for scores in r.metrics.values() for k in scores
+                 if (m := LAYER.fullmatch(k))}
+        return sorted(found)
+
+    @property
+    def layer_count(self) -> int:
+        counts = [c for r in self.runs if (c := layer_count(r.record))]
+        return max(counts) if counts else max(self.layers, default=0) + 1
+
+
+def groups(runs: Sequence[Run]) -> list[Group]:
+    """Runs by (encoder, weights): encoders in report order (biLMs first), trained before random."""
+    keyed = [_Keyed(r.record, base_identity(r.record)) for r in runs]
+    names = EncoderNames(keyed)
+    out: dict[tuple[str, str], Group] = {}
+    for run, k in zip(runs, keyed):
+        label = names.label(k.encoder_key)
+        group = out.setdefault((k.encoder_key, weights_label(run.record)),
+                               Group(label, weights_label(run.record), names.is_bilm(k.encoder_key), []))
+        group.runs.append(run)
+    order = {key: i for i, key in enumerate(names.order)}
+    return [g for (_, _), g in sorted(out.items(), key=lambda kv: (order.get(kv[0][0], len(order)),
+                                                                   kv[1].weights != "trained", kv[1].weights))]
+
+
+def mdl_probes(runs: Sequence[Run]) -> list[str]:
+    found = {mdl_probe(r) for r in runs if r.task == MDL}
+    return [p for p in PROBE_NAMES if p in found] + sorted(found - set(PROBE_NAMES))
+
+
+def has_control(runs: Sequence[Run], probe: str) -> bool:
+    return any(k.startswith("control_") for r in runs if r.task == MDL and mdl_probe(r) == probe
+               for k in r.metrics.get("train") or {})
+
+
+def structural_cell(group: Group, layer: int, metric: str, split: str = "test") -> Stat | None:
+    return stat(r.value(split, f"layer_{layer}_{metric}") for r in group.runs if r.task == STRUCTURAL)
+
+
+def mdl_cell(group: Group, probe: str, layer: int, metric: str, split: str, control: bool = False) -> Stat | None:
+    name = f"{'control_' if control else ''}layer_{layer}_{metric}"
+    return stat(r.value(split, name) for r in group.runs if r.task == MDL and mdl_probe(r) == probe)
+
+
+def _columns(runs: Sequence[Run]) -> list[tuple[str, str, str, bool, int]]:
+    """(header, probe, metric, control, digits) of every MDL column, per probe: task then control (when coded)."""
+    out = []
+    for probe in mdl_probes(runs):
+        name = PROBE_NAMES.get(probe, probe)
+        for control in (False, True) if has_control(runs, probe) else (False,):
+            out += [(f"MDL {name}{' control' if control else ''} {suffix}", probe, metric, control, digits)
+                    for metric, _, suffix, digits in MDL_METRICS]
+    return out
+
+
+def _split(metric: str) -> str:
+    return next(split for m, split, _, _ in MDL_METRICS if m == metric)
+
+
+def _layer_row(group: Group, layer: int, columns: list) -> tuple[list[str], dict[str, Any]]:
+    """One layer of one group: its Markdown cells and its report.json record (each number under its split)."""
+    cells = [group.encoder, group.weights, f"layer_{layer}"]
+    record: dict[str, Any] = {"encoder": group.encoder, "weights": group.weights, "layer": layer,
+                              "relative_depth": layer / (group.layer_count - 1) if group.layer_count > 1 else 0.0,
+                              "test": {}, "train": {}}
+    for metric, _, digits in STRUCTURAL_METRICS:
+        found = structural_cell(group, layer, metric)
+        cells.append(fmt_stat(found, digits))
+        record["test"][metric] = None if found is None else stat_json(found)
+    for _, probe, metric, control, digits in columns:
+        found = mdl_cell(group, probe, layer, metric, _split(metric), control)
+        cells.append(fmt_stat(found, digits))
+        key = f"{probe}_{'control_' if control else ''}{metric}"
+        record[_split(metric)][key] = None if found is None else stat_json(found)
+    return cells, record
+
+
+def _paper_rows(width: int) -> list[list[str]]:
+    rows = [[PAPER_LABEL, weights, label, fmt(u, 1), fmt(d, 2), fmt(r, 1), fmt(n, 2)] + [MISSING] * width
+            for label, weights, u, d, r, n in PAPER.values()]
+    return rows + [["paper: linear chain, Hewitt & Manning 2019, PTB WSJ test", MISSING, MISSING,
+                    fmt(PAPER_LINEAR_UUAS, 1), MISSING, MISSING, MISSING] + [MISSING] * width]
+
+
+def _chain_rows(runs: Sequence[Run], width: int) -> tuple[list[list[str]], list[dict[str, Any]]]:
+    """Our linear-chain baseline (each word attached to the next), per data set and punctuation rule."""
+    by: dict[tuple[str, str], list[Run]] = {}
+    for run in runs:
+        if run.task == STRUCTURAL:
+            by.setdefault((run.data, str(run.record.data.get("punct") or "xpos")), []).append(run)
+    rows, records = [], []
+    for (data, punct), members in sorted(by.items()):
+        values = [v for r in members if (v := r.value("test", "linear_chain_uuas")) is not None]
+        found = stat(values)                          # the same data gives every encoder the same chain: no ± 0
+        found = Stat(values[0], None, len(values)) if values and len(set(values)) == 1 else found
+        rows.append([f"baseline: linear chain ({data}, punct {punct})", MISSING, MISSING, fmt_stat(found)]
+                    + [MISSING] * (3 + width))
+        records.append({"encoder": "baseline: linear chain", "data": data, "punct": punct,
+                        "test": {"uuas": None if found is None else stat_json(found)}})
+    return rows, records
+
+
+def _notes(runs: Sequence[Run]) -> list[str]:
+    sentences = sorted({int(n) for r in runs if (n := r.record.data.get("train_sentences"))})
+    return [
+        "Structural probes (Hewitt & Manning 2019), test split: UUAS (%, minimum spanning tree of the predicted "
+        "distances against the gold tree, punctuation excluded), DSpr and NSpr (Spearman of predicted and gold "
+        "distances / depths, averaged per sentence length 5-50), root % (the least deep word is the gold root).",
+        "MDL (Voita & Titov 2020): online codelength of the training labels in bits (train split), compression = "
+        "uniform codelength / online codelength, acc. = the probe trained on all blocks (test split); control = "
+        "Hewitt & Liang's control task (one random tag per word type). Mean ± sd over runs where several.",
+        "Ours: UD English-EWT, " + (f"{', '.join(map(str, sentences))} training sentences" if sentences else
+                                    "training sentences as recorded") + "; random weights = the same architecture "
+        "drawn by its initialiser (biLM `all`: every weight; `lstm`: trained token layer, random LSTMs).",
+        "Paper rows: Hewitt & Manning (2019) Table 1 on PTB WSJ (Stanford Dependencies) with the public 5.5B ELMo, "
+        "not our biLM nor our data: not comparable numbers. ELMo0/ELMo1 = its token layer / first biLSTM layer "
+        "(ours: layer_0 / layer_1); Proj0 = a randomly initialised BiLSTM over its trained layer 0 (the analogue of "
+        "our `random (lstm, ...)` rows); linear chain = every word attached to the next."]
+
+
+def structural_mdl_table(runs: Sequence[Run]) -> Table:
+    """Rows: encoder × weights × layer (Hewitt & Manning's rows after the last biLM block, then the linear chains)."""
+    columns = _columns(runs)
+    header = ["Encoder", "Weights", "Layer", *[f"{h} (test)" for _, h, _ in STRUCTURAL_METRICS],
+              *[c[0] for c in columns]]
+    rows, records, paper_at = [], [], None
+    for group in groups(runs):
+        for layer in group.layers:
+            cells, record = _layer_row(group, layer, columns)
+            rows.append(cells)
+            records.append(record)
+        paper_at = len(rows) if group.is_bilm else paper_at
+    at = len(rows) if paper_at is None else paper_at
+    rows[at:at] = _paper_rows(len(columns))
+    chain_rows, chain_records = _chain_rows(runs, len(columns))
+    extra = {"paper": {"source": "Hewitt & Manning 2019, Table 1 (PTB WSJ test, the public 5.5B ELMo)",
+                       **{name: dict(zip(("layer", "weights", "uuas", "dspr", "root_acc", "nspr"), v))
+                          for name, v in PAPER.items()},
+                       "linear_chain": {"uuas": PAPER_LINEAR_UUAS}},
+             "baselines": chain_records}
+    return Table("Structural probes and MDL per encoder and layer", header, rows + chain_rows, _notes(runs),
+                 key="structural_mdl", records=records, extra=extra)
+
+
+def depth_points(runs: Sequence[Run], what: str, probe: str | None = None, control: bool = False
+                 ) -> list[tuple[Group, list[tuple[float, float]]]]:
+    """[(group, [(relative depth, value)])] of one quantity: a structural metric (``probe`` None, test split) or an
+    MDL probe's compression (train split; ``control``: the control task's)."""
+    out = []
+    for group in groups(runs):
+        total = group.layer_count
+        points = []
+        for layer in group.layers:
+            found = (structural_cell(group, layer, what) if probe is None
+                     else mdl_cell(group, probe, layer, what, "train", control))
+            if found is not None:
+                points.append((layer / (total - 1) if total > 1 else 0.0, found.mean))
+        if points:
+            out.append((group, points))
+    return out
