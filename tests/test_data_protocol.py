@@ -56,7 +56,7 @@ def test_squad_default_tests_on_official_dev_and_carves_dev_from_train() -> None
 def _squad(n_articles: int) -> dict:
     return {"version": "1.1", "data": [
         {"title": f"T{a}", "paragraphs": [{"context": f"Article {a} says hello.", "qas": [
-            {"id": f"q{a}", "question": "What does it say?", "answers": [{"text": "hello", "answer_start": 16}]}]}]}
+            {"id": f"q{a}", "question": "What does it say?", "answers": [{"text": "hello", "answer_start": 15}]}]}]}
         for a in range(n_articles)]}
 
 

@@ -25,8 +25,8 @@ def test_a_run_directory_from_before_the_encoder_group_still_matches_the_default
     run = tmp_path / "run"
     run.mkdir()
     (run / RUN_FILE).write_text(json.dumps({"identity": stored, "config": config}))
-    (run / "results.json").write_text("{}")
-    assert check_run_dir(run, current, config) is False  # same experiment: reused, not refused
+    (run / "checkpoint.pt").write_bytes(b"")  # a run under way (a bare results.json is refused as not ours)
+    assert check_run_dir(run, current, config) is False  # same experiment: resumed, not refused
     other, other_config = _identity(tmp_path, "encoder=hdf5", "encoder.path=/x.hdf5")
     with pytest.raises(ConfigError, match=r"encoder.kind: \"bilm\" → \"hdf5\""):
         check_run_dir(run, other, other_config)

@@ -13,11 +13,12 @@ from elmo_bench.tasks import registry
 from tests.conftest import REPO
 
 
-def test_the_scan_finds_the_seven_tasks_without_torch():
+def test_the_scan_finds_the_thirteen_tasks_without_torch():
     code = ("import sys; from elmo_bench.tasks.registry import registered; "
             "print(sorted(registered()), 'torch' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
-    assert done.stdout.split("]")[0] + "]" == str(["coref", "ner", "pos", "snli", "squad", "srl", "sst"])
+    edge = [f"edge_{name}" for name in ("chunk", "coref", "dep", "ner", "pos", "srl")]   # issue 38's edge probes
+    assert done.stdout.split("]")[0] + "]" == str(["coref", *edge, "ner", "pos", "snli", "squad", "srl", "sst"])
     assert done.stdout.strip().endswith("False"), done.stderr
 
 
@@ -34,5 +35,5 @@ def test_a_third_party_task_arrives_through_its_entry_point(monkeypatch):
 
 
 def test_an_unknown_task_is_one_line_naming_the_known_ones():
-    with pytest.raises(ConfigError, match=r"'nosuch' is not a registered task; expected one of \['coref', 'ner'"):
+    with pytest.raises(ConfigError, match=r"'nosuch' is not a registered task; expected one of \['coref', 'edge_chunk'"):
         registry.declaration("nosuch")

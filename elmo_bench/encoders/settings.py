@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import check_number
+from elmo_bench.encoders.kinds import encoder_kinds
 
 #: the kinds this package ships; :func:`known_kinds` adds any module that declares ``ENCODER_KIND``
 KINDS = ("bilm", "hdf5", "manylangs", "python", "transformers")
@@ -27,10 +28,8 @@ DEFAULT_CACHE_DTYPE = "fp16"
 
 
 def known_kinds() -> tuple[str, ...]:
-    """Every declared encoder kind (elmo_bench.encoders.kinds scans the package; imported here lazily, so this
-    module stays torch-free until a kind is checked)."""
-    from elmo_bench.encoders.kinds import encoder_kinds  # lazy: the scan imports the kinds' modules
-
+    """Every declared encoder kind (elmo_bench.encoders.kinds scans the package when first asked, so importing this
+    module stays torch-free)."""
     return tuple(encoder_kinds())
 
 

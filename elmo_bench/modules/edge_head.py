@@ -50,21 +50,22 @@ class EdgeHead(nn.Module):
         return out
 
 
-def edge_targets(examples: Sequence[Mapping[str, Any]], labels: Sequence[str],
-                 two_spans: bool) -> dict[str, torch.Tensor]:
+def edge_targets(examples: Sequence[Mapping[str, Any]], labels: Sequence[str], two_spans: bool,
+                 device: torch.device | str = "cpu") -> dict[str, torch.Tensor]:
     """span1 [, span2] (batch, targets, 2) long, target_mask (batch, targets) bool, labels (batch, targets,
     labels) float k-hot (a label outside ``labels`` is left out: the run never saw it)."""
     index = {label: i for i, label in enumerate(labels)}
     most = max([1] + [len(ex["targets"]) for ex in examples])
     roles = ("span1", "span2") if two_spans else ("span1",)
-    spans = {role: torch.tensor([[0, 1]], dtype=torch.long).repeat(len(examples), most, 1) for role in roles}
-    mask = torch.zeros(len(examples), most, dtype=torch.bool)
-    gold = torch.zeros(len(examples), most, len(labels))
+    spans = {role: torch.tensor([[0, 1]], dtype=torch.long, device=device).repeat(len(examples), most, 1)
+             for role in roles}
+    mask = torch.zeros(len(examples), most, dtype=torch.bool, device=device)
+    gold = torch.zeros(len(examples), most, len(labels), device=device)
     for b, ex in enumerate(examples):
         for n, target in enumerate(ex["targets"]):
             mask[b, n] = True
             for role in roles:
-                spans[role][b, n] = torch.tensor(target[role], dtype=torch.long)
+                spans[role][b, n] = torch.tensor(target[role], dtype=torch.long, device=device)
             for label in target["labels"]:
                 if label in index:
                     gold[b, n, index[label]] = 1.0

@@ -22,7 +22,7 @@ from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 from elmo_bench.probe.layer_selection import layer_indices
 from elmo_bench.probe.pos_cli import DEFAULT_DATA, _positive_int, bilm_features, read
 from elmo_bench.probe.wsd_cli import bilm_name
-from elmo_bench.records.run_record import RunRecord, git_commit
+from elmo_bench.records.run_record import RESULTS_FILE, RunRecord, git_commit
 
 log = logging.getLogger("elmo_bench.probe.mdl")
 
@@ -199,4 +199,4 @@ def write_results(out: Path, args: argparse.Namespace, summary: dict[str, Any], 
         bilm={"name": bilm_name(args.options), "hash": encoder["hash"], "layers": encoder["layers"],
               "dim": encoder["dim"]} if args.encoder == "bilm" else None,
         encoder=encoder["encoder"], git_commit=git_commit(REPO),
-    ).write(out / "results.json")
+    ).write(out / RESULTS_FILE)

@@ -19,7 +19,7 @@ import torch
 from elmo_bench.base.paths import REPO
 from elmo_bench.probe.pos_controls import ProbeSettings, probe_details, rounded, run_probes, summarise
 from elmo_bench.probe.wsd_cli import bilm_name
-from elmo_bench.records.run_record import RunRecord, git_commit
+from elmo_bench.records.run_record import RESULTS_FILE, RunRecord, git_commit
 
 #: the summary's accuracy trees, printed to 2 decimals (p-values to 4); knobs and L2 values print as they are
 ROUNDED = ("dev", "test", "control", "selectivity", "sd", "best_layer")
@@ -70,4 +70,4 @@ def write(out: Path, args: argparse.Namespace, settings: ProbeSettings, splits: 
                                                     if k not in ("seconds_in_bilm", "encoder")}}
         if args.encoder == "bilm" else None,
         encoder=bilm["encoder"], extra=extra, git_commit=git_commit(REPO),
-    ).write(out / "results.json")
+    ).write(out / RESULTS_FILE)

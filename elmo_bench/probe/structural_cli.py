@@ -23,9 +23,10 @@ from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 from elmo_bench.probe import structural_metrics as sm
 from elmo_bench.probe.conllu_trees import depths, read_trees
 from elmo_bench.probe.layer_selection import layer_indices
+from elmo_bench.probe.pos_cli import probe_encoder
 from elmo_bench.probe.pos_cli import DEFAULT_DATA, _positive_int, _split_paths
 from elmo_bench.probe.wsd_cli import bilm_name
-from elmo_bench.records.run_record import RunRecord, git_commit
+from elmo_bench.records.run_record import RESULTS_FILE, RunRecord, git_commit
 
 log = logging.getLogger("elmo_bench.probe.structural")
 SPLITS = ("train", "dev", "test")
@@ -70,7 +71,6 @@ def read_splits(args: argparse.Namespace) -> dict[str, list[Any]]:
 def cached_layers(args: argparse.Namespace, splits: dict[str, list[Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
     """{split: CachedLayers} (``get(i)`` → (L+1, n_i, dim)) and the encoder's record."""
     from elmo_bench.encoders.cache import ActivationCache, check_first_sentence  # lazy: torch
-    from elmo_bench.probe.pos_cli import probe_encoder  # lazy: torch
 
     encoder, record = probe_encoder(args)                     # --random-init and --device as probe-pos takes them
     check_first_sentence(encoder, [t.tokens for t in splits["train"]], "the first training sentence (UD EWT)")
@@ -168,4 +168,4 @@ def write_results(out: Path, args: argparse.Namespace, summary: dict[str, Any], 
         bilm={"name": bilm_name(args.options), "hash": encoder["hash"], "layers": encoder["layers"],
               "dim": encoder["dim"]} if args.encoder == "bilm" else None,
         encoder=encoder["encoder"], git_commit=git_commit(REPO),
-    ).write(out / "results.json")
+    ).write(out / RESULTS_FILE)

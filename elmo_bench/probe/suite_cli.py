@@ -27,6 +27,7 @@ from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 from elmo_bench.probe.mdl_cli import probe_mdl_main
 from elmo_bench.probe.pos_cli import DEFAULT_DATA, _positive_int, probe_pos_main
 from elmo_bench.probe.structural_cli import probe_structural_main
+from elmo_bench.records.run_record import RESULTS_FILE
 
 log = logging.getLogger("elmo_bench.probe.suite")
 
@@ -144,7 +145,7 @@ def probe_suite_main(argv: Sequence[str]) -> int:
     _write_record(out, args, status)  # the budget is on record before any probe runs
     for i, probe in enumerate(p for p in known if p.name in wanted):
         target = out / probe.name
-        if (target / "results.json").exists():
+        if (target / RESULTS_FILE).exists():
             log.info("[%d/%d] %s: finished before, skipped", i + 1, len(wanted), probe.name)
             status[probe.name] = {"status": "skipped (finished before)"}
             continue
