@@ -94,7 +94,8 @@ def test_a_factor_without_a_patience_and_out_of_range_values_are_one_line_errors
 def _plateau_run(tmp_path, run_dir, *overrides):
     """The tiny task whose every epoch after the first is "no gain" (threshold 1000): from epoch 2 on, the rate
     halves each epoch (epoch 1 follows epoch 0's improvement over nothing)."""
-    return run_experiment(compose_run(tmp_path, "trainer.lr=0.01", "trainer.patience=10", "trainer.lr_plateau_factor=0.5",
+    return run_experiment(compose_run(tmp_path, "trainer.lr=0.01", "trainer.patience=10",
+                                      "trainer.lr_plateau_factor=0.5",
                                       "trainer.lr_plateau_patience=0", "trainer.lr_plateau_threshold=1000",
                                       *overrides), run_dir)
 
@@ -119,7 +120,7 @@ def test_the_loop_trains_each_epoch_at_the_replayed_rate_and_resumes_exactly(tmp
 def test_a_run_directory_from_before_the_keys_still_skips(tmp_path, tiny):
     run_dir = tmp_path / "run"
     first = run_experiment(compose_run(tmp_path, "trainer.max_epochs=1"), run_dir)
-    assert "lr" not in first["epochs"]["history"][0]                                            # no schedule, no rate recorded
+    assert "lr" not in first["epochs"]["history"][0]                      # no schedule, no rate recorded
     stored = json.loads((run_dir / "run.json").read_text())
     for key in ("factor", "patience", "threshold", "min_lr"):
         assert stored["identity"].pop(f"trainer.lr_plateau_{key}") is None
