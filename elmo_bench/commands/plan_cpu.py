@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 
 #: the training batches ``--measure-cpu`` times (a budget=cpu edge epoch has 63): beyond them the rate is extrapolated
 TIMED_BATCHES = 200
@@ -103,7 +105,6 @@ def time_training_steps(model: Any, collator: Any, sample: list[dict], batches: 
 def time_encoder(encoder: Any, sentences: list[list[str]], max_segment: int) -> float:
     """Seconds the encoder takes to compute the layers of ``sentences`` as the cache fill does
     (elmo_bench.encoders.cache.compute_layers), on the CPU with one thread, after an untimed warm-up on a few."""
-    import numpy as np
     import torch  # lazy: torch
 
     from elmo_bench.encoders.cache import compute_layers  # lazy: torch
