@@ -129,3 +129,19 @@ def test_a_run_directory_from_before_the_keys_still_skips(tmp_path, tiny):
     with pytest.raises(ConfigError, match="trainer.lr_plateau_factor: null → 0.5"):
         run_experiment(compose_run(tmp_path, "trainer.max_epochs=1", "trainer.lr_plateau_factor=0.5",
                                    "trainer.lr_plateau_patience=5"), run_dir)
+
+
+def test_the_committed_edge_runs_would_train_every_epoch_at_the_same_rate():
+    """docs/edge-probing.md: the 54 committed edge runs predate the schedule; replayed over their dev scores, it
+    changes no epoch's rate (so they are the runs the schedule would have trained)."""
+    from tests.conftest import REPO
+
+    records = sorted((REPO / "docs/results/edge_probing").rglob("results.json"))
+    assert len(records) == 54
+    for path in records:
+        record = json.loads(path.read_text())
+        assert "lr_plateau_factor" not in record["config"]["task"]["trainer"]     # trained without it
+        scores = [h["dev_metric"] for h in record["epochs"]["history"]]
+        lr = record["config"]["trainer"]["lr"]
+        assert lr == 0.001 and len(scores) == 10
+        assert LrPlateau(lr, 0.5, 5, 0.01, 1e-6).rates(scores)[:len(scores)] == [lr] * len(scores), path
