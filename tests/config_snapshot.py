@@ -33,6 +33,9 @@ COMMANDS: list[list[str]] = [
                                                                  "trainer.lr=0.01", "trainer.optimizer=adadelta"],
     ["task=coref", "head=paper", "task.head.max_antecedents=100", "mix.lambda=1.0", "mix.layer_norm=true"],
     ["task=squad", "data=squad", "trainer.weight_decay=0.01", "trainer.eval_batch_size=16", "mix.gamma_init=0.5"],
+    # issue 38: edge probing (jiant's plateau halving of the lr in the task's trainer block)
+    ["task=edge_pos", "embedder=elmo"], ["task=edge_srl", "embedder=elmo", "budget=cpu", "mix=cumulative",
+                                         "mix.layer=1"],
 ]
 
 

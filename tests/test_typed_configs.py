@@ -46,7 +46,7 @@ def _yaml(path) -> dict:
 
 
 def test_the_composed_configs_are_the_ones_before_the_schemas():
-    """50 command lines (every task x head/budget presets, every experiment, table2/3 variants, mix, trainer and
+    """52 command lines (every task x head/budget presets, every experiment, table2/3 variants, mix, trainer and
     head overrides), resolved, compared as JSON text with the snapshot that the code before the typed configs wrote
     (commit 67edbc7): same keys, same order, same int/float."""
     golden = json.loads(GOLDEN.read_text())

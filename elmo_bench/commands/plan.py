@@ -28,10 +28,14 @@ a slice). Per run:
 * ``epochs``: the trainer's ``max_epochs`` (an upper bound: early stopping ends most runs sooner);
 * ``gpu_hours``: (encoder_flops + epochs x (train + eval FLOPs per epoch) + the test split's forward) / the sustained
   throughput ``--gpu-tflops``. A cache entry is shared by every run over the same data (seeds, embedder arms),
-  so ``total_gpu_hours`` counts each entry's biLM FLOPs once; a run's own ``gpu_hours`` assumes a cold cache.
+  so ``total_gpu_hours`` counts each entry's biLM FLOPs once; a run's own ``gpu_hours`` assumes a cold cache;
+* ``cpu_seconds``: the run's predicted wall time on a CPU, one thread, and ``total_cpu_seconds`` the sweep's, run
+  after run (the first run over each cache entry fills it): elmo_bench.commands.plan_cpu, at the rates measured
+  here, or timed on this machine with ``--measure-cpu``.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -52,6 +56,8 @@ from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.bilm.public import public_options
 from elmo_bench.encoders.costs import EncoderCost, cache_numbers, encoder_cost
 from elmo_bench.commands.modes import ALL_MODES, expand_modes
+from elmo_bench.commands.plan_cpu import (MEASURED, TIMED_BATCHES, CpuRates, format_minutes, sweep_cpu_seconds,
+                                          time_encoder, time_training_steps)
 from elmo_bench.engine.collate import length_batches
 from elmo_bench.engine.fractions import nested_subset
 from elmo_bench.engine.loop import make_optimizer
@@ -422,6 +428,8 @@ def plan_run(overrides: Sequence[str], cfg: Any, device: torch.device, n_batches
         "encoder_flops": encoder["encoder_flops"], "bilm_flops": encoder["encoder_flops"],  # bilm_*: aliases
         "cache_bytes": int(encoder["cache_bytes"]), "head_params": measured.head_params,
         "train_flops_per_epoch": int(train_flops), "peak_memory_bytes": int(measured.peak_memory_bytes),
+        "train_flops_per_token": measured.train_flops_per_token, "encoder_layers": cost.num_layers,
+        "encoder_dim": cost.dim,
         "epochs": epochs, "gpu_hours": None,             # filled by plan() at the chosen throughput
         "data": str(cfg.data.name), "sizes": data["sizes"], "size_source": data["source"],
         "splits": {k: {"examples": s.examples, "tokens": s.tokens} for k, s in sizes.items()},
@@ -476,12 +484,70 @@ def _data_plan(cfg: Any, task_name: str, overrides: Sequence[str], max_segment: 
             "sample_from": str(stand_in_cfg.data.name)}
 
 
-def plan(overrides: Sequence[str], gpu_tflops: float, device: torch.device, n_batches: int = 2) -> dict[str, Any]:
-    """Every planned run with its GPU hours at ``gpu_tflops`` sustained, and the total (shared caches once)."""
+def measured_cpu_rates(cfg: Any, run: dict[str, Any], rates: CpuRates) -> CpuRates:
+    """``rates`` with the head's throughput timed here: the run's model trained on the CPU over one epoch's
+    training batches (at most plan_cpu.TIMED_BATCHES; the FLOPs per token plan counted on its sample batches, times
+    their tokens, over the seconds), and the biLM's forward over 200 training sentences (plan_cpu.time_encoder)."""
+    from elmo_bench.engine.experiment import load_task  # lazy: omegaconf
+
+    task = load_task(cfg.task.name)
+    splits = read_splits(cfg, task)
+    if splits is None:
+        raise DataError(f"plan --measure-cpu: the data of {cfg.task.name} ({cfg.data.name}) is not readable here")
+    task.fit_labels(splits)
+    built = sample_model(cfg, task, splits["train"], *_layer_shape(run), _glove_dim(cfg), TIMED_BATCHES)
+    seconds = time_training_steps(built.model, built.collator, built.sample, built.batches, built.trainer)
+    tokens = sum(len(built.sample[i][f]) for rows in built.batches for i in rows for f in task.text_fields)
+    head = run["train_flops_per_token"] * tokens / seconds / 1e9
+    timed = f"head {head:.1f} GFLOP/s timed here over {len(built.batches)} training batches of {cfg.task.name}"
+    if cfg.embedder.elmo and run["bilm"] is not None and run["encoder_flops_per_token"]:  # the biLM's formula
+        from elmo_bench.engine.experiment import distinct_text, load_encoder_info  # lazy: omegaconf
+
+        encoder, _ = load_encoder_info(cfg)
+        sentences = distinct_text(task, splits["train"])[:200]
+        max_segment = int(cfg.get("max_segment", MAX_SEGMENT))
+        seconds = time_encoder(encoder, sentences, max_segment)
+        flops = sum(segment_positions(len(x), max_segment) for x in sentences) * run["encoder_flops_per_token"]
+        timed += f", encoder {flops / seconds / 1e9:.1f} GFLOP/s on 200 of its training sentences"
+        rates = rates.with_encoder(flops / seconds / 1e9, rates.source)
+    return rates.with_head(head, f"{timed}; the run overhead {rates.source}")
+
+
+def _layer_shape(run: dict[str, Any]) -> tuple[int, int]:
+    return int(run["encoder_layers"]), int(run["encoder_dim"])
+
+
+def _cpu_prices(configs: Sequence[Any], runs: list[dict[str, Any]], cpu_rates: CpuRates,
+                measure_cpu: bool) -> dict[str, Any]:
+    """Each run's ``cpu_seconds`` and ``cpu_head_gflops`` (set in ``runs``; with ``measure_cpu`` the head's rate
+    timed once per task, on its first run's model), and the sweep's ``total_cpu_seconds`` and ``cpu_rates``."""
+    per_run = [cpu_rates] * len(runs)
+    if measure_cpu:
+        timed: dict[str, CpuRates] = {}
+        for i, (cfg, run) in enumerate(zip(configs, runs)):
+            if run["task"] not in timed:
+                timed[run["task"]] = measured_cpu_rates(cfg, run, cpu_rates)
+            per_run[i] = timed[run["task"]]
+    cpu = sweep_cpu_seconds(runs, [run["cache_key"] for run in runs], per_run)
+    for run, seconds, rates in zip(runs, cpu, per_run):
+        run["cpu_seconds"], run["cpu_head_gflops"] = seconds, rates.head_gflops
+    if len(set(per_run)) == 1:
+        return {"total_cpu_seconds": sum(cpu), "cpu_rates": dataclasses.asdict(per_run[0])}
+    return {"total_cpu_seconds": sum(cpu),
+            "cpu_rates": {"head_gflops": None, "encoder_gflops": None, "run_overhead_s": cpu_rates.run_overhead_s,
+                          "source": "rates timed here per task (each run's cpu_head_gflops); "
+                                    + "; ".join(sorted({r.source for r in per_run}))}}
+
+
+def plan(overrides: Sequence[str], gpu_tflops: float, device: torch.device, n_batches: int = 2,
+         cpu_rates: CpuRates = MEASURED, measure_cpu: bool = False) -> dict[str, Any]:
+    """Every planned run with its GPU hours at ``gpu_tflops`` sustained and its CPU seconds at ``cpu_rates``
+    (timed here first with ``measure_cpu``), and the totals (shared caches once)."""
     jobs = expand_sweep(overrides)
     configs = [compose_job(job) for job in jobs]  # every job through the door before any is priced
     memo: dict[str, Any] = {}
     runs = [plan_run(job, cfg, device, n_batches, memo) for job, cfg in zip(jobs, configs)]
+    cpu = _cpu_prices(configs, runs, cpu_rates, measure_cpu)
     rate = gpu_tflops * 1e12 * 3600
     total, seen = 0.0, set()
     for run in runs:
@@ -492,20 +558,21 @@ def plan(overrides: Sequence[str], gpu_tflops: float, device: torch.device, n_ba
             seen.add(run["cache_key"])
     for run in runs:
         run.pop("cache_key")
-    return {"runs": runs, "total_gpu_hours": total, "gpu_tflops": gpu_tflops, "device": str(device)}
+    return {"runs": runs, "total_gpu_hours": total, "gpu_tflops": gpu_tflops, "device": str(device), **cpu}
 
 
 # -------------------------------------------------------------------------------------------------------------- CLI
 
 def _table(result: dict[str, Any]) -> str:
     head = ("task", "embedder", "seed", "sizes", "train ex", "tokens", "enc. FLOPs", "cache GB", "head params",
-            "train FLOPs/ep", "peak mem GB", "epochs", "GPU h")
+            "train FLOPs/ep", "peak mem GB", "epochs", "GPU h", "CPU min")
     rows = [head]
     for r in result["runs"]:
         rows.append((r["task"], r["embedder"], str(r["seed"]), r["sizes"], f"{r['train_examples']:,}",
                      f"{r['tokens']:,}", "?" if r["encoder_flops"] is None else f"{r['encoder_flops']:.2e}", f"{r['cache_bytes'] / 1e9:.2f}",
                      f"{r['head_params']:,}", f"{r['train_flops_per_epoch']:.2e}",
-                     f"{r['peak_memory_bytes'] / 1e9:.2f}", str(r["epochs"]), f"{r['gpu_hours']:.2f}"))
+                     f"{r['peak_memory_bytes'] / 1e9:.2f}", str(r["epochs"]), f"{r['gpu_hours']:.2f}",
+                     f"{r['cpu_seconds'] / 60:.1f}"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) if i < 4 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
              for row in rows]
@@ -513,6 +580,12 @@ def _table(result: dict[str, Any]) -> str:
     lines.append(f"\n{len(result['runs'])} runs, {result['total_gpu_hours']:.1f} GPU hours in total at "
                  f"{result['gpu_tflops']:g} TFLOP/s sustained (each activation cache counted once; epochs are "
                  f"max_epochs, early stopping ends most runs sooner); memory measured on {result['device']}")
+    rates = result["cpu_rates"]
+    head_rate, encoder_rate = ("per task" if rates[k] is None else f"{rates[k]:.1f} GFLOP/s"
+                               for k in ("head_gflops", "encoder_gflops"))
+    lines.append(f"predicted CPU wall time, run after run, one thread: {format_minutes(result['total_cpu_seconds'])}"
+                 f" (head {head_rate}, encoder {encoder_rate}, "
+                 f"{rates['run_overhead_s']:g} s per run; {rates['source']})")
     notes = sorted({f"{r['task']}/{r['data']}: {r['size_source']}" for r in result["runs"] if r["sizes"] != "measured"})
     return "\n".join(lines + [f"  {n}" for n in notes])
 
@@ -536,6 +609,11 @@ def build_parser() -> ArgumentParser:
                         help="where peak memory is measured: auto (a GPU when torch sees one) | cpu | cuda | cuda:N")
     parser.add_argument("--sample-batches", type=int, default=2, help="train batches measured per distinct model")
     parser.add_argument("--online", action="store_true", help="let hub datasets download (default: local cache only)")
+    parser.add_argument("--cpu-gflops", type=float, default=None,
+                        help=f"a CPU thread's sustained GFLOP/s for the task head (default {MEASURED.head_gflops:g}, "
+                             f"measured here) in the predicted CPU wall time")
+    parser.add_argument("--measure-cpu", action="store_true",
+                        help="time the first run's model on this machine's CPU (one thread) for the head's rate")
     return parser
 
 
@@ -550,7 +628,10 @@ def plan_main(argv: Sequence[str] | None = None) -> int:
         _offline_hub()
     device = resolve_device(args.device, "--device")
     tflops = args.gpu_tflops if args.gpu_tflops is not None else GPU_TFLOPS[args.gpu]
-    result = plan(args.overrides, tflops, device, args.sample_batches)
+    if args.cpu_gflops is not None and not args.cpu_gflops > 0:
+        parser.error(f"--cpu-gflops expected a number > 0, found {args.cpu_gflops}")
+    rates = MEASURED if args.cpu_gflops is None else MEASURED.with_head(args.cpu_gflops, "--cpu-gflops")
+    result = plan(args.overrides, tflops, device, args.sample_batches, rates, args.measure_cpu)
     if args.format == "json":
         sys.stdout.write(json.dumps(result) + "\n")
     else:

@@ -53,6 +53,9 @@ def check_trainer(trainer: Mapping[str, Any], prefix: str = "trainer") -> None:
     if trainer.get("optimizer") not in OPTIMIZERS:
         raise ConfigError(f"config: {prefix}.optimizer expected one of {list(OPTIMIZERS)}, "
                           f"found {trainer.get('optimizer')!r}")
+    if trainer.get("lr_plateau_factor") is not None and trainer.get("lr_plateau_patience") is None:
+        raise ConfigError(f"config: {prefix}.lr_plateau_patience expected an integer >= 0 when "
+                          f"{prefix}.lr_plateau_factor is set, found None")
 
 
 def check_run(cfg: Mapping[str, Any], trainer: Mapping[str, Any]) -> None:

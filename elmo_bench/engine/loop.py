@@ -25,6 +25,7 @@ from tqdm import tqdm
 from elmo_bench.base import checkpoints
 from elmo_bench.data.batch import Batch
 from elmo_bench.engine.collate import Collator, length_batches
+from elmo_bench.engine.lr_plateau import LrPlateau
 from elmo_bench.base.device import autocast, normalise_amp
 from elmo_bench.modules.token_embedders import TaskEmbedder
 from elmo_bench.base.errors import TrainingError
@@ -144,6 +145,18 @@ def _train_epoch(model: TaskModel, task: Task, train: Sequence[Example], collato
     return total_loss / max(batches, 1)
 
 
+def _epoch_rate(plateau: LrPlateau | None, optimizer: torch.optim.Optimizer,
+                history: Sequence[dict[str, Any]]) -> float | None:
+    """The next epoch's learning rate under ``plateau`` (replayed from the dev scores so far, so a resumed run takes
+    the uninterrupted run's rate), set on every parameter group; None without a schedule (the rate stays put)."""
+    if plateau is None:
+        return None
+    rate = plateau.next_rate([record["dev_metric"] for record in history])
+    for group in optimizer.param_groups:
+        group["lr"] = rate
+    return rate
+
+
 def fit(model: TaskModel, task: Task, train: Sequence[Example], dev: Sequence[Example],
         train_collator: Collator, dev_collator: Collator, cfg: TrainerConfig, run_dir: Path, seed: int,
         on_epoch: Callable[[int, dict[str, Any]], None] | None = None,
@@ -155,14 +168,16 @@ def fit(model: TaskModel, task: Task, train: Sequence[Example], dev: Sequence[Ex
     the optimiser (and the fp16 loss scaler) and the history. Resuming restores the task's state too.
 
     Training stops after ``cfg.patience`` epochs without a better dev score (strictly higher than the best so far),
-    but never before ``cfg.min_epochs`` epochs, or at ``cfg.max_epochs``; a non-finite loss stops it with a
-    TrainingError naming the epoch and step.
+    but never before ``cfg.min_epochs`` epochs, or at ``cfg.max_epochs``, or when the plateau schedule
+    (``cfg.lr_plateau_*``, elmo_bench.engine.lr_plateau) brought the rate below its minimum; a non-finite loss stops
+    it with a TrainingError naming the epoch and step. With the schedule each history record has its ``lr``.
     Leaves the best model's weights in ``model`` and returns the history: one record per epoch with ``epoch``,
     ``train_loss``, ``dev`` (all dev metrics), ``dev_metric`` (the main one), ``train_seconds`` and ``seconds``
-    (training plus the dev evaluation), with ``best_epoch``, ``best_dev`` and ``stopped_by`` ("patience" or "cap").
+    (training plus the dev evaluation), with ``best_epoch``, ``best_dev`` and ``stopped_by`` ("patience", "cap" or
+    "min_lr").
     """
     checkpoint_path, best_path = run_dir / "checkpoint.pt", run_dir / "best.pt"
-    rule = StoppingRule.of(cfg)
+    rule, plateau, stopped_by = StoppingRule.of(cfg), LrPlateau.of(cfg), None
     optimizer = make_optimizer(model, cfg)
     device = model.device
     # fp16 gradients underflow without loss scaling; bf16 has fp32's range and needs none
@@ -175,13 +190,18 @@ def fit(model: TaskModel, task: Task, train: Sequence[Example], dev: Sequence[Ex
     for epoch in range(start_epoch, cfg.max_epochs):
         if rule.stops_before(epoch, best_epoch):
             break
+        rate = _epoch_rate(plateau, optimizer, history)
+        if plateau is not None and rate is not None and plateau.spent(rate):
+            stopped_by = "min_lr"
+            break
         started = time.perf_counter()
         train_loss = _train_epoch(model, task, train, train_collator, optimizer, scaler, cfg, seed, epoch)
         train_seconds = time.perf_counter() - started
         dev_metrics, _ = evaluate(model, task, dev, dev_collator, cfg.eval_batch_size)
         score = dev_metrics[task.main_metric]
         record = {"epoch": epoch, "train_loss": train_loss, "dev": dev_metrics,
-                  "dev_metric": score, "train_seconds": train_seconds, "seconds": time.perf_counter() - started}
+                  "dev_metric": score, "train_seconds": train_seconds, "seconds": time.perf_counter() - started,
+                  **({} if rate is None else {"lr": rate})}
         history.append(record)
         log.info("epoch %d: loss %.4f dev %s %.3f", epoch, record["train_loss"], task.main_metric, score)
         if score > best:
@@ -195,4 +215,4 @@ def fit(model: TaskModel, task: Task, train: Sequence[Example], dev: Sequence[Ex
     if best_path.exists():
         model.load_state_dict(checkpoints.load(best_path, device, advice=RESTART_ADVICE)["model"])
     return {"history": history, "best_epoch": best_epoch, "best_dev": best,
-            "stopped_by": rule.stopped_by(len(history), best_epoch)}
+            "stopped_by": stopped_by or rule.stopped_by(len(history), best_epoch)}

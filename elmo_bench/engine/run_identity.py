@@ -40,7 +40,10 @@ ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.ep
                                    "encoder.cache_dtype": "fp16",
                                    # issue 36: random-encoder baselines (bilm=random, encoder.random_init=all)
                                    "bilm.random_init": None, "bilm.random_seed": None,
-                                   "encoder.random_init": None, "encoder.random_seed": None}
+                                   "encoder.random_init": None, "encoder.random_seed": None,
+                                   # issue 38: jiant's plateau halving of the lr (the edge tasks set it)
+                                   "trainer.lr_plateau_factor": None, "trainer.lr_plateau_patience": None,
+                                   "trainer.lr_plateau_threshold": None, "trainer.lr_plateau_min_lr": None}
 #: key prefixes that only matter when the run uses ELMo (the encoder group: which frozen encoder gives the layers)
 ELMO_ONLY = ("task.elmo.", "mix.", "encoder.")
 #: the stopping rule's keys: they decide only *when* training stops, never what an epoch computes, so a run whose

@@ -31,4 +31,11 @@ class TrainerConfig:
     rho: float | None = ranged(None, float, 0, 1, optional=True)  # torch.optim.Adadelta: 0 <= rho <= 1
     #: the optimiser's epsilon for adam and adadelta (None: torch's default, 1e-8 and 1e-6); sgd has none
     eps: float | None = ranged(None, float, 0, low_open=True, optional=True)
+    #: jiant v1's edge-probing schedule (elmo_bench.engine.lr_plateau): multiply the rate by this factor after more
+    #: than lr_plateau_patience epochs in a row whose dev score beat the best by no more than lr_plateau_threshold
+    #: (None: off, the rate stays lr; 1.0 keeps it too); a rate below lr_plateau_min_lr ends training (None: never)
+    lr_plateau_factor: float | None = ranged(None, float, 0, 1, low_open=True, optional=True)
+    lr_plateau_patience: int | None = ranged(None, int, 0, optional=True)
+    lr_plateau_threshold: float | None = ranged(None, float, 0, optional=True)
+    lr_plateau_min_lr: float | None = ranged(None, float, 0, optional=True)
     progress: bool = True
