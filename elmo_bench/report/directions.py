@@ -92,10 +92,22 @@ def _table1_rows(runs: Sequence[Run], adaptations: Sequence[dict[str, Any]], num
 
 def _probe_layers(runs: Sequence[Run], task: str, split_of: Callable[[Run], dict[str, Any] | None],
                   key: str) -> tuple[Stat | None, Stat | None]:
-    """Mean layer-1 and layer-2 scores of a probe's runs (``key`` formatted with the layer number)."""
+    """Mean layer-1 and layer-2 scores of a probe's runs (``key`` formatted with the layer number), over the runs
+    with the most training data (as Table 1 takes its row with the most data), so a smaller bounded run (e.g.
+    probe-suite's 2,000 sentences) never averages into a larger one."""
     probes = [r for r in runs if r.task == task]
+    most = max((_train_size(r) for r in probes), default=0)
+    probes = [r for r in probes if _train_size(r) == most]
     layer1, layer2 = (stat((split_of(r) or {}).get(key.format(k)) for r in probes) for k in (1, 2))
     return layer1, layer2
+
+
+def _train_size(run: Run) -> float:
+    """Training sentences of a probe run: ``train_sentences`` when it was cut (``--max-train-sentences``), else
+    unbounded (the whole split)."""
+    data = run.record.data
+    cut = data.get("train_sentences") and not data.get("all_train_sentences")
+    return float(data["train_sentences"]) if cut else float("inf")
 
 
 def _wsd_all(run: Run) -> dict[str, Any] | None:

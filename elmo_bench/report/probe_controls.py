@@ -19,6 +19,10 @@ from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat
 PAPER_LAYER1_DEV = {"linear": (97.2, 71.7, 25.5), "mlp1": (97.4, 92.8, 4.7), "mlp2": (97.4, 92.1, 5.3)}
 PROBE_NAMES = {"converged": "converged", "linear": "linear", "mlp1": "MLP-1", "mlp2": "MLP-2"}
 RANDOM_KEYS = ("random_init", "random_seed")
+#: the training-set size of the section's first evidence (docs/results/probes_controls: 1,000 EWT sentences): its rows
+#: keep the plain "trained"/"random" label; runs of any other size are their own block, labelled with their size
+#: (never averaged with another size's)
+FIRST_EVIDENCE_SENTENCES = 1000
 ROW = re.compile(r"layer_(\d+)|average")
 
 
@@ -46,7 +50,9 @@ def weights_label(run: Run) -> str:
     random = run.record.extra.get("random_init")
     label = "trained" if not random else f"random ({random.get('mode')}, seed {random.get('seed')})"
     seeds = run.record.extra["probing"].get("seeds", [])
-    return label + (f", seeds {','.join(map(str, seeds))}" if len(seeds) > 1 else "")
+    sentences = run.record.data.get("train_sentences")
+    budget = f", {sentences} train sentences" if sentences and sentences != FIRST_EVIDENCE_SENTENCES else ""
+    return label + budget + (f", seeds {','.join(map(str, seeds))}" if len(seeds) > 1 else "")
 
 
 def probe_kinds(runs: Sequence[Run]) -> list[str]:

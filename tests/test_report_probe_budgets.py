@@ -1,0 +1,33 @@
+"""Probe runs of different training-set sizes in one results tree (the committed probes_controls evidence on 1,000
+EWT sentences, probe-suite's on 2,000; Table 6's probe on 4,000): the report never averages one size into another."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from elmo_bench.records.run_record import RunRecord
+from elmo_bench.report.collect import Run
+from elmo_bench.report.directions import _probe_layers
+from elmo_bench.report.probe_controls import weights_label
+
+
+def _pos_run(sentences: int, layer1: float, layer2: float, probing: bool = False) -> Run:
+    extra = {"probing": {"probes": ["linear"], "seeds": [1]}} if probing else {}
+    record = RunRecord(task="pos_probe", metrics={"test": {"layer_1_accuracy": layer1, "layer_2_accuracy": layer2}},
+                       data={"name": "ud_ewt_pos", "train_sentences": sentences}, extra=extra)
+    return Run(path=Path(f"/runs/{sentences}"), task="pos_probe", embedder="elmo", seed=1, data="ud_ewt_pos",
+               fraction=1.0, main_metric="layer_1_accuracy", metrics=record.metrics, record=record)
+
+
+def test_the_pos_direction_reads_the_runs_with_the_most_training_data():
+    runs = [_pos_run(4000, 87.67, 87.46), _pos_run(2000, 86.40, 86.12)]
+    layer1, layer2 = _probe_layers(runs, "pos_probe", lambda r: r.metrics.get("test"), "layer_{}_accuracy")
+    assert (layer1.mean, layer2.mean) == (87.67, 87.46)          # not (87.67 + 86.40) / 2
+    full = _pos_run(4000, 88.0, 87.0)
+    full.record.data["all_train_sentences"] = 4000                # the whole split: beats any cut one
+    layer1, _ = _probe_layers([*runs, full], "pos_probe", lambda r: r.metrics.get("test"), "layer_{}_accuracy")
+    assert layer1.mean == 88.0
+
+
+def test_control_probe_runs_of_another_size_are_their_own_labelled_block():
+    assert weights_label(_pos_run(1000, 0, 0, probing=True)) == "trained"          # the first evidence's rows
+    assert weights_label(_pos_run(2000, 0, 0, probing=True)) == "trained, 2000 train sentences"
