@@ -97,14 +97,15 @@ def test_cumulative_zero_reuses_the_layer_zero_run(tmp_path):
 
 @pytest.mark.parametrize("task", ["edge_pos", "edge_chunk", "edge_dep", "edge_ner", "edge_srl", "edge_coref"])
 def test_budget_cpu_caps_training_sentences_and_epochs(tmp_path, task):
+    from elmo_bench.engine.config_door import run_config
     from elmo_bench.engine.experiment import trainer_config
 
     cfg = compose_run(tmp_path, f"task={task}", "embedder=elmo", "budget=cpu", tiny=False)
-    tc = trainer_config(cfg, 1.0)
+    tc = trainer_config(run_config(cfg), 1.0)
     assert cfg.data.max_train_sentences == 2000 and tc.max_epochs == 10 and tc.lr == 0.001
     full = compose_run(tmp_path, f"task={task}", "embedder=elmo", tiny=False)
-    assert full.data.max_train_sentences is None and trainer_config(full, 1.0).max_epochs == 50 \
-        and trainer_config(full, 1.0).lr == 0.0001
+    assert full.data.max_train_sentences is None and trainer_config(run_config(full), 1.0).max_epochs == 50 \
+        and trainer_config(run_config(full), 1.0).lr == 0.0001
 
 
 @needs_fixtures
