@@ -23,6 +23,7 @@ DOOR = {
     "elmo_bench/engine/config_door.py::run_config",
     "elmo_bench/engine/run_config.py::Runtime.of",
     "elmo_bench/engine/run_config.py::RunConfig.of",
+    "elmo_bench/engine/run_config.py::_group",
     "elmo_bench/engine/run_config.py::check_run",            # the parts' checks on a partial config (tests)
     "elmo_bench/engine/config_check.py::check_added_keys",   # the door's +key check: override keys vs the config
     "elmo_bench/engine/config_check.py::_has_key",
@@ -34,17 +35,13 @@ HYDRA_API = {
 }
 #: still to convert (issue 35 item 1): shrink this list, never grow it
 TO_CONVERT = {
-    # takes the tests' composed DictConfig too (tests/engine_helpers.compose_run) and sends it through the door
-    "elmo_bench/engine/experiment.py::run_experiment",
-    # run.json's resolved config (RunConfig.config()): run identity and the stopping-rule replay take the mapping
-    "elmo_bench/engine/experiment.py::apply_new_stopping_rule",
+    # run.json's resolved config (RunConfig.config()): run identity takes the mapping
     "elmo_bench/engine/run_identity.py::check_data_identity",
     "elmo_bench/engine/run_identity.py::identity",
     "elmo_bench/engine/run_identity.py::check_run_dir",
     "elmo_bench/engine/run_identity.py::record_identity",
     "elmo_bench/engine/run_identity.py::record_extension",
     "elmo_bench/engine/run_logger.py::RunLogger.__init__",   # wandb's config: the resolved mapping
-    "elmo_bench/commands/modes.py::encoder_num_layers",     # modes.compose's DictConfig
     # the pretrain group (elmo-bench pretrain / finetune-lm): no typed PretrainConfig yet
     "elmo_bench/engine/config_check.py::check_pretrain",
     "elmo_bench/pretrain/export.py::export_checkpoint",
@@ -111,9 +108,9 @@ def test_the_guard_sees_a_planted_config_taker():
 
 
 def test_the_engine_plan_and_evaluate_take_no_dictconfig():
-    """The modules the issue names are converted: the engine's steps, plan's pricing and evaluate take RunConfig."""
+    """The modules the issue names are converted: the engine's steps, plan's pricing, modes and evaluate take
+    RunConfig or its parts."""
     found = every_config_taker()
-    for module in ("elmo_bench/engine/evaluate.py", "elmo_bench/commands/plan.py", "elmo_bench/engine/loop.py"):
+    for module in ("elmo_bench/engine/experiment.py", "elmo_bench/engine/evaluate.py", "elmo_bench/commands/plan.py",
+                   "elmo_bench/commands/modes.py", "elmo_bench/engine/loop.py"):
         assert not [name for name in found if name.startswith(module)], module
-    assert {name for name in found if name.startswith("elmo_bench/engine/experiment.py")} == {
-        "elmo_bench/engine/experiment.py::run_experiment", "elmo_bench/engine/experiment.py::apply_new_stopping_rule"}

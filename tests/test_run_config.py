@@ -159,3 +159,11 @@ def test_elmo_bench_config_refuses_a_bad_value_in_one_line(capsys):
     assert captured.err.strip() == "error: config: trainer.batch_size expected an integer >= 1, found 0"
     assert main(["config", "task=ner", "+trainer.max_epoch=3"]) == 2
     assert "unknown key trainer.max_epoch" in capsys.readouterr().err
+
+
+def test_a_hand_made_config_without_a_group_is_one_line():
+    config = OmegaConf.to_container(_compose("task=ner"), resolve=True)
+    del config["embedder"]
+    with pytest.raises(ConfigError, match=r"^config: expected the embedder group with the keys name, glove, elmo, "
+                                          r"found None$"):
+        RunConfig.of(config)

@@ -124,7 +124,7 @@ def expand_sweep(overrides: Sequence[str]) -> list[list[str]]:
     swept = [f"{k}={v}" for k, v in params.items()]
     parsed = parser.parse_overrides([*swept, *overrides])
     jobs = [[*job, *every_mode] for job in BasicSweeper.split_arguments(parsed, None)[0]]
-    return expand_modes(jobs, compose_job)  # mix=all_modes: every edge-probing mode of the encoder
+    return expand_modes(jobs, job_run)  # mix=all_modes: every edge-probing mode of the encoder
 
 
 # ------------------------------------------------------------------------------------------------------------ data

@@ -22,13 +22,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
-from omegaconf import DictConfig
-
 from elmo_bench.engine.collate import Collator
 from elmo_bench.encoders.cache import ActivationCache, LiveLayers, check_first_sentence, source_forced_unknown
 from elmo_bench.encoders.settings import cache_dtype
 from elmo_bench.encoders.protocol import cache_id, moved
-from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.run_config import Bilm, DataPart, EncoderPart, RunConfig
 from elmo_bench.base.device import describe, normalise_amp, resolve_device
 from elmo_bench.records.elmo_settings import canonical_mix
@@ -76,12 +73,13 @@ def trainer_config(run: RunConfig, fraction: float) -> TrainerConfig:
 
 
 def apply_new_stopping_rule(run_dir: Path, rule: StoppingRule, current: dict[str, Any],
-                            config: dict[str, Any]) -> dict[str, Any] | None:
+                            run: RunConfig) -> dict[str, Any] | None:
     """A run whose identity changed only in its stopping rule (run_identity.check_run_dir said so), replayed under
     the new rule over its checkpoint's dev scores. Continuing is exact only when the new rule trains every epoch the
     run trained; otherwise ConfigError. A finished run that the new rule ends where it ended (a raised cap over a run
     that early stopping ended) keeps its results, with the new config: returned. Else the run takes the new identity
     and loses its old results (record_extension), and None says: continue it from its checkpoint."""
+    config = run.config()
     state = checkpoints.load(run_dir / "checkpoint.pt", "cpu", advice=RESTART_ADVICE)
     scores = [record["dev_metric"] for record in state["history"]]
     stop = rule.first_stop(scores)
@@ -364,16 +362,12 @@ def write_run(run_dir: Path, run: RunConfig, task: Task, prepared: Prepared, mod
     return record.to_dict()
 
 
-def run_experiment(run: RunConfig | DictConfig, run_dir: Path,
-                   on_claimed: Callable[[Path], None] | None = None) -> dict[str, Any]:
+def run_experiment(run: RunConfig, run_dir: Path, on_claimed: Callable[[Path], None] | None = None) -> dict[str, Any]:
     """One run in ``run_dir``, holding its lock (elmo_bench.engine.run_lock): a second process started into the same
     directory stops at once with ``DIR is in use by pid N``, before it reads or writes anything there.
     ``on_claimed(run_dir)`` is called once the lock and the identity check passed and the run will compute (not for
     a run skipped as already done): run.py writes Hydra's records there (elmo_bench.commands.hydra_records).
-    ``run``: the door's RunConfig (run.py); a composed DictConfig (the tests' compose_run) is typed and checked by
-    the door's run_config first."""
-    if isinstance(run, DictConfig):
-        run = run_config(run)
+    ``run``: the door's RunConfig (engine.config_door: run.py's resolve_run_config, a test's run_config)."""
     with run_dir_lock(run_dir):
         return _run_locked(run, run_dir, on_claimed or (lambda where: None))
 
@@ -398,7 +392,7 @@ def _run_locked(run: RunConfig, run_dir: Path, on_claimed: Callable[[Path], None
         return read_record(results_path)
     trainer = trainer_config(run, run.data.fraction)
     if extending:
-        kept = apply_new_stopping_rule(run_dir, StoppingRule.of(trainer), current, config)
+        kept = apply_new_stopping_rule(run_dir, StoppingRule.of(trainer), current, run)
         if kept is not None:
             on_claimed(run_dir)
             return kept

@@ -38,6 +38,16 @@ def _given(cls: type, values: Mapping[str, Any]) -> dict[str, Any]:
     return {spec.name: values[spec.name] for spec in fields(cls) if spec.name in values}
 
 
+def _group(config: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """A group every composed config has (``embedder``, ``paths``, ``logger``), with the keys its part requires; one
+    ConfigError line for a hand-made config (a run.json edited by hand) that lacks them."""
+    value = config.get(key)
+    required = {"embedder": ("name", "glove", "elmo"), "paths": ("cache_dir",), "logger": ("mode",)}[key]
+    if not isinstance(value, Mapping) or any(name not in value for name in required):
+        raise ConfigError(f"config: expected the {key} group with the keys {', '.join(required)}, found {value!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class Runtime:
     """How a run computes, never what (but ``seed``): the top-level keys of conf/config.yaml."""
@@ -268,8 +278,9 @@ class RunConfig:
                              task.get("default_data"))
         encoder = EncoderPart(dict(config.get("encoder") or {"kind": "bilm"}), Bilm(**_given(Bilm, config.get(
             "bilm") or {})))
-        return cls(task_part, mix, data, Embedder(**_given(Embedder, config["embedder"])), encoder, runtime,
-                   Paths(**_given(Paths, config["paths"])), Logger(**_given(Logger, config["logger"])),
+        embedder, paths, logger = (part(**_given(part, _group(config, key))) for part, key in (
+            (Embedder, "embedder"), (Paths, "paths"), (Logger, "logger")))
+        return cls(task_part, mix, data, embedder, encoder, runtime, paths, logger,
                    dict(config.get("choices") or {}), copy.deepcopy(dict(config)))
 
     def config(self) -> dict[str, Any]:
