@@ -167,3 +167,28 @@ def test_a_hand_made_config_without_a_group_is_one_line():
     with pytest.raises(ConfigError, match=r"^config: expected the embedder group with the keys name, glove, elmo, "
                                           r"found None$"):
         RunConfig.of(config)
+
+
+def _yaml(path):
+    return yaml.safe_load(path.read_text())
+
+
+def test_where_a_dataclass_and_the_yaml_both_write_a_default_they_agree():
+    """Issue 35 item 2: RunConfig's field defaults fill what an older run.json lacks; conf/ writes the same values
+    for every composed run. Each pair is one value: a change to one side without the other fails here."""
+    root = _yaml(REPO / "conf" / "config.yaml")
+    for spec in dataclasses.fields(Runtime):
+        if spec.default is not dataclasses.MISSING:
+            assert root[spec.name] == spec.default, spec.name
+    trainer = _yaml(REPO / "conf" / "trainer" / "default.yaml")
+    for spec in dataclasses.fields(Training):
+        if spec.default is not dataclasses.MISSING:
+            assert trainer[spec.name] == spec.default, spec.name
+    from elmo_bench.engine.run_config import Embedder, Logger
+
+    for group, cls in (("embedder", Embedder), ("logger", Logger)):
+        for path in sorted((REPO / "conf" / group).glob("*.yaml")):
+            values = _yaml(path)
+            for spec in dataclasses.fields(cls):
+                if spec.default is not dataclasses.MISSING:
+                    assert values[spec.name] == spec.default, (path.name, spec.name)
