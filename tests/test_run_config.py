@@ -192,3 +192,19 @@ def test_where_a_dataclass_and_the_yaml_both_write_a_default_they_agree():
             for spec in dataclasses.fields(cls):
                 if spec.default is not dataclasses.MISSING:
                     assert values[spec.name] == spec.default, (path.name, spec.name)
+
+
+def test_the_pretrain_check_reads_dropout_and_seed_as_the_presets_set_them():
+    """check_pretrain fell back on dropout 0.0 and seed 0 for an absent key; every preset (and bilm=adapted's
+    recipe) sets both, so the fallbacks were never used: the presets' values are the one place."""
+    from elmo_bench.commands.pretrain import compose_pretrain
+    from elmo_bench.engine.config_check import check_pretrain
+
+    for preset in sorted((REPO / "conf" / "pretrain").glob("*.yaml")):
+        assert {"dropout", "seed"} <= set(_yaml(preset)), preset.name
+    assert {"dropout", "seed"} <= set(_yaml(REPO / "conf" / "bilm" / "adapted.yaml")["recipe"])
+    composed = compose_pretrain(["pretrain=tiny"])
+    check_pretrain(composed)
+    del composed["dropout"]
+    with pytest.raises(ConfigError, match=r"^config: pretrain.dropout expected a number >= 0 and < 1, found None$"):
+        check_pretrain(composed)

@@ -32,13 +32,13 @@ def check_pretrain(cfg: Mapping[str, Any]) -> None:
     _number(f"{p}.batch_size", cfg.get("batch_size"), int, 1)
     _number(f"{p}.unroll_steps", cfg.get("unroll_steps"), int, 1)
     _number(f"{p}.num_sampled", cfg.get("num_sampled"), int, 1)
-    _number(f"{p}.dropout", cfg.get("dropout", 0.0), float, 0, 1, high_open=True)
+    _number(f"{p}.dropout", cfg.get("dropout"), float, 0, 1, high_open=True)  # every preset sets it
     _number(f"{p}.grad_clip", cfg.get("grad_clip"), float, 0, low_open=True, optional=True)
     _number(f"{p}.initial_accumulator", cfg.get("initial_accumulator"), float, 0, optional=True)
     _number(f"{p}.max_tokens", cfg.get("max_tokens"), int, 1, optional=True)
     _number(f"{p}.max_train_seconds", cfg.get("max_train_seconds"), float, 0, low_open=True, optional=True)
     _number(f"{p}.epochs", cfg.get("epochs"), int, 1, optional=True)
-    _number(f"{p}.seed", cfg.get("seed", 0), int, 0, MAX_SEED)
+    _number(f"{p}.seed", cfg.get("seed"), int, 0, MAX_SEED)  # every preset sets it
 
 
 def check_trainer(trainer: Mapping[str, Any], prefix: str = "trainer") -> None:
