@@ -67,7 +67,7 @@ def file_scorers() -> dict[str, Any]:
     """name → scorer (``score_file_count``, ``score_files(*paths)``): every registered task with a file scorer
     (``Task.score_files``, elmo_bench.tasks.registry), and the WSD probe's, which is no task. Imported here, as
     every subcommand's machinery (torch and the task packages), so that other commands start fast."""
-    from elmo_bench.engine.experiment import load_task  # lazy: omegaconf, torch
+    from elmo_bench.engine.experiment import load_task  # lazy: torch
     from elmo_bench.probe import wsd_metric  # lazy: tqdm
     scorers: dict[str, Any] = {name: load_task(name) for name in registered()}
     scorers = {name: task for name, task in scorers.items() if task.score_file_count}

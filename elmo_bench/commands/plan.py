@@ -53,6 +53,7 @@ from elmo_bench.bilm.public import public_options
 from elmo_bench.encoders.costs import EncoderCost, cache_numbers, encoder_cost
 from elmo_bench.commands.modes import ALL_MODES, expand_modes
 from elmo_bench.engine.collate import length_batches
+from elmo_bench.engine.experiment import Prepared, build_model, load_task, read_checked_splits, trainer_config
 from elmo_bench.engine.fractions import nested_subset
 from elmo_bench.engine.loop import make_optimizer
 from elmo_bench.engine.run_config import RunConfig
@@ -159,8 +160,6 @@ def read_splits(run: RunConfig, task: Any) -> dict[str, list[dict]] | None:
     """The configured data's splits as a run reads and checks them (engine.experiment.read_checked_splits; train
     cut to ``data.fraction`` as the engine does), or None when they are not here (a hub dataset offline, a licensed
     file not downloaded). Data that is here but bad (an empty split, a malformed file) is the run's one line."""
-    from elmo_bench.engine.experiment import read_checked_splits  # lazy: omegaconf
-
     try:
         splits, _ = read_checked_splits(run.data, task)
     except (DataError, ConfigError, OSError):
@@ -238,8 +237,6 @@ def sample_model(run: RunConfig, task: Any, train: list[dict], num_layers: int, 
     """The run's model (experiment.build_model, on the CPU) over ``n_batches`` shuffled train batches of the run's
     batch size; biLM layers from :class:`ShapeLayers` and a random GloVe table of the configured width (the values
     and the vocabulary change neither FLOPs nor memory)."""
-    from elmo_bench.engine.experiment import Prepared, build_model, trainer_config  # lazy: omegaconf
-
     torch.manual_seed(seed)
     trainer = trainer_config(run, 1.0)
     batches = length_batches(train, task.text_fields, trainer.batch_size, shuffle=True, seed=seed)[:n_batches]
@@ -387,8 +384,6 @@ def _model_key(run: RunConfig, data_key: str, options: Any) -> str:
 def plan_run(overrides: Sequence[str], run: RunConfig, device: torch.device, n_batches: int,
              memo: dict[str, Any]) -> dict[str, Any]:
     """One planned run (see the module docstring for every number); ``run``: its RunConfig, through the door."""
-    from elmo_bench.engine.experiment import trainer_config  # lazy: omegaconf
-
     task_name = run.task.name
     options, options_source = _bilm_options(run)
     max_segment = int(run.runtime.max_segment)
@@ -443,8 +438,6 @@ def plan_run(overrides: Sequence[str], run: RunConfig, device: torch.device, n_b
 
 def _data_plan(run: RunConfig, task_name: str, overrides: Sequence[str], max_segment: int) -> dict[str, Any]:
     """Split sizes of the run's data (measured, documented or from the stand-in) and the train examples to sample."""
-    from elmo_bench.engine.experiment import load_task  # lazy: omegaconf
-
     task = load_task(task_name)
     splits = read_splits(run, task)
     name = str(run.data.name)
