@@ -49,8 +49,8 @@ def _run(cfg: DictConfig) -> float | None:
     record = HydraRecord.of(cfg, HydraConfig.instance().cfg)  # .hydra/, written once the run owns its directory
     overrides = list(hydra_cfg.overrides.task)
     # the door plan and evaluate use too: unknown +key/++key, ranges, data files; errors: one line via guarded()
-    cfg = resolve_run_config(cfg, overrides, hydra_cfg.runtime.choices, forced_base(overrides))
-    results = run_experiment(cfg, Path(hydra_cfg.runtime.output_dir), on_claimed=record.claim)
+    run = resolve_run_config(cfg, overrides, hydra_cfg.runtime.choices, forced_base(overrides))  # a RunConfig
+    results = run_experiment(run, Path(hydra_cfg.runtime.output_dir), on_claimed=record.claim)
     dev = results["metrics"].get("dev", {})
     return dev.get(results["main_metric"])
 

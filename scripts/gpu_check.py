@@ -110,18 +110,18 @@ def head_check(device: torch.device, task: str, amp: str, steps: int, data: str 
     size, GloVe 300 + ELMo 1024 (random layers of the public biLM's shape), under ``amp``; steps/s, tokens/s and
     the achieved TFLOP/s from FlopCounterMode's count of the same batches (elmo_bench.commands.plan.measure_model)."""
     from elmo_bench.engine.experiment import load_task
-    from elmo_bench.commands.plan import compose_job, measure_model, read_splits, sample_model
+    from elmo_bench.commands.plan import job_run, measure_model, read_splits, sample_model
     from elmo_bench.engine.loop import make_optimizer
 
     overrides = [f"task={task}", "head=paper", "embedder=glove_elmo", "embedder.glove_source=file",
                  f"amp={amp}", f"data={data or f'default_{task}'}"]
-    cfg = compose_job(overrides)
+    run = job_run(overrides)  # the door's RunConfig
     task_ = load_task(task)
-    splits = read_splits(cfg, task_)
+    splits = read_splits(run, task_)
     if splits is None:
-        raise SystemExit(f"error: gpu_check head: data {cfg.data.name!r} of task {task} cannot be read here")
+        raise SystemExit(f"error: gpu_check head: data {run.data.name!r} of task {task} cannot be read here")
     task_.fit_labels(splits)
-    built = sample_model(cfg, task_, splits["train"], 3, 1024, 300, steps + 2, seed=0)
+    built = sample_model(run, task_, splits["train"], 3, 1024, 300, steps + 2, seed=0)
     model = built.model.to(device)
     optimizer = make_optimizer(model, built.trainer)
     batches = [built.collator([built.sample[i] for i in rows]) for rows in built.batches]
@@ -143,11 +143,11 @@ def head_check(device: torch.device, task: str, amp: str, steps: int, data: str 
     _sync(device)
     seconds = time.perf_counter() - started
     timed = len(batches) - 2
-    measured = measure_model(cfg, task_, splits["train"], 3, 1024, 300, device, n_batches=2, seed=0)
+    measured = measure_model(run, task_, splits["train"], 3, 1024, 300, device, n_batches=2, seed=0)
     token_rate = sum(tokens[2:]) / seconds if timed else 0.0
     achieved = measured.train_flops_per_token * token_rate / 1e12
     key = gpu_key(device)
-    return {"device": str(device), "task": task, "amp": amp, "data": str(cfg.data.name),
+    return {"device": str(device), "task": task, "amp": amp, "data": str(run.data.name),
             "batch_size": built.trainer.batch_size, "steps": timed, "seconds": seconds,
             "steps_per_second": timed / seconds if timed else 0.0, "tokens_per_second": token_rate,
             "finite_losses": all(math.isfinite(v) for v in losses),

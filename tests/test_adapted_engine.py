@@ -13,6 +13,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import open_dict
 
 from elmo_bench.records import lm_adaptation
+from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import run_experiment
 from elmo_bench.commands.hydra_setup import register_resolvers
 from elmo_bench.pretrain.train import train
@@ -54,7 +55,7 @@ def _cfg(tmp_path: Path, base: Path, *overrides: str):
 
 
 def test_adapted_run_tunes_on_train_text_only_and_is_reused(tmp_path, base_dir):
-    first = run_experiment(_cfg(tmp_path, base_dir, "seed=1"), tmp_path / "run1")
+    first = run_experiment(run_config(_cfg(tmp_path, base_dir, "seed=1")), tmp_path / "run1")
     record = first["bilm"]
     assert record["name"] == "adapted" and record["built_here"]
     assert record["base_hash"] != record["adapted_hash"] == record["hash"]
@@ -69,13 +70,13 @@ def test_adapted_run_tunes_on_train_text_only_and_is_reused(tmp_path, base_dir):
     assert table7["task"] == "ner" and table7["text"] == "dev" and table7["base_bilm"] == record["base_hash"]
     assert table7["adapted_bilm"] == record["adapted_hash"]
     assert table7["tokens"] == sum(len(s) + 1 for s in {tuple(s) for s in _sentences("dev")})
-    second = run_experiment(_cfg(tmp_path, base_dir, "seed=2"), tmp_path / "run2")
+    second = run_experiment(run_config(_cfg(tmp_path, base_dir, "seed=2")), tmp_path / "run2")
     assert not second["bilm"]["built_here"] and second["bilm"]["adapted_hash"] == record["adapted_hash"]
 
 
 def test_a_smaller_training_fraction_adapts_on_its_own_subset(tmp_path, base_dir):
-    full = run_experiment(_cfg(tmp_path, base_dir), tmp_path / "full")
-    part = run_experiment(_cfg(tmp_path, base_dir, "data.fraction=0.5"), tmp_path / "half")
+    full = run_experiment(run_config(_cfg(tmp_path, base_dir)), tmp_path / "full")
+    part = run_experiment(run_config(_cfg(tmp_path, base_dir, "data.fraction=0.5")), tmp_path / "half")
     assert part["bilm"]["text_hash"] != full["bilm"]["text_hash"]
     assert part["bilm"]["adapted_hash"] != full["bilm"]["adapted_hash"]
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import run_experiment
 from elmo_bench.engine.run_identity import LEGACY_CODE, RUN_FILE, code_hash, source_bytes_hash
 from elmo_bench.tasks.registry import registered
@@ -66,18 +67,18 @@ def _bytes_hash(root: Path) -> str:
 def test_a_run_directory_with_the_earlier_code_identity_still_skips(tmp_path, monkeypatch):
     monkeypatch.setitem(registered(), "tiny", TINY)
     run_dir = tmp_path / "run"
-    first = run_experiment(compose_run(tmp_path, "trainer.max_epochs=1"), run_dir)
+    first = run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1")), run_dir)
     record = json.loads((run_dir / RUN_FILE).read_text())
     assert record["identity"]["code.task"].startswith("ast:")
     record["identity"]["code.task"] = _bytes_hash(REPO / "tests" / "tiny_task")   # as the earlier version wrote it
     (run_dir / RUN_FILE).write_text(json.dumps(record))
     stamp = (run_dir / "results.json").stat().st_mtime_ns
-    again = run_experiment(compose_run(tmp_path, "trainer.max_epochs=1"), run_dir)
+    again = run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1")), run_dir)
     assert again["metrics"] == first["metrics"] and (run_dir / "results.json").stat().st_mtime_ns == stamp
     record["identity"]["code.task"] = "0123456789abcdef"                             # other code than today's
     (run_dir / RUN_FILE).write_text(json.dumps(record))
     with pytest.raises(ConfigError, match=r"code\.task: \"0123456789abcdef\" → \"ast:"):
-        run_experiment(compose_run(tmp_path, "trainer.max_epochs=1"), run_dir)
+        run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1")), run_dir)
 
 
 #: what a run of the tiny task recorded as code.task at git a076744 (before issue 35): the bytes hash of
@@ -91,12 +92,12 @@ def test_a_run_directory_made_before_the_declarations_still_skips(tmp_path, monk
     config.py): the task behaves the same, so it skips (LEGACY_CODE)."""
     monkeypatch.setitem(registered(), "tiny", TINY)
     run_dir = tmp_path / "run"
-    first = run_experiment(compose_run(tmp_path, "trainer.max_epochs=1"), run_dir)
+    first = run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1")), run_dir)
     record = json.loads((run_dir / RUN_FILE).read_text())
     record["identity"]["code.task"] = TINY_AT_A076744
     (run_dir / RUN_FILE).write_text(json.dumps(record))
     stamp = (run_dir / "results.json").stat().st_mtime_ns
-    assert run_experiment(compose_run(tmp_path, "trainer.max_epochs=1"), run_dir)["metrics"] == first["metrics"]
+    assert run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1")), run_dir)["metrics"] == first["metrics"]
     assert (run_dir / "results.json").stat().st_mtime_ns == stamp
 
 

@@ -21,6 +21,7 @@ from elmo_bench.engine.collate import Collator
 from elmo_bench.base.device import autocast, normalise_amp, resolve_device
 from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import run_experiment
 from elmo_bench.engine.loop import TaskModel
 from tests.conftest import REPO, needs_fixtures
@@ -116,7 +117,7 @@ def test_autocast_off_is_a_no_op_and_the_model_reports_its_device():
 @pytest.mark.parametrize("amp", ["bf16", "fp16"])
 def test_an_engine_run_on_cpu_with_amp_is_finite_and_records_device_and_amp(tmp_path, tiny, amp):
     run_dir = tmp_path / "run"
-    results = run_experiment(compose_run(tmp_path, "device=cpu", f"amp={amp}", "trainer.max_epochs=2"), run_dir)
+    results = run_experiment(run_config(compose_run(tmp_path, "device=cpu", f"amp={amp}", "trainer.max_epochs=2")), run_dir)
     assert results["device"] == {"requested": "cpu", "used": "cpu", "name": "cpu", "amp": amp}
     saved = json.loads((run_dir / "results.json").read_text())
     assert saved["device"]["amp"] == amp and saved["config"]["amp"] == amp
@@ -130,18 +131,18 @@ def test_an_engine_run_on_cpu_with_amp_is_finite_and_records_device_and_amp(tmp_
 @needs_fixtures
 def test_amp_is_part_of_the_run_identity_and_device_is_not(tmp_path, tiny):
     run_dir = tmp_path / "run"
-    first = run_experiment(compose_run(tmp_path, "trainer.max_epochs=1"), run_dir)
+    first = run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1")), run_dir)
     assert first["device"]["requested"] == "auto" and first["device"]["amp"] == "off"
-    again = run_experiment(compose_run(tmp_path, "trainer.max_epochs=1", "device=cpu"), run_dir)  # skipped: same run
+    again = run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1", "device=cpu")), run_dir)  # skipped: same run
     assert again["metrics"] == first["metrics"]
     with pytest.raises(ConfigError, match=r'\(amp: "off" → "bf16"\)'):
-        run_experiment(compose_run(tmp_path, "trainer.max_epochs=1", "amp=bf16"), run_dir)
+        run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1", "amp=bf16")), run_dir)
     # a run directory made before the amp key existed equals amp=off
     record = run_dir / "run.json"
     stored = json.loads(record.read_text())
     del stored["identity"]["amp"], stored["identity"]["trainer.rho"], stored["identity"]["trainer.eps"]
     record.write_text(json.dumps(stored))
-    assert run_experiment(compose_run(tmp_path, "trainer.max_epochs=1"), run_dir)["metrics"] == first["metrics"]
+    assert run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1")), run_dir)["metrics"] == first["metrics"]
 
 
 # ---- static checks over the code that runs inside forward passes ------------------------------------------------

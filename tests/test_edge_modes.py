@@ -78,6 +78,7 @@ def test_plan_and_modes_expand_all_modes_from_the_encoder(tmp_path):
 
 @needs_fixtures
 def test_cumulative_zero_reuses_the_layer_zero_run(tmp_path):
+    from elmo_bench.engine.config_door import run_config
     from elmo_bench.engine.experiment import run_experiment
 
     def cfg(*overrides):
@@ -85,26 +86,27 @@ def test_cumulative_zero_reuses_the_layer_zero_run(tmp_path):
                            "task.trainer.max_epochs=1", *overrides, tiny=False)
 
     run_dir = tmp_path / "run"
-    first = run_experiment(cfg("mix=cumulative", "mix.layer=0"), run_dir)
+    first = run_experiment(run_config(cfg("mix=cumulative", "mix.layer=0")), run_dir)
     assert first["elmo"]["mode"] == "layer" and first["elmo"]["layer_index"] == 0
     for alias in (("mix=layer", "mix.layer=0"), ("mix=lexical",)):
-        assert run_experiment(cfg(*alias), run_dir) == first           # the same run: nothing recomputed
+        assert run_experiment(run_config(cfg(*alias)), run_dir) == first           # the same run: nothing recomputed
     with pytest.raises(ConfigError, match="made by a different configuration"):
-        run_experiment(cfg("mix=cumulative", "mix.layer=1"), run_dir)
-    top = run_experiment(cfg("mix=cumulative", "mix.layer=2"), tmp_path / "top")
+        run_experiment(run_config(cfg("mix=cumulative", "mix.layer=1")), run_dir)
+    top = run_experiment(run_config(cfg("mix=cumulative", "mix.layer=2")), tmp_path / "top")
     assert top["elmo"]["mode"] == "learned" and top["config"]["mix"]["name"] == "learned"
 
 
 @pytest.mark.parametrize("task", ["edge_pos", "edge_chunk", "edge_dep", "edge_ner", "edge_srl", "edge_coref"])
 def test_budget_cpu_caps_training_sentences_and_epochs(tmp_path, task):
+    from elmo_bench.engine.config_door import run_config
     from elmo_bench.engine.experiment import trainer_config
 
     cfg = compose_run(tmp_path, f"task={task}", "embedder=elmo", "budget=cpu", tiny=False)
-    tc = trainer_config(cfg, 1.0)
+    tc = trainer_config(run_config(cfg), 1.0)
     assert cfg.data.max_train_sentences == 2000 and tc.max_epochs == 10 and tc.lr == 0.001
     full = compose_run(tmp_path, f"task={task}", "embedder=elmo", tiny=False)
-    assert full.data.max_train_sentences is None and trainer_config(full, 1.0).max_epochs == 50 \
-        and trainer_config(full, 1.0).lr == 0.0001
+    assert full.data.max_train_sentences is None and trainer_config(run_config(full), 1.0).max_epochs == 50 \
+        and trainer_config(run_config(full), 1.0).lr == 0.0001
 
 
 @needs_fixtures

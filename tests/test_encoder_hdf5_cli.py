@@ -36,14 +36,15 @@ def _embed(tmp_path, sentences, *args: str):
 
 @needs_fixtures
 def test_hdf5_of_embed_gives_the_same_metrics_as_the_bilm_with_the_same_weights_and_seed(tmp_path):
+    from elmo_bench.engine.config_door import run_config
     from elmo_bench.engine.experiment import run_experiment
     from tests.test_engine import _cfg
 
     path = _embed(tmp_path, sample_sentences(), "--options", str(FIXTURES / "options.json"), "--weights",
                   str(FIXTURES / "lm_weights.hdf5"))
-    bilm = run_experiment(_cfg(tmp_path, "trainer.max_epochs=2", "embedder=glove_elmo"), tmp_path / "bilm")
-    hdf5 = run_experiment(_cfg(tmp_path, "trainer.max_epochs=2", "embedder=glove_elmo", "encoder=hdf5",
-                               f"encoder.path={path}"), tmp_path / "hdf5")
+    bilm = run_experiment(run_config(_cfg(tmp_path, "trainer.max_epochs=2", "embedder=glove_elmo")), tmp_path / "bilm")
+    hdf5 = run_experiment(run_config(_cfg(tmp_path, "trainer.max_epochs=2", "embedder=glove_elmo", "encoder=hdf5",
+                               f"encoder.path={path}")), tmp_path / "hdf5")
     assert hdf5["encoder"]["kind"] == "hdf5" and bilm["encoder"]["kind"] == "bilm"
     assert hdf5["encoder"]["layers"] == bilm["encoder"]["layers"] == 3
     assert hdf5["metrics"] == bilm["metrics"]

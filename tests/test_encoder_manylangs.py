@@ -88,11 +88,12 @@ def test_the_ideographic_space_line_and_a_bad_directory(tmp_path):
 
 def test_run_trains_ner_with_a_manylangs_model(tmp_path):
     build_with_package(tmp_path / "model", 7)
+    from elmo_bench.engine.config_door import run_config
     from elmo_bench.engine.experiment import run_experiment
     from tests.test_engine import _cfg
 
-    results = run_experiment(_cfg(tmp_path, "trainer.max_epochs=1", "embedder=glove_elmo", "encoder=manylangs",
-                                  f"encoder.path={tmp_path / 'model'}"), tmp_path / "run")
+    results = run_experiment(run_config(_cfg(tmp_path, "trainer.max_epochs=1", "embedder=glove_elmo", "encoder=manylangs",
+                                  f"encoder.path={tmp_path / 'model'}")), tmp_path / "run")
     assert results["encoder"]["kind"] == "manylangs" and results["encoder"]["layers"] == 3
     assert len(results["mixes"]["input"]["weights"]) == 3
 

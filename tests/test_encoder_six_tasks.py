@@ -84,6 +84,7 @@ TASKS = {"ner": _ner, "snli": _snli, "squad": _squad, "srl": _srl, "sst": _sst, 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("task", sorted(TASKS))
 def test_every_task_trains_an_epoch_with_every_model(tmp_path, task, kind):
+    from elmo_bench.engine.config_door import run_config
     from elmo_bench.engine.experiment import run_experiment
     from tests.engine_helpers import compose_run
 
@@ -91,7 +92,7 @@ def test_every_task_trains_an_epoch_with_every_model(tmp_path, task, kind):
     cfg = compose_run(tmp_path, *TASKS[task](tmp_path), "embedder=elmo", "encoder=transformers",
                       f"encoder.path={model}", "trainer.max_epochs=1",
                       "data.allow_identical_splits=true", tiny=False)  # one invented sample serves every split
-    results = run_experiment(cfg, tmp_path / "run")
+    results = run_experiment(run_config(cfg), tmp_path / "run")
     assert results["task"] == task and results["epochs"]["run"] == 1
     assert results["encoder"]["kind"] == "transformers" and results["encoder"]["model_type"] == kind
     assert results["encoder"]["layers"] == 3 and results["bilm"] is None

@@ -120,10 +120,11 @@ def test_a_hub_name_missing_offline_is_one_line_naming_it(tmp_path):
 
 
 def _run(tmp_path: Path, run: str, *overrides: str):
+    from elmo_bench.engine.config_door import run_config
     from elmo_bench.engine.experiment import run_experiment
     from tests.test_engine import _cfg
 
-    return run_experiment(_cfg(tmp_path, "trainer.max_epochs=1", *overrides), tmp_path / run)
+    return run_experiment(run_config(_cfg(tmp_path, "trainer.max_epochs=1", *overrides)), tmp_path / run)
 
 
 @pytest.mark.parametrize("kind", KINDS)

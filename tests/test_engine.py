@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 
+from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import run_experiment
 from elmo_bench.commands.hydra_setup import register_resolvers
 from elmo_bench.records.run_record import REQUIRED_KEYS, RunRecord, read_statistics
@@ -34,7 +35,7 @@ def _cfg(tmp_path: Path, *overrides: str):
 
 def test_run_writes_results_and_second_seed_hits_the_cache(tmp_path, caplog):
     caplog.set_level(logging.INFO)
-    first = run_experiment(_cfg(tmp_path, "seed=1"), tmp_path / "run1")
+    first = run_experiment(run_config(_cfg(tmp_path, "seed=1")), tmp_path / "run1")
     assert "activation cache miss" in caplog.text
     saved = json.loads((tmp_path / "run1" / "results.json").read_text())
     assert set(REQUIRED_KEYS) <= set(saved) and RunRecord.read(tmp_path / "run1" / "results.json").to_dict() == saved
@@ -51,7 +52,7 @@ def test_run_writes_results_and_second_seed_hits_the_cache(tmp_path, caplog):
     assert stats.kind == "chunk_f1" and stats.rows.shape == (len(preds), 3)
     assert stats.value() == pytest.approx(saved["metrics"]["test"]["f1"])
     caplog.clear()
-    second = run_experiment(_cfg(tmp_path, "seed=2", "mix.lambda=0.5"), tmp_path / "run2")
+    second = run_experiment(run_config(_cfg(tmp_path, "seed=2", "mix.lambda=0.5")), tmp_path / "run2")
     assert "activation cache hit" in caplog.text and "activation cache miss" not in caplog.text
     assert second["timings"]["bilm_seconds"] == 0.0
 
@@ -59,7 +60,7 @@ def test_run_writes_results_and_second_seed_hits_the_cache(tmp_path, caplog):
 def test_killed_run_resumes_to_the_same_result(tmp_path, monkeypatch):
     import elmo_bench.engine.experiment as experiment
 
-    uninterrupted = run_experiment(_cfg(tmp_path, "trainer.max_epochs=3"), tmp_path / "full")
+    uninterrupted = run_experiment(run_config(_cfg(tmp_path, "trainer.max_epochs=3")), tmp_path / "full")
     # "killed" right after the checkpoint of epoch 1 is written (an interrupt raised by the epoch hook)
     real_fit = experiment.fit
 
@@ -71,10 +72,10 @@ def test_killed_run_resumes_to_the_same_result(tmp_path, monkeypatch):
 
     monkeypatch.setattr(experiment, "fit", killed_fit)
     with pytest.raises(KeyboardInterrupt):
-        run_experiment(_cfg(tmp_path, "trainer.max_epochs=3"), tmp_path / "resumed")
+        run_experiment(run_config(_cfg(tmp_path, "trainer.max_epochs=3")), tmp_path / "resumed")
     assert (tmp_path / "resumed" / "checkpoint.pt").exists() and not (tmp_path / "resumed" / "results.json").exists()
     monkeypatch.setattr(experiment, "fit", real_fit)
-    resumed = run_experiment(_cfg(tmp_path, "trainer.max_epochs=3"), tmp_path / "resumed")
+    resumed = run_experiment(run_config(_cfg(tmp_path, "trainer.max_epochs=3")), tmp_path / "resumed")
     assert resumed["metrics"] == uninterrupted["metrics"]
     assert [h["train_loss"] for h in resumed["epochs"]["history"]] == pytest.approx(
         [h["train_loss"] for h in uninterrupted["epochs"]["history"]], abs=1e-6)
@@ -82,15 +83,15 @@ def test_killed_run_resumes_to_the_same_result(tmp_path, monkeypatch):
 
 
 def test_glove_baseline_has_no_mix_and_a_complete_run_is_not_redone(tmp_path):
-    result = run_experiment(_cfg(tmp_path, "embedder=glove"), tmp_path / "g")
+    result = run_experiment(run_config(_cfg(tmp_path, "embedder=glove")), tmp_path / "g")
     assert result["mixes"] == {} and result["bilm"] is None
     stamp = (tmp_path / "g" / "results.json").stat().st_mtime_ns
-    run_experiment(_cfg(tmp_path, "embedder=glove"), tmp_path / "g")
+    run_experiment(run_config(_cfg(tmp_path, "embedder=glove")), tmp_path / "g")
     assert (tmp_path / "g" / "results.json").stat().st_mtime_ns == stamp
 
 
 def test_placement_both_gives_two_mixes_and_penalty(tmp_path):
-    result = run_experiment(_cfg(tmp_path, "mix.placement=both", "mix.lambda=0.01", "trainer.max_epochs=1"),
+    result = run_experiment(run_config(_cfg(tmp_path, "mix.placement=both", "mix.lambda=0.01", "trainer.max_epochs=1")),
                             tmp_path / "b")
     assert set(result["mixes"]) == {"input", "output"}
     assert result["elmo"]["l2_coef"] == 0.01

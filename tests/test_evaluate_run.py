@@ -16,6 +16,7 @@ from elmo_bench.base import checkpoints
 from elmo_bench.commands import main as cli
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.engine.evaluate import evaluate_run_dir
+from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import run_experiment
 from elmo_bench.commands.hydra_setup import register_resolvers
 from tests.conftest import REPO, needs_fixtures
@@ -40,7 +41,7 @@ def _ner_cfg(tmp_path: Path, *overrides: str):
 def ner_run(tmp_path_factory) -> tuple[Path, dict]:
     tmp_path = tmp_path_factory.mktemp("ner")
     run_dir = tmp_path / "run"
-    return run_dir, run_experiment(_ner_cfg(tmp_path), run_dir)
+    return run_dir, run_experiment(run_config(_ner_cfg(tmp_path)), run_dir)
 
 
 def test_checkpoints_hold_the_task_state_and_the_vocabulary(ner_run):
@@ -108,6 +109,6 @@ def test_bad_split_and_missing_files_are_one_line_errors(ner_run, tmp_path, caps
 def test_evaluate_a_run_without_glove_and_without_the_cache(tmp_path, monkeypatch):
     monkeypatch.setitem(registered(), "tiny", TINY)
     run_dir = tmp_path / "run"
-    results = run_experiment(compose_run(tmp_path, "embedder=elmo", "cache=false", "trainer.max_epochs=2"), run_dir)
+    results = run_experiment(run_config(compose_run(tmp_path, "embedder=elmo", "cache=false", "trainer.max_epochs=2")), run_dir)
     again = evaluate_run_dir(run_dir)
     assert again["metrics"] == results["metrics"]

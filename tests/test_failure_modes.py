@@ -73,14 +73,14 @@ EMPTY = {
 @pytest.mark.parametrize("task_name", sorted(EMPTY))
 def test_an_empty_train_file_is_no_sentences_for_every_task(tmp_path, task_name):
     from elmo_bench.engine.experiment import load_task, read_data
+    from elmo_bench.engine.run_config import DataPart
 
     name, text, extra = EMPTY[task_name]
     path = tmp_path / name
     path.write_text(text)
-    cfg = OmegaConf.create({"data": {"source": "local", "train": str(path), "dev": str(path), "fraction": 1.0,
-                                     **extra}})
+    data = DataPart.of({"source": "local", "train": str(path), "dev": str(path), "fraction": 1.0, **extra})
     with pytest.raises(DataError, match=rf"^{path}: no sentences"):
-        read_data(cfg, load_task(task_name), 1)
+        read_data(data, load_task(task_name), 1)
 
 
 @pytest.mark.parametrize("content", ["", "\n \n\n", "-DOCSTART- -X- O O\n\n-DOCSTART- -X- O O\n",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import run_experiment
 from elmo_bench.modules.labels import bio_labels
 from elmo_bench.tasks.ner.task import NerTask
@@ -35,6 +36,6 @@ def test_ner_with_a_dev_only_entity_type_trains_and_scores(tmp_path, caplog):
     cfg = compose_run(tmp_path, "task=ner", "data=ner_sample", f"data.train={tmp_path / 'train.txt'}",
                       f"data.dev={tmp_path / 'dev.txt'}", "trainer.max_epochs=2", "trainer.batch_size=16",
                       "task.head.lstm_hidden=[8]", "task.head.char_filters=4", tiny=False)
-    results = run_experiment(cfg, tmp_path / "run")
+    results = run_experiment(run_config(cfg), tmp_path / "run")
     assert results["epochs"]["run"] == 2 and "f1" in results["metrics"]["dev"]
     assert "label types ['EVENT'" in caplog.text

@@ -11,6 +11,7 @@ from elmo_bench.tasks.registry import registered
 from elmo_bench.data.batch import Batch
 from elmo_bench.records.elmo_settings import ElmoSettings
 from elmo_bench.modules.token_embedders import TaskEmbedder
+from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import load_task, run_experiment
 from elmo_bench.modules.elmo import Elmo
 from elmo_bench.records.run_record import RunRecord
@@ -21,7 +22,7 @@ from tests.engine_helpers import TINY, compose_run
 @needs_fixtures
 def test_a_seventh_task_needs_one_folder_one_config_and_one_registry_line(tmp_path, monkeypatch):
     monkeypatch.setitem(registered(), "tiny", TINY)  # the one registry line
-    results = run_experiment(compose_run(tmp_path), tmp_path / "run")
+    results = run_experiment(run_config(compose_run(tmp_path)), tmp_path / "run")
     saved = RunRecord.read(tmp_path / "run" / "results.json").to_dict()
     assert saved["task"] == "tiny" and set(saved["metrics"]) == {"dev", "test"}
     assert 0.0 <= saved["metrics"]["test"]["accuracy"] <= 100.0
@@ -44,7 +45,7 @@ def test_the_seventh_task_reaches_the_report_and_the_score_command(tmp_path, mon
     monkeypatch.setitem(registered(), "tiny", TINY)
     runs = tmp_path / "results"
     for embedder in ("glove", "glove_elmo"):
-        run_experiment(compose_run(tmp_path, f"embedder={embedder}", "trainer.max_epochs=2"), runs / embedder)
+        run_experiment(run_config(compose_run(tmp_path, f"embedder={embedder}", "trainer.max_epochs=2")), runs / embedder)
     assert main(["report", str(runs), "--out", str(tmp_path / "report"), "--format", "json",
                  "--bootstrap-samples", "500"]) == 0
     table1 = json.loads((tmp_path / "report" / "report.json").read_text())["tables"]["table1"]

@@ -9,7 +9,8 @@ from omegaconf import open_dict
 
 from elmo_bench.engine.config_check import check_trainer
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.engine.experiment import merged_trainer, trainer_config
+from elmo_bench.engine.config_door import run_config
+from elmo_bench.engine.experiment import trainer_config
 from elmo_bench.commands.hydra_setup import register_resolvers
 from elmo_bench.engine.loop import TrainerConfig, make_optimizer
 from tests.conftest import REPO
@@ -46,14 +47,14 @@ def test_rho_and_eps_reach_adadelta_and_eps_reaches_adam():
                                                        ("ner", None, None, "adam"), ("snli", None, None, "adam")])
 def test_paper_presets_set_adadelta_rho_and_eps(task, rho, eps, optimizer):
     cfg = _compose([f"task={task}", "head=paper"])
-    trainer = trainer_config(cfg, 1.0)
+    trainer = trainer_config(run_config(cfg), 1.0)
     assert (trainer.optimizer, trainer.rho, trainer.eps) == (optimizer, rho, eps)
     if optimizer == "adadelta":
         group = _group(trainer)
         assert (group["rho"], group["eps"]) == (0.95, 1e-6)
     # the trainer group's keys override the preset's
-    assert trainer_config(_compose([f"task={task}", "head=paper", "trainer.rho=0.5"]), 1.0).rho == 0.5
-    assert merged_trainer(_compose([f"task={task}"]))["rho"] is None  # the CPU-sized task configs: torch's default
+    assert trainer_config(run_config(_compose([f"task={task}", "head=paper", "trainer.rho=0.5"])), 1.0).rho == 0.5
+    assert run_config(_compose([f"task={task}"])).task.training.settings.rho is None  # the CPU-sized task configs: torch's default
 
 
 @pytest.mark.parametrize("key, value, message", [

@@ -19,6 +19,7 @@ import torch
 
 from elmo_bench.engine.collate import length_batches
 from elmo_bench.bilm.public import write_random_bilm
+from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import build_model, load_bilm_info, load_task, prepare_layers, read_data, trainer_config
 from elmo_bench.tasks.api import Example
 from elmo_bench.engine.loop import fit, predict
@@ -41,7 +42,7 @@ def paper_bilm(tmp_path_factory) -> tuple[list[str], object, dict]:
     options, weights = write_random_bilm(tmp_path_factory.mktemp("paper_bilm"), seed=0)
     overrides = ["bilm=custom", f"bilm.options={options}", f"bilm.weights={weights}"]
     cfg = compose_run(tmp_path_factory.mktemp("compose"), "task=ner", *overrides, tiny=False)
-    bilm, info = load_bilm_info(cfg)
+    bilm, info = load_bilm_info(run_config(cfg).encoder.bilm)
     bilm.to(DEVICE)
     assert (info["layers"], info["dim"], bilm.options.lstm_dim, bilm.options.n_filters) == (3, 1024, 4096, 2048)
     return overrides, bilm, info
@@ -76,17 +77,18 @@ def test_paper_head_trains_two_steps_on_the_public_size_bilm(name: str, paper_bi
     cfg = compose_run(tmp_path, f"task={name}", "head=paper", "embedder=glove_elmo", *overrides,
                       "trainer.max_epochs=1", f"trainer.batch_size={batch}", "trainer.eval_batch_size=2", f"device={DEVICE}",
                       f"amp={AMP}", tiny=False)
+    run = run_config(cfg)
     task = load_task(name)
-    prepared = read_data(cfg, task, seed=1)                       # the full splits: labels fitted on all of them
+    prepared = read_data(run.data, task, seed=1)                       # the full splits: labels fitted on all of them
     prepared.splits = _handful(name, prepared.splits)
     train, dev = prepared.splits["train"], prepared.splits["dev"]
     assert len(length_batches(train, task.text_fields, batch, shuffle=True, seed=1000)) == 2
-    prepare_layers(cfg, task, prepared, bilm, info)               # the activation cache, in tmp_path
-    model, collators, _ = build_model(cfg, task, prepared, seed=1)
+    prepare_layers(run, task, prepared, bilm, info)               # the activation cache, in tmp_path
+    model, collators, _ = build_model(run, task, prepared, seed=1)
     assert model.embedder.elmo_dim == 1024
     model.to(DEVICE)
 
-    history = fit(model, task, train, dev, collators["train"], collators["dev"], trainer_config(cfg, 1.0),
+    history = fit(model, task, train, dev, collators["train"], collators["dev"], trainer_config(run, 1.0),
                   tmp_path, seed=1)
 
     state = torch.load(tmp_path / "checkpoint.pt", weights_only=True, map_location="cpu")

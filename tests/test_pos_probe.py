@@ -82,6 +82,7 @@ def test_head_loss_ignores_padding_and_unseen_tags():
 def test_engine_runs_pos_on_one_layer(tmp_path):
     from hydra import compose, initialize_config_dir
 
+    from elmo_bench.engine.config_door import run_config
     from elmo_bench.engine.experiment import run_experiment
     from elmo_bench.commands.hydra_setup import register_resolvers
 
@@ -96,6 +97,6 @@ def test_engine_runs_pos_on_one_layer(tmp_path):
             "logger=disabled", "progress=false", f"paths.cache_dir={tmp_path / 'cache'}", "trainer.max_epochs=1",
             f"data.train={sample}", f"data.dev={sample}", f"data.test={sample}",
             "data.allow_identical_splits=true"])  # one sample file for every split, on purpose
-    result = run_experiment(cfg, tmp_path / "run")
+    result = run_experiment(run_config(cfg), tmp_path / "run")
     assert result["task"] == "pos" and 0.0 <= result["metrics"]["test"]["accuracy"] <= 100.0
     assert result["mixes"]["input"]["weights"] == [0.0, 0.0, 1.0] and result["elmo"]["dropout"] == 0.0

@@ -181,14 +181,19 @@ def test_encoders_that_cannot_be_randomised_are_refused():
 
 
 @needs_fixtures
-def test_run_py_bilm_random_is_a_random_bilm_with_its_own_hash(tmp_path):
+def test_run_py_bilm_random_is_a_random_bilm_with_its_own_hash(tmp_path, monkeypatch):
+    from elmo_bench.engine.config_door import run_config
     from elmo_bench.engine.experiment import load_encoder_info
-    from tests.engine_helpers import compose_run
+    from elmo_bench.tasks.registry import registered
+    from tests.engine_helpers import TINY, compose_run
+
+    monkeypatch.setitem(registered(), "tiny", TINY)  # the whole config is typed: the tiny task's data resolves
 
     composed = compose_run(tmp_path, "bilm=random")
     assert composed.bilm.random_init == "all" and composed.bilm.random_seed == 0
     fixture = [f"bilm.options={FIXTURES / 'options.json'}", f"bilm.weights={FIXTURES / 'lm_weights.hdf5'}"]
-    trained, trained_info = load_encoder_info(compose_run(tmp_path, *fixture))
-    random, info = load_encoder_info(compose_run(tmp_path, "bilm=random", *fixture, "bilm.random_init=lstm"))
+    trained, trained_info = load_encoder_info(run_config(compose_run(tmp_path, *fixture)).encoder, "off")
+    random, info = load_encoder_info(run_config(compose_run(tmp_path, "bilm=random", *fixture,
+                                                            "bilm.random_init=lstm")).encoder, "off")
     assert info["hash"] == f"{trained_info['hash']}-random-lstm-0" and info["random_init"] == "lstm"
     assert random.identity() != trained.identity()

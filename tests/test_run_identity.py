@@ -7,6 +7,7 @@ import pytest
 
 from elmo_bench.tasks.registry import registered
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import run_experiment
 from elmo_bench.commands.hydra_setup import run_suffix
 from elmo_bench.engine.run_identity import RUN_FILE, identity
@@ -22,19 +23,19 @@ def tiny(monkeypatch):
 @needs_fixtures
 def test_a_different_seed_epochs_or_cache_setting_is_refused_naming_the_keys(tmp_path, tiny):
     run_dir = tmp_path / "run"
-    first = run_experiment(compose_run(tmp_path, "seed=1", "trainer.max_epochs=2"), run_dir)
+    first = run_experiment(run_config(compose_run(tmp_path, "seed=1", "trainer.max_epochs=2")), run_dir)
     stored = json.loads((run_dir / RUN_FILE).read_text())
     assert stored["identity"]["seed"] == 1 and stored["config"]["trainer"]["max_epochs"] == 2
     assert stored["identity"]["bilm.hash"] == first["bilm"]["hash"] and stored["identity"]["code.task"]
     stamp = (run_dir / "results.json").stat().st_mtime_ns
     with pytest.raises(ConfigError, match=r"made by a different configuration \(seed: 1 → 7; "
                                           r"trainer.max_epochs: 2 → 3\)"):
-        run_experiment(compose_run(tmp_path, "seed=7", "trainer.max_epochs=3"), run_dir)
+        run_experiment(run_config(compose_run(tmp_path, "seed=7", "trainer.max_epochs=3")), run_dir)
     with pytest.raises(ConfigError, match=r"\(cache: true → false\)"):
-        run_experiment(compose_run(tmp_path, "seed=1", "trainer.max_epochs=2", "cache=false"), run_dir)
+        run_experiment(run_config(compose_run(tmp_path, "seed=1", "trainer.max_epochs=2", "cache=false")), run_dir)
     assert (run_dir / "results.json").stat().st_mtime_ns == stamp  # nothing was overwritten
     # the same configuration (speed-only keys may differ) skips the finished run
-    again = run_experiment(compose_run(tmp_path, "seed=1", "trainer.max_epochs=2", "threads=2"), run_dir)
+    again = run_experiment(run_config(compose_run(tmp_path, "seed=1", "trainer.max_epochs=2", "threads=2")), run_dir)
     assert again["metrics"] == first["metrics"] and (run_dir / "results.json").stat().st_mtime_ns == stamp
 
 
@@ -53,15 +54,15 @@ def test_data_files_are_identified_by_content_and_the_task_by_its_code(tmp_path)
 @needs_fixtures
 def test_a_results_json_from_before_run_identity_is_compared_on_its_config(tmp_path, tiny):
     run_dir = tmp_path / "old"
-    run_experiment(compose_run(tmp_path, "trainer.max_epochs=1"), run_dir)
+    run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1")), run_dir)
     (run_dir / RUN_FILE).unlink()  # as written by an earlier version of the project, whose config had other keys
     old = json.loads((run_dir / "results.json").read_text())
     old["config"]["task"]["target"] = "tests.tiny_task.task:TinyTask"
     del old["config"]["mix"]["gamma_init"]
     (run_dir / "results.json").write_text(json.dumps(old))
     with pytest.raises(ConfigError, match="seed: 1 → 2"):
-        run_experiment(compose_run(tmp_path, "trainer.max_epochs=1", "seed=2"), run_dir)
-    assert run_experiment(compose_run(tmp_path, "trainer.max_epochs=1"), run_dir)["seed"] == 1
+        run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1", "seed=2")), run_dir)
+    assert run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1")), run_dir)["seed"] == 1
 
 
 def test_run_directory_names_carry_every_override_but_paths():
@@ -88,13 +89,13 @@ def test_a_results_json_from_before_run_identity_made_by_older_task_code_is_refu
     if root is None:
         pytest.skip("needs a full git history (the first commit predates tests/tiny_task)")
     run_dir = tmp_path / "old"
-    run_experiment(compose_run(tmp_path, "trainer.max_epochs=1"), run_dir)
+    run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1")), run_dir)
     (run_dir / RUN_FILE).unlink()
     old = json.loads((run_dir / "results.json").read_text())
     old["git_commit"] = root  # written by the project's first commit, before this task's code existed
     (run_dir / "results.json").write_text(json.dumps(old))
     with pytest.raises(ConfigError, match="made by an earlier version of the task's code"):
-        run_experiment(compose_run(tmp_path, "trainer.max_epochs=1"), run_dir)
+        run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1")), run_dir)
 
 
 def test_a_run_without_elmo_leaves_the_elmo_settings_out_of_its_identity():
@@ -112,11 +113,11 @@ def test_a_run_without_elmo_leaves_the_elmo_settings_out_of_its_identity():
 @needs_fixtures
 def test_a_finished_baseline_run_is_reused_after_the_task_elmo_default_changes(tmp_path, tiny):
     run_dir = tmp_path / "glove"
-    first = run_experiment(compose_run(tmp_path, "embedder=glove", "trainer.max_epochs=1"), run_dir)
+    first = run_experiment(run_config(compose_run(tmp_path, "embedder=glove", "trainer.max_epochs=1")), run_dir)
     stored = json.loads((run_dir / RUN_FILE).read_text())
     stored["identity"]["task.elmo.layer_norm"] = "a value an older default wrote"   # recorded by the earlier rule
     (run_dir / RUN_FILE).write_text(json.dumps(stored))
-    again = run_experiment(compose_run(tmp_path, "embedder=glove", "trainer.max_epochs=1", "mix.layer_norm=true"),
+    again = run_experiment(run_config(compose_run(tmp_path, "embedder=glove", "trainer.max_epochs=1", "mix.layer_norm=true")),
                            run_dir)
     assert again["metrics"] == first["metrics"]
 
@@ -124,10 +125,10 @@ def test_a_finished_baseline_run_is_reused_after_the_task_elmo_default_changes(t
 @needs_fixtures
 def test_a_raised_epoch_cap_continues_a_finished_run_exactly_as_a_fresh_run_with_that_cap(tmp_path, tiny):
     run_dir = tmp_path / "extended"
-    short = run_experiment(compose_run(tmp_path, "trainer.max_epochs=2", "trainer.patience=5"), run_dir)
+    short = run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=2", "trainer.patience=5")), run_dir)
     assert short["epochs"]["run"] == 2
-    extended = run_experiment(compose_run(tmp_path, "trainer.max_epochs=4", "trainer.patience=5"), run_dir)
-    fresh = run_experiment(compose_run(tmp_path, "trainer.max_epochs=4", "trainer.patience=5"), tmp_path / "fresh")
+    extended = run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=4", "trainer.patience=5")), run_dir)
+    fresh = run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=4", "trainer.patience=5")), tmp_path / "fresh")
     assert extended["epochs"]["run"] == 4
     assert [h["dev_metric"] for h in extended["history"]] == [h["dev_metric"] for h in fresh["history"]]
     assert [h["loss"] for h in extended["history"]] == pytest.approx([h["loss"] for h in fresh["history"]], abs=1e-6)
@@ -135,17 +136,17 @@ def test_a_raised_epoch_cap_continues_a_finished_run_exactly_as_a_fresh_run_with
     stored = json.loads((run_dir / RUN_FILE).read_text())
     assert stored["identity"]["trainer.max_epochs"] == 4                # the run now is the 4-epoch run
     stamp = (run_dir / "results.json").stat().st_mtime_ns
-    run_experiment(compose_run(tmp_path, "trainer.max_epochs=4", "trainer.patience=5"), run_dir)
+    run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=4", "trainer.patience=5")), run_dir)
     assert (run_dir / "results.json").stat().st_mtime_ns == stamp       # and is skipped as finished
 
 
 @needs_fixtures
 def test_a_stopping_rule_that_would_have_stopped_the_run_earlier_is_refused(tmp_path, tiny):
     run_dir = tmp_path / "run"
-    run_experiment(compose_run(tmp_path, "trainer.max_epochs=3", "trainer.patience=5"), run_dir)
+    run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=3", "trainer.patience=5")), run_dir)
     stamp = (run_dir / "results.json").stat().st_mtime_ns
     with pytest.raises(ConfigError, match=r"would have stopped this run before epoch 2, but it trained 3 epochs"):
-        run_experiment(compose_run(tmp_path, "trainer.max_epochs=2", "trainer.patience=5"), run_dir)
+        run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=2", "trainer.patience=5")), run_dir)
     assert (run_dir / "results.json").stat().st_mtime_ns == stamp       # nothing was touched
     assert json.loads((run_dir / RUN_FILE).read_text())["identity"]["trainer.max_epochs"] == 3
 
@@ -153,10 +154,10 @@ def test_a_stopping_rule_that_would_have_stopped_the_run_earlier_is_refused(tmp_
 @needs_fixtures
 def test_a_raised_cap_over_a_run_early_stopping_ended_keeps_its_results_without_training(tmp_path, tiny):
     run_dir = tmp_path / "run"
-    first = run_experiment(compose_run(tmp_path, "trainer.max_epochs=12", "trainer.patience=1"), run_dir)
+    first = run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=12", "trainer.patience=1")), run_dir)
     assert first["epochs"]["stopped_by"] == "patience" and first["epochs"]["run"] < 12
     untouched = {name: (run_dir / name).stat().st_mtime_ns for name in ("checkpoint.pt", "best.pt")}
-    again = run_experiment(compose_run(tmp_path, "trainer.max_epochs=20", "trainer.patience=1"), run_dir)
+    again = run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=20", "trainer.patience=1")), run_dir)
     assert again["metrics"] == first["metrics"] and again["history"] == first["history"]
     assert again["config"]["trainer"]["max_epochs"] == 20
     assert json.loads((run_dir / RUN_FILE).read_text())["identity"]["trainer.max_epochs"] == 20
@@ -180,11 +181,11 @@ def test_elmo_settings_are_compared_as_the_values_the_run_used():
 @needs_fixtures
 def test_an_ablation_arm_made_the_task_default_keeps_its_run_and_the_old_default_is_refused(tmp_path, tiny):
     run_dir = tmp_path / "arm"
-    first = run_experiment(compose_run(tmp_path, "trainer.max_epochs=1", "mix.dropout=0.3"), run_dir)
+    first = run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1", "mix.dropout=0.3")), run_dir)
     # the dev ablation made 0.3 the task's default: the same experiment, reused without training
-    again = run_experiment(compose_run(tmp_path, "trainer.max_epochs=1", "task.elmo.dropout=0.3"), run_dir)
+    again = run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1", "task.elmo.dropout=0.3")), run_dir)
     assert again["metrics"] == first["metrics"]
     old = tmp_path / "old_default"
-    run_experiment(compose_run(tmp_path, "trainer.max_epochs=1", "task.elmo.dropout=0.1"), old)
+    run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1", "task.elmo.dropout=0.1")), old)
     with pytest.raises(ConfigError, match=r"elmo.dropout: 0.1 → 0.3"):
-        run_experiment(compose_run(tmp_path, "trainer.max_epochs=1", "task.elmo.dropout=0.3"), old)
+        run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1", "task.elmo.dropout=0.3")), old)

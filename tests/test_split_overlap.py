@@ -14,6 +14,7 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import DATA_ROOT
 from elmo_bench.data.split_checks import split_overlap
 from elmo_bench.engine.experiment import load_task, read_data
+from elmo_bench.engine.run_config import DataPart
 from elmo_bench.engine.run_identity import identity
 from tests.conftest import REPO
 
@@ -30,10 +31,10 @@ def _write(path: Path, blocks: list[str]) -> Path:
     return path
 
 
-def _ner_cfg(tmp_path: Path, **data) -> OmegaConf:
+def _ner_cfg(tmp_path: Path, **data) -> DataPart:
     base = {"source": "local", "train": str(SAMPLES / "sample.train"), "dev": str(SAMPLES / "sample.dev"),
             "test": str(SAMPLES / "sample.test"), "fraction": 1.0}
-    return OmegaConf.create({"data": {**base, **data}})
+    return DataPart.of({**base, **data})
 
 
 def test_shares_count_examples_by_their_text_key():
@@ -146,7 +147,7 @@ def test_a_copy_of_the_ner_sample_dev_as_test_through_shutil_is_identical(tmp_pa
 
 @pytest.mark.parametrize("value", [2, -0.1, "abc"])
 def test_a_max_overlap_outside_zero_to_one_is_one_line(value):
-    from elmo_bench.engine.config_check import check_run
+    from elmo_bench.engine.run_config import check_run
 
     with pytest.raises(ConfigError, match=r"^config: data\.max_overlap expected a number >= 0 and <= 1, found "):
         check_run({"seed": 1, "data": {"max_overlap": value}}, {})

@@ -56,6 +56,7 @@ def test_scaled_epochs():
 def test_trainer_config_scales_epochs_and_patience_together():
     from hydra import compose, initialize_config_dir
 
+    from elmo_bench.engine.config_door import run_config
     from elmo_bench.engine.experiment import trainer_config
     from elmo_bench.commands.hydra_setup import register_resolvers
 
@@ -63,7 +64,8 @@ def test_trainer_config_scales_epochs_and_patience_together():
     with initialize_config_dir(config_dir=str(Path(__file__).resolve().parents[1] / "conf"), version_base="1.3"):
         cfg = compose("config", overrides=["task=ner", "trainer.max_epochs=4", "trainer.patience=2",
                                            "trainer.scale_epochs=true", "trainer.max_scaled_epochs=15"])
-    full, tenth, tiny = trainer_config(cfg, 1.0), trainer_config(cfg, 0.1), trainer_config(cfg, 0.001)
+    run = run_config(cfg)
+    full, tenth, tiny = trainer_config(run, 1.0), trainer_config(run, 0.1), trainer_config(run, 0.001)
     assert (full.max_epochs, full.patience) == (4, 2)
     assert (tenth.max_epochs, tenth.patience) == (13, 7)  # ceil(4 / sqrt(0.1)) = 13; ceil(2 * 13 / 4) = 7
     assert (tiny.max_epochs, tiny.patience) == (15, 8)    # capped at 15; ceil(2 * 15 / 4) = 8

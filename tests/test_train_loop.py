@@ -9,6 +9,7 @@ from elmo_bench.tasks.registry import registered
 from elmo_bench.engine.collate import Collator
 from elmo_bench.records.elmo_settings import ElmoSettings
 from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary
+from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import run_experiment
 from elmo_bench.records.run_record import RunRecord
 from elmo_bench.engine.loop import TaskModel, TrainerConfig, fit
@@ -62,7 +63,7 @@ def test_early_stopping_keeps_the_best_epoch_weights(tmp_path):
 @needs_fixtures
 def test_results_json_records_the_history_and_the_initial_gamma(tmp_path, monkeypatch):
     monkeypatch.setitem(registered(), "tiny", TINY)
-    results = run_experiment(compose_run(tmp_path, "mix.gamma_init=0.25", "trainer.max_epochs=2"), tmp_path / "run")
+    results = run_experiment(run_config(compose_run(tmp_path, "mix.gamma_init=0.25", "trainer.max_epochs=2")), tmp_path / "run")
     saved = RunRecord.read(tmp_path / "run" / "results.json").to_dict()
     assert [set(h) for h in saved["history"]] == [{"epoch", "dev_metric", "loss", "seconds"}] * 2
     assert [h["dev_metric"] for h in saved["history"]] == [h["dev"]["accuracy"] for h in saved["epochs"]["history"]]

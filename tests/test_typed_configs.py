@@ -18,7 +18,8 @@ import yaml
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.data.data_config import DataConfig
-from elmo_bench.engine.config_check import check_head, check_run
+from elmo_bench.engine.config_check import check_head
+from elmo_bench.engine.run_config import check_run
 from elmo_bench.engine.config_schema import MIX_KEYS, head_schema, mix_schema, trainer_schema
 from elmo_bench.engine.head_configs import head_config
 from elmo_bench.engine.experiment import build_head

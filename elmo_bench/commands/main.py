@@ -67,7 +67,7 @@ def file_scorers() -> dict[str, Any]:
     """name → scorer (``score_file_count``, ``score_files(*paths)``): every registered task with a file scorer
     (``Task.score_files``, elmo_bench.tasks.registry), and the WSD probe's, which is no task. Imported here, as
     every subcommand's machinery (torch and the task packages), so that other commands start fast."""
-    from elmo_bench.engine.experiment import load_task  # lazy: omegaconf, torch
+    from elmo_bench.engine.experiment import load_task  # lazy: torch
     from elmo_bench.probe import wsd_metric  # lazy: tqdm
     scorers: dict[str, Any] = {name: load_task(name) for name in registered()}
     scorers = {name: task for name, task in scorers.items() if task.score_file_count}
@@ -151,6 +151,9 @@ COMMANDS: dict[str, Command] = {
     "plan": Command(_delegate("elmo_bench.commands.plan", "plan_main"),
                     "cost of a config's or sweep's runs without training: FLOPs, cache, memory, GPU hours",
                     _parses_with("elmo_bench.commands.plan", "build_parser")),
+    "config": Command(_delegate("elmo_bench.commands.show_config", "config_main"),
+                      "the resolved RunConfig of a run or sweep (Hydra overrides): every effective value",
+                      _parses_with("elmo_bench.commands.show_config", "build_parser")),
     "modes": Command(_delegate("elmo_bench.commands.modes", "modes_main"),
                      "edge probing's every-mode sweep of an encoder: one run.py job per line",
                      _parses_with("elmo_bench.commands.modes", "build_parser")),

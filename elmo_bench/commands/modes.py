@@ -17,12 +17,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import CONF_DIR
 from elmo_bench.bilm.options import BiLMOptions
+
+if TYPE_CHECKING:  # the annotations only: commands.modes stays light to import
+    from elmo_bench.engine.run_config import EncoderPart, RunConfig
 
 #: the sweep key that stands for every mode of the encoder
 ALL_MODES = "mix=all_modes"
@@ -38,25 +41,22 @@ def mode_overrides(num_layers: int) -> list[tuple[str, list[str]]]:
     return runs + ([("full", ["mix=learned"])] if top > 0 else [])
 
 
-def encoder_num_layers(cfg: Any) -> int:
-    """The layer count (L + 1) of a composed config's encoder: from the biLM's options file for ``encoder=bilm``
-    (nothing loaded), else from the encoder built as a run builds it."""
-    from omegaconf import OmegaConf  # lazy: omegaconf
-
-    spec = OmegaConf.to_container(cfg.encoder, resolve=True) if cfg.get("encoder") is not None else {"kind": "bilm"}
-    if spec.get("kind", "bilm") == "bilm":
-        path = Path(str(cfg.bilm.options))
+def encoder_num_layers(encoder: EncoderPart, amp: str = "off") -> int:
+    """The layer count (L + 1) of a run's encoder: from the biLM's options file for ``encoder=bilm`` (nothing
+    loaded), else from the encoder built as a run builds it (with the run's ``amp``)."""
+    if encoder.kind == "bilm":
+        path = Path(str(encoder.bilm.options))
         if not path.exists():
-            raise ConfigError(f"{path}: biLM options not found (expected the options.json of bilm={cfg.bilm.name})")
+            raise ConfigError(f"{path}: biLM options not found (expected the options.json of bilm={encoder.bilm.name})")
         return BiLMOptions.load(str(path)).n_layers + 1
     from elmo_bench.encoders.build import build_encoder  # lazy: torch
 
-    return int(build_encoder(spec, OmegaConf.to_container(cfg.bilm, resolve=True)).num_layers)
+    return int(build_encoder(encoder.plain(), amp).num_layers)
 
 
 def expand_modes(jobs: Sequence[Sequence[str]], compose: Callable[[list[str]], Any]) -> list[list[str]]:
     """Each job holding ``mix=all_modes`` → one job per mode (its other overrides kept, the mode's appended);
-    ``compose(overrides)`` composes a job's config (to read its encoder's layer count)."""
+    ``compose(overrides)`` makes a job's RunConfig (to read its encoder's layer count)."""
     out: list[list[str]] = []
     for job in jobs:
         if ALL_MODES not in job:
@@ -65,7 +65,8 @@ def expand_modes(jobs: Sequence[Sequence[str]], compose: Callable[[list[str]], A
         rest = [o for o in job if o != ALL_MODES]
         if any(o.startswith("mix.layer=") for o in rest):
             raise ConfigError("config: mix=all_modes sets mix.layer itself; drop the mix.layer override")
-        num_layers = encoder_num_layers(compose(rest))
+        run = compose(rest)
+        num_layers = encoder_num_layers(run.encoder, run.runtime.amp)
         out.extend([*rest, *overrides] for _, overrides in mode_overrides(num_layers))
     return out
 
@@ -80,15 +81,16 @@ def build_parser() -> ArgumentParser:
     return parser
 
 
-def compose(overrides: Sequence[str]) -> Any:
-    """A run's config composed as run.py composes it (the encoder and biLM groups are what is read here)."""
+def compose(overrides: Sequence[str]) -> RunConfig:
+    """A run's RunConfig, composed as run.py composes it (the encoder and biLM parts are what is read here)."""
     from hydra import compose as hydra_compose, initialize_config_dir
 
     from elmo_bench.commands.hydra_setup import register_resolvers  # lazy: omegaconf
+    from elmo_bench.engine.config_door import run_config  # lazy: omegaconf
 
     register_resolvers()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        return hydra_compose("config", overrides=list(overrides))
+        return run_config(hydra_compose("config", overrides=list(overrides)))
 
 
 def modes_main(argv: Sequence[str] | None = None) -> int:
@@ -96,7 +98,8 @@ def modes_main(argv: Sequence[str] | None = None) -> int:
     rest = [o for o in args.overrides if o != ALL_MODES]
     if any(o.startswith(("mix=", "mix.layer=")) for o in rest):
         raise ConfigError("config: elmo-bench modes chooses the mix itself; drop the mix= and mix.layer= overrides")
-    runs = mode_overrides(encoder_num_layers(compose(rest)))
+    run = compose(rest)
+    runs = mode_overrides(encoder_num_layers(run.encoder, run.runtime.amp))
     if args.format == "json":
         sys.stdout.write(json.dumps([{"mode": name, "overrides": [*rest, *o]} for name, o in runs]) + "\n")
     else:

@@ -59,11 +59,12 @@ from elmo_bench.commands.modes import ALL_MODES, expand_modes
 from elmo_bench.commands.plan_cpu import (MEASURED, TIMED_BATCHES, CpuRates, format_minutes, sweep_cpu_seconds,
                                           time_encoder, time_training_steps)
 from elmo_bench.engine.collate import length_batches
+from elmo_bench.engine.experiment import Prepared, build_model, load_task, read_checked_splits, trainer_config
 from elmo_bench.engine.fractions import nested_subset
 from elmo_bench.engine.loop import make_optimizer
+from elmo_bench.engine.run_config import RunConfig
 from elmo_bench.modules.token_embedders import WordVocabulary
 from elmo_bench.tasks.registry import declaration
-from elmo_bench.encoders.segments import MAX_SEGMENT
 
 
 #: sustained TFLOP/s for --gpu: 30% of the dense bf16 (V100, T4: fp16) tensor-core peak of the vendor's data sheet
@@ -95,12 +96,24 @@ def compose_job(overrides: Sequence[str], check: bool = True, files: bool = True
     job = cfg.copy()
     with open_dict(job):
         del job["hydra"]                           # what run.py's job sees
-    if check:
-        job = resolve_run_config(job, overrides, cfg.hydra.runtime.choices, forced_base(overrides), files)
+    if check:  # job gets data.name and the choices too
+        resolve_run_config(job, overrides, cfg.hydra.runtime.choices, forced_base(overrides), files)
     with open_dict(cfg):
         cfg.choices = {k: v for k, v in cfg.hydra.runtime.choices.items() if not k.startswith("hydra")}
         cfg.data.name = job.data.get("name") or cfg.choices.get("data")
     return cfg
+
+
+def job_run(overrides: Sequence[str], check: bool = True, files: bool = True) -> RunConfig:
+    """One run's RunConfig (elmo_bench.engine.run_config): :func:`compose_job`, without Hydra's node, typed."""
+    from omegaconf import open_dict
+
+    from elmo_bench.engine.config_door import run_config  # lazy: omegaconf
+
+    cfg = compose_job(overrides, check, files)
+    with open_dict(cfg):
+        del cfg["hydra"]
+    return run_config(cfg)
 
 
 def expand_sweep(overrides: Sequence[str]) -> list[list[str]]:
@@ -118,7 +131,7 @@ def expand_sweep(overrides: Sequence[str]) -> list[list[str]]:
     swept = [f"{k}={v}" for k, v in params.items()]
     parsed = parser.parse_overrides([*swept, *overrides])
     jobs = [[*job, *every_mode] for job in BasicSweeper.split_arguments(parsed, None)[0]]
-    return expand_modes(jobs, compose_job)  # mix=all_modes: every edge-probing mode of the encoder
+    return expand_modes(jobs, job_run)  # mix=all_modes: every edge-probing mode of the encoder
 
 
 # ------------------------------------------------------------------------------------------------------------ data
@@ -149,21 +162,17 @@ def _offline_hub() -> None:
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
 
-def read_splits(cfg: Any, task: Any) -> dict[str, list[dict]] | None:
+def read_splits(run: RunConfig, task: Any) -> dict[str, list[dict]] | None:
     """The configured data's splits as a run reads and checks them (engine.experiment.read_checked_splits; train
     cut to ``data.fraction`` as the engine does), or None when they are not here (a hub dataset offline, a licensed
     file not downloaded). Data that is here but bad (an empty split, a malformed file) is the run's one line."""
-    from omegaconf import OmegaConf
-
-    from elmo_bench.engine.experiment import read_checked_splits  # lazy: omegaconf
-
     try:
-        splits, _ = read_checked_splits(cfg, task)
+        splits, _ = read_checked_splits(run.data, task)
     except (DataError, ConfigError, OSError):
-        if data_is_here(OmegaConf.to_container(cfg.data, resolve=True)):
+        if data_is_here(run.data.plain()):
             raise
         return None
-    splits["train"] = nested_subset(splits["train"], float(cfg.data.get("fraction", 1.0)), int(cfg.seed))
+    splits["train"] = nested_subset(splits["train"], run.data.fraction, int(run.runtime.seed))
     return splits
 
 
@@ -229,31 +238,29 @@ class SampleModel:
     trainer: Any
 
 
-def sample_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_dim: int, glove_dim: int,
+def sample_model(run: RunConfig, task: Any, train: list[dict], num_layers: int, elmo_dim: int, glove_dim: int,
                  n_batches: int, seed: int = 0) -> SampleModel:
     """The run's model (experiment.build_model, on the CPU) over ``n_batches`` shuffled train batches of the run's
     batch size; biLM layers from :class:`ShapeLayers` and a random GloVe table of the configured width (the values
     and the vocabulary change neither FLOPs nor memory)."""
-    from elmo_bench.engine.experiment import Prepared, build_model, trainer_config  # lazy: omegaconf
-
     torch.manual_seed(seed)
-    trainer = trainer_config(cfg, 1.0)
+    trainer = trainer_config(run, 1.0)
     batches = length_batches(train, task.text_fields, trainer.batch_size, shuffle=True, seed=seed)[:n_batches]
     rows = sorted({i for b in batches for i in b})
     sample = [dict(train[i], _index=k) for k, i in enumerate(rows)]
     where = {i: k for k, i in enumerate(rows)}
     batches = [[where[i] for i in b] for b in batches]
-    use_elmo = bool(cfg.embedder.elmo)
+    use_elmo = bool(run.embedder.elmo)
     prepared = Prepared({"train": sample}, len(sample), 1.0, num_layers=num_layers if use_elmo else 0,
                         elmo_dim=elmo_dim if use_elmo else 0)
     if use_elmo:
         prepared.layer_sources["train"] = {f: ShapeLayers([e[f] for e in sample], num_layers, elmo_dim)
                                            for f in task.text_fields}
     glove_table = None
-    if cfg.embedder.glove:
+    if run.embedder.glove:
         words = sorted({w for e in sample for f in task.text_fields for w in e[f]})
         glove_table = (WordVocabulary(words), torch.randn(len(words) + 2, glove_dim) * 0.1)
-    model, collators, _ = build_model(cfg, task, prepared, seed, glove_table=glove_table)
+    model, collators, _ = build_model(run, task, prepared, seed, glove_table=glove_table)
     return SampleModel(model, collators["train"], sample, batches, trainer)
 
 
@@ -284,11 +291,11 @@ def _recording_bytes(saved: dict[tuple[Any, int], int]) -> Callable[[torch.Tenso
     return pack
 
 
-def measure_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_dim: int, glove_dim: int,
+def measure_model(run: RunConfig, task: Any, train: list[dict], num_layers: int, elmo_dim: int, glove_dim: int,
                   device: torch.device, n_batches: int, seed: int = 0) -> Measured:
     """FLOPs per token (train: forward + backward; eval: forward) and peak memory of the run's model on
     ``n_batches`` sample batches (:func:`sample_model`), on ``device``."""
-    built = sample_model(cfg, task, train, num_layers, elmo_dim, glove_dim, n_batches, seed)
+    built = sample_model(run, task, train, num_layers, elmo_dim, glove_dim, n_batches, seed)
     model, sample, batches, trainer = built.model, built.sample, built.batches, built.trainer
     collators = {"train": built.collator}
     head_params = sum(p.numel() for p in model.head.parameters() if p.requires_grad)
@@ -334,22 +341,22 @@ def measure_model(cfg: Any, task: Any, train: list[dict], num_layers: int, elmo_
 
 # ------------------------------------------------------------------------------------------------------------- plan
 
-def _bilm_options(cfg: Any) -> tuple[Any, str]:
+def _bilm_options(run: RunConfig) -> tuple[Any, str]:
     """The biLM's options (the configured file, or the public ELMo architecture when it is not readable here)."""
-    path = cfg.bilm.get("options")
+    path = run.encoder.bilm.options
     if path and Path(str(path)).exists():
         return BiLMOptions.load(str(path)), str(path)
     return BiLMOptions.from_dict(public_options(), "public ELMo options"), \
         "public ELMo 2x4096_512_2048cnn_2xhighway (bilm.options not readable here)"
 
 
-def _glove_dim(cfg: Any) -> int:
+def _glove_dim(run: RunConfig) -> int:
     """GloVe width: the file's first line when readable, 300 (glove.840B.300d) for an absent file, 50 for kumo."""
-    if not cfg.embedder.glove:
+    if not run.embedder.glove:
         return 0
-    if cfg.embedder.get("glove_source") == "kumo":
+    if run.embedder.glove_source == "kumo":
         return 50
-    path = cfg.embedder.get("glove_path")
+    path = run.embedder.glove_path
     if path and Path(str(path)).exists():
         import gzip
 
@@ -360,61 +367,54 @@ def _glove_dim(cfg: Any) -> int:
     return 300
 
 
-def _encoder_cost(cfg: Any, options: Any, options_source: str, data: dict[str, Any], memo: dict[str, Any]
+def _encoder_cost(run: RunConfig, options: Any, options_source: str, data: dict[str, Any], memo: dict[str, Any]
                   ) -> EncoderCost:
     """The run's encoder cost (elmo_bench.encoders.costs), once per encoder config: the biLM of ``options``
     unless ``encoder=`` names another kind, whose subword counts come from the sample's text."""
-    from omegaconf import OmegaConf
-
-    spec = OmegaConf.to_container(cfg.encoder, resolve=True) if cfg.get("encoder") is not None else {}
+    spec = run.encoder.plain()
     key = json.dumps(["encoder", spec, options.to_dict()], sort_keys=True, default=str)
     if key not in memo:
         fields = data["task"].text_fields
         sentences = [e[f] for e in data["sample_train"][:200] for f in fields]
-        memo[key] = encoder_cost(spec, options, options_source, sentences, amp=cfg.get("amp", "off"))
+        memo[key] = encoder_cost(spec, options, options_source, sentences, amp=run.runtime.amp)
     return memo[key]
 
 
-def _model_key(cfg: Any, data_key: str, options: Any) -> str:
+def _model_key(run: RunConfig, data_key: str, options: Any) -> str:
     """What the measured model depends on: runs that share it are measured once."""
-    from omegaconf import OmegaConf
+    config = run.config()
+    parts = [config[group] for group in ("task", "embedder", "mix", "trainer")]
+    return json.dumps([data_key, *parts, options.to_dict(), str(run.runtime.amp)], sort_keys=True)
 
-    parts = [OmegaConf.to_container(cfg[group], resolve=True) for group in ("task", "embedder", "mix", "trainer")]
-    return json.dumps([data_key, *parts, options.to_dict(), str(cfg.amp)], sort_keys=True)
 
-
-def plan_run(overrides: Sequence[str], cfg: Any, device: torch.device, n_batches: int,
+def plan_run(overrides: Sequence[str], run: RunConfig, device: torch.device, n_batches: int,
              memo: dict[str, Any]) -> dict[str, Any]:
-    """One planned run (see the module docstring for every number); ``cfg``: its config, through the door."""
-    from omegaconf import OmegaConf
-
-    from elmo_bench.engine.experiment import trainer_config  # lazy: omegaconf
-
-    task_name = cfg.task.name
-    options, options_source = _bilm_options(cfg)
-    max_segment = int(cfg.get("max_segment", MAX_SEGMENT))
-    data_key = json.dumps([task_name, OmegaConf.to_container(cfg.data, resolve=True),
-                           int(cfg.seed) if float(cfg.data.get("fraction", 1.0)) < 1 else None], sort_keys=True)
+    """One planned run (see the module docstring for every number); ``run``: its RunConfig, through the door."""
+    task_name = run.task.name
+    options, options_source = _bilm_options(run)
+    max_segment = int(run.runtime.max_segment)
+    data_key = json.dumps([task_name, run.data.plain(),
+                           int(run.runtime.seed) if run.data.fraction < 1 else None], sort_keys=True)
     if data_key not in memo:
-        memo[data_key] = _data_plan(cfg, task_name, overrides, max_segment)
+        memo[data_key] = _data_plan(run, task_name, overrides, max_segment)
     data = memo[data_key]
     task = data["task"]
 
-    use_elmo = bool(cfg.embedder.elmo)
-    cost = _encoder_cost(cfg, options, options_source, data, memo)
-    model_key = _model_key(cfg, data_key, options) + cost.source
+    use_elmo = bool(run.embedder.elmo)
+    cost = _encoder_cost(run, options, options_source, data, memo)
+    model_key = _model_key(run, data_key, options) + cost.source
     if model_key not in memo:
-        memo[model_key] = measure_model(cfg, task, data["sample_train"], cost.num_layers, cost.dim,
-                                        _glove_dim(cfg), device, n_batches)
+        memo[model_key] = measure_model(run, task, data["sample_train"], cost.num_layers, cost.dim,
+                                        _glove_dim(run), device, n_batches)
     measured: Measured = memo[model_key]
 
     sizes = data["splits"]
-    epochs = trainer_config(cfg, float(cfg.data.get("fraction", 1.0))).max_epochs
+    epochs = trainer_config(run, run.data.fraction).max_epochs
     positions = sum(s.positions for s in sizes.values())
     distinct = sum(s.distinct_tokens for s in sizes.values())
     per_pass = epochs * sum(s.positions if cost.segment_markers else s.tokens   # no cache: every epoch's batches
                             for k, s in sizes.items() if k in ("train", "dev"))
-    encoder = (cache_numbers(cost, positions, distinct, per_pass, bool(cfg.cache)) if use_elmo
+    encoder = (cache_numbers(cost, positions, distinct, per_pass, bool(run.runtime.cache)) if use_elmo
                else {"encoder_flops": 0, "cache_bytes": 0})
     train_tokens = sizes["train"].tokens
     dev_tokens = sizes["dev"].tokens if "dev" in sizes else 0
@@ -423,7 +423,7 @@ def plan_run(overrides: Sequence[str], cfg: Any, device: torch.device, n_batches
     eval_flops = measured.eval_flops_per_token * dev_tokens
     head_flops = epochs * (train_flops + eval_flops) + measured.eval_flops_per_token * test_tokens
     return {
-        "task": task_name, "embedder": cfg.embedder.name, "seed": int(cfg.seed),
+        "task": task_name, "embedder": run.embedder.name, "seed": int(run.runtime.seed),
         "train_examples": sizes["train"].examples, "tokens": train_tokens,
         "encoder_flops": encoder["encoder_flops"], "bilm_flops": encoder["encoder_flops"],  # bilm_*: aliases
         "cache_bytes": int(encoder["cache_bytes"]), "head_params": measured.head_params,
@@ -431,36 +431,34 @@ def plan_run(overrides: Sequence[str], cfg: Any, device: torch.device, n_batches
         "train_flops_per_token": measured.train_flops_per_token, "encoder_layers": cost.num_layers,
         "encoder_dim": cost.dim,
         "epochs": epochs, "gpu_hours": None,             # filled by plan() at the chosen throughput
-        "data": str(cfg.data.name), "sizes": data["sizes"], "size_source": data["source"],
+        "data": str(run.data.name), "sizes": data["sizes"], "size_source": data["source"],
         "splits": {k: {"examples": s.examples, "tokens": s.tokens} for k, s in sizes.items()},
         "eval_flops_per_epoch": int(eval_flops), "head_flops_total": int(head_flops),
         "bilm": options_source if cost.kind == "bilm" else None, "encoder": cost.source,
         "encoder_flops_per_token": cost.flops_per_position, "bilm_flops_per_token": cost.flops_per_position,
         **({"encoder_note": cost.note} if cost.note else {}),
-        "cache_key": data_key if use_elmo and cfg.cache else None,
+        "cache_key": data_key if use_elmo and run.runtime.cache else None,
         "memory_method": measured.memory_method, "memory_device": str(device),
         "sample": {"batches": measured.sample_batches, "tokens": measured.sample_tokens,
                    "from": data["sample_from"]},
     }
 
 
-def _data_plan(cfg: Any, task_name: str, overrides: Sequence[str], max_segment: int) -> dict[str, Any]:
+def _data_plan(run: RunConfig, task_name: str, overrides: Sequence[str], max_segment: int) -> dict[str, Any]:
     """Split sizes of the run's data (measured, documented or from the stand-in) and the train examples to sample."""
-    from elmo_bench.engine.experiment import load_task  # lazy: omegaconf
-
     task = load_task(task_name)
-    splits = read_splits(cfg, task)
-    name = str(cfg.data.name)
+    splits = read_splits(run, task)
+    name = str(run.data.name)
     if splits is not None:
         task.fit_labels(splits)
         sizes = {k: split_sizes(task, v, max_segment) for k, v in splits.items()}
         return {"task": task, "splits": sizes, "sizes": "measured", "source": f"{name} read here",
                 "sample_train": splits["train"], "sample_from": name}
-    stand_in_cfg = compose_job([*overrides, f"data={STAND_IN.format(task=task_name)}"], check=False)
-    stand_in = read_splits(stand_in_cfg, task)
+    stand_in_run = job_run([*overrides, f"data={STAND_IN.format(task=task_name)}"], check=False)
+    stand_in = read_splits(stand_in_run, task)
     if stand_in is None:
         raise DataError(f"plan: data {name!r} of task {task_name} cannot be read here, nor its stand-in "
-                        f"{STAND_IN.format(task=task_name)} ({stand_in_cfg.data.name}); expected the data under "
+                        f"{STAND_IN.format(task=task_name)} ({stand_in_run.data.name}); expected the data under "
                         f"paths.data_root or a readable data config")
     task.fit_labels(stand_in)
     local = {k: split_sizes(task, v, max_segment) for k, v in stand_in.items()}
@@ -468,9 +466,9 @@ def _data_plan(cfg: Any, task_name: str, overrides: Sequence[str], max_segment: 
     if documented is None:
         return {"task": task, "splits": local, "sizes": "proxy",
                 "source": f"{name} not readable here and no documented size: the stand-in "
-                          f"{stand_in_cfg.data.name}'s measured sizes", "sample_train": stand_in["train"],
-                "sample_from": str(stand_in_cfg.data.name)}
-    fraction = float(cfg.data.get("fraction", 1.0))
+                          f"{stand_in_run.data.name}'s measured sizes", "sample_train": stand_in["train"],
+                "sample_from": str(stand_in_run.data.name)}
+    fraction = run.data.fraction
     sizes = {}
     for split in ("train", "dev", "test"):
         proxy = local.get(split) or local["train"]
@@ -480,32 +478,33 @@ def _data_plan(cfg: Any, task_name: str, overrides: Sequence[str], max_segment: 
                                   round(proxy.distinct_tokens * scale))
     return {"task": task, "splits": sizes, "sizes": "documented",
             "source": f"{documented['source']}; tokens per example and distinct share from "
-                      f"{stand_in_cfg.data.name}", "sample_train": stand_in["train"],
-            "sample_from": str(stand_in_cfg.data.name)}
+                      f"{stand_in_run.data.name}", "sample_train": stand_in["train"],
+            "sample_from": str(stand_in_run.data.name)}
 
 
-def measured_cpu_rates(cfg: Any, run: dict[str, Any], rates: CpuRates) -> CpuRates:
+def measured_cpu_rates(config: RunConfig, run: dict[str, Any], rates: CpuRates) -> CpuRates:
     """``rates`` with the head's throughput timed here: the run's model trained on the CPU over one epoch's
     training batches (at most plan_cpu.TIMED_BATCHES; the FLOPs per token plan counted on its sample batches, times
     their tokens, over the seconds), and the biLM's forward over 200 training sentences (plan_cpu.time_encoder)."""
     from elmo_bench.engine.experiment import load_task  # lazy: omegaconf
 
-    task = load_task(cfg.task.name)
-    splits = read_splits(cfg, task)
+    task = load_task(config.task.name)
+    splits = read_splits(config, task)
     if splits is None:
-        raise DataError(f"plan --measure-cpu: the data of {cfg.task.name} ({cfg.data.name}) is not readable here")
+        raise DataError(f"plan --measure-cpu: the data of {config.task.name} ({config.data.name}) is not readable "
+                        f"here")
     task.fit_labels(splits)
-    built = sample_model(cfg, task, splits["train"], *_layer_shape(run), _glove_dim(cfg), TIMED_BATCHES)
+    built = sample_model(config, task, splits["train"], *_layer_shape(run), _glove_dim(config), TIMED_BATCHES)
     seconds = time_training_steps(built.model, built.collator, built.sample, built.batches, built.trainer)
     tokens = sum(len(built.sample[i][f]) for rows in built.batches for i in rows for f in task.text_fields)
     head = run["train_flops_per_token"] * tokens / seconds / 1e9
-    timed = f"head {head:.1f} GFLOP/s timed here over {len(built.batches)} training batches of {cfg.task.name}"
-    if cfg.embedder.elmo and run["bilm"] is not None and run["encoder_flops_per_token"]:  # the biLM's formula
+    timed = f"head {head:.1f} GFLOP/s timed here over {len(built.batches)} training batches of {config.task.name}"
+    if config.embedder.elmo and run["bilm"] is not None and run["encoder_flops_per_token"]:  # the biLM's formula
         from elmo_bench.engine.experiment import distinct_text, load_encoder_info  # lazy: omegaconf
 
-        encoder, _ = load_encoder_info(cfg)
+        encoder, _ = load_encoder_info(config.encoder, config.runtime.amp)
         sentences = distinct_text(task, splits["train"])[:200]
-        max_segment = int(cfg.get("max_segment", MAX_SEGMENT))
+        max_segment = int(config.runtime.max_segment)
         seconds = time_encoder(encoder, sentences, max_segment)
         flops = sum(segment_positions(len(x), max_segment) for x in sentences) * run["encoder_flops_per_token"]
         timed += f", encoder {flops / seconds / 1e9:.1f} GFLOP/s on 200 of its training sentences"
@@ -517,16 +516,16 @@ def _layer_shape(run: dict[str, Any]) -> tuple[int, int]:
     return int(run["encoder_layers"]), int(run["encoder_dim"])
 
 
-def _cpu_prices(configs: Sequence[Any], runs: list[dict[str, Any]], cpu_rates: CpuRates,
+def _cpu_prices(configs: Sequence[RunConfig], runs: list[dict[str, Any]], cpu_rates: CpuRates,
                 measure_cpu: bool) -> dict[str, Any]:
     """Each run's ``cpu_seconds`` and ``cpu_head_gflops`` (set in ``runs``; with ``measure_cpu`` the head's rate
     timed once per task, on its first run's model), and the sweep's ``total_cpu_seconds`` and ``cpu_rates``."""
     per_run = [cpu_rates] * len(runs)
     if measure_cpu:
         timed: dict[str, CpuRates] = {}
-        for i, (cfg, run) in enumerate(zip(configs, runs)):
+        for i, (config, run) in enumerate(zip(configs, runs)):
             if run["task"] not in timed:
-                timed[run["task"]] = measured_cpu_rates(cfg, run, cpu_rates)
+                timed[run["task"]] = measured_cpu_rates(config, run, cpu_rates)
             per_run[i] = timed[run["task"]]
     cpu = sweep_cpu_seconds(runs, [run["cache_key"] for run in runs], per_run)
     for run, seconds, rates in zip(runs, cpu, per_run):
@@ -544,9 +543,9 @@ def plan(overrides: Sequence[str], gpu_tflops: float, device: torch.device, n_ba
     """Every planned run with its GPU hours at ``gpu_tflops`` sustained and its CPU seconds at ``cpu_rates``
     (timed here first with ``measure_cpu``), and the totals (shared caches once)."""
     jobs = expand_sweep(overrides)
-    configs = [compose_job(job) for job in jobs]  # every job through the door before any is priced
+    configs = [job_run(job) for job in jobs]  # every job through the door before any is priced
     memo: dict[str, Any] = {}
-    runs = [plan_run(job, cfg, device, n_batches, memo) for job, cfg in zip(jobs, configs)]
+    runs = [plan_run(job, run, device, n_batches, memo) for job, run in zip(jobs, configs)]
     cpu = _cpu_prices(configs, runs, cpu_rates, measure_cpu)
     rate = gpu_tflops * 1e12 * 3600
     total, seen = 0.0, set()

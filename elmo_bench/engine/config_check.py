@@ -1,4 +1,5 @@
-"""Validation at the door: every numeric option of a run is range-checked before any data is read.
+"""Validation at the door: every numeric option of a run is range-checked before any data is read (the checks the
+parts of elmo_bench.engine.run_config.RunConfig make when they are built, and ``elmo-bench pretrain``'s).
 
 Unknown keys: Hydra's ``+key=value`` adds a key the config does not have, and nothing reads it, so a typo
 (``+trainer.max_epoch=3``) would change nothing yet be recorded as if it had; :func:`check_added_keys` refuses it,
@@ -18,12 +19,7 @@ from typing import Any, Mapping, Sequence
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import check_number as _number, check_ranges
-from elmo_bench.data.data_config import DataConfig
-from elmo_bench.data.split_checks import max_overlap
-from elmo_bench.engine.head_configs import head_config
 from elmo_bench.engine.trainer_config import OPTIMIZERS, TrainerConfig
-from elmo_bench.records.elmo_settings import CONFIG_KEY, MODES, PLACEMENTS, TASK_ELMO_DEFAULTS, ElmoSettings
-from elmo_bench.encoders.segments import MAX_SEGMENT
 
 #: numpy's seed range (``seed=99999999999999999999`` is a config error, not numpy's ValueError)
 MAX_SEED = 2**32 - 1
@@ -36,13 +32,13 @@ def check_pretrain(cfg: Mapping[str, Any]) -> None:
     _number(f"{p}.batch_size", cfg.get("batch_size"), int, 1)
     _number(f"{p}.unroll_steps", cfg.get("unroll_steps"), int, 1)
     _number(f"{p}.num_sampled", cfg.get("num_sampled"), int, 1)
-    _number(f"{p}.dropout", cfg.get("dropout", 0.0), float, 0, 1, high_open=True)
+    _number(f"{p}.dropout", cfg.get("dropout"), float, 0, 1, high_open=True)  # every preset sets it
     _number(f"{p}.grad_clip", cfg.get("grad_clip"), float, 0, low_open=True, optional=True)
     _number(f"{p}.initial_accumulator", cfg.get("initial_accumulator"), float, 0, optional=True)
     _number(f"{p}.max_tokens", cfg.get("max_tokens"), int, 1, optional=True)
     _number(f"{p}.max_train_seconds", cfg.get("max_train_seconds"), float, 0, low_open=True, optional=True)
     _number(f"{p}.epochs", cfg.get("epochs"), int, 1, optional=True)
-    _number(f"{p}.seed", cfg.get("seed", 0), int, 0, MAX_SEED)
+    _number(f"{p}.seed", cfg.get("seed"), int, 0, MAX_SEED)  # every preset sets it
 
 
 def check_trainer(trainer: Mapping[str, Any], prefix: str = "trainer") -> None:
@@ -56,37 +52,6 @@ def check_trainer(trainer: Mapping[str, Any], prefix: str = "trainer") -> None:
     if trainer.get("lr_plateau_factor") is not None and trainer.get("lr_plateau_patience") is None:
         raise ConfigError(f"config: {prefix}.lr_plateau_patience expected an integer >= 0 when "
                           f"{prefix}.lr_plateau_factor is set, found None")
-
-
-def check_run(cfg: Mapping[str, Any], trainer: Mapping[str, Any]) -> None:
-    """A resolved run config (plain containers) and its merged trainer settings."""
-    from elmo_bench.base.device import check_device_spec, normalise_amp  # lazy: torch
-
-    if _number("seed", cfg.get("seed"), int, 0) > MAX_SEED:
-        raise ConfigError(f"config: seed expected an integer <= {MAX_SEED} (numpy's seed range), found {cfg['seed']}")
-    check_device_spec(cfg.get("device", "auto"))
-    normalise_amp(cfg.get("amp", "off"))
-    _number("threads", cfg.get("threads", 1), int, 0)
-    _number("max_segment", cfg.get("max_segment", MAX_SEGMENT), int, 1)
-    if not isinstance(cfg.get("cache", True), bool):
-        raise ConfigError(f"config: cache expected true or false, found {cfg.get('cache')!r}")
-    check_ranges(DataConfig, cfg.get("data") or {}, "data")
-    max_overlap(cfg.get("data") or {})  # a share in [0, 1] (elmo_bench.data.split_checks)
-    check_trainer(trainer)
-    _number("trainer.max_scaled_epochs", (cfg.get("trainer") or {}).get("max_scaled_epochs"), int, 1)
-    mix = cfg.get("mix") or {}
-    task_elmo = (cfg.get("task") or {}).get("elmo") or {}
-    for where, source in (("mix", mix), ("task.elmo", task_elmo)):  # null: the task's value (mix), the default
-        check_ranges(ElmoSettings, source, where, CONFIG_KEY, optional=True)
-    if mix.get("mode") not in MODES:
-        raise ConfigError(f"config: mix.mode expected one of {list(MODES)}, found {mix.get('mode')!r}")
-    if mix.get("mode") in ("layer", "cumulative"):
-        _number("mix.layer", mix.get("layer"), int)
-    placement = mix.get("placement") or task_elmo.get("placement", TASK_ELMO_DEFAULTS["placement"])
-    if placement not in PLACEMENTS:
-        raise ConfigError(f"config: mix.placement expected one of {list(PLACEMENTS)}, found {placement!r}")
-    task = cfg.get("task") or {}
-    check_head(task.get("head") or {}, head_config(str(task.get("name"))))
 
 
 def check_head(head: Mapping[str, Any], cls: type | None = None) -> None:

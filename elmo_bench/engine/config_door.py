@@ -2,8 +2,9 @@
 (or, for evaluate, read) a config and hand it to :func:`resolve_run_config`, which checks it and returns it. So an
 unknown ``+key`` or ``++key``, a bad sweep value (``seed=1,abc``), ``trainer.batch_size=0``, a data path that is a
 FIFO or a device, a local encoder directory that is not there, are the same one line wherever they are typed, and
-nothing is read, priced or written before the check. (Issue 35 turns the returned config into a typed RunConfig:
-this function is where ``RunConfig.resolve()`` goes.)
+nothing is read, priced or written before the check. What comes out is a typed, frozen
+:class:`~elmo_bench.engine.run_config.RunConfig` (the overlay rule applied once, every part validated): the
+engine, ``plan`` and ``evaluate`` take it, never the DictConfig (tests/test_config_signatures.py).
 """
 from __future__ import annotations
 
@@ -15,20 +16,22 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import CONF_DIR
-from elmo_bench.encoders.settings import check_encoder_path, check_encoder_settings
-from elmo_bench.engine.config_check import check_added_keys, check_run
+from elmo_bench.encoders.settings import check_encoder_path
+from elmo_bench.engine.config_check import check_added_keys
+from elmo_bench.engine.run_config import RunConfig
 from elmo_bench.engine.run_identity import flatten
 
 
 def resolve_run_config(cfg: DictConfig, overrides: Sequence[str] = (), choices: Mapping[str, str] | None = None,
-                       base: Mapping[str, Any] | None = None, files: bool = True) -> DictConfig:
-    """``cfg`` (a job's composed config, without Hydra's node), checked, with ``choices`` (Hydra's group choices)
-    and ``data.name`` set; ConfigError (one line) for the first thing wrong.
+                       base: Mapping[str, Any] | None = None, files: bool = True) -> RunConfig:
+    """``cfg`` (a job's composed config, without Hydra's node), checked and typed: its RunConfig, with ``choices``
+    (Hydra's group choices) and ``data.name`` set; ConfigError (one line) for the first thing wrong.
 
     ``overrides``: the job's command-line overrides (``+key`` / ``++key`` are checked against the config);
     ``base``: the config composed without the ``++`` overrides, needed only when there are some (a ``++key`` that
     ``base`` lacks is refused like ``+key``); ``files``: also check the files the config names (False only where
     paths are placeholders, as in the docs' commands). Idempotent: evaluate calls it on a run's stored config.
+    ``cfg`` gets the choices and data.name too (plan reads the sweep from it).
     """
     plain = OmegaConf.to_container(cfg)
     check_added_keys(list(overrides), plain, CONF_DIR, base)
@@ -36,15 +39,17 @@ def resolve_run_config(cfg: DictConfig, overrides: Sequence[str] = (), choices: 
         if choices is not None:
             cfg.choices = {k: v for k, v in choices.items() if not k.startswith("hydra")}
         cfg.data.name = cfg.data.get("name") or (cfg.get("choices") or {}).get("data")
-    config = OmegaConf.to_container(cfg, resolve=True)
-    from elmo_bench.engine.experiment import merged_trainer  # lazy: torch
-
-    check_run(config, merged_trainer(cfg))
-    check_encoder_settings(config.get("encoder") or {})
+    run = run_config(cfg)
     if files:
-        check_data_files(config.get("data") or {})
-        check_encoder_path(config.get("encoder") or {})
-    return cfg
+        check_data_files(run.data.values)
+        check_encoder_path(run.encoder.spec)
+    return run
+
+
+def run_config(cfg: DictConfig) -> RunConfig:
+    """The RunConfig of a composed config, without the door's override and file checks (a test's composed
+    config, plan's stand-in data): the one place a DictConfig becomes typed."""
+    return RunConfig.of(OmegaConf.to_container(cfg, resolve=True))
 
 
 def _kind(mode: int) -> str:

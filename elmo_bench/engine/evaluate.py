@@ -24,6 +24,7 @@ from elmo_bench.encoders.protocol import cache_id
 from elmo_bench.engine.config_door import resolve_run_config
 from elmo_bench.engine.experiment import assemble, load_encoder_info, load_task, read_data, trainer_config
 from elmo_bench.engine.loop import evaluate
+from elmo_bench.engine.run_config import RunConfig
 from elmo_bench.engine.run_identity import RUN_FILE, check_data_identity, read_record
 from elmo_bench.modules.token_embedders import WordVocabulary
 from elmo_bench.records.run_record import RESULTS_FILE
@@ -31,8 +32,8 @@ from elmo_bench.records.run_record import RESULTS_FILE
 BEST = "best.pt"
 
 
-def _load_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """(config, identity, best.pt state) of a run directory; ConfigError naming what is missing; the data files
+def _load_run(run_dir: Path) -> tuple[RunConfig, dict[str, Any], dict[str, Any]]:
+    """(its RunConfig, identity, best.pt state) of a run directory; ConfigError naming what is missing; the data files
     checked to be the ones the run was trained on (run_identity.check_data_identity, as resume and skip do)."""
     record, best = run_dir / RUN_FILE, run_dir / BEST
     if not run_dir.is_dir():
@@ -49,13 +50,13 @@ def _load_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, 
     saved = read_record(record)
     if not isinstance(saved.get("config"), dict):
         raise ConfigError(f"{record}: holds no 'config' object; expected a run.json written by run.py")
-    resolve_run_config(OmegaConf.create(saved["config"]))  # run.py's door: ranges, data files (no FIFO hangs)
+    run = resolve_run_config(OmegaConf.create(saved["config"]))  # run.py's door: ranges, data files (no FIFO hangs)
     check_data_identity(run_dir, saved.get("identity") or {}, saved["config"])
     state = checkpoints.load(best, "cpu", advice="train the run again to evaluate it")
     if "task" not in state:
         raise ConfigError(f"{best}: written before checkpoints held the task's state (labels, vocabulary); "
                           f"train the run again to evaluate it")
-    return saved["config"], saved.get("identity", {}), state
+    return run, saved.get("identity", {}), state
 
 
 def evaluate_run_dir(run_dir: str | Path, split: str | None = None, device: str | None = None,
@@ -63,35 +64,35 @@ def evaluate_run_dir(run_dir: str | Path, split: str | None = None, device: str 
     """Metrics of ``split`` (default: every split but train, as in results.json) from the run's ``best.pt``;
     ``with_predictions`` adds ``predictions`` by split, in the layout of the run's ``predictions_<split>.json``."""
     run_dir = Path(run_dir)
-    config, identity, state = _load_run(run_dir)
-    cfg = OmegaConf.create(config)
-    target = resolve_device(device if device is not None else cfg.get("device", "auto"),
+    run, identity, state = _load_run(run_dir)
+    target = resolve_device(device if device is not None else run.runtime.device,
                             "--device" if device is not None else "device")
-    torch.set_num_threads(int(cfg.get("threads", 1)) or 1)
-    task = load_task(cfg.task.name)
-    prepared = read_data(cfg, task, int(cfg.seed))
+    torch.set_num_threads(int(run.runtime.threads) or 1)
+    task = load_task(run.task.name)
+    prepared = read_data(run.data, task, int(run.runtime.seed))
     available = list(prepared.splits)
     if split is not None and split not in available:
         raise ConfigError(f"--split {split!r}: the run's data has the splits {available}")
     chosen = [split] if split is not None else [s for s in available if s != "train"]
     prepared.splits = {s: prepared.splits[s] for s in chosen}
     task.load_state_dict(state["task"])  # the label sets the model was trained with, not refitted ones
-    bilm, bilm_info = load_encoder_info(cfg) if cfg.embedder.elmo else (None, None)  # the biLM or encoder= kind
+    bilm, bilm_info = (load_encoder_info(run.encoder, run.runtime.amp) if run.embedder.elmo  # the biLM or encoder=
+                       else (None, None))
     if bilm_info is not None and identity.get("bilm.hash") not in (None, bilm_info["hash"]):
-        raise ConfigError(f"{run_dir}: the biLM files {cfg.bilm.weights} changed since the run (hash "
+        raise ConfigError(f"{run_dir}: the biLM files {run.encoder.bilm.weights} changed since the run (hash "
                           f"{identity['bilm.hash']} then, {bilm_info['hash']} now)")
     if bilm is not None and bilm_info is None and identity.get("encoder.hash") not in (None, cache_id(bilm)):
         raise ConfigError(f"{run_dir}: the encoder changed since the run (identity {identity['encoder.hash']} "
                           f"then, {cache_id(bilm)} now)")
     glove_table = None
-    if cfg.embedder.glove:
+    if run.embedder.glove:
         words = (state.get("extra") or {}).get("vocab")
         if not words:
             raise ConfigError(f"{run_dir / BEST}: holds no GloVe vocabulary; train the run again to evaluate it")
         glove_table = (WordVocabulary(list(words[2:])), state["model"]["embedder.glove.weight"])
-    model, collators, _ = assemble(cfg, task, prepared, bilm, bilm_info, target, int(cfg.seed), glove_table)
+    model, collators, _ = assemble(run, task, prepared, bilm, bilm_info, target, int(run.runtime.seed), glove_table)
     model.load_state_dict(state["model"])
-    batch_size = trainer_config(cfg, prepared.fraction).eval_batch_size
+    batch_size = trainer_config(run, prepared.fraction).eval_batch_size
     out: dict[str, Any] = {"run": str(run_dir), "epoch": int(state["epoch"]), "device": str(target), "metrics": {}}
     for s in chosen:
         examples = prepared.splits[s]

@@ -3,8 +3,8 @@
 ``run_experiment`` is what ``run.py`` calls for every job of a Hydra run or sweep, in six steps, each a function
 here: :func:`read_data`, :func:`prepare_layers`, :func:`build_model`, :func:`train_model` (elmo_bench.engine.loop.fit),
 :func:`evaluate_splits` and :func:`write_run`. It never names a task: the registry (``elmo_bench.tasks.registry``) maps
-``cfg.task.name`` to the task package that supplies reader, head, decoding and metric (elmo_bench.tasks.api).
-Before anything is read, every numeric option is range-checked (elmo_bench.engine.config_check), the ``device`` is
+``run.task.name`` to the task package that supplies reader, head, decoding and metric (elmo_bench.tasks.api).
+It takes the run's typed RunConfig (elmo_bench.engine.run_config: every option already checked), the ``device`` is
 resolved (elmo_bench.base.device: CUDA asked for where there is none is a one-line error) and the run directory's
 identity is checked (elmo_bench.engine.run_identity): a directory made by another configuration is never reused. The
 biLM (cache building, live layers) and the task model run on that device; ``amp`` sets the heads' precision.
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import random
 import time
 from dataclasses import dataclass, field
@@ -23,16 +22,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
-from omegaconf import DictConfig, OmegaConf
-
 from elmo_bench.engine.collate import Collator
 from elmo_bench.encoders.cache import ActivationCache, LiveLayers, check_first_sentence, source_forced_unknown
-from elmo_bench.encoders.settings import cache_dtype, check_encoder_settings
-from elmo_bench.encoders.segments import MAX_SEGMENT
+from elmo_bench.encoders.settings import cache_dtype
 from elmo_bench.encoders.protocol import cache_id, moved
-from elmo_bench.engine.config_check import check_run
+from elmo_bench.engine.run_config import Bilm, DataPart, EncoderPart, RunConfig
 from elmo_bench.base.device import describe, normalise_amp, resolve_device
-from elmo_bench.records.elmo_settings import ElmoSettings, canonical_mix
+from elmo_bench.records.elmo_settings import canonical_mix
 from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary, build_glove
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import REPO
@@ -43,7 +39,7 @@ from elmo_bench.engine.run_identity import (check_run_dir, identity, read_record
 from elmo_bench.engine.run_lock import run_dir_lock
 from elmo_bench.engine.run_logger import RunLogger
 from elmo_bench.data.split_checks import check_splits
-from elmo_bench.engine.fractions import nested_subset, scaled_epochs
+from elmo_bench.engine.fractions import nested_subset
 from elmo_bench.tasks.api import INDEX_KEY, Example, Task
 from elmo_bench.records.stopping import StoppingRule
 from elmo_bench.engine.loop import RESTART_ADVICE, TaskModel, TrainerConfig, evaluate, fit
@@ -70,33 +66,20 @@ def load_task(name: str) -> Task:
     return getattr(importlib.import_module(module), cls)()  # checked: a declared target (tests/test_import_graph)
 
 
-def merged_trainer(cfg: DictConfig) -> dict[str, Any]:
-    """The task's trainer settings, overridden by any non-null value of the ``trainer`` group."""
-    merged = {**TrainerConfig().__dict__, **OmegaConf.to_container(cfg.task.get("trainer", {}), resolve=True)}
-    merged.update({k: v for k, v in OmegaConf.to_container(cfg.trainer, resolve=True).items()
-                   if v is not None and k not in ("scale_epochs", "max_scaled_epochs")})
-    return {k: v for k, v in merged.items() if k in TrainerConfig.__dataclass_fields__}
-
-
-def trainer_config(cfg: DictConfig, fraction: float) -> TrainerConfig:
-    """The merged trainer settings, with epochs (and patience) scaled for small data fractions when asked."""
-    trainer = TrainerConfig(**merged_trainer(cfg))
-    base_epochs = trainer.max_epochs
-    trainer.max_epochs = scaled_epochs(base_epochs, fraction, bool(cfg.trainer.get("scale_epochs", False)),
-                                       cap=int(cfg.trainer.max_scaled_epochs))  # conf/trainer: its one default
-    # patience grows with the epochs: a tiny fraction may score 0 for many short epochs before it finds entities
-    trainer.patience = math.ceil(trainer.patience * trainer.max_epochs / max(base_epochs, 1))
-    trainer.progress = bool(cfg.get("progress", True))
-    return trainer
+def trainer_config(run: RunConfig, fraction: float) -> TrainerConfig:
+    """The run's trainer settings (RunConfig's overlay: the trainer group over the task's block), with epochs (and
+    patience) scaled for small data fractions when asked (``trainer.scale_epochs``)."""
+    return run.trainer(fraction)
 
 
 def apply_new_stopping_rule(run_dir: Path, rule: StoppingRule, current: dict[str, Any],
-                            config: dict[str, Any]) -> dict[str, Any] | None:
+                            run: RunConfig) -> dict[str, Any] | None:
     """A run whose identity changed only in its stopping rule (run_identity.check_run_dir said so), replayed under
     the new rule over its checkpoint's dev scores. Continuing is exact only when the new rule trains every epoch the
     run trained; otherwise ConfigError. A finished run that the new rule ends where it ended (a raised cap over a run
     that early stopping ended) keeps its results, with the new config: returned. Else the run takes the new identity
     and loses its old results (record_extension), and None says: continue it from its checkpoint."""
+    config = run.config()
     state = checkpoints.load(run_dir / "checkpoint.pt", "cpu", advice=RESTART_ADVICE)
     scores = [record["dev_metric"] for record in state["history"]]
     stop = rule.first_stop(scores)
@@ -119,18 +102,10 @@ def apply_new_stopping_rule(run_dir: Path, rule: StoppingRule, current: dict[str
     return None
 
 
-def elmo_settings(cfg: DictConfig) -> ElmoSettings:
-    """The run's ELMo settings, whole: the ``mix`` group's overrides over the task's ``elmo:`` block."""
-    return ElmoSettings.from_config(cfg.task.get("elmo", {}), cfg.mix)
-
-
-def canonical_run_mix(cfg: DictConfig, num_layers: int) -> dict[str, Any]:
-    """``cfg.mix`` made canonical in place (elmo_bench.records.elmo_settings.canonical_mix); the resolved config."""
-    mix = canonical_mix(OmegaConf.to_container(cfg.mix, resolve=True), num_layers)
-    for key, value in mix.items():
-        if cfg.mix.get(key) != value:
-            cfg.mix[key] = value
-    return OmegaConf.to_container(cfg, resolve=True)
+def canonical_run_mix(run: RunConfig, num_layers: int) -> RunConfig:
+    """The run with its ``mix`` made canonical (elmo_bench.records.elmo_settings.canonical_mix): cumulative 0 / L
+    are the runs of layer 0 / the learned mix (one identity, one record)."""
+    return run.with_mix(canonical_mix(run.mix.mix, num_layers))
 
 
 def seed_everything(seed: int) -> None:
@@ -157,11 +132,6 @@ class Prepared:
     split_overlap: dict[str, float] = field(default_factory=dict)
 
 
-def training_fraction(cfg: DictConfig) -> float:
-    """The share of the train split a run trains on (``data.fraction``, all of it by default)."""
-    return float(cfg.data.get("fraction", 1.0))
-
-
 def index_examples(splits: dict[str, list[Example]]) -> None:
     """Write each example's row in its split under ``INDEX_KEY`` (the contract with the collator: row i of a split's
     activation source holds the layers of the example indexed i)."""
@@ -170,11 +140,11 @@ def index_examples(splits: dict[str, list[Example]]) -> None:
             example[INDEX_KEY] = index
 
 
-def read_checked_splits(cfg: DictConfig, task: Task) -> tuple[dict[str, list[Example]], dict[str, float]]:
+def read_checked_splits(data_part: DataPart, task: Task) -> tuple[dict[str, list[Example]], dict[str, float]]:
     """Every split as the task reads it, checked as a run checks it (train and dev present; no empty split; their
     overlap measured and refused above ``data.max_overlap``, elmo_bench.data.split_checks), with that overlap: the
     one reading step of a run, of ``elmo-bench evaluate`` and of ``elmo-bench plan``."""
-    data = OmegaConf.to_container(cfg.data, resolve=True)
+    data = data_part.plain()
     splits = task.read(data)
     if "train" not in splits or "dev" not in splits:
         raise ConfigError(f"task {task.name}: the data config must provide train and dev splits, found {sorted(splits)}")
@@ -182,14 +152,14 @@ def read_checked_splits(cfg: DictConfig, task: Task) -> tuple[dict[str, list[Exa
     return splits, overlap
 
 
-def read_data(cfg: DictConfig, task: Task, seed: int) -> Prepared:
+def read_data(data: DataPart, task: Task, seed: int) -> Prepared:
     """Read every split (checked: :func:`read_checked_splits`), take the training subset (``data.fraction``), index
     examples, fit the label sets."""
     started = time.perf_counter()
-    splits, overlap = read_checked_splits(cfg, task)
+    splits, overlap = read_checked_splits(data, task)
     log.info("data: split overlap %s", {k: f"{100 * v:.1f}%" for k, v in overlap.items()})
     full_train_size = len(splits["train"])
-    fraction = training_fraction(cfg)
+    fraction = data.fraction
     # only the examples a run trains on go through the biLM: a 10% run computes 10% of the train split's layers
     splits["train"] = nested_subset(splits["train"], fraction, seed)
     index_examples(splits)
@@ -199,32 +169,31 @@ def read_data(cfg: DictConfig, task: Task, seed: int) -> Prepared:
                     split_overlap=overlap)
 
 
-def load_bilm_info(cfg: DictConfig) -> tuple[Any, dict[str, Any]]:
+def load_bilm_info(files: Bilm) -> tuple[Any, dict[str, Any]]:
     """The frozen biLM (weights checked: finite, no unused datasets, weights.sha256 when present) and its record."""
     from elmo_bench.bilm.weights import bilm_identity, load_bilm  # lazy: h5py
 
-    bilm = load_bilm(cfg.bilm.options, cfg.bilm.weights)
-    info = {"name": cfg.bilm.get("name"), "options": str(cfg.bilm.options), "weights": str(cfg.bilm.weights),
-            "hash": bilm_identity(cfg.bilm.options, cfg.bilm.weights), "layers": bilm.num_layers,
+    bilm = load_bilm(files.options, files.weights)
+    info = {"name": files.name, "options": str(files.options), "weights": str(files.weights),
+            "hash": bilm_identity(files.options, files.weights), "layers": bilm.num_layers,
             "dim": bilm.output_dim}
     return bilm, info
 
 
-def load_encoder_info(cfg: DictConfig) -> tuple[Any, dict[str, Any] | None]:
-    """The run's frozen encoder (``encoder=``; the biLM when absent) and the biLM record results.json keeps under
-    ``bilm`` (None for other kinds: their record is ``encoder``)."""
-    spec = OmegaConf.to_container(cfg.encoder, resolve=True) if cfg.get("encoder") is not None else {"kind": "bilm"}
-    check_encoder_settings(spec)
-    if spec.get("kind", "bilm") == "bilm":
-        bilm, info = load_bilm_info(cfg)
-        encoder = BiLMEncoder(bilm, info["hash"], info)
-        if cfg.bilm.get("random_init"):             # bilm=random: the architecture with random weights
-            encoder = randomise(encoder, cfg.bilm.random_init, int(cfg.bilm.get("random_seed") or 0))
-            info = encoder.info
-        return encoder, info
+def load_encoder_info(encoder: EncoderPart, amp: str) -> tuple[Any, dict[str, Any] | None]:
+    """The run's frozen encoder (``encoder=``; the biLM when absent; checked when the RunConfig was made) and the
+    biLM record results.json keeps under ``bilm`` (None for other kinds: their record is ``encoder``)."""
+    if encoder.kind == "bilm":
+        bilm, info = load_bilm_info(encoder.bilm)
+        made = BiLMEncoder(bilm, info["hash"], info)
+        if encoder.bilm.random_init:             # bilm=random: the architecture with random weights
+            made = randomise(made, encoder.bilm.random_init, int(encoder.bilm.random_seed or 0))
+            info = made.info
+        return made, info
+    spec = encoder.plain()
     mode, seed = spec.pop("random_init", None), int(spec.pop("random_seed", None) or 0)
     check_random_init(str(spec.get("kind")), mode, "encoder.random_init")
-    return randomise(build_encoder(spec, amp=cfg.get("amp")), mode, seed), None
+    return randomise(build_encoder(spec, amp=amp), mode, seed), None
 
 
 def distinct_text(task: Task, examples: Sequence[Example]) -> list[list[str]]:
@@ -244,7 +213,7 @@ def distinct_text(task: Task, examples: Sequence[Example]) -> list[list[str]]:
     return out
 
 
-def adapt_bilm(cfg: DictConfig, task: Task, prepared: Prepared, base_info: dict[str, Any],
+def adapt_bilm(run: RunConfig, task: Task, prepared: Prepared, base_info: dict[str, Any],
                run_dir: Path, device: torch.device) -> tuple[Any, dict[str, Any]]:  # (BiLMEncoder, record)
     """bilm=adapted: the base biLM fine-tuned on the training examples this run uses (built once, cached), loaded
     frozen; its record keeps the base and the adapted hash. The dev text is scored (never trained on) for Table 7."""
@@ -252,9 +221,9 @@ def adapt_bilm(cfg: DictConfig, task: Task, prepared: Prepared, base_info: dict[
     from elmo_bench.bilm.weights import load_bilm  # lazy: h5py
 
     started = time.perf_counter()
-    recipe = OmegaConf.to_container(cfg.bilm.recipe, resolve=True) if cfg.bilm.get("recipe") else None
-    adapted = ensure_adapted(cfg.bilm.base_dir, distinct_text(task, prepared.splits["train"]), cfg.paths.cache_dir,
-                             recipe, progress=bool(cfg.get("progress", True)),
+    recipe = dict(run.encoder.bilm.recipe) if run.encoder.bilm.recipe else None
+    adapted = ensure_adapted(run.encoder.bilm.base_dir, distinct_text(task, prepared.splits["train"]),
+                             run.paths.cache_dir, recipe, progress=run.runtime.progress,
                              heldout=distinct_text(task, prepared.splits["dev"]), device=str(device))
     bilm = load_bilm(adapted.options, adapted.weights)
     info = {**base_info, "options": str(adapted.options), "weights": str(adapted.weights),
@@ -263,14 +232,14 @@ def adapt_bilm(cfg: DictConfig, task: Task, prepared: Prepared, base_info: dict[
     record = json.loads((adapted.weights.parent / "adapted.json").read_text())
     scored = record["heldout_perplexity"]
     if scored:  # Table 7: the dev text's perplexity under the base and the adapted biLM
-        lm_adaptation.write(run_dir / lm_adaptation.FILENAME, task.name, str(cfg.data.get("name")), "dev",
+        lm_adaptation.write(run_dir / lm_adaptation.FILENAME, task.name, str(run.data.name), "dev",
                             scored["tokens"], scored["before"], scored["after"], adapted.base_hash,
                             adapted.adapted_hash, record["recipe"])
     prepared.timings["adapt_seconds"] = time.perf_counter() - started
     return bilm, info
 
 
-def prepare_layers(cfg: DictConfig, task: Task, prepared: Prepared, bilm: Any, bilm_info: dict[str, Any] | None) -> None:
+def prepare_layers(run: RunConfig, task: Task, prepared: Prepared, bilm: Any, bilm_info: dict[str, Any] | None) -> None:
     """Attach per split and text field a source of the frozen encoder's layers (the activation cache or live).
     ``bilm`` is any Encoder (a bare BiLM is wrapped, keyed by ``bilm_info["hash"]``); ``bilm_info`` is the biLM
     record for results.json, None for other encoder kinds."""
@@ -278,13 +247,13 @@ def prepare_layers(cfg: DictConfig, task: Task, prepared: Prepared, bilm: Any, b
     bilm = as_encoder(bilm, (bilm_info or {}).get("hash"))
     prepared.bilm_info, prepared.num_layers, prepared.elmo_dim = bilm_info, bilm.num_layers, bilm.dim
     prepared.encoder_info = encoder_record(bilm)
-    max_segment = int(cfg.get("max_segment", MAX_SEGMENT))
-    dtype = cache_dtype(cfg.get("encoder"))
+    max_segment = int(run.runtime.max_segment)
+    dtype = cache_dtype(run.encoder.spec)
     train = prepared.splits.get("train") or []
     if train:  # the encoder vets itself on the first training sentence before any layer is computed
         check_first_sentence(bilm, [train[0][task.text_fields[0]]], f"the first training sentence ({task.name})")
-    cache = ActivationCache(cfg.paths.cache_dir, bilm, max_segment=max_segment,
-                            progress=bool(cfg.get("progress", True)), dtype=dtype) if cfg.cache else None
+    cache = ActivationCache(run.paths.cache_dir, bilm, max_segment=max_segment,
+                            progress=run.runtime.progress, dtype=dtype) if run.runtime.cache else None
     prepared.cache = cache
     forced: dict[str, int] = {}
     for split, examples in prepared.splits.items():
@@ -320,34 +289,33 @@ def build_head(task: Task, head_cfg: dict[str, Any], input_dims: dict[str, int],
         raise ConfigError(f"config: task.head of task {task.name!r} does not fit its head: {text}") from exc
 
 
-def build_model(cfg: DictConfig, task: Task, prepared: Prepared, seed: int,
+def build_model(run: RunConfig, task: Task, prepared: Prepared, seed: int,
                 glove_table: tuple[WordVocabulary, torch.Tensor] | None = None
                 ) -> tuple[TaskModel, dict[str, Collator], WordVocabulary | None]:
     """GloVe table + ELMo mixes (TaskEmbedder) + the task head (a TaskModel on the CPU, with the run's ``amp``),
     and one collator per split. ``glove_table`` (vocabulary, (rows, dim) table) replaces reading the GloVe file,
     when a saved model is rebuilt: its checkpoint holds the vocabulary and the table."""
     vocab, glove = glove_table if glove_table is not None else (None, None)
-    if cfg.embedder.glove and glove_table is None:
+    if run.embedder.glove and glove_table is None:
         words = {w for examples in prepared.splits.values() for e in examples for f in task.text_fields for w in e[f]}
-        vocab, glove = build_glove(words, cfg.embedder.glove_source, cfg.embedder.get("glove_path"), seed)
-    elmo = elmo_settings(cfg) if cfg.embedder.elmo else None
-    embedder = TaskEmbedder(glove, bool(cfg.embedder.get("glove_trainable", False)), elmo, prepared.num_layers,
-                            prepared.elmo_dim)
-    head_cfg = OmegaConf.to_container(cfg.task.head, resolve=True)
+        vocab, glove = build_glove(words, run.embedder.glove_source, run.embedder.glove_path, seed)
+    elmo = run.task.elmo if run.embedder.elmo else None
+    embedder = TaskEmbedder(glove, bool(run.embedder.glove_trainable), elmo, prepared.num_layers, prepared.elmo_dim)
+    head_cfg = run.task.head_settings()
     head = build_head(task, head_cfg, {f: embedder.input_dim for f in task.text_fields}, embedder.output_dim)
     collators = {split: Collator(task, vocab, prepared.layer_sources.get(split)) for split in prepared.splits}
-    return TaskModel(embedder, head, amp=normalise_amp(cfg.get("amp"))), collators, vocab
+    return TaskModel(embedder, head, amp=normalise_amp(run.runtime.amp)), collators, vocab
 
 
-def assemble(cfg: DictConfig, task: Task, prepared: Prepared, bilm: Any, bilm_info: dict[str, Any] | None,
+def assemble(run: RunConfig, task: Task, prepared: Prepared, bilm: Any, bilm_info: dict[str, Any] | None,
              device: torch.device, seed: int, glove_table: tuple[WordVocabulary, torch.Tensor] | None = None
              ) -> tuple[TaskModel, dict[str, Collator], WordVocabulary | None]:
     """The one assembly step of a run and of its re-evaluation (engine/evaluate.py): the frozen biLM's layer
     sources per split (activation cache or live, computed on ``device``), then embedder + head + collators
     (build_model), the model moved to ``device``."""
     if bilm is not None:
-        prepare_layers(cfg, task, prepared, moved(bilm, device), bilm_info)
-    model, collators, vocab = build_model(cfg, task, prepared, seed, glove_table)
+        prepare_layers(run, task, prepared, moved(bilm, device), bilm_info)
+    model, collators, vocab = build_model(run, task, prepared, seed, glove_table)
     return model.to(device), collators, vocab
 
 
@@ -363,29 +331,29 @@ def evaluate_splits(model: TaskModel, task: Task, prepared: Prepared, collators:
     return metrics
 
 
-def write_run(run_dir: Path, cfg: DictConfig, task: Task, prepared: Prepared, model: TaskModel,
-              history: dict[str, Any], metrics: dict[str, dict[str, float]], config: dict[str, Any]) -> dict[str, Any]:
+def write_run(run_dir: Path, run: RunConfig, task: Task, prepared: Prepared, model: TaskModel,
+              history: dict[str, Any], metrics: dict[str, dict[str, float]]) -> dict[str, Any]:
     """results.json: the one record the report reads (a RunRecord, elmo_bench.records.run_record)."""
-    use_elmo = bool(cfg.embedder.elmo)
+    use_elmo = bool(run.embedder.elmo)
     record = RunRecord(
         task=task.name,
-        embedder=cfg.embedder.name,
-        seed=int(cfg.seed),
-        config=config,
-        data={"name": cfg.data.get("name"), "fraction": prepared.fraction,
+        embedder=run.embedder.name,
+        seed=int(run.runtime.seed),
+        config=run.config(),
+        data={"name": run.data.name, "fraction": prepared.fraction,
               "full_train_examples": prepared.full_train_size,
               **{f"{k}_examples": len(v) for k, v in prepared.splits.items()},
               **({"split_overlap": prepared.split_overlap} if prepared.split_overlap else {})},
         metrics=metrics,
         main_metric=task.main_metric,
         mixes=model.embedder.mix_summary(),
-        elmo=elmo_settings(cfg).record() if use_elmo else None,
+        elmo=run.task.elmo.record() if use_elmo else None,
         epochs={"run": len(history["history"]), "best": history["best_epoch"], "stopped_by": history["stopped_by"],
                 "history": history["history"]},
         history=[{"epoch": h["epoch"], "dev_metric": h["dev_metric"], "loss": h["train_loss"],
                   "seconds": h["seconds"]} for h in history["history"]],
         timings=prepared.timings,
-        device=describe(model.device, str(cfg.get("device", "auto")), model.amp),
+        device=describe(model.device, str(run.runtime.device), model.amp),
         bilm=prepared.bilm_info,
         encoder=prepared.encoder_info,
         git_commit=git_commit(REPO),
@@ -394,27 +362,26 @@ def write_run(run_dir: Path, cfg: DictConfig, task: Task, prepared: Prepared, mo
     return record.to_dict()
 
 
-def run_experiment(cfg: DictConfig, run_dir: Path,
-                   on_claimed: Callable[[Path], None] | None = None) -> dict[str, Any]:
+def run_experiment(run: RunConfig, run_dir: Path, on_claimed: Callable[[Path], None] | None = None) -> dict[str, Any]:
     """One run in ``run_dir``, holding its lock (elmo_bench.engine.run_lock): a second process started into the same
     directory stops at once with ``DIR is in use by pid N``, before it reads or writes anything there.
     ``on_claimed(run_dir)`` is called once the lock and the identity check passed and the run will compute (not for
-    a run skipped as already done): run.py writes Hydra's records there (elmo_bench.commands.hydra_records)."""
+    a run skipped as already done): run.py writes Hydra's records there (elmo_bench.commands.hydra_records).
+    ``run``: the door's RunConfig (engine.config_door: run.py's resolve_run_config, a test's run_config)."""
     with run_dir_lock(run_dir):
-        return _run_locked(cfg, run_dir, on_claimed or (lambda where: None))
+        return _run_locked(run, run_dir, on_claimed or (lambda where: None))
 
 
-def _run_locked(cfg: DictConfig, run_dir: Path, on_claimed: Callable[[Path], None]) -> dict[str, Any]:
+def _run_locked(run: RunConfig, run_dir: Path, on_claimed: Callable[[Path], None]) -> dict[str, Any]:
     started = time.perf_counter()
-    config = OmegaConf.to_container(cfg, resolve=True)
-    check_run(config, merged_trainer(cfg))
-    seed = int(cfg.seed)
-    device = resolve_device(cfg.get("device", "auto"))
-    task_name = cfg.task.name
+    seed = int(run.runtime.seed)
+    device = resolve_device(run.runtime.device)
+    task_name = run.task.name
     task_package = task_target(task_name).partition(":")[0].rpartition(".")[0]
-    bilm, bilm_info = load_encoder_info(cfg) if cfg.embedder.elmo else (None, None)
+    bilm, bilm_info = load_encoder_info(run.encoder, run.runtime.amp) if run.embedder.elmo else (None, None)
     if bilm is not None:  # cumulative 0 / L: the runs of layer 0 / the learned mix (one identity, one record)
-        config = canonical_run_mix(cfg, bilm.num_layers)
+        run = canonical_run_mix(run, bilm.num_layers)
+    config = run.config()
     current = identity(config, bilm_info["hash"] if bilm_info else None, task_code_hash(task_package))
     if bilm is not None and bilm_info is None:  # another encoder kind: its identity stands where the biLM hash did
         current["encoder.hash"] = cache_id(bilm)
@@ -423,23 +390,29 @@ def _run_locked(cfg: DictConfig, run_dir: Path, on_claimed: Callable[[Path], Non
     if results_path.exists() and not extending:
         log.info("%s exists and was made by this configuration: nothing to do", results_path)
         return read_record(results_path)
-    trainer = trainer_config(cfg, training_fraction(cfg))
+    trainer = trainer_config(run, run.data.fraction)
     if extending:
-        kept = apply_new_stopping_rule(run_dir, StoppingRule.of(trainer), current, config)
+        kept = apply_new_stopping_rule(run_dir, StoppingRule.of(trainer), current, run)
         if kept is not None:
             on_claimed(run_dir)
             return kept
     on_claimed(run_dir)
+    return _train_and_record(run, run_dir, task_name, seed, device, trainer, bilm, bilm_info, started)
 
+
+def _train_and_record(run: RunConfig, run_dir: Path, task_name: str, seed: int, device: torch.device,
+                      trainer: TrainerConfig, bilm: Any, bilm_info: dict[str, Any] | None,
+                      started: float) -> dict[str, Any]:
+    """The computing half of a run that owns its directory: read, assemble, train, evaluate, write."""
     seed_everything(seed)
-    torch.set_num_threads(int(cfg.get("threads", 1)) or 1)
+    torch.set_num_threads(int(run.runtime.threads) or 1)
     task = load_task(task_name)
-    prepared = read_data(cfg, task, seed)
-    if bilm_info is not None and cfg.bilm.get("name") == "adapted":
-        bilm, bilm_info = adapt_bilm(cfg, task, prepared, bilm_info, run_dir, device)
-    model, collators, vocab = assemble(cfg, task, prepared, bilm, bilm_info, device, seed)
+    prepared = read_data(run.data, task, seed)
+    if bilm_info is not None and run.encoder.bilm.name == "adapted":
+        bilm, bilm_info = adapt_bilm(run, task, prepared, bilm_info, run_dir, device)
+    model, collators, vocab = assemble(run, task, prepared, bilm, bilm_info, device, seed)
 
-    logger = RunLogger(cfg.logger.mode, run_dir, cfg.logger.project, run_dir.name, config)
+    logger = RunLogger(run.logger.mode, run_dir, run.logger.project, run_dir.name, run.config())
 
     def on_epoch(epoch: int, record: dict[str, Any]) -> None:
         logger.log({"train_loss": record["train_loss"], **{f"dev/{k}": v for k, v in record["dev"].items()}}, step=epoch)
@@ -458,7 +431,7 @@ def _run_locked(cfg: DictConfig, run_dir: Path, on_claimed: Callable[[Path], Non
             source.seconds_in_bilm for sources in prepared.layer_sources.values() for source in sources.values())
     prepared.timings["bilm_seconds"] = bilm_seconds
     prepared.timings["total_seconds"] = time.perf_counter() - started
-    results = write_run(run_dir, cfg, task, prepared, model, history, metrics, config)
+    results = write_run(run_dir, run, task, prepared, model, history, metrics)
     logger.summary({f"{s}/{k}": v for s, m in metrics.items() for k, v in m.items()})
     logger.finish()
     log.info("results: %s", json.dumps(metrics))

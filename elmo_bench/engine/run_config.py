@@ -1,0 +1,324 @@
+"""A run's configuration as one frozen, typed object: :class:`RunConfig`, made once from the composed config by
+:meth:`RunConfig.of` (called by engine.config_door, the one door every run config goes through).
+
+The overlay rule is applied here and nowhere else: the ``mix`` group's non-null values over the task's ``elmo:``
+block (:class:`ElmoSettings`), the ``trainer`` group's non-null values over the task's ``trainer:`` block over
+TrainerConfig's defaults (:class:`Training`); presets (``head=paper``, ``budget=cpu``) are already composed into
+those groups by Hydra. Each part validates itself when it is made (``__post_init__``), in the order the door always
+checked a run (runtime, data, trainer, mix, head), with the same one-line ConfigError; so a RunConfig that exists
+is a valid one. The engine (engine.experiment, engine.evaluate) and ``elmo-bench plan`` take its parts;
+``resolved`` keeps the whole resolved config, which run.json stores and run identity hashes (unchanged).
+``elmo-bench config OVERRIDES`` prints one (:func:`describe`).
+"""
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any, Mapping
+
+from elmo_bench.base.errors import ConfigError
+from elmo_bench.base.ranges import check_number, check_ranges
+from elmo_bench.data.data_config import DataConfig
+from elmo_bench.data.split_checks import max_overlap
+from elmo_bench.encoders.segments import MAX_SEGMENT
+from elmo_bench.encoders.settings import check_encoder_settings
+from elmo_bench.engine.config_check import MAX_SEED, check_head, check_trainer
+from elmo_bench.engine.fractions import scaled_epochs
+from elmo_bench.engine.head_configs import head_config
+from elmo_bench.engine.trainer_config import TrainerConfig
+from elmo_bench.records.elmo_settings import CONFIG_KEY, MODES, PLACEMENTS, TASK_ELMO_DEFAULTS, ElmoSettings
+
+#: the keys of the ``trainer`` group that are no TrainerConfig field (sample-efficiency sweeps: Training's own)
+EPOCH_SCALING = ("scale_epochs", "max_scaled_epochs")
+
+
+def _given(cls: type, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of dataclass ``cls`` that ``values`` sets: the others take the dataclass's defaults (one place)."""
+    return {spec.name: values[spec.name] for spec in fields(cls) if spec.name in values}
+
+
+def _group(config: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """A group every composed config has (``embedder``, ``paths``, ``logger``), with the keys its part requires; one
+    ConfigError line for a hand-made config (a run.json edited by hand) that lacks them."""
+    value = config.get(key)
+    required = {"embedder": ("name", "glove", "elmo"), "paths": ("cache_dir",), "logger": ("mode",)}[key]
+    if not isinstance(value, Mapping) or any(name not in value for name in required):
+        raise ConfigError(f"config: expected the {key} group with the keys {', '.join(required)}, found {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """How a run computes, never what (but ``seed``): the top-level keys of conf/config.yaml."""
+
+    seed: int
+    device: str = "auto"              # auto | cpu | cuda | cuda:N
+    amp: str = "off"                  # off | bf16 | fp16: the task model's forward under autocast
+    threads: int = 1                  # torch intra-op threads (0: torch's own choice is kept at 1)
+    max_segment: int = MAX_SEGMENT    # longest piece of a sequence that goes through the biLM at once
+    cache: bool = True                # reuse the encoder's activations across runs
+    progress: bool = True             # progress bars
+
+    def __post_init__(self) -> None:
+        from elmo_bench.base.device import check_device_spec, normalise_amp  # lazy: torch
+
+        if check_number("seed", self.seed, int, 0) > MAX_SEED:
+            raise ConfigError(f"config: seed expected an integer <= {MAX_SEED} (numpy's seed range), found "
+                              f"{self.seed}")
+        check_device_spec(self.device)
+        normalise_amp(self.amp)
+        check_number("threads", self.threads, int, 0)
+        check_number("max_segment", self.max_segment, int, 1)
+        if not isinstance(self.cache, bool):
+            raise ConfigError(f"config: cache expected true or false, found {self.cache!r}")
+
+    @classmethod
+    def of(cls, config: Mapping[str, Any]) -> "Runtime":
+        return cls(**{"seed": config.get("seed"), **_given(cls, config)})
+
+
+@dataclass(frozen=True)
+class DataPart:
+    """The ``data`` group: its common keys typed (:class:`DataConfig`) and every key as the readers take it."""
+
+    common: DataConfig
+    values: Mapping[str, Any]          # the whole plain ``data`` mapping (each dataset's own keys too)
+
+    def __post_init__(self) -> None:
+        check_ranges(DataConfig, self.values, "data")
+        max_overlap(self.values)  # a share in [0, 1] (elmo_bench.data.split_checks)
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any]) -> "DataPart":
+        return cls(DataConfig(**_given(DataConfig, data)), dict(data))
+
+    @property
+    def name(self) -> str | None:
+        return self.common.name
+
+    @property
+    def fraction(self) -> float:
+        """The share of the train split a run trains on."""
+        return float(self.common.fraction)
+
+    def plain(self) -> dict[str, Any]:
+        """A copy of every key, for a reader (Task.read) or a record."""
+        return copy.deepcopy(dict(self.values))
+
+
+@dataclass(frozen=True)
+class Training:
+    """The trainer settings a run uses: the task's ``trainer:`` block under the ``trainer`` group's non-null
+    values (TrainerConfig's defaults for what neither sets), and the sample-efficiency epoch scaling."""
+
+    settings: TrainerConfig
+    scale_epochs: bool = False
+    max_scaled_epochs: int = 50
+
+    def __post_init__(self) -> None:
+        check_trainer(asdict(self.settings))
+        check_number("trainer.max_scaled_epochs", self.max_scaled_epochs, int, 1)
+
+    @classmethod
+    def of(cls, task_trainer: Mapping[str, Any], group: Mapping[str, Any], progress: bool) -> "Training":
+        merged = {**asdict(TrainerConfig()), **task_trainer}
+        merged.update({k: v for k, v in group.items() if v is not None and k not in EPOCH_SCALING})
+        merged["progress"] = progress
+        settings = TrainerConfig(**_given(TrainerConfig, merged))
+        # max_scaled_epochs is required (conf/trainer/default.yaml sets it): absent is "found None", as always
+        return cls(settings, **{**{k: group[k] for k in EPOCH_SCALING if k in group},
+                                "max_scaled_epochs": group.get("max_scaled_epochs")})
+
+    def for_fraction(self, fraction: float) -> TrainerConfig:
+        """The settings with epochs (and patience) scaled for a small data fraction when ``scale_epochs``."""
+        base = self.settings.max_epochs
+        epochs = scaled_epochs(base, fraction, self.scale_epochs, cap=int(self.max_scaled_epochs))
+        # patience grows with the epochs: a tiny fraction may score 0 for many short epochs before it finds entities
+        return replace(self.settings, max_epochs=epochs,
+                       patience=math.ceil(self.settings.patience * epochs / max(base, 1)))
+
+
+@dataclass(frozen=True)
+class MixPart:
+    """The ``mix`` group and the task's ``elmo:`` block, as composed (null in ``mix``: the task's value)."""
+
+    mix: Mapping[str, Any]
+    task_elmo: Mapping[str, Any]
+
+    def __post_init__(self) -> None:
+        mix, task_elmo = self.mix, self.task_elmo
+        for where, source in (("mix", mix), ("task.elmo", task_elmo)):  # null: the task's value (mix), the default
+            check_ranges(ElmoSettings, source, where, CONFIG_KEY, optional=True)
+        if mix.get("mode") not in MODES:
+            raise ConfigError(f"config: mix.mode expected one of {list(MODES)}, found {mix.get('mode')!r}")
+        if mix.get("mode") in ("layer", "cumulative"):
+            check_number("mix.layer", mix.get("layer"), int)
+        placement = mix.get("placement") or task_elmo.get("placement", TASK_ELMO_DEFAULTS["placement"])
+        if placement not in PLACEMENTS:
+            raise ConfigError(f"config: mix.placement expected one of {list(PLACEMENTS)}, found {placement!r}")
+
+    @property
+    def settings(self) -> ElmoSettings:
+        """The run's ELMo settings, whole: the mix's overrides over the task's ``elmo:`` block."""
+        return ElmoSettings.from_config(self.task_elmo, self.mix)
+
+
+@dataclass(frozen=True)
+class TaskPart:
+    """The task: its name, its head's settings (checked against its HeadConfig), its ELMo settings (mix over the
+    task's block) and its trainer settings (trainer group over the task's block)."""
+
+    name: str
+    head: Mapping[str, Any]
+    elmo: ElmoSettings
+    training: Training
+    default_data: str | None = None
+
+    def __post_init__(self) -> None:
+        check_head(self.head, head_config(str(self.name)))
+
+    def head_settings(self) -> dict[str, Any]:
+        """A copy of ``task.head`` for the task's build_head."""
+        return copy.deepcopy(dict(self.head))
+
+
+@dataclass(frozen=True)
+class Embedder:
+    """What the task model embeds words with: a GloVe table, ELMo mixes, or both."""
+
+    name: str
+    glove: bool
+    elmo: bool
+    glove_source: str = "kumo"        # kumo (GloVe 6B 50d from PyPI) | file (glove_path)
+    glove_path: str | None = None
+    glove_trainable: bool = False
+
+
+@dataclass(frozen=True)
+class Bilm:
+    """The ``bilm`` group: the biLM files (the encoder when ``encoder.kind`` is bilm), and bilm=adapted's recipe,
+    bilm=random's initialisation."""
+
+    name: str | None = None
+    options: str | None = None
+    weights: str | None = None
+    random_init: str | None = None
+    random_seed: int | None = None
+    base_dir: str | None = None
+    recipe: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class EncoderPart:
+    """The frozen encoder: the ``encoder`` group (checked as encoders.settings states) and the biLM files."""
+
+    spec: Mapping[str, Any]
+    bilm: Bilm
+
+    def __post_init__(self) -> None:
+        check_encoder_settings(self.spec)
+
+    @property
+    def kind(self) -> str:
+        return str(self.spec.get("kind") or "bilm")
+
+    def plain(self) -> dict[str, Any]:
+        """A copy of the encoder group, for encoders.build."""
+        return copy.deepcopy(dict(self.spec))
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Where things live (never part of a run's identity)."""
+
+    cache_dir: str
+    results_dir: str | None = None
+    data_root: str | None = None
+    glove: str | None = None
+    package_root: str | None = None
+
+
+@dataclass(frozen=True)
+class Logger:
+    """The ``logger`` group (wandb): offline by default (conf/config.yaml)."""
+
+    mode: str                         # disabled | offline | online
+    project: str = "elmo_bench"
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One run's whole configuration, typed and valid (see the module docstring). ``resolved``: the resolved
+    config as plain containers, exactly what run.json stores and run identity hashes; never mutated (``config()``
+    hands out a copy)."""
+
+    task: TaskPart
+    mix: MixPart
+    data: DataPart
+    embedder: Embedder
+    encoder: EncoderPart
+    runtime: Runtime
+    paths: Paths
+    logger: Logger
+    choices: Mapping[str, str] = field(default_factory=dict)
+    resolved: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of(cls, config: Mapping[str, Any]) -> "RunConfig":
+        """The RunConfig of a resolved config (``OmegaConf.to_container(cfg, resolve=True)``, or a run.json's
+        ``config``); ConfigError (one line) for the first thing wrong, in the door's order. Keys an older
+        run.json lacks take the fields' defaults."""
+        runtime = Runtime.of(config)
+        data = DataPart.of(config.get("data") or {})
+        task = config.get("task") or {}
+        training = Training.of(task.get("trainer") or {}, config.get("trainer") or {}, runtime.progress)
+        mix = MixPart(dict(config.get("mix") or {}), dict(task.get("elmo") or {}))
+        task_part = TaskPart(str(task.get("name")), dict(task.get("head") or {}), mix.settings, training,
+                             task.get("default_data"))
+        encoder = EncoderPart(dict(config.get("encoder") or {"kind": "bilm"}), Bilm(**_given(Bilm, config.get(
+            "bilm") or {})))
+        embedder, paths, logger = (part(**_given(part, _group(config, key))) for part, key in (
+            (Embedder, "embedder"), (Paths, "paths"), (Logger, "logger")))
+        return cls(task_part, mix, data, embedder, encoder, runtime, paths, logger,
+                   dict(config.get("choices") or {}), copy.deepcopy(dict(config)))
+
+    def config(self) -> dict[str, Any]:
+        """A copy of the resolved config (run.json's ``config``, run identity's input)."""
+        return copy.deepcopy(dict(self.resolved))
+
+    def with_mix(self, mix: Mapping[str, Any]) -> "RunConfig":
+        """This run with the ``mix`` group replaced (the canonical mix of a cumulative run,
+        elmo_bench.records.elmo_settings.canonical_mix): ELMo settings and resolved config follow."""
+        part = MixPart(dict(mix), self.mix.task_elmo)
+        resolved = {**self.config(), "mix": dict(mix)}
+        return replace(self, mix=part, task=replace(self.task, elmo=part.settings), resolved=resolved)
+
+    def trainer(self, fraction: float) -> TrainerConfig:
+        """The trainer settings of a run training on ``fraction`` of its train split."""
+        return self.task.training.for_fraction(fraction)
+
+
+def describe(run: RunConfig) -> dict[str, Any]:
+    """Every effective value of a run, by part (``elmo-bench config``): what the engine takes, after the overlay
+    rule; ``resolved`` (the composed config) is left out, its values are all here."""
+    out = {name: asdict(getattr(run, name)) for name in ("task", "data", "embedder", "encoder", "runtime",
+                                                         "paths", "logger")}
+    training = out["task"].pop("training")
+    out["task"]["trainer"] = {**training.pop("settings"), **training}  # the merged settings, then epoch scaling
+    out["data"] = out["data"]["values"]
+    out["mix"] = dict(run.mix.mix)
+    out["choices"] = dict(run.choices)
+    return out
+
+
+def check_run(cfg: Mapping[str, Any], trainer: Mapping[str, Any]) -> None:
+    """The checks RunConfig's parts make, on a resolved config (plain containers, possibly partial) and its
+    merged trainer settings: each part built from what is there, in the door's order."""
+    Runtime.of(cfg)
+    DataPart.of(cfg.get("data") or {})
+    check_trainer(trainer)
+    check_number("trainer.max_scaled_epochs", (cfg.get("trainer") or {}).get("max_scaled_epochs"), int, 1)
+    MixPart(cfg.get("mix") or {}, (cfg.get("task") or {}).get("elmo") or {})
+    task = cfg.get("task") or {}
+    check_head(task.get("head") or {}, head_config(str(task.get("name"))))
