@@ -10,12 +10,18 @@ import torch
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.engine.config_check import check_trainer
+from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import run_experiment, trainer_config
 from elmo_bench.engine.lr_plateau import LrPlateau
 from elmo_bench.engine.trainer_config import TrainerConfig
 from elmo_bench.tasks.registry import registered
 from tests.conftest import needs_fixtures
 from tests.engine_helpers import TINY, compose_run
+
+
+def run_config_of(*args, **kwargs):
+    """A composed test run as the engine takes it (the door's RunConfig)."""
+    return run_config(compose_run(*args, **kwargs))
 
 LR = 1e-4
 RULE = LrPlateau(lr=LR, factor=0.5, patience=5, threshold=0.01, min_lr=1e-6)  # jiant's edge-probing values
@@ -72,12 +78,13 @@ def test_the_minimum_rate_ends_training_after_seven_halvings_from_1e_4():
 def test_the_edge_tasks_have_it_on_and_the_others_off(tmp_path):
     for task in ("edge_pos", "edge_srl"):
         for budget in ([], ["budget=cpu"]):
-            tc = trainer_config(compose_run(tmp_path, f"task={task}", "embedder=elmo", *budget, tiny=False), 1.0)
+            tc = trainer_config(run_config(compose_run(tmp_path, f"task={task}", "embedder=elmo", *budget,
+                                                        tiny=False)), 1.0)
             assert LrPlateau.of(tc) == LrPlateau(tc.lr, 0.5, 5, 0.01, 1e-6)
             assert tc.lr == (0.001 if budget else 0.0001)
     for task in ("ner", "pos", "srl"):
         cfg = compose_run(tmp_path, f"task={task}", tiny=False)
-        assert LrPlateau.of(trainer_config(cfg, 1.0)) is None
+        assert LrPlateau.of(trainer_config(run_config(cfg), 1.0)) is None
         assert "lr_plateau_factor" not in cfg.task.trainer and cfg.trainer.lr_plateau_factor is None
 
 
@@ -94,7 +101,7 @@ def test_a_factor_without_a_patience_and_out_of_range_values_are_one_line_errors
 def _plateau_run(tmp_path, run_dir, *overrides):
     """The tiny task whose every epoch after the first is "no gain" (threshold 1000): from epoch 2 on, the rate
     halves each epoch (epoch 1 follows epoch 0's improvement over nothing)."""
-    return run_experiment(compose_run(tmp_path, "trainer.lr=0.01", "trainer.patience=10",
+    return run_experiment(run_config_of(tmp_path, "trainer.lr=0.01", "trainer.patience=10",
                                       "trainer.lr_plateau_factor=0.5",
                                       "trainer.lr_plateau_patience=0", "trainer.lr_plateau_threshold=1000",
                                       *overrides), run_dir)
@@ -119,15 +126,15 @@ def test_the_loop_trains_each_epoch_at_the_replayed_rate_and_resumes_exactly(tmp
 @needs_fixtures
 def test_a_run_directory_from_before_the_keys_still_skips(tmp_path, tiny):
     run_dir = tmp_path / "run"
-    first = run_experiment(compose_run(tmp_path, "trainer.max_epochs=1"), run_dir)
+    first = run_experiment(run_config_of(tmp_path, "trainer.max_epochs=1"), run_dir)
     assert "lr" not in first["epochs"]["history"][0]                      # no schedule, no rate recorded
     stored = json.loads((run_dir / "run.json").read_text())
     for key in ("factor", "patience", "threshold", "min_lr"):
         assert stored["identity"].pop(f"trainer.lr_plateau_{key}") is None
     (run_dir / "run.json").write_text(json.dumps(stored))
-    assert run_experiment(compose_run(tmp_path, "trainer.max_epochs=1"), run_dir)["metrics"] == first["metrics"]
+    assert run_experiment(run_config_of(tmp_path, "trainer.max_epochs=1"), run_dir)["metrics"] == first["metrics"]
     with pytest.raises(ConfigError, match="trainer.lr_plateau_factor: null → 0.5"):
-        run_experiment(compose_run(tmp_path, "trainer.max_epochs=1", "trainer.lr_plateau_factor=0.5",
+        run_experiment(run_config_of(tmp_path, "trainer.max_epochs=1", "trainer.lr_plateau_factor=0.5",
                                    "trainer.lr_plateau_patience=5"), run_dir)
 
 

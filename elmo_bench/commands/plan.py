@@ -59,7 +59,8 @@ from elmo_bench.commands.modes import ALL_MODES, expand_modes
 from elmo_bench.commands.plan_cpu import (MEASURED, TIMED_BATCHES, CpuRates, format_minutes, sweep_cpu_seconds,
                                           time_encoder, time_training_steps)
 from elmo_bench.engine.collate import length_batches
-from elmo_bench.engine.experiment import Prepared, build_model, load_task, read_checked_splits, trainer_config
+from elmo_bench.engine.experiment import (Prepared, build_model, distinct_text, load_encoder_info, load_task,
+                                         read_checked_splits, trainer_config)
 from elmo_bench.engine.fractions import nested_subset
 from elmo_bench.engine.loop import make_optimizer
 from elmo_bench.engine.run_config import RunConfig
@@ -486,8 +487,6 @@ def measured_cpu_rates(config: RunConfig, run: dict[str, Any], rates: CpuRates) 
     """``rates`` with the head's throughput timed here: the run's model trained on the CPU over one epoch's
     training batches (at most plan_cpu.TIMED_BATCHES; the FLOPs per token plan counted on its sample batches, times
     their tokens, over the seconds), and the biLM's forward over 200 training sentences (plan_cpu.time_encoder)."""
-    from elmo_bench.engine.experiment import load_task  # lazy: omegaconf
-
     task = load_task(config.task.name)
     splits = read_splits(config, task)
     if splits is None:
@@ -500,8 +499,6 @@ def measured_cpu_rates(config: RunConfig, run: dict[str, Any], rates: CpuRates) 
     head = run["train_flops_per_token"] * tokens / seconds / 1e9
     timed = f"head {head:.1f} GFLOP/s timed here over {len(built.batches)} training batches of {config.task.name}"
     if config.embedder.elmo and run["bilm"] is not None and run["encoder_flops_per_token"]:  # the biLM's formula
-        from elmo_bench.engine.experiment import distinct_text, load_encoder_info  # lazy: omegaconf
-
         encoder, _ = load_encoder_info(config.encoder, config.runtime.amp)
         sentences = distinct_text(task, splits["train"])[:200]
         max_segment = int(config.runtime.max_segment)
