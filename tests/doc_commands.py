@@ -208,9 +208,13 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
 
 
+#: pytest options whose value is the next word (``-n 2``: pytest-xdist's workers)
+PYTEST_VALUED = ("-n", "-k", "-m", "-p", "--durations")
+
+
 def _pytest(args: Sequence[str]) -> str:
-    for arg in args:
-        if not arg.startswith("-") and not (REPO / arg.split("::")[0]).exists():
+    for before, arg in zip(["", *args], args):
+        if not arg.startswith("-") and before not in PYTEST_VALUED and not (REPO / arg.split("::")[0]).exists():
             raise ValueError(f"python -m pytest: no such test path {arg}")
     return "pytest"
 

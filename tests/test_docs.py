@@ -34,7 +34,7 @@ def test_the_docs_have_commands_of_every_kind() -> None:
     heads = Counter(c.words[0] if c.words[0] != "python" else f"python {c.words[1]}" for c in commands)
     assert len(commands) > 100 and heads["python run.py"] >= 30 and heads["elmo-bench"] >= 30, heads
     readme = [" ".join(c.words) for c in shell_commands(REPO / "README.md")]
-    assert readme[:4] == ["pip install -e .", "python run.py", "pip install -q -e .[dev]", "python -m pytest"]
+    assert readme[:4] == ["pip install -e .", "python run.py", "pip install -q -e .[dev]", "python -m pytest -n 2"]
 
 
 @pytest.mark.parametrize("doc", DOC_FILES, ids=_ids(DOC_FILES))
