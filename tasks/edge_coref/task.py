@@ -1,38 +1,16 @@
 """EdgeCorefTask: edge probing, every pair of gold mentions of a sentence → 1 (same entity) or 0; scored as the F1 of label 1.
 
 The reader (reader.py) turns the source annotation into edge targets (elmo_bench.data.edge); everything else is the
-shared edge logic (elmo_bench.data.edge_task) and head (elmo_bench.modules.edge_head). docs/edge-probing.md.
+edge-probing task every such task is (elmo_bench.tasks.edge_probing). docs/edge-probing.md.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
-
-import torch
-from torch import nn
-
-from elmo_bench.data.edge import read_edge_splits
-from elmo_bench.data.edge_task import EdgeTaskLogic
-from elmo_bench.modules.edge_head import EdgeHead, edge_targets
-from elmo_bench.tasks.api import Example, Task
+from elmo_bench.tasks.edge_probing import EdgeProbingTask
 from elmo_bench.tasks.edge_coref.reader import read_native
 
 
-class EdgeCorefTask(EdgeTaskLogic, Task):
+class EdgeCorefTask(EdgeProbingTask):
     name = "edge_coref"
     two_spans = True
     metric_kind = "positive"
-
-    def read(self, data_cfg: Mapping[str, Any]) -> dict[str, list[Example]]:
-        return read_edge_splits(data_cfg, read_native, self.two_spans)
-
-    def targets(self, examples: Sequence[Example]) -> dict[str, torch.Tensor]:
-        return edge_targets(examples, self.labels, self.two_spans)
-
-    def build_head(self, head_cfg: Mapping[str, Any], input_dims: Mapping[str, int], elmo_output_dim: int) -> nn.Module:
-        if not self.labels:
-            raise RuntimeError("EdgeCorefTask.build_head: call fit_labels (or load_state_dict) first")
-        return EdgeHead(len(self.labels), input_dims["tokens"], self.two_spans, **dict(head_cfg))
-
-    def decode(self, output: Mapping[str, torch.Tensor], examples: Sequence[Example]) -> list[list[list[str]]]:
-        """Per example, per gold target, the labels whose sigmoid is >= 0.5."""
-        return self.decode_probabilities(output["probabilities"].float().tolist(), examples)
+    read_native = staticmethod(read_native)

@@ -1,20 +1,9 @@
-"""The keys of conf/task/edge_dep.yaml's ``head:`` block (kwargs of elmo_bench.modules.edge_head.EdgeHead): their
-types (checked at composition) and ranges (checked before a run reads anything); torch-free."""
+"""Task edge_dep's declaration; the keys of conf/task/edge_dep.yaml's ``head:`` block are every edge task's
+(elmo_bench.tasks.edge_head_config); torch-free."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from elmo_bench.base.ranges import ranged
 from elmo_bench.tasks.declaration import TaskDeclaration
-
-
-@dataclass(frozen=True)
-class HeadConfig:
-    """``task.head`` of task edge_dep, in the order of conf/task/edge_dep.yaml."""
-
-    proj_dim: int | None = ranged(None, int, 1)
-    hidden_dim: int | None = ranged(None, int, 1)
-    dropout: float | None = ranged(None, float, 0, 1, high_open=True)
+from elmo_bench.tasks.edge_head_config import EdgeHeadConfig as HeadConfig
 
 
 #: task edge_dep as the registry (elmo_bench.tasks.registry) finds it: an edge-probing task (Tenney et al. 2019), in
