@@ -11,6 +11,7 @@ from typing import Any
 
 from elmo_bench.encoders.build import KINDS, build_encoder, encoder_record
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 from elmo_bench.encoders.bilm import load_bilm_encoder
 from elmo_bench.encoders.protocol import cache_id
 
@@ -40,6 +41,16 @@ def add_random_init_arguments(parser: argparse.ArgumentParser) -> None:
                         help="probe a random encoder of the same architecture: all (biLM or transformers) | lstm "
                              "(biLM: trained token layer, random LSTMs)")
     parser.add_argument("--random-seed", type=int, default=0, help="seed of the random encoder's weights (default 0)")
+
+
+def add_probe_encoder_arguments(parser: argparse.ArgumentParser) -> None:
+    """What every UD probe command (probe-structural, probe-mdl, probe-suite) takes about its encoder: the biLM's
+    ``--options/--weights``, the encoder options, ``--device`` and the random twin's ``--random-init/--random-seed``."""
+    parser.add_argument("--options", default=str(DEFAULT_OPTIONS), help="biLM options.json (default: the shipped biLM)")
+    parser.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="biLM weights.hdf5 (default: the shipped biLM)")
+    add_encoder_arguments(parser)
+    add_device_argument(parser)
+    add_random_init_arguments(parser)
 
 
 def encoder_from_args(args: argparse.Namespace, bilm_name: str | None = None) -> Any:

@@ -19,7 +19,6 @@ import numpy as np
 
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.paths import CACHE_DIR, REPO
-from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 from elmo_bench.probe import structural_metrics as sm
 from elmo_bench.probe.conllu_trees import depths, read_trees
 from elmo_bench.probe.layer_selection import layer_indices
@@ -34,14 +33,9 @@ SPLITS = ("train", "dev", "test")
 
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="elmo-bench probe-structural", description=__doc__.splitlines()[0])
-    p.add_argument("--options", default=str(DEFAULT_OPTIONS), help="biLM options.json (default: the shipped biLM)")
-    p.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="biLM weights.hdf5 (default: the shipped biLM)")
-    from elmo_bench.encoders.cli_options import (add_device_argument, add_encoder_arguments,  # lazy: torch
-                                                 add_random_init_arguments)
+    from elmo_bench.encoders.cli_options import add_probe_encoder_arguments  # lazy: torch
 
-    add_encoder_arguments(p)
-    add_device_argument(p)
-    add_random_init_arguments(p)
+    add_probe_encoder_arguments(p)
     p.add_argument("--data-dir", default=str(DEFAULT_DATA),
                    help="UD English-EWT directory (en_ewt-ud-{train,dev,test}.conllu, train may be .gz)")
     p.add_argument("--max-train-sentences", type=_positive_int, default=None,

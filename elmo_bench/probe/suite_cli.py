@@ -23,7 +23,6 @@ from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import CACHE_DIR
-from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 from elmo_bench.probe.mdl_cli import probe_mdl_main
 from elmo_bench.probe.pos_cli import DEFAULT_DATA, _positive_int, probe_pos_main
 from elmo_bench.probe.structural_cli import probe_structural_main
@@ -82,14 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", default="cpu", choices=sorted(BUDGETS), help="cpu: bounded (see BUDGETS); full")
     p.add_argument("--probes", default=None,
                    help="comma-separated subset of pos,pos_controls,structural,mdl,mdl_mlp (default: all)")
-    p.add_argument("--options", default=str(DEFAULT_OPTIONS), help="biLM options.json (default: the shipped biLM)")
-    p.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="biLM weights.hdf5 (default: the shipped biLM)")
-    from elmo_bench.encoders.cli_options import (add_device_argument, add_encoder_arguments,  # lazy: torch
-                                                 add_random_init_arguments)
+    from elmo_bench.encoders.cli_options import add_probe_encoder_arguments  # lazy: torch
 
-    add_encoder_arguments(p)
-    add_device_argument(p)
-    add_random_init_arguments(p)
+    add_probe_encoder_arguments(p)
     p.add_argument("--data-dir", default=str(DEFAULT_DATA), help="UD English-EWT directory")
     p.add_argument("--cache-dir", default=str(CACHE_DIR / "activations"), help="activation cache directory")
     p.add_argument("--threads", type=_positive_int, default=1, help="torch intra-op threads")
