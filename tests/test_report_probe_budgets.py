@@ -7,7 +7,7 @@ from pathlib import Path
 from elmo_bench.records.run_record import RunRecord
 from elmo_bench.report.collect import Run
 from elmo_bench.report.directions import _probe_layers
-from elmo_bench.report.probe_controls import weights_label
+from elmo_bench.report.probe_controls import groups, weights_label
 
 
 def _pos_run(sentences: int, layer1: float, layer2: float, probing: bool = False) -> Run:
@@ -29,5 +29,7 @@ def test_the_pos_direction_reads_the_runs_with_the_most_training_data():
 
 
 def test_control_probe_runs_of_another_size_are_their_own_labelled_block():
-    assert weights_label(_pos_run(1000, 0, 0, probing=True)) == "trained"          # the first evidence's rows
-    assert weights_label(_pos_run(2000, 0, 0, probing=True)) == "trained, 2000 train sentences"
+    assert weights_label(_pos_run(2000, 0, 0, probing=True)) == "trained"           # one size: the plain label
+    runs = [_pos_run(2000, 0, 0, probing=True), _pos_run(1000, 0, 0, probing=True), _pos_run(1000, 1, 1, probing=True)]
+    blocks = {weights: len(members) for (_, weights), members in groups(runs)}
+    assert blocks == {"trained": 2, "trained, 2000 train sentences": 1}          # the smallest size keeps the plain

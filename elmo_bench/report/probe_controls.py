@@ -19,10 +19,6 @@ from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat
 PAPER_LAYER1_DEV = {"linear": (97.2, 71.7, 25.5), "mlp1": (97.4, 92.8, 4.7), "mlp2": (97.4, 92.1, 5.3)}
 PROBE_NAMES = {"converged": "converged", "linear": "linear", "mlp1": "MLP-1", "mlp2": "MLP-2"}
 RANDOM_KEYS = ("random_init", "random_seed")
-#: the training-set size of the section's first evidence (docs/results/probes_controls: 1,000 EWT sentences): its rows
-#: keep the plain "trained"/"random" label; runs of any other size are their own block, labelled with their size
-#: (never averaged with another size's)
-FIRST_EVIDENCE_SENTENCES = 1000
 ROW = re.compile(r"layer_(\d+)|average")
 
 
@@ -44,14 +40,18 @@ def encoder_label(run: Run) -> str:
     return base_label(ident)
 
 
-def weights_label(run: Run) -> str:
+def train_size(run: Run) -> int | None:
+    return run.record.data.get("train_sentences")
+
+
+def weights_label(run: Run, plain_size: int | None = None) -> str:
     """"trained" or "random (<mode>, seed <s>)", plus ", seeds a,b,c" for a run of several probe seeds (its own
     row block, mean ± sd over its seeds)."""
     random = run.record.extra.get("random_init")
     label = "trained" if not random else f"random ({random.get('mode')}, seed {random.get('seed')})"
     seeds = run.record.extra["probing"].get("seeds", [])
-    sentences = run.record.data.get("train_sentences")
-    budget = f", {sentences} train sentences" if sentences and sentences != FIRST_EVIDENCE_SENTENCES else ""
+    sentences = train_size(run)
+    budget = f", {sentences} train sentences" if sentences and plain_size and sentences != plain_size else ""
     return label + budget + (f", seeds {','.join(map(str, seeds))}" if len(seeds) > 1 else "")
 
 
@@ -85,10 +85,17 @@ def cell(runs: Sequence[Run], what: str, split: str, probe: str, row: str) -> St
 
 
 def groups(runs: Sequence[Run]) -> list[tuple[tuple[str, str], list[Run]]]:
-    """Runs by (encoder, weights): biLMs first, trained before random."""
+    """Runs by (encoder, weights): biLMs first, trained before random. Runs of one encoder on different training-set
+    sizes are never averaged: the smallest size keeps the plain label, each other size is its own block labelled
+    with it."""
+    smallest: dict[str, int] = {}
+    for run in runs:
+        if train_size(run):
+            smallest[encoder_label(run)] = min(train_size(run), smallest.get(encoder_label(run), train_size(run)))
     out: dict[tuple[str, str], list[Run]] = {}
     for run in runs:
-        out.setdefault((encoder_label(run), weights_label(run)), []).append(run)
+        label = encoder_label(run)
+        out.setdefault((label, weights_label(run, smallest.get(label))), []).append(run)
     return sorted(out.items(), key=lambda kv: (not kv[0][0].startswith("ELMo"), kv[0][0], not kv[0][1].startswith("trained"),
                                               kv[0][1]))
 
