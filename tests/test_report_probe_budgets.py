@@ -33,3 +33,17 @@ def test_control_probe_runs_of_another_size_are_their_own_labelled_block():
     runs = [_pos_run(2000, 0, 0, probing=True), _pos_run(1000, 0, 0, probing=True), _pos_run(1000, 1, 1, probing=True)]
     blocks = {weights: len(members) for (_, weights), members in groups(runs)}
     assert blocks == {"trained": 2, "trained, 2000 train sentences": 1}          # the smallest size keeps the plain
+
+
+def test_the_converged_probe_has_columns_only_when_some_run_trained_its_control():
+    """probe-suite's plain ``pos`` on a random encoder is a converged run without control: it adds no columns of
+    dashes to the control table (its accuracies are in the best-layer table)."""
+    from elmo_bench.report.probe_controls import control_probe_kinds
+
+    adam = _pos_run(1000, 0, 0, probing=True)
+    adam.record.extra.update(probing={"probes": ["linear", "mlp1"], "seeds": [1]}, control={"dev": {}})
+    plain = _pos_run(2000, 0, 0, probing=True)
+    plain.record.extra["probing"] = {"probes": ["converged"], "seeds": [1]}
+    assert control_probe_kinds([adam, plain]) == ["linear", "mlp1"]
+    plain.record.extra["control"] = {"dev": {}}
+    assert control_probe_kinds([adam, plain]) == ["converged", "linear", "mlp1"]

@@ -114,9 +114,18 @@ def _paper_rows(probes: Sequence[str]) -> list[list[str]]:
     return [["paper: ELMo (public 5.5B biLM), Hewitt & Liang 2019", "trained", "dev (PTB WSJ)", "layer_1", *cells]]
 
 
+def control_probe_kinds(runs: Sequence[Run]) -> list[str]:
+    """The probe kinds of the table: each kind some run trained with ``--control``; the converged probe only then
+    (a random encoder's plain converged run, e.g. probe-suite's ``pos``, has no control: its accuracies are in the
+    best-layer table)."""
+    controlled = {p for r in runs if r.record.extra.get("control")
+                  for p in r.record.extra["probing"].get("probes", [])}
+    return [p for p in probe_kinds(runs) if p != "converged" or p in controlled]
+
+
 def probe_control_table(runs: Sequence[Run]) -> Table:
     """Rows: encoder × weights × split × layer (and average); per probe: accuracy, control accuracy, selectivity."""
-    probes = probe_kinds(runs)
+    probes = control_probe_kinds(runs)
     header = ["Encoder", "Weights", "Split", "Row"] + [f"{PROBE_NAMES[p]} {c}" for p in probes
                                                        for c in ("accuracy", "control", "selectivity")]
     rows, records = [], []
