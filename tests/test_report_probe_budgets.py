@@ -47,3 +47,15 @@ def test_the_converged_probe_has_columns_only_when_some_run_trained_its_control(
     assert control_probe_kinds([adam, plain]) == ["linear", "mlp1"]
     plain.record.extra["control"] = {"dev": {}}
     assert control_probe_kinds([adam, plain]) == ["converged", "linear", "mlp1"]
+
+
+def test_a_random_twin_is_named_by_its_mode_and_seed_not_a_hash_suffix():
+    """bilm=random records a biLM hash ``<trained>-random-<mode>-<seed>``: its name says so, and the trained biLM's
+    name is unchanged (the edge table shows both side by side)."""
+    from elmo_bench.report.encoder_names import base_label
+
+    assert base_label({"kind": "bilm", "hash": "730677ca6e2ce40a"}) == "ELMo (biLM 730677ca)"
+    assert base_label({"kind": "bilm", "hash": "730677ca6e2ce40a-random-lstm-0"}) == \
+        "ELMo (biLM 730677ca, random lstm, seed 0)"
+    assert base_label({"kind": "transformers", "model": "m", "pooling": "first", "random_init": "all",
+                       "random_seed": 3}) == "m, random all, seed 3"

@@ -49,10 +49,16 @@ def base_label(ident: dict[str, Any]) -> str:
     default ``first``), "hdf5 <file>", "ELMoForManyLangs <dir>", a python encoder's ``_target_``."""
     kind = ident.get("kind")
     if kind == BILM:
-        return f"ELMo (biLM {str(ident['hash'])[:8]})" if ident.get("hash") else "ELMo (biLM)"
+        if not ident.get("hash"):
+            return "ELMo (biLM)"
+        trained, _, random = str(ident["hash"]).partition("-random-")   # bilm=random: <hash>-random-<mode>-<seed>
+        mode, _, seed = random.rpartition("-")
+        return f"ELMo (biLM {trained[:8]}{f', random {mode}, seed {seed}' if random else ''})"
     if kind == "transformers":
         pooling = ident.get("pooling")
-        return str(ident.get("model")) + (f" ({pooling} pooling)" if pooling not in (None, "first") else "")
+        random = (f", random {ident['random_init']}, seed {ident.get('random_seed') or 0}"
+                  if ident.get("random_init") else "")
+        return str(ident.get("model")) + (f" ({pooling} pooling)" if pooling not in (None, "first") else "") + random
     if kind == "hdf5":
         return f"hdf5 {ident.get('file')}"
     if kind == "manylangs":

@@ -36,7 +36,8 @@ def encoder_label(run: Run) -> str:
     ident = {k: v for k, v in (run.record.encoder or {}).items() if k not in (*RANDOM_KEYS, "layers", "dim")}
     if ident.get("kind", "bilm") == "bilm":
         ident = {"kind": "bilm", "hash": str((run.record.bilm or {}).get("trained_hash")
-                                             or (run.record.bilm or {}).get("hash") or ident.get("hash", ""))}
+                                             or (run.record.bilm or {}).get("hash") or ident.get("hash", "")
+                                             ).partition("-random-")[0]}   # the weights column says random
     return base_label(ident)
 
 
