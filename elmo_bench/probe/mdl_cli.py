@@ -19,7 +19,7 @@ import numpy as np
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.paths import CACHE_DIR, REPO
 from elmo_bench.probe.layer_selection import layer_indices
-from elmo_bench.probe.pos_cli import DEFAULT_DATA, _positive_int, bilm_features, read
+from elmo_bench.probe.pos_cli import DEFAULT_DATA, _positive_int, bilm_features, read, start_probe_run
 from elmo_bench.probe.wsd_cli import bilm_name
 from elmo_bench.records.run_record import RESULTS_FILE, RunRecord, git_commit
 
@@ -133,18 +133,11 @@ def online_codes(features: dict[str, np.ndarray], splits: dict[str, Any], labels
 
 def probe_mdl_main(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(list(argv))
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    import torch  # lazy: torch
-
+    started = start_probe_run(args)
     from elmo_bench.probe import mdl  # lazy: torch
     from elmo_bench.probe.pos import tag_ids  # lazy: torch
     from elmo_bench.probe.pos_controls import control_tags  # lazy: torch
 
-    from elmo_bench.encoders.random_init import check_random_init  # lazy: torch
-
-    check_random_init(args.encoder, args.random_init)               # refused before anything is read
-    torch.set_num_threads(args.threads)
-    started = time.perf_counter()
     splits = read(args)
     mdl.check_blocks(len(splits["train"]))
     classes = sorted({t for ex in splits["train"] for t in ex["tags"]})

@@ -109,6 +109,19 @@ def read(args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
     return splits
 
 
+def start_probe_run(args: argparse.Namespace) -> float:
+    """What every UD probe command does first: logging, ``--random-init`` refused for an encoder it cannot randomise
+    (before anything is read), ``--threads``; returns the start time."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    import torch  # lazy: torch
+
+    from elmo_bench.encoders.random_init import check_random_init  # lazy: torch
+
+    check_random_init(args.encoder, args.random_init)
+    torch.set_num_threads(args.threads)
+    return time.perf_counter()
+
+
 def probe_encoder(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     """The encoder the command line asks for (``--random-init``: its random twin), on ``--device``, and the record
     every probe command stores of it (without the cache's timing)."""

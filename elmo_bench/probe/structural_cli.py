@@ -22,7 +22,7 @@ from elmo_bench.base.paths import CACHE_DIR, REPO
 from elmo_bench.probe import structural_metrics as sm
 from elmo_bench.probe.conllu_trees import depths, read_trees
 from elmo_bench.probe.layer_selection import layer_indices
-from elmo_bench.probe.pos_cli import probe_encoder
+from elmo_bench.probe.pos_cli import probe_encoder, start_probe_run
 from elmo_bench.probe.pos_cli import DEFAULT_DATA, _positive_int, _split_paths
 from elmo_bench.probe.wsd_cli import bilm_name
 from elmo_bench.records.run_record import RESULTS_FILE, RunRecord, git_commit
@@ -114,14 +114,7 @@ def _round(value: float | None) -> float | None:
 
 def probe_structural_main(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(list(argv))
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    import torch  # lazy: torch
-
-    from elmo_bench.encoders.random_init import check_random_init  # lazy: torch
-
-    check_random_init(args.encoder, args.random_init)               # refused before anything is read
-    torch.set_num_threads(args.threads)
-    started = time.perf_counter()
+    started = start_probe_run(args)
     splits = read_splits(args)
     golds = gold(splits, args.punct)
     layers, encoder = cached_layers(args, splits)
