@@ -30,6 +30,8 @@ DOOR = {
     "elmo_bench/engine/run_config.py::check_run",            # the parts' checks on a partial config (tests)
     "elmo_bench/engine/config_check.py::check_added_keys",   # the door's +key check: override keys vs the config
     "elmo_bench/engine/config_check.py::_has_key",
+    # the reading of a file: a run.json's or an older results.json's stored config (what made a run directory)
+    "elmo_bench/engine/run_identity.py::StoredRun.of",
 }
 #: Hydra calls these with its config (hydra.experimental.callback.Callback's signatures), and run.py's records of
 #: Hydra's own files (.hydra/config.yaml, hydra.yaml) take the job's DictConfig as Hydra made it
@@ -40,13 +42,6 @@ HYDRA_API = {
 }
 #: still to convert (issue 35 item 1): shrink this list, never grow it
 TO_CONVERT = {
-    # run.json's resolved config (RunConfig.config()): run identity takes the mapping
-    "elmo_bench/engine/run_identity.py::check_data_identity",
-    "elmo_bench/engine/run_identity.py::identity",
-    "elmo_bench/engine/run_identity.py::check_run_dir",
-    "elmo_bench/engine/run_identity.py::record_identity",
-    "elmo_bench/engine/run_identity.py::record_extension",
-    "elmo_bench/engine/run_logger.py::RunLogger.__init__",   # wandb's config: the resolved mapping
     # the pretrain group (elmo-bench pretrain / finetune-lm): no typed PretrainConfig yet
     "elmo_bench/engine/config_check.py::check_pretrain",
     "elmo_bench/pretrain/export.py::export_checkpoint",

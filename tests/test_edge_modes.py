@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 import torch
-from omegaconf import OmegaConf
 
 from conftest import needs_fixtures
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.commands.hydra_setup import run_suffix
 from elmo_bench.commands.modes import expand_modes, mode_overrides
+from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.run_identity import identity
 from elmo_bench.modules.scalar_mix import ScalarMix
 from elmo_bench.records.elmo_settings import canonical_mix
@@ -45,7 +45,7 @@ def test_cumulative_zero_is_layer_zero_and_cumulative_top_is_the_learned_mix():
 def test_lexical_is_layer_zero_in_identity_and_directory(tmp_path):
     def ident(*overrides):
         cfg = compose_run(tmp_path, "task=edge_pos", "data=edge_pos_sample", "embedder=elmo", *overrides, tiny=False)
-        return identity(OmegaConf.to_container(cfg, resolve=True), None, None)
+        return identity(run_config(cfg), None, None)
 
     assert ident("mix=lexical") == ident("mix=layer", "mix.layer=0")
     assert ident("mix=lexical") != ident("mix=layer", "mix.layer=1")

@@ -212,17 +212,17 @@ def test_a_run_directory_from_before_cache_dtype_still_resumes_and_fp32_is_anoth
     from elmo_bench.engine.run_identity import RUN_FILE, check_run_dir
     from tests.test_encoder_identity import _identity
 
-    current, config = _identity(tmp_path)
+    current, made = _identity(tmp_path)
     assert current["encoder.cache_dtype"] == "fp16"
     run = tmp_path / "run"
     run.mkdir()
     stored = {k: v for k, v in current.items() if k != "encoder.cache_dtype"}  # written before the key existed
-    (run / RUN_FILE).write_text(json.dumps({"identity": stored, "config": config}))
+    (run / RUN_FILE).write_text(json.dumps({"identity": stored, "config": made.config()}))
     (run / "checkpoint.pt").write_bytes(b"")  # a run under way (a bare results.json is refused as not ours)
-    assert check_run_dir(run, current, config) is False  # the same experiment: resumed, not refused
-    wide, wide_config = _identity(tmp_path, "encoder.cache_dtype=fp32")
+    assert check_run_dir(run, current, made) is False  # the same experiment: resumed, not refused
+    wide, wide_made = _identity(tmp_path, "encoder.cache_dtype=fp32")
     with pytest.raises(ConfigError, match=r"encoder.cache_dtype: \"fp16\" → \"fp32\""):
-        check_run_dir(run, wide, wide_config)
+        check_run_dir(run, wide, wide_made)
 
 
 def test_check_encoder_path_refuses_what_is_not_there_without_loading(tmp_path):

@@ -5,31 +5,31 @@ from __future__ import annotations
 import json
 
 import pytest
-from omegaconf import OmegaConf
 
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.engine.config_door import run_config
+from elmo_bench.engine.run_config import RunConfig
 from elmo_bench.engine.run_identity import RUN_FILE, check_run_dir, identity
 from tests.engine_helpers import compose_run
 
 
-def _identity(tmp_path, *overrides: str) -> tuple[dict, dict]:
-    cfg = compose_run(tmp_path, "task=ner", "data=ner_sample", *overrides, tiny=False)
-    config = OmegaConf.to_container(cfg, resolve=True)
-    return identity(config, "somehash", "code"), config
+def _identity(tmp_path, *overrides: str) -> tuple[dict, RunConfig]:
+    run = run_config(compose_run(tmp_path, "task=ner", "data=ner_sample", *overrides, tiny=False))
+    return identity(run, "somehash", "code"), run
 
 
 def test_a_run_directory_from_before_the_encoder_group_still_matches_the_default(tmp_path):
-    current, config = _identity(tmp_path)
+    current, made = _identity(tmp_path)
     assert current["encoder.kind"] == "bilm"
     stored = {k: v for k, v in current.items() if not k.startswith("encoder.")}
     run = tmp_path / "run"
     run.mkdir()
-    (run / RUN_FILE).write_text(json.dumps({"identity": stored, "config": config}))
+    (run / RUN_FILE).write_text(json.dumps({"identity": stored, "config": made.config()}))
     (run / "checkpoint.pt").write_bytes(b"")  # a run under way (a bare results.json is refused as not ours)
-    assert check_run_dir(run, current, config) is False  # same experiment: resumed, not refused
-    other, other_config = _identity(tmp_path, "encoder=hdf5", "encoder.path=/x.hdf5")
+    assert check_run_dir(run, current, made) is False  # same experiment: resumed, not refused
+    other, other_made = _identity(tmp_path, "encoder=hdf5", "encoder.path=/x.hdf5")
     with pytest.raises(ConfigError, match=r"encoder.kind: \"bilm\" → \"hdf5\""):
-        check_run_dir(run, other, other_config)
+        check_run_dir(run, other, other_made)
 
 
 def test_a_glove_baseline_ignores_the_encoder(tmp_path):

@@ -10,7 +10,7 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import run_experiment
 from elmo_bench.commands.hydra_setup import run_suffix
-from elmo_bench.engine.run_identity import RUN_FILE, identity
+from elmo_bench.engine.run_identity import RUN_FILE, flat_identity, flatten
 from tests.conftest import REPO, needs_fixtures
 from tests.engine_helpers import TINY, compose_run
 
@@ -43,12 +43,12 @@ def test_data_files_are_identified_by_content_and_the_task_by_its_code(tmp_path)
     data = tmp_path / "train.txt"
     data.write_text("a\n")
     config = {"seed": 1, "progress": True, "paths": {"x": "y"}, "data": {"train": str(data), "fraction": 1.0}}
-    before = identity(config, "abc", "code1")
+    before = flat_identity(flatten(config), "abc", "code1")
     assert "progress" not in before and "paths.x" not in before and before["data.train"].startswith("sha256:")
     data.write_text("b\n")
-    after = identity(config, "abc", "code1")
+    after = flat_identity(flatten(config), "abc", "code1")
     assert after["data.train"] != before["data.train"]
-    assert identity(config, "abc", "code2")["code.task"] == "code2"
+    assert flat_identity(flatten(config), "abc", "code2")["code.task"] == "code2"
 
 
 @needs_fixtures
@@ -101,12 +101,12 @@ def test_a_results_json_from_before_run_identity_made_by_older_task_code_is_refu
 def test_a_run_without_elmo_leaves_the_elmo_settings_out_of_its_identity():
     config = {"seed": 1, "embedder": {"elmo": False, "glove": True}, "task": {"elmo": {"layer_norm": False}, "lr": 1},
               "mix": {"layer_norm": None}}
-    glove = identity(config, None, "code1")
+    glove = flat_identity(flatten(config), None, "code1")
     assert "task.elmo.layer_norm" not in glove and "mix.layer_norm" not in glove and glove["task.lr"] == 1
     config["task"]["elmo"]["layer_norm"] = True          # choosing the task's ELMo default later ...
-    assert identity(config, None, "code1") == glove      # ... leaves a GloVe run's identity unchanged
+    assert flat_identity(flatten(config), None, "code1") == glove      # ... leaves a GloVe run's identity unchanged
     config["embedder"]["elmo"] = True
-    with_elmo = identity(config, "abc", "code1")
+    with_elmo = flat_identity(flatten(config), "abc", "code1")
     assert with_elmo["task.elmo.layer_norm"] is True and with_elmo["mix.layer_norm"] is None
 
 

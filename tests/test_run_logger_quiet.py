@@ -6,8 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.run_logger import RunLogger
 from tests.conftest import REPO
+from tests.engine_helpers import compose_run
 
 RUN = ["task=ner", "data=ner_sample", "embedder=glove", "trainer=quick", "trainer.max_epochs=1", "logger=offline",
        "progress=false"]
@@ -39,16 +41,18 @@ def test_dash_v_prints_wandb_as_before(tmp_path):
 
 
 def test_run_logger_outside_hydra_writes_wandb_to_run_dir_log_and_restores_the_terminal(tmp_path, capfd):
-    quiet = RunLogger("offline", tmp_path / "a", "p", "a", {"x": 1}, verbose=False)
+    run = run_config(compose_run(tmp_path, "task=ner", "data=ner_sample", "embedder=glove", "logger=offline",
+                                 "logger.project=p", tiny=False))
+    quiet = RunLogger(run, tmp_path / "a", verbose=False)
     quiet.log({"loss": 1.0}, step=0)
     quiet.finish()
     out, err = capfd.readouterr()
     # wandb's warnings still reach the terminal (here: no git repository around the run dir); nothing else does
     assert [line for line in (out + err).splitlines() if "WARNING" not in line] == []
     assert "wandb sync " in (tmp_path / "a" / "run.log").read_text()
-    stranded = RunLogger("offline", tmp_path / "c", "p", "c", {"x": 1}, verbose=False)  # a run that fails: no finish
+    stranded = RunLogger(run, tmp_path / "c", verbose=False)  # a run that fails: no finish
     assert stranded.run is not None
-    loud = RunLogger("offline", tmp_path / "b", "p", "b", {"x": 1}, verbose=True)  # wandb's own output is back
+    loud = RunLogger(run, tmp_path / "b", verbose=True)  # wandb's own output is back
     loud.finish()
     out, err = capfd.readouterr()
     assert "wandb: wandb sync " in out + err

@@ -15,7 +15,7 @@ from elmo_bench.base.paths import DATA_ROOT
 from elmo_bench.data.split_checks import split_overlap
 from elmo_bench.engine.experiment import load_task, read_data
 from elmo_bench.engine.run_config import DataPart
-from elmo_bench.engine.run_identity import identity
+from elmo_bench.engine.run_identity import flat_identity, flatten
 from tests.conftest import REPO
 
 SAMPLES = REPO / "tasks" / "ner" / "samples"
@@ -97,7 +97,7 @@ def test_the_limit_is_data_max_overlap_and_the_shares_are_recorded_before_the_fr
 def test_data_max_overlap_is_not_part_of_a_run_identity():
     config = {"seed": 1, "data": {"train": "x", "max_overlap": 0.25, "allow_identical_splits": False}}
     older = {"seed": 1, "data": {"train": "x"}}
-    assert identity(config, None, None) == identity(older, None, None)
+    assert flat_identity(flatten(config), None, None) == flat_identity(flatten(older), None, None)
 
 
 def test_shares_of_drawn_splits_are_the_share_of_drawn_sentences_seen_in_train():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import torch
 from omegaconf import OmegaConf
@@ -25,14 +25,14 @@ from elmo_bench.engine.config_door import resolve_run_config
 from elmo_bench.engine.experiment import assemble, load_encoder_info, load_task, read_data, trainer_config
 from elmo_bench.engine.loop import evaluate
 from elmo_bench.engine.run_config import RunConfig
-from elmo_bench.engine.run_identity import RUN_FILE, check_data_identity, read_record
+from elmo_bench.engine.run_identity import RUN_FILE, check_data_identity, read_run
 from elmo_bench.modules.token_embedders import WordVocabulary
 from elmo_bench.records.run_record import RESULTS_FILE
 
 BEST = "best.pt"
 
 
-def _load_run(run_dir: Path) -> tuple[RunConfig, dict[str, Any], dict[str, Any]]:
+def _load_run(run_dir: Path) -> tuple[RunConfig, Mapping[str, Any], dict[str, Any]]:
     """(its RunConfig, identity, best.pt state) of a run directory; ConfigError naming what is missing; the data files
     checked to be the ones the run was trained on (run_identity.check_data_identity, as resume and skip do)."""
     record, best = run_dir / RUN_FILE, run_dir / BEST
@@ -47,16 +47,16 @@ def _load_run(run_dir: Path) -> tuple[RunConfig, dict[str, Any], dict[str, Any]]
                               f"{'is' if len(found) == 1 else 'are'} there: it was deleted or moved; restore it or "
                               f"train the run again")
         raise ConfigError(f"{run_dir}: no {BEST} (the run has not finished an epoch of training)")
-    saved = read_record(record)
-    if not isinstance(saved.get("config"), dict):
+    saved = read_run(record)
+    if saved.config is None:
         raise ConfigError(f"{record}: holds no 'config' object; expected a run.json written by run.py")
-    run = resolve_run_config(OmegaConf.create(saved["config"]))  # run.py's door: ranges, data files (no FIFO hangs)
-    check_data_identity(run_dir, saved.get("identity") or {}, saved["config"])
+    run = resolve_run_config(OmegaConf.create(dict(saved.config)))  # run.py's door: ranges, data files (no FIFO hangs)
+    check_data_identity(run_dir, saved, run.data)
     state = checkpoints.load(best, "cpu", advice="train the run again to evaluate it")
     if "task" not in state:
         raise ConfigError(f"{best}: written before checkpoints held the task's state (labels, vocabulary); "
                           f"train the run again to evaluate it")
-    return run, saved.get("identity", {}), state
+    return run, saved.identity, state
 
 
 def evaluate_run_dir(run_dir: str | Path, split: str | None = None, device: str | None = None,

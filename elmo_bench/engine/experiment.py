@@ -79,7 +79,6 @@ def apply_new_stopping_rule(run_dir: Path, rule: StoppingRule, current: dict[str
     run trained; otherwise ConfigError. A finished run that the new rule ends where it ended (a raised cap over a run
     that early stopping ended) keeps its results, with the new config: returned. Else the run takes the new identity
     and loses its old results (record_extension), and None says: continue it from its checkpoint."""
-    config = run.config()
     state = checkpoints.load(run_dir / "checkpoint.pt", "cpu", advice=RESTART_ADVICE)
     scores = [record["dev_metric"] for record in state["history"]]
     stop = rule.first_stop(scores)
@@ -91,13 +90,13 @@ def apply_new_stopping_rule(run_dir: Path, rule: StoppingRule, current: dict[str
     results_path = run_dir / RESULTS_FILE
     if results_path.exists() and rule.stops_before(len(scores), state["best_epoch"]):
         record = RunRecord.read(results_path)
-        record.config = config
+        record.config = run.config()
         record.epochs["stopped_by"] = rule.stopped_by(len(scores), state["best_epoch"])
         record.write(results_path)
-        record_identity(run_dir, current, config)
+        record_identity(run_dir, current, run)
         log.info("%s: the new stopping rule ends this run where it ended: results kept", results_path)
         return record.to_dict()
-    record_extension(run_dir, current, config)
+    record_extension(run_dir, current, run)
     log.info("%s: stopping rule changed, continuing after epoch %d", run_dir, len(scores) - 1)
     return None
 
@@ -381,11 +380,10 @@ def _run_locked(run: RunConfig, run_dir: Path, on_claimed: Callable[[Path], None
     bilm, bilm_info = load_encoder_info(run.encoder, run.runtime.amp) if run.embedder.elmo else (None, None)
     if bilm is not None:  # cumulative 0 / L: the runs of layer 0 / the learned mix (one identity, one record)
         run = canonical_run_mix(run, bilm.num_layers)
-    config = run.config()
-    current = identity(config, bilm_info["hash"] if bilm_info else None, task_code_hash(task_package))
+    current = identity(run, bilm_info["hash"] if bilm_info else None, task_code_hash(task_package))
     if bilm is not None and bilm_info is None:  # another encoder kind: its identity stands where the biLM hash did
         current["encoder.hash"] = cache_id(bilm)
-    extending = check_run_dir(run_dir, current, config, task_code_dir(task_package))
+    extending = check_run_dir(run_dir, current, run, task_code_dir(task_package))
     results_path = run_dir / RESULTS_FILE
     if results_path.exists() and not extending:
         log.info("%s exists and was made by this configuration: nothing to do", results_path)
@@ -412,7 +410,7 @@ def _train_and_record(run: RunConfig, run_dir: Path, task_name: str, seed: int, 
         bilm, bilm_info = adapt_bilm(run, task, prepared, bilm_info, run_dir, device)
     model, collators, vocab = assemble(run, task, prepared, bilm, bilm_info, device, seed)
 
-    logger = RunLogger(run.logger.mode, run_dir, run.logger.project, run_dir.name, run.config())
+    logger = RunLogger(run, run_dir)
 
     def on_epoch(epoch: int, record: dict[str, Any]) -> None:
         logger.log({"train_loss": record["train_loss"], **{f"dev/{k}": v for k, v in record["dev"].items()}}, step=epoch)

@@ -20,14 +20,18 @@ import ast
 import hashlib
 import json
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS, effective_settings
 from elmo_bench.records.run_record import RESULTS_FILE, RunRecord
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.data.textio import read_text
+
+if TYPE_CHECKING:
+    from elmo_bench.engine.run_config import DataPart, RunConfig
 
 RUN_FILE = "run.json"
 #: top-level keys (or dotted prefixes) that never change a number (``device``, like ``threads``, changes speed and
@@ -143,13 +147,14 @@ def is_data_fingerprint(value: Any) -> bool:
     return isinstance(value, str) and value.startswith(("sha256:", "dir:"))
 
 
-def check_data_identity(run_dir: Path, stored: Mapping[str, Any], config: Mapping[str, Any]) -> None:
+def check_data_identity(run_dir: Path, stored: StoredRun, data: DataPart) -> None:
     """The one data-identity check (resume, skip, ``elmo-bench evaluate``): every data file the run recorded by
-    content (``data.*`` keys of run.json's identity) must hold that content now; else one ConfigError naming the
-    file. A file that no longer exists is left to the reader ("file not found")."""
-    for key, value in flatten(config).items():
-        old = stored.get(key)
-        if not (key.startswith("data.") and is_data_fingerprint(old) and isinstance(value, str)):
+    content (``data.*`` keys of run.json's identity) must hold that content now, at the path ``data`` (the run's
+    ``data`` group) names; else one ConfigError naming the file. A file that no longer exists is left to the reader
+    ("file not found")."""
+    for key, value in flatten(data.values, "data.").items():
+        old = stored.identity.get(key)
+        if not (is_data_fingerprint(old) and isinstance(value, str)):
             continue
         path = Path(value)
         if not (path.is_absolute() and path.exists()):
@@ -221,9 +226,15 @@ def legacy_code_matches(stored: Mapping[str, Any], current: Mapping[str, Any], c
     return LEGACY_CODE.get(old) == new or (code_dir is not None and old == source_bytes_hash(code_dir))
 
 
-def identity(config: Mapping[str, Any], bilm_hash: str | None, code_hash: str | None) -> dict[str, Any]:
-    """The flat identity of a resolved config (see the module docstring)."""
-    flat = flatten(config)
+def identity(run: RunConfig, bilm_hash: str | None, code_hash: str | None) -> dict[str, Any]:
+    """The flat identity of a run (see the module docstring): of its resolved config, ``run.config()``."""
+    return flat_identity(flatten(run.config()), bilm_hash, code_hash)
+
+
+def flat_identity(flat: Mapping[str, Any], bilm_hash: str | None, code_hash: str | None) -> dict[str, Any]:
+    """The identity of a flattened resolved config (:func:`flatten`; a live run's, :func:`identity`, or one stored
+    by an older results.json, :meth:`StoredRun.of`): the speed-only keys left out, each data path replaced by its
+    content fingerprint, the biLM and task-code hashes added."""
     out: dict[str, Any] = {}
     for key, value in flat.items():
         if any(key == p or key.startswith(p + ".") for p in IGNORED):
@@ -236,6 +247,41 @@ def identity(config: Mapping[str, Any], bilm_hash: str | None, code_hash: str | 
     if code_hash is not None:
         out["code.task"] = code_hash
     return without_elmo_only(out)
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """What a run directory's record says made the run, read back from disk: run.json's identity and resolved
+    config (:func:`read_run`), or, for a results.json of a version before run.json (``legacy``), the identity of
+    the config it stored, computed as today's (:func:`read_results`)."""
+
+    identity: Mapping[str, Any]
+    config: Mapping[str, Any] | None = None   # the resolved config as stored (None: the record holds no object)
+    git_commit: str | None = None             # the commit an older results.json records (legacy)
+    legacy: bool = False
+
+    @classmethod
+    def of(cls, config: Mapping[str, Any] | None, identity: Mapping[str, Any] | None,
+           bilm_hash: str | None = None, git_commit: str | None = None) -> "StoredRun":
+        """A stored record's run (the reading of a file: a run.json or results.json this program wrote). With an
+        ``identity`` (run.json), that identity as stored; without (an older results.json), its ``config``'s
+        identity with the biLM hash it recorded, without a task-code hash (today's data fingerprints)."""
+        if identity is not None:
+            return cls(dict(identity), dict(config) if isinstance(config, Mapping) else None)
+        return cls(flat_identity(flatten(config), bilm_hash, None), config, git_commit, legacy=True)
+
+
+def read_run(path: Path) -> StoredRun:
+    """run.json (written by :func:`record_identity`) as a StoredRun; an identity it lacks is empty."""
+    record = read_record(path)
+    return StoredRun.of(record.get("config"), record.get("identity") or {})
+
+
+def read_results(path: Path) -> StoredRun:
+    """A results.json of a version before run.json, as a StoredRun (``legacy``: compared on the keys it shares
+    with today's identity)."""
+    old = read_record(path)
+    return StoredRun.of(old.get("config", {}), None, (old.get("bilm") or {}).get("hash"), old.get("git_commit"))
 
 
 def differences(stored: Mapping[str, Any], current: Mapping[str, Any], skip: tuple[str, ...] = (),
@@ -270,9 +316,9 @@ def code_changed_since(commit: str | None, code_dir: Path | None) -> bool | None
     return {0: False, 1: True}.get(done.returncode)
 
 
-def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str, Any],
-                  code_dir: Path | None = None) -> bool:
-    """Refuse (ConfigError, one line) when ``run_dir`` was made by a different identity; else record this one.
+def check_run_dir(run_dir: Path, current: Mapping[str, Any], run: RunConfig, code_dir: Path | None = None) -> bool:
+    """Refuse (ConfigError, one line) when ``run_dir`` was made by a different identity than ``current`` (the
+    identity of ``run``); else record this one.
 
     Returns True when the identities differ only in the stopping rule (``STOPPING_RULE``: a raised epoch cap or
     patience): then nothing is recorded yet; the caller replays the new rule over the run's dev scores
@@ -291,18 +337,19 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str
     skip: tuple[str, ...] = ()
     legacy = False
     if computed and record.exists():
-        stored = without_elmo_only(read_record(record).get("identity") or {})
-        check_data_identity(run_dir, stored, config)
+        made = read_run(record)
+        check_data_identity(run_dir, made, run.data)
+        stored = without_elmo_only(made.identity)
     elif computed:
         results_path = run_dir / RESULTS_FILE
         if not results_path.exists():
             raise ConfigError(f"{run_dir}: holds a checkpoint from before run identity was recorded; delete the "
                               f"directory or choose another (hydra.run.dir=...)")
-        old = read_record(results_path)
-        stored = identity(old.get("config", {}), (old.get("bilm") or {}).get("hash"), None)
+        made = read_results(results_path)
+        stored = dict(made.identity)
         skip, legacy = ("code.task",), True  # keys added or removed since (schema changes) are not differences
-        if code_changed_since(old.get("git_commit"), code_dir):
-            commit = str(old["git_commit"])[:10]
+        if code_changed_since(made.git_commit, code_dir):
+            commit = str(made.git_commit)[:10]
             raise ConfigError(f"{run_dir}: made by an earlier version of the task's code (git {commit}; "
                               f"{code_dir} changed since); refusing to reuse it: choose another directory "
                               f"(hydra.run.dir=...) or delete it")
@@ -320,7 +367,7 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], config: Mapping[str
                               f"it: choose another directory (hydra.run.dir=...) or delete it")
     if not (computed and record.exists()):  # a directory where nothing was computed yet takes the new identity
         run_dir.mkdir(parents=True, exist_ok=True)
-        record_identity(run_dir, current, config)
+        record_identity(run_dir, current, run)
     return False
 
 
@@ -336,14 +383,14 @@ def check_own_results(path: Path) -> None:
                           f" (choose another directory, hydra.run.dir=..., or move the file away)") from None
 
 
-def record_identity(run_dir: Path, current: Mapping[str, Any], config: Mapping[str, Any]) -> None:
-    """Write ``run.json`` (atomically) with this identity and resolved config."""
-    atomic_write_text(run_dir / RUN_FILE, json.dumps({"identity": dict(current), "config": config}, indent=1,
+def record_identity(run_dir: Path, current: Mapping[str, Any], run: RunConfig) -> None:
+    """Write ``run.json`` (atomically) with this identity and the run's resolved config."""
+    atomic_write_text(run_dir / RUN_FILE, json.dumps({"identity": dict(current), "config": run.config()}, indent=1,
                                                      default=str))
 
 
-def record_extension(run_dir: Path, current: Mapping[str, Any], config: Mapping[str, Any]) -> None:
+def record_extension(run_dir: Path, current: Mapping[str, Any], run: RunConfig) -> None:
     """Give a run whose stopping rule changed its new identity and drop its old results, in that order: a run
     killed while it continues then resumes from its checkpoint instead of returning the old, shorter results."""
-    record_identity(run_dir, current, config)
+    record_identity(run_dir, current, run)
     (run_dir / RESULTS_FILE).unlink(missing_ok=True)

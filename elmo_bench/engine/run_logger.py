@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from elmo_bench.engine.run_config import RunConfig
 
 MODES = ("offline", "online", "disabled")
 #: receives wandb's terminal messages in quiet mode; writes to the run's log file only (never to the console)
@@ -37,8 +40,11 @@ def _file_handlers(run_dir: Path) -> list[logging.Handler]:
 
 
 class RunLogger:
-    def __init__(self, mode: str, run_dir: Path, project: str, name: str, config: dict[str, Any],
-                 verbose: bool | None = None) -> None:
+    """One run's wandb run: ``run.logger``'s mode and project, named after ``run_dir``, its config the run's resolved
+    config (``run.config()``, what run.json stores)."""
+
+    def __init__(self, run: RunConfig, run_dir: Path, verbose: bool | None = None) -> None:
+        mode = run.logger.mode
         if mode not in MODES:
             raise ValueError(f"logger.mode expected one of {MODES}, found {mode!r}")
         self.run = None
@@ -52,8 +58,8 @@ class RunLogger:
             else:  # wandb's terminal state is process-wide: an earlier quiet run that failed must not silence this one
                 wandb.termsetup(wandb.setup().settings, None)
             try:
-                self.run = wandb.init(mode=mode, dir=str(run_dir), project=project, name=name, config=config,
-                                      reinit="finish_previous")
+                self.run = wandb.init(mode=mode, dir=str(run_dir), project=run.logger.project, name=run_dir.name,
+                                      config=run.config(), reinit="finish_previous")
             except BaseException:
                 self._restore_terminal()
                 raise
