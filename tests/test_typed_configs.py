@@ -205,9 +205,10 @@ def test_a_head_preset_adds_its_extra_keys_and_their_ranges_hold():
 
 
 def test_every_dataset_sets_the_typed_data_keys():
-    """Each conf/data file that is not an alias of another sets every DataConfig key and merges ``schema`` after
-    itself (its ``???`` values keep the file's values and key order, its types apply)."""
-    keys = [spec.name for spec in dataclasses.fields(DataConfig)]
+    """Each conf/data file that is not an alias of another sets every DataConfig key but the run-wide ones (set by
+    none: DataConfig's defaults, conf/config.yaml's data_defaults) and merges ``schema`` after itself (its ``???``
+    values keep the file's values and key order, its types apply)."""
+    keys = [spec.name for spec in dataclasses.fields(DataConfig) if spec.name not in DataConfig.RUN_WIDE]
     checked = 0
     for path in sorted((REPO / "conf/data").glob("*.yaml")):
         config = _yaml(path)
@@ -215,6 +216,7 @@ def test_every_dataset_sets_the_typed_data_keys():
             continue
         assert config["defaults"] == ["_self_", "schema"], path
         assert set(keys) <= set(config), (path, set(keys) - set(config))
+        assert not set(DataConfig.RUN_WIDE) & set(config), path
         checked += 1
     assert checked >= 10
 
@@ -222,3 +224,27 @@ def test_every_dataset_sets_the_typed_data_keys():
 def test_a_data_range_comes_from_the_dataclass():
     with pytest.raises(ConfigError, match=r"^config: data.fraction expected a number > 0 and <= 1, found 1.5$"):
         check_run({"seed": 1, "data": {"fraction": 1.5}, "mix": {"mode": "learned"}}, {})
+
+
+def test_the_run_wide_data_defaults_are_written_once_in_the_dataclass():
+    """data.allow_identical_splits and data.max_overlap: no file under conf/ sets them; every composed run has
+    them with DataConfig's defaults (conf/config.yaml's data_defaults), typed (a wrong type fails at composition)."""
+    from tests.config_snapshot import composed
+
+    for path in sorted((REPO / "conf").rglob("*.yaml")):
+        assert not set(DataConfig.RUN_WIDE) & set(_keys(_yaml(path))), path
+    defaults = DataConfig()
+    for overrides in (["task=ner"], ["task=squad", "data=squad_sandbox"], ["experiment=table2"]):
+        data = composed(overrides)["data"]
+        assert (data["allow_identical_splits"], data["max_overlap"]) == (False, 0.25) == (
+            defaults.allow_identical_splits, defaults.max_overlap)
+    assert composed(["task=ner", "data.max_overlap=0.5"])["data"]["max_overlap"] == 0.5
+    with pytest.raises(Exception, match="max_overlap"):
+        composed(["task=ner", "data.max_overlap=abc"])
+
+
+def _keys(tree: object) -> list[str]:
+    """Every key of a YAML tree, at any depth (its last part)."""
+    if not isinstance(tree, dict):
+        return []
+    return [k for key, value in tree.items() for k in [str(key), *_keys(value)]]

@@ -6,8 +6,8 @@ still write results: refused with one line naming the file.
 Leakage: a dev or test example whose text is also in train (or a test example also in dev) is scored on data the
 model was trained or selected on. The share of such examples is measured on the splits as read (before
 ``data.fraction``), by each task's ``Task.example_key`` (the tuple of its text fields' token lists; SST counts
-roots only), and recorded in results.json (``data.split_overlap``). Above ``data.max_overlap`` (default 0.25) the
-run is refused with one line naming both files and the share; two splits of identical content (the test file given
+roots only), and recorded in results.json (``data.split_overlap``). Above ``data.max_overlap`` (default 0.25,
+elmo_bench.data.data_config.DataConfig) the run is refused with one line naming both files and the share; two splits of identical content (the test file given
 as training data, a test file that is a copy or a shuffle of dev) are the 100% case. ``data.allow_identical_splits
 =true`` lets a user who means it evaluate on a copy (a sanity check that a model can fit its training data, say).
 The shared data's highest share: 5.9% (CoNLL-2003 dev in train).
@@ -17,14 +17,13 @@ from __future__ import annotations
 from typing import Any, Callable, Hashable, Mapping, Sequence
 
 from elmo_bench.base.errors import ConfigError, DataError
-from elmo_bench.base.ranges import check_number
+from elmo_bench.data.data_config import DataConfig
 from elmo_bench.data.splits import split_location
 
 #: the config key that lets a run whose splits overlap (up to identical content) go
 ALLOW_IDENTICAL = "allow_identical_splits"
 #: the config key of the largest share of a split's examples allowed in an earlier split
 MAX_OVERLAP = "max_overlap"
-DEFAULT_MAX_OVERLAP = 0.25
 #: an example → its key (None: not counted); Task.example_key
 KeyOf = Callable[[Mapping[str, Any]], Hashable | None]
 
@@ -59,17 +58,12 @@ def split_overlap(splits: Mapping[str, Sequence[Mapping[str, Any]]], key_of: Key
     return shares
 
 
-def max_overlap(data_cfg: Mapping[str, Any]) -> float:
-    """``data.max_overlap`` (a share in [0, 1]; the default when absent): ConfigError, one line, otherwise."""
-    return check_number(f"data.{MAX_OVERLAP}", data_cfg.get(MAX_OVERLAP, DEFAULT_MAX_OVERLAP), float, 0, 1)
-
-
-def refuse_overlap(shares: Mapping[str, float], data_cfg: Mapping[str, Any]) -> None:
-    """ConfigError naming both files and the share for the first pair above ``data.max_overlap``, unless
-    ``data.allow_identical_splits`` is true."""
-    if data_cfg.get(ALLOW_IDENTICAL):
+def refuse_overlap(shares: Mapping[str, float], data_cfg: Mapping[str, Any], common: DataConfig) -> None:
+    """ConfigError naming both files (``data_cfg``: where the splits were read) and the share for the first pair
+    above ``common.max_overlap``, unless ``common.allow_identical_splits``."""
+    if common.allow_identical_splits:
         return
-    limit = max_overlap(data_cfg)
+    limit = float(common.max_overlap)
     for name, share in shares.items():
         if share <= limit:
             continue
@@ -81,14 +75,14 @@ def refuse_overlap(shares: Mapping[str, float], data_cfg: Mapping[str, Any]) -> 
                           f"data.{ALLOW_IDENTICAL}=true if you mean it)")
 
 
-def check_splits(splits: Mapping[str, Sequence[Mapping[str, Any]]], data_cfg: Mapping[str, Any],
+def check_splits(splits: Mapping[str, Sequence[Mapping[str, Any]]], data_cfg: Mapping[str, Any], common: DataConfig,
                  key_of: KeyOf) -> dict[str, float]:
     """DataError ``FILE: no sentences`` for an empty split; the splits' overlap shares (split_overlap), refused
-    above ``data.max_overlap`` (refuse_overlap)."""
+    above ``data.max_overlap`` (refuse_overlap; ``common``: the data group's typed keys)."""
     for split, examples in splits.items():
         if not examples:
             raise DataError(f"{where(data_cfg, split)}: no sentences (the {split} split is empty: "
                             f"an empty file, blank lines or only -DOCSTART- lines)")
     shares = split_overlap(splits, key_of)
-    refuse_overlap(shares, data_cfg)
+    refuse_overlap(shares, data_cfg, common)
     return shares

@@ -12,7 +12,9 @@ so ``task.head.lstm_hidden=abc`` or ``task.head.dropout=x`` fails at composition
 The ``data`` group's common keys (elmo_bench.data.data_config.DataConfig): each dataset file sets them in its own
 order among its own keys, so ``data/schema`` comes after ``_self_`` in its defaults list, every value ``???``
 (MISSING): merging it keeps the file's values and key order and leaves each node typed (``data.fraction=abc``
-fails at composition).
+fails at composition). The run-wide ones no dataset file sets (``DataConfig.RUN_WIDE``: allow_identical_splits,
+max_overlap) are ``data_defaults/common``, typed and holding DataConfig's defaults, which conf/config.yaml merges
+over every dataset (``data_defaults@data: common``): their values are written once, in the dataclass.
 
 Every key is nullable (null: the task's own value). A schema holds exactly the keys its YAML files set, in their
 order, so the resolved config (run identity, results.json) is what it was before the schemas.
@@ -76,11 +78,19 @@ def mix_schema() -> DictConfig:
 
 
 def data_schema() -> DictConfig:
-    """The ``data`` group's common keys, typed, all ``???``: merged after a dataset file, it types what the file
-    set."""
+    """The ``data`` group's keys every dataset file sets, typed, all ``???``: merged after a dataset file, it types
+    what the file set."""
     hints = typing.get_type_hints(DataConfig)
     return OmegaConf.create({spec.name: _NODES[_plain(hints[spec.name])](MISSING, is_optional=True)
-                             for spec in dataclasses.fields(DataConfig)})
+                             for spec in dataclasses.fields(DataConfig) if spec.name not in DataConfig.RUN_WIDE})
+
+
+def data_defaults() -> DictConfig:
+    """The run-wide ``data`` keys (``DataConfig.RUN_WIDE``), typed, holding DataConfig's defaults."""
+    hints = typing.get_type_hints(DataConfig)
+    defaults = {spec.name: spec.default for spec in dataclasses.fields(DataConfig)}
+    return OmegaConf.create({name: _NODES[_plain(hints[name])](defaults[name], is_optional=True)
+                             for name in DataConfig.RUN_WIDE})
 
 
 def head_schema(cls: type) -> DictConfig:
@@ -112,14 +122,15 @@ def task_schema(cls: type, task_yaml: Mapping[str, Any]) -> DictConfig:
 
 
 def register_schemas() -> None:
-    """``trainer/schema``, ``mix/schema``, ``data/schema`` and ``task_schema/<task>`` in Hydra's ConfigStore
-    (idempotent)."""
+    """``trainer/schema``, ``mix/schema``, ``data/schema``, ``data_defaults/common`` and ``task_schema/<task>`` in
+    Hydra's ConfigStore (idempotent)."""
     from hydra.core.config_store import ConfigStore
 
     store = ConfigStore.instance()
     store.store(group="trainer", name="schema", node=trainer_schema())
     store.store(group="mix", name="schema", node=mix_schema())
     store.store(group="data", name="schema", node=data_schema())
+    store.store(group="data_defaults", name="common", node=data_defaults())
     for task, declared in registered().items():
         cls = head_config(task)
         yaml_path = next((p for p in (CONF_DIR / "task" / f"{task}.yaml",

@@ -147,7 +147,7 @@ def read_checked_splits(data_part: DataPart, task: Task) -> tuple[dict[str, list
     splits = task.read(data)
     if "train" not in splits or "dev" not in splits:
         raise ConfigError(f"task {task.name}: the data config must provide train and dev splits, found {sorted(splits)}")
-    overlap = check_splits(splits, data, task.example_key)  # empty, leaks
+    overlap = check_splits(splits, data, data_part.common, task.example_key)  # empty, leaks
     return splits, overlap
 
 

@@ -20,7 +20,6 @@ from typing import Any, Mapping
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import check_number, check_ranges
 from elmo_bench.data.data_config import DataConfig
-from elmo_bench.data.split_checks import max_overlap
 from elmo_bench.encoders.segments import MAX_SEGMENT
 from elmo_bench.encoders.settings import check_encoder_settings
 from elmo_bench.engine.config_check import MAX_SEED, check_head, check_trainer
@@ -86,8 +85,7 @@ class DataPart:
     values: Mapping[str, Any]          # the whole plain ``data`` mapping (each dataset's own keys too)
 
     def __post_init__(self) -> None:
-        check_ranges(DataConfig, self.values, "data")
-        max_overlap(self.values)  # a share in [0, 1] (elmo_bench.data.split_checks)
+        check_ranges(DataConfig, self.values, "data")  # fraction in (0, 1], max_overlap a share in [0, 1]
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> "DataPart":
