@@ -208,3 +208,25 @@ def test_the_pretrain_check_reads_dropout_and_seed_as_the_presets_set_them():
     del composed["dropout"]
     with pytest.raises(ConfigError, match=r"^config: pretrain.dropout expected a number >= 0 and < 1, found None$"):
         check_pretrain(composed)
+
+
+def test_a_config_without_the_encoder_group_is_the_default_options_encoder():
+    """A run.json from before the encoder group (or a group without its kind) is the biLM: EncoderPart's one
+    default, which is the kind of the default ``encoder`` option (conf/config.yaml, conf/encoder/<option>.yaml)."""
+    from elmo_bench.encoders.settings import check_encoder_settings
+    from elmo_bench.engine.run_config import EncoderPart
+
+    option = next(entry["encoder"] for entry in _yaml(REPO / "conf" / "config.yaml")["defaults"]
+                  if isinstance(entry, dict) and "encoder" in entry)
+    assert _yaml(REPO / "conf" / "encoder" / f"{option}.yaml")["kind"] == EncoderPart.DEFAULT_KIND == "bilm"
+    config = OmegaConf.to_container(_compose("task=ner"), resolve=True)
+    composed = RunConfig.of(config).encoder
+    del config["encoder"]
+    older = RunConfig.of(config)
+    assert older.encoder.kind == "bilm" and dict(older.encoder.spec) == {"kind": "bilm"}
+    assert older.config() == config                        # the resolved config (run identity's input) as stored
+    assert composed.kind == "bilm" and composed.spec["kind"] == "bilm"
+    config["encoder"] = {"cache_dtype": "fp32"}           # a group without its kind
+    assert dict(RunConfig.of(config).encoder.spec) == {"kind": "bilm", "cache_dtype": "fp32"}
+    with pytest.raises(ConfigError, match=r"^config: encoder.kind expected one of .*, found None$"):
+        check_encoder_settings({"path": "x"})             # a bare spec names its kind (every caller sets it)

@@ -23,8 +23,8 @@ def build_encoder(spec: Mapping[str, Any], amp: Any = "off") -> Encoder:
     """The encoder described by ``spec`` (the ``encoder`` config group as a plain dict), built by its kind's
     declaration; ``bilm`` is loaded by its callers from the ``bilm`` group (elmo_bench.encoders.bilm); ``amp`` is
     the run's, the default precision of a transformer."""
-    check_encoder_settings(spec)
-    kind = spec.get("kind", "bilm")
+    check_encoder_settings(spec)  # the kind is there and known
+    kind = spec["kind"]
     declared = encoder_kinds().get(str(kind))
     if declared is None or declared.build is None:
         raise ConfigError(f"config: encoder.kind expected one of {', '.join(k for k in KINDS if k != 'bilm')} "

@@ -106,9 +106,9 @@ def transformers_cost(encoder: Any, sentences: Sequence[Sequence[str]]) -> Encod
 
 def encoder_cost(spec: Mapping[str, Any], options: Any, options_source: str,
                  sentences: Sequence[Sequence[str]], amp: Any = "off") -> EncoderCost:
-    """The cost of the run's encoder (``spec``: the encoder group; absent or ``kind: bilm``: the biLM of
+    """The cost of the run's encoder (``spec``: the encoder group, its kind set; ``kind: bilm``: the biLM of
     ``options``). Other kinds are built (elmo_bench.encoders.build) to read their layers and width."""
-    kind = str(spec.get("kind") or "bilm")
+    kind = str(spec["kind"])
     if kind == "bilm":
         return bilm_cost(options, options_source)
     from elmo_bench.encoders.build import build_encoder  # lazy: torch

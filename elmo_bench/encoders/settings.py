@@ -52,9 +52,10 @@ def cache_dtype(spec: Mapping[str, Any] | None) -> str:
 
 
 def check_encoder_settings(spec: Mapping[str, Any], prefix: str = "encoder") -> None:
-    """Range-check an ``encoder`` group (a plain mapping): kind, path where needed, batch_size >= 1, max_length >= 1
-    or null, pooling, amp and cache_dtype in their sets. Keys a kind does not use are checked when present."""
-    kind = spec.get("kind", "bilm")
+    """Range-check an ``encoder`` group (a plain mapping): kind (required: a run's comes from conf/encoder/, or
+    engine.run_config.EncoderPart for a config without the group), path where needed, batch_size >= 1, max_length
+    >= 1 or null, pooling, amp and cache_dtype in their sets. Keys a kind does not use are checked when present."""
+    kind = spec.get("kind")
     _choice(f"{prefix}.kind", kind, known_kinds())
     if kind in NEEDS_PATH and missing(spec.get("path")):
         what = "a model directory or a hub name" if kind == "transformers" else (
@@ -95,7 +96,7 @@ def check_encoder_path(spec: Mapping[str, Any]) -> None:
     """ConfigError (one line) when the encoder's ``path`` names something that is not there: a transformers path
     that looks like a path (:func:`path_like`) but is no directory, an hdf5 file that is no file, a manylangs
     directory that is no directory. Hub names are left to the hub (``plan`` calls this: it prices, never loads)."""
-    kind, path = spec.get("kind", "bilm"), spec.get("path")
+    kind, path = spec.get("kind"), spec.get("path")
     if kind not in NEEDS_PATH or missing(path):
         return
     found = Path(str(path)).expanduser()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, Mapping
+from typing import Any, ClassVar, Mapping
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import check_number, check_ranges
@@ -209,17 +209,26 @@ class Bilm:
 
 @dataclass(frozen=True)
 class EncoderPart:
-    """The frozen encoder: the ``encoder`` group (checked as encoders.settings states) and the biLM files."""
+    """The frozen encoder: the ``encoder`` group (checked as encoders.settings states, its ``kind`` always set:
+    :meth:`of`) and the biLM files."""
 
     spec: Mapping[str, Any]
     bilm: Bilm
 
+    #: the kind of a config without the ``encoder`` group or its ``kind`` (a run.json from before the group): the
+    #: biLM of the ``bilm`` group, as conf/encoder/bilm.yaml, the default option, says
+    DEFAULT_KIND: ClassVar[str] = "bilm"
+
     def __post_init__(self) -> None:
         check_encoder_settings(self.spec)
 
+    @classmethod
+    def of(cls, spec: Mapping[str, Any], bilm: Bilm) -> "EncoderPart":
+        return cls({"kind": cls.DEFAULT_KIND, **spec}, bilm)
+
     @property
     def kind(self) -> str:
-        return str(self.spec.get("kind") or "bilm")
+        return str(self.spec["kind"])
 
     def plain(self) -> dict[str, Any]:
         """A copy of the encoder group, for encoders.build."""
@@ -274,8 +283,7 @@ class RunConfig:
         mix = MixPart(dict(config.get("mix") or {}), dict(task.get("elmo") or {}))
         task_part = TaskPart(str(task.get("name")), dict(task.get("head") or {}), mix.settings, training,
                              task.get("default_data"))
-        encoder = EncoderPart(dict(config.get("encoder") or {"kind": "bilm"}), Bilm(**_given(Bilm, config.get(
-            "bilm") or {})))
+        encoder = EncoderPart.of(config.get("encoder") or {}, Bilm(**_given(Bilm, config.get("bilm") or {})))
         embedder, paths, logger = (part(**_given(part, _group(config, key))) for part, key in (
             (Embedder, "embedder"), (Paths, "paths"), (Logger, "logger")))
         return cls(task_part, mix, data, embedder, encoder, runtime, paths, logger,
