@@ -7,9 +7,10 @@ Leakage: a dev or test example whose text is also in train (or a test example al
 model was trained or selected on. The share of such examples is measured on the splits as read (before
 ``data.fraction``), by each task's ``Task.example_key`` (the tuple of its text fields' token lists; SST counts
 roots only), and recorded in results.json (``data.split_overlap``). Above ``data.max_overlap`` (default 0.25,
-elmo_bench.data.data_config.DataConfig) the run is refused with one line naming both files and the share; two splits of identical content (the test file given
-as training data, a test file that is a copy or a shuffle of dev) are the 100% case. ``data.allow_identical_splits
-=true`` lets a user who means it evaluate on a copy (a sanity check that a model can fit its training data, say).
+elmo_bench.data.data_config.DataConfig) the run is refused with one line naming both files and the share; two
+splits of identical content (the test file given as training data, a test file that is a copy or a shuffle of dev)
+are the 100% case. ``data.allow_identical_splits=true`` lets a user who means it evaluate on a copy (a sanity
+check that a model can fit its training data, say).
 The shared data's highest share: 5.9% (CoNLL-2003 dev in train).
 """
 from __future__ import annotations
