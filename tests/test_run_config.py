@@ -230,3 +230,6 @@ def test_a_config_without_the_encoder_group_is_the_default_options_encoder():
     assert dict(RunConfig.of(config).encoder.spec) == {"kind": "bilm", "cache_dtype": "fp32"}
     with pytest.raises(ConfigError, match=r"^config: encoder.kind expected one of .*, found None$"):
         check_encoder_settings({"path": "x"})             # a bare spec names its kind (every caller sets it)
+    from elmo_bench.encoders.settings import DEFAULT_CACHE_DTYPE  # what an older config lacks: each option's value
+
+    assert {_yaml(path)["cache_dtype"] for path in (REPO / "conf" / "encoder").glob("*.yaml")} == {DEFAULT_CACHE_DTYPE}
