@@ -189,3 +189,21 @@ def test_an_ablation_arm_made_the_task_default_keeps_its_run_and_the_old_default
     run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1", "task.elmo.dropout=0.1")), old)
     with pytest.raises(ConfigError, match=r"elmo.dropout: 0.1 → 0.3"):
         run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1", "task.elmo.dropout=0.3")), old)
+
+
+def test_a_stored_run_is_read_back_as_written(tmp_path):
+    """run.json: its identity as stored (none: empty) and its config; an older results.json (no identity): the
+    identity of its stored config with the biLM hash it recorded and no task-code hash (StoredRun.of)."""
+    from elmo_bench.engine.run_identity import StoredRun, read_results, read_run
+
+    (tmp_path / RUN_FILE).write_text(json.dumps({"identity": {"seed": 1, "code.task": "ast:x"},
+                                                 "config": {"seed": 1}}))
+    assert read_run(tmp_path / RUN_FILE) == StoredRun({"seed": 1, "code.task": "ast:x"}, {"seed": 1})
+    (tmp_path / RUN_FILE).write_text(json.dumps({"identity": None, "config": [1]}))
+    assert read_run(tmp_path / RUN_FILE) == StoredRun({}, None)
+    old = {"config": {"seed": 2, "threads": 4, "embedder": {"elmo": False}, "mix": {"dropout": 0.1}},
+           "bilm": {"hash": "abc"}, "git_commit": "0123456789abcdef"}
+    (tmp_path / "results.json").write_text(json.dumps(old))
+    made = read_results(tmp_path / "results.json")
+    assert made.identity == {"seed": 2, "embedder.elmo": False, "bilm.hash": "abc"}
+    assert made.legacy and made.git_commit == "0123456789abcdef" and made.config == old["config"]
