@@ -1,6 +1,7 @@
 """Issue 35: one door takes the composed config. Every function in ``elmo_bench/`` and ``tasks/`` whose parameter is
 a DictConfig, or a ``cfg`` / ``config`` / ``*_cfg`` / ``*_config`` that is an untyped mapping (``Any``, ``dict``,
-``Mapping`` or no annotation), is listed here; the door (engine.config_door, engine.run_config) and Hydra's own callback API may; the rest is an
+``Mapping`` or no annotation), is listed here; the door (engine.config_door, engine.run_config, and the reading of a
+stored run's config: run_identity.StoredRun.of) and Hydra's own callback API may; the rest is an
 explicit list of functions still to convert, which may only shrink: a new one fails this test, and so does a
 converted one left on the list.
 
