@@ -25,7 +25,7 @@ def compose_pretrain(overrides: Sequence[str], default: str = "default") -> Pret
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    from elmo_bench.engine.config_schema import register_pretrain_schema
+    from elmo_bench.engine.config_schema import register_pretrain_schema  # lazy: omegaconf
 
     register_pretrain_schema()
     overrides = list(overrides)

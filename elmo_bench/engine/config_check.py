@@ -22,8 +22,6 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import check_number as _number, check_ranges
 from elmo_bench.engine.trainer_config import OPTIMIZERS, TrainerConfig
 
-#: numpy's seed range (``seed=99999999999999999999`` is a config error, not numpy's ValueError)
-MAX_SEED = 2**32 - 1
 
 
 def check_trainer(trainer: Mapping[str, Any], prefix: str = "trainer") -> None:

@@ -18,8 +18,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.base.ranges import ranged
-from elmo_bench.engine.config_check import MAX_SEED
+from elmo_bench.base.ranges import MAX_SEED, ranged
 
 OPTIMIZERS = ("adagrad", "adam")
 #: metadata of the keys that name files or directories: relative paths resolve against the repository root
