@@ -74,7 +74,7 @@ def reference_step(trainer, inputs, targets) -> float:
     loss, final = reference_forward(trainer.model, chars, inverse, target_ids, state)
     trainer.optimizer.zero_grad(set_to_none=True)
     loss.backward()
-    clip = trainer.cfg.get("grad_clip")
+    clip = trainer.cfg.grad_clip
     if clip:
         torch.nn.utils.clip_grad_norm_(trainer.model.parameters(), clip)
     trainer.optimizer.step()

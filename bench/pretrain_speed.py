@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import json
 import sys
 import tempfile
@@ -33,14 +34,18 @@ sys.path.insert(0, str(REPO / "bench"))
 from elmo_bench.bilm.token_encoder import PADDING_ID  # noqa: E402
 from elmo_bench.bilm.window_lstm import set_direction_threads  # noqa: E402
 from elmo_bench.pretrain.data import load_corpus  # noqa: E402
+from elmo_bench.pretrain.pretrain_config import PretrainConfig  # noqa: E402
 from elmo_bench.pretrain.train import Trainer  # noqa: E402
 from pretrain_reference import reference_step  # noqa: E402
 
 
 def load_config(path: Path) -> dict:
+    """A conf/pretrain preset's own keys (its ``defaults`` list dropped; PretrainConfig fills the rest)."""
     from omegaconf import OmegaConf
 
-    return OmegaConf.to_container(OmegaConf.load(path), resolve=False)
+    values = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
+    values.pop("defaults", None)
+    return values
 
 
 def invented_corpus(path: Path, sentences: int = 3000) -> None:
@@ -59,7 +64,7 @@ def invented_corpus(path: Path, sentences: int = 3000) -> None:
 def step_flops(trainer: Trainer, inputs) -> float:
     """Forward + backward FLOPs of one training step (3 × the forward's multiply-adds × 2)."""
     cfg, options = trainer.cfg, trainer.options
-    tokens = cfg["batch_size"] * cfg["unroll_steps"]
+    tokens = cfg.batch_size * cfg.unroll_steps
     h, p = options.lstm_dim, options.projection_dim
     lstm = options.n_layers * 2 * tokens * 2 * (p * 4 * h + p * 4 * h + h * p)
     types = torch.unique(torch.from_numpy(inputs))
@@ -69,14 +74,14 @@ def step_flops(trainer: Trainer, inputs) -> float:
     cnn = sum(float((2 * options.char_dim * w * n * (needed - w + 1)).sum()) for w, n in options.filters)
     f = options.n_filters
     dense = len(types) * 2 * (options.n_highway * 2 * f * f + f * p)
-    sampled = (cfg.get("num_sampled") or len(trainer.corpus.vocab)) + 1
+    sampled = cfg.num_sampled + 1
     softmax = 2 * tokens * 2 * p * sampled
     return 3.0 * (lstm + cnn + dense + softmax)
 
 
 def gemm_gflops(trainer: Trainer, seconds: float = 2.0) -> float:
     cfg, options = trainer.cfg, trainer.options
-    m = cfg["batch_size"] * cfg["unroll_steps"]
+    m = cfg.batch_size * cfg.unroll_steps
     a = torch.randn(2, m, options.projection_dim)
     b = torch.randn(2, options.projection_dim, 4 * options.lstm_dim)
     torch.bmm(a, b)
@@ -87,12 +92,12 @@ def gemm_gflops(trainer: Trainer, seconds: float = 2.0) -> float:
     return n * 2 * 2 * m * options.projection_dim * 4 * options.lstm_dim / (time.perf_counter() - start) / 1e9
 
 
-def compare(cfg: dict, corpus, steps: int, threads: int, layout: str) -> dict:
+def compare(cfg: PretrainConfig, corpus, steps: int, threads: int, layout: str) -> dict:
     """Both steps on ``threads`` cores: the baseline with torch's intra-op threads; the fast step either the same
     way (``layout="intra"``) or with one intra-op thread and each LM direction's recurrence on its own core
     (``layout="directions"``, needs threads == 2)."""
     fast_threads, direction_threads = (threads, 1) if layout == "intra" or threads == 1 else (1, 2)
-    fast = Trainer({**cfg, "direction_threads": direction_threads}, corpus=corpus, device="cpu")
+    fast = Trainer(dataclasses.replace(cfg, direction_threads=direction_threads), corpus=corpus, device="cpu")
     baseline = Trainer(cfg, corpus=corpus, device="cpu")
     baseline.model.load_state_dict(fast.model.state_dict())
     batches = [fast.batcher.next_batch() for _ in range(steps + 2)]
@@ -112,7 +117,7 @@ def compare(cfg: dict, corpus, steps: int, threads: int, layout: str) -> dict:
                 times[name] += time.perf_counter() - start
         if index >= 2:
             flops += step_flops(fast, inputs)
-    tokens = steps * cfg["batch_size"] * cfg["unroll_steps"]
+    tokens = steps * cfg.batch_size * cfg.unroll_steps
     rate, base = tokens / times["fast"], tokens / times["baseline"]
     torch.set_num_threads(threads)
     return {"fast_layout": {"intra_op_threads": fast_threads, "direction_threads": direction_threads},
@@ -135,22 +140,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("variants", nargs="*", help="JSON overrides, e.g. '{\"lstm_dim\": 256, \"num_sampled\": 512}'")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    base = load_config(Path(args.config))
+    base = PretrainConfig.of(load_config(Path(args.config))).mapping()
     with tempfile.TemporaryDirectory() as tmp:
         corpus_path = args.corpus
         if corpus_path is None:
             corpus_path = str(Path(tmp) / "corpus.txt")
             invented_corpus(Path(corpus_path))
-        corpus = load_corpus([corpus_path], min_count=base.get("min_count", 1), max_vocab=base.get("max_vocab"))
+        corpus = load_corpus([corpus_path], min_count=base["min_count"], max_vocab=base["max_vocab"])
         for spec in args.variants or ["{}"]:
             over = json.loads(spec)
             cfg = copy.deepcopy(base)
             for key, value in over.items():
                 (cfg["model"] if key in cfg["model"] else cfg)[key] = value
             cfg.update(out_dir=str(Path(tmp) / "out"), max_tokens=10**12, threads=args.threads)
+            cfg = PretrainConfig.of(cfg)
             if args.compare_baseline:
                 result = compare(cfg, corpus, args.steps, args.threads, args.layout)
-                print(json.dumps({"variant": over, "threads": args.threads, "batch_size": cfg["batch_size"],
+                print(json.dumps({"variant": over, "threads": args.threads, "batch_size": cfg.batch_size,
                                   **result}), flush=True)
                 continue
             trainer = Trainer(cfg, corpus=corpus, device="cpu")
@@ -160,7 +166,7 @@ def main(argv: list[str] | None = None) -> None:
             for _ in range(args.steps):
                 trainer.train_step()
             seconds = time.perf_counter() - start
-            tokens = args.steps * cfg["batch_size"] * cfg["unroll_steps"]
+            tokens = args.steps * cfg.batch_size * cfg.unroll_steps
             params = sum(p.numel() for p in trainer.model.parameters())
             print(json.dumps({"variant": over, "tokens_per_s": round(tokens / seconds, 1), "params": params,
                               "vocab": len(corpus.vocab), "threads": args.threads}), flush=True)

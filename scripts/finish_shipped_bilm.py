@@ -62,8 +62,8 @@ def main(run_dir: str = "/work/lm_work/run_v2", work_dir: str = "/work/lm_work",
         shutil.copyfile(source / name, target / name)
     write_checksums(target)  # weights.sha256 of the new files: load_bilm checks it on every load
     checkpoint = checkpoints.load(run / "checkpoint.pt", "cpu")
-    trained = LanguageModel(make_options(cfg["model"], training_extra(cfg, len(checkpoint["vocab"]))),
-                            len(checkpoint["vocab"]), cfg.get("num_sampled"))
+    trained = LanguageModel(make_options(cfg.model, training_extra(cfg, len(checkpoint["vocab"]))),
+                            len(checkpoint["vocab"]), cfg.num_sampled)
     trained.load_state_dict(checkpoint["model"])
     write_activation_check(trained, target / "activation_check.json")  # the training graph's own numbers
     bilm, weight, bias, vocab, counts = load_lm(target / "options.json", target / "weights.hdf5",
@@ -95,23 +95,23 @@ def main(run_dir: str = "/work/lm_work/run_v2", work_dir: str = "/work/lm_work",
         "weights_hdf5_bytes": (target / "weights.hdf5").stat().st_size,
         "vocab_size": len(vocab),
         "corpus": {
-            "train_files": cfg["train_files"], "novels": prep["books"], "excluded_litbank_fold0_dev_test":
+            "train_files": list(cfg.train_files), "novels": prep["books"], "excluded_litbank_fold0_dev_test":
                 prep["excluded_books"], "novel_train_tokens": prep["train_tokens"],
             "novel_train_sentences": prep["train_sentences"], "heldout_novel_sentences": prep["heldout_sentences"],
             "stream_tokens_with_boundaries": corpus_tokens,
         },
         "training": {
             "finished_budget": finished,
-            "stop_reason": ("token budget reached" if checkpoint["tokens_seen"] >= cfg["max_tokens"] else
+            "stop_reason": ("token budget reached" if checkpoint["tokens_seen"] >= cfg.max_tokens else
                             "stopped by a max_tokens or max_train_seconds cap given on the command line (NOTES below say which)" if finished else
                             "exported from the latest checkpoint while the run was still going"), "steps": checkpoint["step"], "tokens_seen": checkpoint["tokens_seen"],
             "train_seconds": round(checkpoint["train_seconds"], 1),
             "wall_start": _utc(started) if started else None, "wall_end": _utc(ended),
             "epochs_of_corpus": round(checkpoint["tokens_seen"] / corpus_tokens, 3) if corpus_tokens else None,
-            "config": {k: cfg[k] for k in ("batch_size", "unroll_steps", "num_sampled", "dropout", "optimizer", "lr",
+            "config": {k: getattr(cfg, k) for k in ("batch_size", "unroll_steps", "num_sampled", "dropout", "optimizer", "lr",
                                           "initial_accumulator", "grad_clip", "max_tokens", "max_train_seconds",
                                           "min_count", "max_vocab", "seed")},
-            "machine": {"cpu": _cpu_model(), "cores_visible": os.cpu_count(), "torch_threads": cfg.get("threads", 1),
+            "machine": {"cpu": _cpu_model(), "cores_visible": os.cpu_count(), "torch_threads": cfg.threads,
                         "torch": torch.__version__, "python": platform.python_version(),
                         "note": "2 cores shared with other jobs during training"},
             "notes": (run / "NOTES.txt").read_text().strip().splitlines() if (run / "NOTES.txt").exists() else [],

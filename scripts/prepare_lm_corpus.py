@@ -78,7 +78,7 @@ def default_work_dir() -> str:
     """``pretrain.work_dir`` of the default pretraining config, resolved: the corpus goes where ``pretrain`` reads it."""
     from elmo_bench.commands.pretrain import compose_pretrain  # deferred: Hydra composes only when no WORK_DIR is given
 
-    return compose_pretrain([])["work_dir"]
+    return compose_pretrain([]).work_dir
 
 
 if __name__ == "__main__":

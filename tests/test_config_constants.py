@@ -36,8 +36,17 @@ def test_the_results_file_name_is_written_once():
 def test_every_pretrain_preset_sets_what_the_trainer_reads_without_fallback():
     """pretrain/train.py read log_every 50, threads 1, dropout 0.0, min_count 1 when a key was absent, against
     conf/pretrain/default.yaml's 25, 2, 0.1, 3: no composed config lacked them, so the presets' values were always
-    the ones used; the code now reads them as given."""
+    the ones used. The YAML's values won: they are PretrainConfig's defaults now (the one place a default is
+    written; the ``pretrain/schema`` node every preset composes over is generated from it), and the code reads
+    the typed object, with no fallback of its own (tests/test_pretrain_config.py: no ``.get`` on configuration)."""
+    from elmo_bench.pretrain.pretrain_config import PretrainConfig
+
+    defaults = PretrainConfig()
+    assert (defaults.log_every, defaults.threads, defaults.dropout, defaults.min_count) == (25, 2, 0.1, 3)
+    default_yaml = yaml.safe_load((REPO / "conf" / "pretrain" / "default.yaml").read_text())
+    assert [default_yaml[key] for key in ("log_every", "threads", "dropout", "min_count")] == [25, 2, 0.1, 3]
     for preset in sorted((REPO / "conf" / "pretrain").glob("*.yaml")):
         settings = yaml.safe_load(preset.read_text())
+        assert settings["defaults"][0] == "schema", preset.name  # what a preset leaves out is the dataclass's
         needed = {"log_every", "threads", "dropout"} | ({"min_count"} if preset.stem != "finetune" else set())
         assert needed <= set(settings), (preset.name, needed - set(settings))

@@ -24,7 +24,7 @@ METHODS = ("get", "pop")
 #: lead decides how such a change keeps those directories (an entry beside run_identity.LEGACY_CODE, or a new run)
 TASK_CODE = "task code, part of run identity (code.task): converting it would orphan run directories on disk"
 #: prefix → why (the pretrain group: converted to a typed config on another branch)
-ALLOWED_PREFIXES = {"elmo_bench/pretrain/": "being converted on branch r35-pretrain"}
+ALLOWED_PREFIXES: dict[str, str] = {}  # the pretrain group is typed now (pretrain/pretrain_config.py)
 #: ``path::call`` → why
 ALLOWED = {
     "tasks/coref/task.py::cfg.pop('use_genres', False)": TASK_CODE,

@@ -205,7 +205,8 @@ def test_production_code_never_uses_the_meta_device_or_hard_coded_cuda():
 
 @no_cuda
 def test_pretraining_asking_for_cuda_is_one_line_too():
+    from elmo_bench.pretrain.pretrain_config import PretrainConfig
     from elmo_bench.pretrain.train import Trainer
 
     with pytest.raises(ConfigError, match=r"^config: pretrain.device=cuda:1 asks for CUDA, but .*pretrain.device=auto$"):
-        Trainer({"device": "cuda:1"})
+        Trainer(PretrainConfig.of({"device": "cuda:1"}))

@@ -42,14 +42,14 @@ def test_probe_cli_defaults_live_under_the_data_and_cache_roots():
 def test_pretrain_paths_hang_from_a_configurable_work_dir():
     for preset in ("default", "shipped_v1"):
         cfg = compose_pretrain([f"pretrain={preset}"])
-        work = Path(cfg["work_dir"])
+        work = Path(cfg.work_dir)
         assert work == REPO / "lm_work"  # relative: the checkout, never another machine's scratch path
         for key in ("train_files", "heldout_files"):
-            assert cfg[key] and all(Path(p).parent == work for p in cfg[key])
+            assert getattr(cfg, key) and all(Path(p).parent == work for p in getattr(cfg, key))
         for key in ("out_dir", "export_dir", "log_file"):
-            assert Path(cfg[key]).is_relative_to(work), key
+            assert Path(getattr(cfg, key)).is_relative_to(work), key
     moved = compose_pretrain(["pretrain.work_dir=/scratch/lm"])
-    assert moved["train_files"][0] == "/scratch/lm/novels.train.txt" and moved["out_dir"] == "/scratch/lm/run_v2"
+    assert moved.train_files[0] == "/scratch/lm/novels.train.txt" and moved.out_dir == "/scratch/lm/run_v2"
 
 
 def test_corpus_preparation_writes_where_pretrain_reads():
@@ -57,9 +57,9 @@ def test_corpus_preparation_writes_where_pretrain_reads():
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     cfg = compose_pretrain([])
-    assert script.default_work_dir() == cfg["work_dir"]
+    assert script.default_work_dir() == cfg.work_dir
     written = {"novels.train.txt", "novels.heldout.txt", "ptb.train.txt", "ptb.valid.txt"}
-    assert {Path(p).name for p in cfg["train_files"] + cfg["heldout_files"]} <= written
+    assert {Path(p).name for p in cfg.train_files + cfg.heldout_files} <= written
 
 
 def test_no_module_counts_parent_directories_of_its_own_file():

@@ -26,10 +26,10 @@ def _one_thread():
 def test_compose_picks_the_file_applies_overrides_and_resolves_paths():
     cfg = compose_pretrain(["pretrain=tiny", "pretrain.max_tokens=96", "pretrain.out_dir=runs/x",
                             "pretrain.train_files=[a.txt]"])
-    assert cfg["max_tokens"] == 96 and cfg["model"]["lstm_dim"] == 32
-    assert cfg["out_dir"] == str(REPO / "runs/x") and cfg["train_files"] == [str(REPO / "a.txt")]
+    assert cfg.max_tokens == 96 and cfg.model.lstm_dim == 32
+    assert cfg.out_dir == str(REPO / "runs/x") and cfg.train_files == (str(REPO / "a.txt"),)
     shipped = compose_pretrain([])
-    assert shipped["model"]["projection_dim"] == 128 and shipped["optimizer"] == "adagrad" and shipped["lr"] == 0.2
+    assert shipped.model.projection_dim == 128 and shipped.optimizer == "adagrad" and shipped.lr == 0.2
 
 
 def test_pretrain_perplexity_and_finetune_commands(tmp_path, capsys):

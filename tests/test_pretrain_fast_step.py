@@ -16,7 +16,7 @@ from elmo_bench.bilm.window_lstm import set_direction_threads
 from elmo_bench.pretrain.train import Trainer
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from pretrain_helpers import grammar_sentences, tiny_config, write_lines  # noqa: E402
+from pretrain_helpers import TINY_MODEL, grammar_sentences, tiny_config, write_lines  # noqa: E402
 from pretrain_reference import reference_encode_words, reference_forward, reference_step  # noqa: E402
 
 
@@ -30,8 +30,9 @@ def _corpus_file(tmp_path: Path) -> Path:
 
 
 def _trainer(tmp_path: Path, **over) -> Trainer:
-    cfg = tiny_config(_corpus_file(tmp_path), tmp_path / "out", **over)
-    cfg["model"].update(cell_clip=0.4, proj_clip=0.3)  # small clips: both clips bind on many units
+    # small clips: both clips bind on many units
+    cfg = tiny_config(_corpus_file(tmp_path), tmp_path / "out", model=dict(TINY_MODEL, cell_clip=0.4, proj_clip=0.3),
+                      **over)
     return Trainer(cfg, device="cpu")
 
 
@@ -63,7 +64,7 @@ def test_fast_forward_and_backward_equal_the_reference(tmp_path, dtype, tol, dir
     model.train()
     chars, inverse, targets = _window(trainer)
     state = [(torch.randn_like(h, dtype=dtype), 2 * torch.randn_like(c, dtype=dtype))
-             for h, c in model.zero_state(trainer.cfg["batch_size"])]
+             for h, c in model.zero_state(trainer.cfg.batch_size)]
     sampler_state = model.softmax.sampler.state()
     ref = _loss_and_grads(model, lambda *a: reference_forward(model, *a), chars, inverse, targets, state,
                           sampler_state)

@@ -19,6 +19,7 @@ from elmo_bench.bilm.weights import load_bilm
 from elmo_bench.pretrain.data import StreamBatcher, load_corpus
 from elmo_bench.pretrain.export import export_lm
 from elmo_bench.pretrain.perplexity import evaluate, load_lm
+from elmo_bench.pretrain.pretrain_config import PretrainConfig
 from elmo_bench.pretrain.train import Trainer, train
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -91,9 +92,10 @@ def test_killed_and_resumed_run_equals_uninterrupted_run(tmp_path):
     train(tiny_config(train_file, tmp_path / "straight", **common), progress=False)
 
     cfg = tiny_config(train_file, tmp_path / "killed", **common)
-    code = "import json, sys; from elmo_bench.pretrain.train import train; train(json.loads(sys.argv[1]), False)"
+    code = ("import json, sys; from elmo_bench.pretrain.train import train; from elmo_bench.pretrain.pretrain_config "
+            "import PretrainConfig; train(PretrainConfig.of(json.loads(sys.argv[1])), False)")
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(REPO))
-    proc = subprocess.Popen([sys.executable, "-c", code, json.dumps(cfg)], env=env)
+    proc = subprocess.Popen([sys.executable, "-c", code, json.dumps(cfg.mapping())], env=env)
     checkpoint = tmp_path / "killed" / "checkpoint.pt"
     killed_at = None
     deadline = time.time() + 120
@@ -119,7 +121,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _ddp_worker(rank: int, world: int, port: int, cfg: dict) -> None:
+def _ddp_worker(rank: int, world: int, port: int, cfg: PretrainConfig) -> None:
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world),
                       LOCAL_RANK=str(rank))
     train(cfg, progress=False)

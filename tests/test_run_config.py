@@ -196,18 +196,24 @@ def test_where_a_dataclass_and_the_yaml_both_write_a_default_they_agree():
 
 def test_the_pretrain_check_reads_dropout_and_seed_as_the_presets_set_them():
     """check_pretrain fell back on dropout 0.0 and seed 0 for an absent key; every preset (and bilm=adapted's
-    recipe) sets both, so the fallbacks were never used: the presets' values are the one place."""
+    recipe) sets both, so the fallbacks were never used. The default is now written once, on PretrainConfig
+    (conf/pretrain/default.yaml's 0.1 and 0), and a null is refused with check_pretrain's message."""
     from elmo_bench.commands.pretrain import compose_pretrain
-    from elmo_bench.engine.config_check import check_pretrain
+    from elmo_bench.pretrain.pretrain_config import PretrainConfig
 
     for preset in sorted((REPO / "conf" / "pretrain").glob("*.yaml")):
         assert {"dropout", "seed"} <= set(_yaml(preset)), preset.name
     assert {"dropout", "seed"} <= set(_yaml(REPO / "conf" / "bilm" / "adapted.yaml")["recipe"])
-    composed = compose_pretrain(["pretrain=tiny"])
-    check_pretrain(composed)
-    del composed["dropout"]
+    composed = compose_pretrain(["pretrain=tiny"]).mapping()
+    assert PretrainConfig.of(composed).dropout == 0.0
+    absent = {key: value for key, value in composed.items() if key not in ("dropout", "seed")}
+    assert (PretrainConfig.of(absent).dropout, PretrainConfig.of(absent).seed) == (0.1, 0)
+    assert (_yaml(REPO / "conf" / "pretrain" / "default.yaml")["dropout"], PretrainConfig().dropout) == (0.1, 0.1)
     with pytest.raises(ConfigError, match=r"^config: pretrain.dropout expected a number >= 0 and < 1, found None$"):
-        check_pretrain(composed)
+        PretrainConfig.of({**composed, "dropout": None})
+    with pytest.raises(ConfigError, match=r"^config: pretrain.seed expected an integer >= 0 and <= 4294967295, "
+                                          r"found None$"):
+        PretrainConfig.of({**composed, "seed": None})
 
 
 def test_a_config_without_the_encoder_group_is_the_default_options_encoder():

@@ -8,6 +8,9 @@ from typing import Any, Mapping
 
 from elmo_bench.base.errors import ConfigError
 
+#: numpy's seed range (``seed=99999999999999999999`` is a config error, not numpy's ValueError)
+MAX_SEED = 2**32 - 1
+
 
 def _show(bound: float) -> str:
     """A bound as the user would type it: 4294967295, not 4.29497e+09."""

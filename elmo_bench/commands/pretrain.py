@@ -5,6 +5,7 @@ live in the repository's ``conf/pretrain/``. ``perplexity`` takes plain flags an
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -13,16 +14,20 @@ from typing import Any, Callable, Sequence
 from elmo_bench.base.paths import CONF_DIR, REPO
 from elmo_bench.bilm.default import SHIPPED_DIR as SHIPPED
 from elmo_bench.base.arguments import ArgumentParser
-from elmo_bench.engine.config_check import check_added_keys, check_pretrain
+from elmo_bench.engine.config_check import check_added_keys
+from elmo_bench.pretrain.pretrain_config import PretrainConfig
 
 
-def compose_pretrain(overrides: Sequence[str], default: str = "default") -> dict[str, Any]:
-    """The ``pretrain`` config group composed with Hydra; ``pretrain=NAME`` picks the file. Relative paths in
-    ``train_files``, ``heldout_files``, ``vocab_file``, ``out_dir``, ``export_dir``, ``log_file`` resolve against
-    the repository root."""
+def compose_pretrain(overrides: Sequence[str], default: str = "default") -> PretrainConfig:
+    """The ``pretrain`` config group composed with Hydra (``pretrain=NAME`` picks the file; its defaults list puts
+    the typed ``pretrain/schema`` first, so a wrong type fails here, one line), built once into a PretrainConfig
+    (ranges checked). Relative paths (the keys PretrainConfig marks ``path``) resolve against the repository root."""
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
+    from elmo_bench.engine.config_schema import register_pretrain_schema  # lazy: omegaconf
+
+    register_pretrain_schema()
     overrides = list(overrides)
     chosen = [o for o in overrides if o.startswith("pretrain=") or o.startswith("+pretrain=")]
     rest = [o for o in overrides if o not in chosen]
@@ -31,14 +36,13 @@ def compose_pretrain(overrides: Sequence[str], default: str = "default") -> dict
         cfg = compose(overrides=[f"+pretrain={name}", *rest])
     check_added_keys(rest, OmegaConf.to_container(cfg), CONF_DIR)  # +pretrain.typo=... is an error, not ignored
     out = OmegaConf.to_container(cfg.pretrain, resolve=True)
-    check_pretrain(out)
-    for key in ("train_files", "heldout_files"):
-        if out.get(key):
-            out[key] = [_resolve(p) for p in ([out[key]] if isinstance(out[key], str) else out[key])]
-    for key in ("work_dir", "vocab_file", "out_dir", "export_dir", "log_file", "init_dir"):
-        if out.get(key):
+    paths = [spec.name for spec in dataclasses.fields(PretrainConfig) if spec.metadata.get("path")]
+    for key in paths:
+        if isinstance(out[key], list):
+            out[key] = [_resolve(p) for p in out[key]]
+        elif out[key]:
             out[key] = _resolve(out[key])
-    return out
+    return PretrainConfig.of(out)
 
 
 def _resolve(path: str) -> str:
@@ -55,7 +59,7 @@ def hydra_help(command: str, default: str, what: str) -> str:
     return (f"usage: elmo-bench {command} [pretrain=PRESET] [pretrain.KEY=VALUE ...]\n\n{what}\n\n"
             f"Hydra overrides of the conf/pretrain group (presets: {', '.join(presets)}; default: {default}).\n"
             f"Relative paths resolve against {REPO}. The default config, resolved:\n\n"
-            + OmegaConf.to_yaml(OmegaConf.create({"pretrain": composed})))
+            + OmegaConf.to_yaml(OmegaConf.create({"pretrain": composed.mapping()})))
 
 
 def _wants_help(argv: Sequence[str] | None) -> bool:
@@ -87,7 +91,8 @@ def perplexity_main(argv: Sequence[str] | None = None) -> int:
 def finetune_main(argv: Sequence[str] | None = None) -> int:
     """``elmo-bench finetune-lm [hydra overrides]``: prints a JSON summary."""
     return _hydra_command(argv, "finetune-lm", "finetune", "Continue LM training of an exported biLM on task text "
-                          "(pretrain.train_files=[...] pretrain.init_dir=DIR), then export.", run_finetune)
+                          "(pretrain.train_files=[...] pretrain.init_dir=DIR), then export. The architecture and "
+                          "vocabulary are init_dir's: pretrain.model and pretrain.vocab_file are not read.", run_finetune)
 
 
 def run_pretrain(argv: Sequence[str] | None = None) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """Validation at the door: every numeric option of a run is range-checked before any data is read (the checks the
-parts of elmo_bench.engine.run_config.RunConfig make when they are built, and ``elmo-bench pretrain``'s).
+parts of elmo_bench.engine.run_config.RunConfig make when they are built; ``elmo-bench pretrain``'s are made by
+elmo_bench.pretrain.pretrain_config.PretrainConfig, with the same one-line messages).
 
 Unknown keys: Hydra's ``+key=value`` adds a key the config does not have, and nothing reads it, so a typo
 (``+trainer.max_epoch=3``) would change nothing yet be recorded as if it had; :func:`check_added_keys` refuses it,
@@ -21,24 +22,6 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import check_number as _number, check_ranges
 from elmo_bench.engine.trainer_config import OPTIMIZERS, TrainerConfig
 
-#: numpy's seed range (``seed=99999999999999999999`` is a config error, not numpy's ValueError)
-MAX_SEED = 2**32 - 1
-
-
-def check_pretrain(cfg: Mapping[str, Any]) -> None:
-    """The composed ``pretrain`` group (``elmo-bench pretrain`` / ``finetune-lm``): its numbers, range-checked."""
-    p = "pretrain"
-    _number(f"{p}.lr", cfg.get("lr"), float, 0, low_open=True)
-    _number(f"{p}.batch_size", cfg.get("batch_size"), int, 1)
-    _number(f"{p}.unroll_steps", cfg.get("unroll_steps"), int, 1)
-    _number(f"{p}.num_sampled", cfg.get("num_sampled"), int, 1)
-    _number(f"{p}.dropout", cfg.get("dropout"), float, 0, 1, high_open=True)  # every preset sets it
-    _number(f"{p}.grad_clip", cfg.get("grad_clip"), float, 0, low_open=True, optional=True)
-    _number(f"{p}.initial_accumulator", cfg.get("initial_accumulator"), float, 0, optional=True)
-    _number(f"{p}.max_tokens", cfg.get("max_tokens"), int, 1, optional=True)
-    _number(f"{p}.max_train_seconds", cfg.get("max_train_seconds"), float, 0, low_open=True, optional=True)
-    _number(f"{p}.epochs", cfg.get("epochs"), int, 1, optional=True)
-    _number(f"{p}.seed", cfg.get("seed"), int, 0, MAX_SEED)  # every preset sets it
 
 
 def check_trainer(trainer: Mapping[str, Any], prefix: str = "trainer") -> None:

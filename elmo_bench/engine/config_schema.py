@@ -32,6 +32,7 @@ from elmo_bench.base.paths import CONF_DIR
 from elmo_bench.data.data_config import DataConfig
 from elmo_bench.engine.head_configs import head_config
 from elmo_bench.engine.trainer_config import TrainerConfig
+from elmo_bench.pretrain.pretrain_config import PretrainConfig
 from elmo_bench.records.elmo_settings import CONFIG_KEY, ElmoSettings
 from elmo_bench.tasks.registry import package_dir, registered
 
@@ -121,9 +122,48 @@ def task_schema(cls: type, task_yaml: Mapping[str, Any]) -> DictConfig:
     return OmegaConf.create(node)
 
 
+def _default_value(kind: Any, optional: bool, default: Any, untyped_list: bool = False) -> Any:
+    """A node of ``kind`` holding ``default``: a scalar node, a typed list (a list of pairs too), a nested group."""
+    if dataclasses.is_dataclass(kind):
+        return defaults_node(kind)
+    if typing.get_origin(kind) is tuple:
+        content = [list(item) if isinstance(item, tuple) else item for item in default]
+        if untyped_list:  # one path or a list of paths: the command has always taken both
+            return content
+        item = typing.get_args(kind)[0]
+        item = List[typing.get_args(item)[0]] if typing.get_origin(item) is tuple else item  # type: ignore[misc]
+        ref_type = Optional[List[item]] if optional else List[item]  # type: ignore[valid-type]
+        return ListConfig(content, element_type=item, is_optional=optional, ref_type=ref_type)
+    return _NODES[kind](default, is_optional=optional)
+
+
+def defaults_node(cls: type) -> DictConfig:
+    """Dataclass ``cls`` as a config node: its fields in order, typed, holding their defaults (a field whose
+    metadata says ``path`` and whose type is a tuple stays an untyped list: one path or several)."""
+    hints = typing.get_type_hints(cls)
+    node: dict[str, Any] = {}
+    for spec in dataclasses.fields(cls):
+        kind = _plain(hints[spec.name])
+        optional = kind is not hints[spec.name]
+        node[spec.name] = _default_value(kind, optional, spec.default, bool(spec.metadata.get("path")))
+    return OmegaConf.create(node)
+
+
+def pretrain_schema() -> DictConfig:
+    """The ``pretrain`` group: PretrainConfig's fields with their defaults (the presets only override)."""
+    return defaults_node(PretrainConfig)
+
+
+def register_pretrain_schema() -> None:
+    """``pretrain/schema`` in Hydra's ConfigStore (idempotent): conf/pretrain/*.yaml take it first."""
+    from hydra.core.config_store import ConfigStore
+
+    ConfigStore.instance().store(group="pretrain", name="schema", node=pretrain_schema())
+
+
 def register_schemas() -> None:
-    """``trainer/schema``, ``mix/schema``, ``data/schema``, ``data_defaults/common`` and ``task_schema/<task>`` in
-    Hydra's ConfigStore (idempotent)."""
+    """``trainer/schema``, ``mix/schema``, ``data/schema``, ``data_defaults/common``, ``pretrain/schema`` and
+    ``task_schema/<task>`` in Hydra's ConfigStore (idempotent)."""
     from hydra.core.config_store import ConfigStore
 
     store = ConfigStore.instance()
@@ -131,6 +171,7 @@ def register_schemas() -> None:
     store.store(group="mix", name="schema", node=mix_schema())
     store.store(group="data", name="schema", node=data_schema())
     store.store(group="data_defaults", name="common", node=data_defaults())
+    register_pretrain_schema()
     for task, declared in registered().items():
         cls = head_config(task)
         yaml_path = next((p for p in (CONF_DIR / "task" / f"{task}.yaml",

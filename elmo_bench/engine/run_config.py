@@ -18,11 +18,11 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, ClassVar, Mapping
 
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.base.ranges import check_number, check_ranges
+from elmo_bench.base.ranges import MAX_SEED, check_number, check_ranges
 from elmo_bench.data.data_config import DataConfig
 from elmo_bench.encoders.segments import MAX_SEGMENT
 from elmo_bench.encoders.settings import check_encoder_settings
-from elmo_bench.engine.config_check import MAX_SEED, check_head, check_trainer
+from elmo_bench.engine.config_check import check_head, check_trainer
 from elmo_bench.engine.fractions import scaled_epochs
 from elmo_bench.engine.head_configs import head_config
 from elmo_bench.engine.trainer_config import TrainerConfig

@@ -25,6 +25,7 @@ from elmo_bench.bilm.weights import bilm_identity
 from elmo_bench.encoders.cache import cache_directory, stream_hash
 from elmo_bench.pretrain.finetune import finetune
 from elmo_bench.pretrain.perplexity import evaluate, load_lm
+from elmo_bench.pretrain.pretrain_config import PretrainConfig
 
 #: The default recipe: bilm-tf's training settings, one epoch of the task's text (the paper's Table 7).
 DEFAULT_RECIPE: dict[str, Any] = {"epochs": 1, "batch_size": 64, "unroll_steps": 20, "num_sampled": 1024,
@@ -93,10 +94,10 @@ def _build(base: Path, sentences: list[list[str]], recipe: dict[str, Any], final
     work = owned_temp_dir(final.parent, final.name)
     text = work / "train_text.txt"
     text.write_text("".join(" ".join(s) + "\n" for s in sentences), encoding="utf-8")
-    cfg = {**recipe, "init_dir": str(base), "train_files": [str(text)], "heldout_files": [], "max_tokens": None,
-           "max_train_seconds": None, "device": device, "shuffle": True, "resume": False,
-           "out_dir": str(work / "run"), "export_dir": str(work), "checkpoint_every_steps": 0,
-           "checkpoint_every_s": 0, "log_every": 50, "log_file": None}
+    cfg = PretrainConfig.of({**recipe, "init_dir": str(base), "train_files": [str(text)], "heldout_files": [],
+                             "max_tokens": None, "max_train_seconds": None, "device": device, "shuffle": True,
+                             "resume": False, "out_dir": str(work / "run"), "export_dir": str(work),
+                             "checkpoint_every_steps": 0, "checkpoint_every_s": 0, "log_every": 50, "log_file": None})
     threads = torch.get_num_threads()
     try:
         summary = finetune(cfg, progress=progress)

@@ -15,6 +15,7 @@ from elmo_bench.bilm.chars import BOS_TOKEN, EOS_TOKEN, word_to_ids
 from elmo_bench.bilm.checksums import write_checksums
 from elmo_bench.bilm.weights import save_bilm
 from elmo_bench.pretrain.language_model import LanguageModel, make_options, training_extra
+from elmo_bench.pretrain.pretrain_config import PretrainConfig
 from elmo_bench.pretrain.vocab import Vocab
 
 
@@ -34,14 +35,16 @@ def export_lm(model: LanguageModel, vocab: Vocab, out_dir: str | Path) -> dict[s
     return paths
 
 
-def export_checkpoint(checkpoint: str | Path, cfg: dict, out_dir: str | Path) -> dict[str, Path]:
-    """Export the model of a training checkpoint (e.g. a run stopped before its budget)."""
+def export_checkpoint(checkpoint: str | Path, cfg: PretrainConfig, out_dir: str | Path) -> dict[str, Path]:
+    """Export the model of a training checkpoint (e.g. a run stopped before its budget). A checkpoint holds no
+    config (weights, optimizer, RNG, data position, vocabulary): the architecture and the training keys that
+    options.json records come from ``cfg``, the run's composed config."""
     payload = checkpoints.load(checkpoint, "cpu")
     tokens = payload["vocab"]
-    options = make_options(cfg["model"], training_extra(cfg, len(tokens)))
-    model = LanguageModel(options, len(tokens), cfg.get("num_sampled"))
+    options = make_options(cfg.model, training_extra(cfg, len(tokens)))
+    model = LanguageModel(options, len(tokens), cfg.num_sampled)
     model.load_state_dict(payload["model"])
-    counts = payload.get("vocab_counts")
+    counts = payload.get("vocab_counts")  # absent in the first checkpoints
     return export_lm(model, Vocab(tokens, counts), out_dir)
 
 

@@ -15,36 +15,36 @@ from torch import nn
 from elmo_bench.bilm.lstm import LayerState
 from elmo_bench.bilm.model import BiLM
 from elmo_bench.bilm.options import BiLMOptions
+from elmo_bench.pretrain.pretrain_config import PretrainConfig, PretrainModel
 from elmo_bench.pretrain.softmax import LMSoftmax
 
 
-def training_extra(cfg: dict[str, Any], vocab_size: int) -> dict[str, Any]:
-    """bilm-tf's training keys, recorded in options.json."""
-    return {"n_tokens_vocab": vocab_size, "unroll_steps": cfg["unroll_steps"], "batch_size": cfg["batch_size"],
-            "n_negative_samples_batch": cfg.get("num_sampled") or 0, "dropout": cfg.get("dropout", 0.0),
-            "all_clip_norm_val": cfg.get("grad_clip")}
+def training_extra(cfg: PretrainConfig, vocab_size: int) -> dict[str, Any]:
+    """bilm-tf's training keys, recorded in options.json (the stored form: these keys and values, unchanged)."""
+    return {"n_tokens_vocab": vocab_size, "unroll_steps": cfg.unroll_steps, "batch_size": cfg.batch_size,
+            "n_negative_samples_batch": cfg.num_sampled, "dropout": cfg.dropout, "all_clip_norm_val": cfg.grad_clip}
 
 
-def make_options(model_cfg: dict[str, Any], extra: dict[str, Any] | None = None) -> BiLMOptions:
+def make_options(model: PretrainModel, extra: dict[str, Any] | None = None) -> BiLMOptions:
     """BiLMOptions from the ``model`` part of a pretrain config; ``extra`` = bilm-tf training keys to record."""
     raw = dict(extra or {})
     raw.update({
         "bidirectional": True,
         "char_cnn": {
-            "activation": model_cfg.get("activation", "relu"),
-            "embedding": {"dim": int(model_cfg["char_dim"])},
-            "filters": [[int(w), int(n)] for w, n in model_cfg["filters"]],
+            "activation": model.activation,
+            "embedding": {"dim": model.char_dim},
+            "filters": [[int(w), int(n)] for w, n in model.filters],
             "max_characters_per_token": 50,
             "n_characters": 262,
-            "n_highway": int(model_cfg["n_highway"]),
+            "n_highway": model.n_highway,
         },
         "lstm": {
-            "cell_clip": model_cfg.get("cell_clip", 3.0),
-            "dim": int(model_cfg["lstm_dim"]),
-            "n_layers": int(model_cfg["n_layers"]),
-            "proj_clip": model_cfg.get("proj_clip", 3.0),
-            "projection_dim": int(model_cfg["projection_dim"]),
-            "use_skip_connections": bool(model_cfg.get("use_skip_connections", True)),
+            "cell_clip": model.cell_clip,
+            "dim": model.lstm_dim,
+            "n_layers": model.n_layers,
+            "proj_clip": model.proj_clip,
+            "projection_dim": model.projection_dim,
+            "use_skip_connections": model.use_skip_connections,
         },
     })
     return BiLMOptions.from_dict(raw, source="pretrain config")

@@ -36,6 +36,7 @@ from elmo_bench.pretrain.corpus import read_sentences
 from elmo_bench.pretrain.data import Corpus, StreamBatcher, load_corpus
 from elmo_bench.pretrain.export import export_lm
 from elmo_bench.pretrain.language_model import LanguageModel, make_options, training_extra
+from elmo_bench.pretrain.pretrain_config import PretrainConfig
 
 CHECKPOINT = "checkpoint.pt"
 
@@ -53,57 +54,50 @@ def _maybe_init_distributed(device: torch.device) -> bool:
     return False
 
 
-def make_optimizer(params, cfg: dict[str, Any]) -> torch.optim.Optimizer:
-    name = cfg.get("optimizer", "adagrad")
-    if name == "adagrad":
-        return torch.optim.Adagrad(params, lr=cfg.get("lr", 0.2),
-                                   initial_accumulator_value=cfg.get("initial_accumulator", 1.0))
-    if name == "adam":
-        return torch.optim.Adam(params, lr=cfg.get("lr", 1e-3))
-    raise ValueError(f"pretrain.optimizer: expected 'adagrad' or 'adam', found {name!r}")
+def make_optimizer(params, cfg: PretrainConfig) -> torch.optim.Optimizer:
+    """bilm-tf's Adagrad, or Adam (PretrainConfig admits only these two)."""
+    if cfg.optimizer == "adagrad":
+        return torch.optim.Adagrad(params, lr=cfg.lr, initial_accumulator_value=cfg.initial_accumulator)
+    return torch.optim.Adam(params, lr=cfg.lr)
 
 
 class Trainer:
     """Holds everything a step needs; ``run()`` trains to the budget and returns a summary dict."""
 
-    def __init__(self, cfg: dict[str, Any], corpus: Corpus | None = None, device: str | None = None) -> None:
+    def __init__(self, cfg: PretrainConfig, corpus: Corpus | None = None, device: str | None = None) -> None:
         self.cfg = cfg
         # auto | cpu | cuda | cuda:N; CUDA where there is none is a one-line ConfigError (elmo_bench.base.device)
-        self.device = resolve_device(device or cfg.get("device") or "auto", "pretrain.device")
+        self.device = resolve_device(device or cfg.device or "auto", "pretrain.device")
         self.owns_group = _maybe_init_distributed(self.device)
         self.rank, self.world = _dist_info()
         if self.device.type == "cuda" and self.world > 1:
             self.device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
-        self.out_dir = Path(cfg["out_dir"])
-        if cfg["batch_size"] % self.world:
-            raise ValueError(f"pretrain.batch_size {cfg['batch_size']} must be divisible by the world size {self.world}")
-        self.local_batch = cfg["batch_size"] // self.world
-        self.corpus = corpus or load_corpus(cfg["train_files"], cfg.get("vocab_file"), cfg["min_count"],
-                                            cfg.get("max_vocab"))
-        seed = int(cfg.get("seed", 0))
-        set_direction_threads(int(cfg.get("direction_threads") or 1))
+        self.out_dir = Path(cfg.out_dir)
+        if cfg.batch_size % self.world:
+            raise ValueError(f"pretrain.batch_size {cfg.batch_size} must be divisible by the world size {self.world}")
+        self.local_batch = cfg.batch_size // self.world
+        self.corpus = corpus or load_corpus(list(cfg.train_files), cfg.vocab_file, cfg.min_count, cfg.max_vocab)
+        seed = cfg.seed
+        set_direction_threads(cfg.direction_threads)
         torch.manual_seed(seed + self.rank)
         vocab_size = len(self.corpus.vocab)
-        self.options = make_options(cfg["model"], training_extra(cfg, vocab_size))
-        self.model = LanguageModel(self.options, vocab_size, cfg.get("num_sampled"), cfg["dropout"],
-                                   seed=seed).to(self.device)
+        self.options = make_options(cfg.model, training_extra(cfg, vocab_size))
+        self.model = LanguageModel(self.options, vocab_size, cfg.num_sampled, cfg.dropout, seed=seed).to(self.device)
         if self.world > 1:
             self.ddp = torch.nn.parallel.DistributedDataParallel(
                 self.model, device_ids=[self.device.index] if self.device.type == "cuda" else None)
         else:
             self.ddp = self.model
         self.optimizer = make_optimizer(self.model.parameters(), cfg)
-        self.batcher = StreamBatcher(self.corpus, cfg["batch_size"], cfg["unroll_steps"], seed=seed,
-                                     shuffle=cfg.get("shuffle", True))
-        self.state = self.model.zero_state(cfg["batch_size"])  # the global batch's carried state
+        self.batcher = StreamBatcher(self.corpus, cfg.batch_size, cfg.unroll_steps, seed=seed, shuffle=cfg.shuffle)
+        self.state = self.model.zero_state(cfg.batch_size)  # the global batch's carried state
         self.step, self.tokens_seen, self.train_seconds = 0, 0, 0.0
         self.loss_ema: float | None = None
-        budget = cfg.get("max_tokens")
+        budget = cfg.max_tokens
         if not budget:
-            epochs = cfg.get("epochs")
-            if not epochs:
+            if not cfg.epochs:
                 raise ValueError("pretrain: set max_tokens or epochs (a run is never endless)")
-            budget = int(epochs * self.corpus.n_tokens)
+            budget = int(cfg.epochs * self.corpus.n_tokens)
         self.max_tokens = int(budget)
         self.table_chars = self.corpus.table.chars
         self.table_vocab = self.corpus.table.to_vocab
@@ -122,13 +116,13 @@ class Trainer:
         loss, final = self.ddp(chars, inverse.to(self.device), target_ids, local_state)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        clip = self.cfg.get("grad_clip")
+        clip = self.cfg.grad_clip
         if clip:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip)
         self.optimizer.step()
         self._store_state(final, rows)
         self.step += 1
-        self.tokens_seen += self.cfg["batch_size"] * self.cfg["unroll_steps"]
+        self.tokens_seen += self.cfg.batch_size * self.cfg.unroll_steps
         value = float(loss.detach())
         if self.world > 1:
             t = torch.tensor([value], device=self.device)
@@ -190,13 +184,13 @@ class Trainer:
         self.train_seconds, self.loss_ema = payload["train_seconds"], payload["loss_ema"]
         self.history = payload.get("history", [])
         saved_batch = len(payload["data"]["forward"])
-        if saved_batch == self.cfg["batch_size"]:
+        if saved_batch == self.cfg.batch_size:
             self.batcher.set_state(payload["data"])
             self.state = [(h.to(self.device), c.to(self.device)) for h, c in payload["lstm_state"]]
         else:  # a new batch size (a recipe phase): same weights, optimizer and counters; the streams restart
             self.batcher.restart_at(payload["data"]["epoch"], payload["data"]["cursor"])
             self.history.append({"step": self.step, "tokens": self.tokens_seen, "event":
-                                 f"batch_size {saved_batch} -> {self.cfg['batch_size']}: streams restart at "
+                                 f"batch_size {saved_batch} -> {self.cfg.batch_size}: streams restart at "
                                  f"epoch {payload['data']['epoch']} sentence {payload['data']['cursor']}, zero state"})
         return True
 
@@ -204,18 +198,18 @@ class Trainer:
     def run(self, progress: bool = True) -> dict[str, Any]:
         from tqdm import tqdm
 
-        resumed = self.load_checkpoint() if self.cfg.get("resume", True) else False
+        resumed = self.load_checkpoint() if self.cfg.resume else False
         if self.rank == 0:
             self.out_dir.mkdir(parents=True, exist_ok=True)
             self.corpus.vocab.save(self.out_dir / "vocab.txt")
-        every_steps = self.cfg.get("checkpoint_every_steps") or 0
-        every_s = self.cfg.get("checkpoint_every_s") or 0
-        log_every = self.cfg["log_every"]
+        every_steps = self.cfg.checkpoint_every_steps or 0  # null = 0 = never
+        every_s = self.cfg.checkpoint_every_s or 0
+        log_every = self.cfg.log_every
         bar = tqdm(total=self.max_tokens, initial=self.tokens_seen, unit="tok", unit_scale=True,
                    disable=not progress or self.rank != 0, desc="pretrain", mininterval=5.0)
         last_save = time.time()
         window_start, window_tokens = time.time(), 0
-        max_seconds = self.cfg.get("max_train_seconds") or float("inf")
+        max_seconds = self.cfg.max_train_seconds or float("inf")
         while self.tokens_seen < self.max_tokens and self.train_seconds < max_seconds:
             t0 = time.time()
             loss = self.train_step()
@@ -224,7 +218,7 @@ class Trainer:
                 raise TrainingError(f"pretrain: loss became {loss} at step {self.step} (tokens seen "
                                     f"{self.tokens_seen}); lower pretrain.lr or check the corpus")
             self.loss_ema = loss if self.loss_ema is None else 0.98 * self.loss_ema + 0.02 * loss
-            step_tokens = self.cfg["batch_size"] * self.cfg["unroll_steps"]
+            step_tokens = self.cfg.batch_size * self.cfg.unroll_steps
             window_tokens += step_tokens
             bar.update(step_tokens)
             if self.step % log_every == 0:
@@ -232,8 +226,8 @@ class Trainer:
                 bar.set_postfix(tok_s=f"{rate:.0f}", ppl=f"{math.exp(self.loss_ema):.1f}", refresh=False)
                 self.history.append({"step": self.step, "tokens": self.tokens_seen, "loss_ema": self.loss_ema,
                                      "tokens_per_s": rate, "train_seconds": self.train_seconds})
-                if self.rank == 0 and self.cfg.get("log_file"):
-                    with open(self.cfg["log_file"], "a") as log:
+                if self.rank == 0 and self.cfg.log_file:
+                    with open(self.cfg.log_file, "a") as log:
                         log.write(json.dumps(self.history[-1]) + "\n")
                 window_start, window_tokens = time.time(), 0
             due = (every_steps and self.step % every_steps == 0) or (every_s and time.time() - last_save >= every_s)
@@ -245,8 +239,8 @@ class Trainer:
         summary = {"steps": self.step, "tokens_seen": self.tokens_seen, "train_seconds": self.train_seconds,
                    "final_loss_ema": self.loss_ema, "resumed": resumed, "world_size": self.world,
                    "vocab_size": len(self.corpus.vocab), "corpus_tokens": self.corpus.n_tokens}
-        if self.rank == 0 and self.cfg.get("export_dir"):
-            export_lm(self.model, self.corpus.vocab, self.cfg["export_dir"])
+        if self.rank == 0 and self.cfg.export_dir:
+            export_lm(self.model, self.corpus.vocab, self.cfg.export_dir)
         if self.rank == 0:
             atomic_write_text(self.out_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
         return summary
@@ -256,8 +250,9 @@ class Trainer:
             dist.destroy_process_group()
 
 
-def train(cfg: dict[str, Any], progress: bool = True) -> dict[str, Any]:
-    torch.set_num_threads(int(cfg["threads"]))
+def train(cfg: PretrainConfig, progress: bool = True) -> dict[str, Any]:
+    """Pretrain to the budget (resuming from ``out_dir``'s checkpoint), export; returns the summary."""
+    torch.set_num_threads(cfg.threads)
     trainer = Trainer(cfg)
     try:
         return trainer.run(progress)
