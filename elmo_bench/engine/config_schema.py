@@ -35,6 +35,7 @@ from elmo_bench.base.paths import CONF_DIR
 from elmo_bench.base.ranges import default_of
 from elmo_bench.data.data_config import DataConfig
 from elmo_bench.engine.head_configs import head_config
+from elmo_bench.engine.run_config import Runtime
 from elmo_bench.engine.trainer_config import EpochScaling, TrainerConfig
 from elmo_bench.records.elmo_settings import CONFIG_KEY, ElmoSettings
 from elmo_bench.tasks.registry import package_dir, registered
@@ -85,8 +86,6 @@ def trainer_schema() -> DictConfig:
 
 def runtime_schema() -> DictConfig:
     """The root's run-time keys: Runtime's fields with their defaults, in its order (conf/config.yaml's)."""
-    from elmo_bench.engine.run_config import Runtime  # here: the run config module is not needed to compose
-
     return defaults_node(Runtime)
 
 
