@@ -87,7 +87,9 @@ def test_a_known_key_forced_with_plus_plus_is_allowed_and_an_unknown_one_is_not(
 
 def test_a_bad_sweep_value_is_refused_before_any_job_runs(tmp_path, capsys):
     line = _one_error(_run_py(tmp_path, "-m", "seed=1,abc"))
-    assert line == "error: config: seed expected an integer >= 0, found 'abc'"
+    # typed at composition since issue 35 item 2 (runtime_schema, made from Runtime)
+    assert line == ("error: Error merging override seed=abc (Value 'abc' of type 'str' could not be converted to "
+                    "Integer)")
     assert not (tmp_path / "results").exists()  # the seed-1 job did not start
     assert _plan_error(capsys, "seed=1,abc") == line
 

@@ -31,7 +31,10 @@ def test_run_py_reports_a_latin1_data_file_in_one_line(tmp_path):
 
 
 @pytest.mark.parametrize("override, message", [
-    ("seed=abc", "error: config: seed expected an integer >= 0, found 'abc'"),
+    # typed at composition since issue 35 item 2 (runtime_schema, made from Runtime)
+    ("seed=abc", "error: Error merging override seed=abc (Value 'abc' of type 'str' could not be converted to "
+                 "Integer)"),
+    ("seed=-1", "error: config: seed expected an integer >= 0, found -1"),
     ("task=nope", "error: In 'config': Could not find 'task/nope' (available: coref, edge_chunk, edge_coref, edge_dep, "
      "edge_ner, edge_pos, edge_srl, ner, pos, snli, squad, srl, sst)"),
 ])

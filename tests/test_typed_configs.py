@@ -1,7 +1,9 @@
 """Issue 28 item 4, typed configs with one source of defaults: the ``trainer`` and ``mix`` groups are typed (a wrong
 type fails at composition, one line), the ranges live on the dataclasses, the ELMo settings travel as one
-ElmoSettings object, no head has a Python default that competes with its task YAML, and all of it leaves the
-composed configs (run identity, results.json's config) exactly as they were."""
+ElmoSettings object, and all of it leaves the composed configs (run identity, results.json's config) exactly as
+they were. Issue 35 item 2 moved the one source of each default from the YAML to its dataclass: every head's
+HeadConfig, the trainer group's EpochScaling and the root's Runtime; the YAML files only override, and no head class
+has a Python default that competes with its HeadConfig."""
 from __future__ import annotations
 
 import dataclasses
@@ -15,12 +17,16 @@ import typing
 import pytest
 import torch
 import yaml
+from omegaconf import OmegaConf
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.data.data_config import DataConfig
 from elmo_bench.engine.config_check import check_head
 from elmo_bench.engine.run_config import check_run
-from elmo_bench.engine.config_schema import MIX_KEYS, head_schema, mix_schema, trainer_schema
+from elmo_bench.base.ranges import default_of
+from elmo_bench.engine.config_schema import MIX_KEYS, head_schema, mix_schema, runtime_schema, trainer_schema
+from elmo_bench.engine.run_config import Runtime
+from elmo_bench.engine.trainer_config import EpochScaling, TrainerConfig
 from elmo_bench.engine.head_configs import head_config
 from elmo_bench.engine.experiment import build_head
 from elmo_bench.modules.token_embedders import TaskEmbedder
@@ -82,8 +88,16 @@ def _run_py(tmp_path, *overrides: str) -> subprocess.CompletedProcess:
     ("data.fraction=abc", "Error merging override data.fraction=abc (Value 'abc' of type 'str' could not be "
                           "converted to Float)"),
     ("data.fraction=0", "config: data.fraction expected a number > 0 and <= 1, found 0.0"),
-    # the cap's one default is conf/trainer/default.yaml's 50; null no longer falls back to a second 50 in code
+    # the cap's one default is EpochScaling's 50; null no longer falls back to a second 50 in code
     ("trainer.max_scaled_epochs=null", "config: trainer.max_scaled_epochs expected an integer >= 1, found None"),
+    # issue 35 item 2: the keys whose defaults moved into a dataclass stay typed at composition
+    ("trainer.max_scaled_epochs=x", "Error merging override trainer.max_scaled_epochs=x (Value 'x' of type 'str' "
+                                    "could not be converted to Integer)"),
+    ("trainer.scale_epochs=maybe", "Error merging override trainer.scale_epochs=maybe (Value 'maybe' is not a valid "
+                                   "bool (type str))"),
+    ("threads=abc", "Error merging override threads=abc (Value 'abc' of type 'str' could not be converted to "
+                    "Integer)"),
+    ("threads=-1", "config: threads expected an integer >= 0, found -1"),
     # a task's own trainer: and elmo: blocks are typed key by key (TrainerConfig's and ElmoSettings' types)
     ("task.trainer.lr=abc", "Error merging override task.trainer.lr=abc (Value 'abc' of type 'str' could not be "
                             "converted to Float)"),
@@ -100,12 +114,40 @@ def test_a_wrong_type_or_range_is_one_line_before_anything_runs(tmp_path, overri
 
 
 def test_the_schemas_hold_exactly_the_keys_of_their_yaml_files():
-    """A schema key the YAML lacks would add a key to every resolved config (and to run identities)."""
+    """A schema key the YAML lacks would add a key to every resolved config (and to run identities). The trainer
+    YAML sets TrainerConfig's keys to null (the task's own value); EpochScaling's keys, each with its one default,
+    come from the schema only."""
     trainer = {k: v for k, v in _yaml(REPO / "conf/trainer/default.yaml").items() if k != "defaults"}
-    assert list(trainer_schema()) == list(trainer)
+    scaling = [spec.name for spec in dataclasses.fields(EpochScaling)]
+    assert scaling == ["scale_epochs", "max_scaled_epochs"]
+    assert list(trainer_schema()) == list(trainer) + scaling
+    assert set(trainer.values()) == {None} and not set(trainer) & set(scaling)
+    assert {k: trainer_schema()[k] for k in scaling} == {"scale_epochs": False, "max_scaled_epochs": 50}
+    assert list(trainer) == [name for name in typing.get_type_hints(TrainerConfig) if name != "progress"]
     for path in sorted((REPO / "conf/mix").glob("*.yaml")):
         assert [k for k in _yaml(path) if k != "defaults"] == list(MIX_KEYS) == list(mix_schema()), path
         assert _yaml(path)["defaults"] == ["schema", "_self_"], path
+
+
+def test_each_runtime_default_is_written_once_in_its_dataclass():
+    """Issue 35 item 2: seed, cache, max_segment, threads, device, amp and progress have their defaults in Runtime
+    only; runtime_schema carries them (in the order the composed config always had), conf/config.yaml takes it just
+    before its own keys and sets none of them, so an experiment (after ``_self_``) and the command line still win."""
+    from tests.config_snapshot import composed
+
+    root = _yaml(REPO / "conf/config.yaml")
+    keys = [spec.name for spec in dataclasses.fields(Runtime)]
+    assert keys == ["seed", "cache", "max_segment", "threads", "device", "amp", "progress"]
+    assert not set(keys) & set(root)
+    assert root["defaults"][-3:] == ["runtime_schema", "_self_", {"experiment": None}]
+    defaults = {spec.name: spec.default for spec in dataclasses.fields(Runtime)}
+    assert dict(runtime_schema()) == defaults == {"seed": 1, "cache": True, "max_segment": 256, "threads": 1,
+                                                  "device": "auto", "amp": "off", "progress": True}
+    config = composed(["task=ner"])
+    assert {k: config[k] for k in keys} == defaults
+    assert list(config)[list(config).index("encoder") + 1:][:len(keys)] == keys  # where conf/config.yaml had them
+    overridden = composed(["task=ner", "seed=3", "threads=2", "amp=bf16", "cache=false"])
+    assert (overridden["seed"], overridden["threads"], overridden["amp"], overridden["cache"]) == (3, 2, "bf16", False)
 
 
 def test_elmo_settings_one_object_with_the_defaults_written_once():
@@ -137,15 +179,29 @@ def test_the_token_embedder_takes_the_settings_whole():
 
 
 @pytest.mark.parametrize("task", sorted(HEADS))
-def test_no_head_default_competes_with_its_task_yaml(task):
-    """Each key of conf/task/<task>.yaml's head is a parameter of the head without a default (the YAML is its one
-    source), and every parameter the YAML does not set keeps its default (the task or a preset sets it)."""
-    head = _yaml(REPO / f"conf/task/{task}.yaml")["head"]
+def test_no_head_default_competes_with_its_head_config(task):
+    """Each head value has one source (issue 35 item 2, superseding issue 28's "the YAML is the one source"): its
+    HeadConfig's default. conf/task/<task>.yaml sets no head value, and every HeadConfig default the head class takes
+    is a parameter without a Python default (no second value in the model); every parameter HeadConfig does not
+    default keeps the class's (the task or a preset sets it: PRESET_ONLY)."""
+    assert "head" not in _yaml(REPO / f"conf/task/{task}.yaml")
+    cls = head_config(task)
     parameters = inspect.signature(HEADS[task].__init__).parameters
-    twins = {k: parameters[k].default for k in head if k in parameters
+    keys = [spec.name for spec in dataclasses.fields(cls)]
+    twins = {k: parameters[k].default for k in _defaults(cls) if k in parameters
              and parameters[k].default is not inspect.Parameter.empty}
-    assert not twins, f"{HEADS[task].__name__} defaults that conf/task/{task}.yaml also sets: {twins}"
-    assert set(head) - set(parameters) <= TASK_READ.get(task, set())
+    assert not twins, f"{HEADS[task].__name__} defaults that {task}'s HeadConfig also sets: {twins}"
+    assert set(keys) - set(parameters) <= TASK_READ.get(task, set())
+
+
+def test_no_task_yaml_sets_a_head_value():
+    """Every task's YAML, the edge tasks' too, leaves its head to its HeadConfig; the composed head is the
+    dataclass's defaults (the edge heads: jiant's 256, 256, 0.3)."""
+    from tests.config_snapshot import composed
+
+    paths = sorted((REPO / "conf/task").glob("*.yaml"))
+    assert len(paths) >= 13 and not [p.name for p in paths if "head" in _yaml(p)]
+    assert composed(["task=edge_dep"])["task"]["head"] == {"proj_dim": 256, "hidden_dim": 256, "dropout": 0.3}
 
 
 def test_a_head_setting_the_yaml_leaves_out_is_one_config_error():
@@ -156,29 +212,49 @@ def test_a_head_setting_the_yaml_leaves_out_is_one_config_error():
                    {"tokens": 6}, 0)
 
 
+def _defaults(cls) -> dict:
+    """A HeadConfig's defaults, as the default config holds them (PRESET_ONLY keys left out)."""
+    return {spec.name: default_of(spec) for spec in dataclasses.fields(cls)
+            if spec.name not in getattr(cls, "PRESET_ONLY", ())}
+
+
 @pytest.mark.parametrize("task", sorted(HEADS))
-def test_each_task_head_schema_holds_the_keys_of_its_yaml(task):
-    """``task_schema/<task>`` (tasks/<task>/config.py HeadConfig) is exactly conf/task/<task>.yaml's head, in its
-    order, taken first by that file; its head preset sets only HeadConfig keys (PRESET_ONLY: the preset's extras);
-    each key is a parameter of the head class or read by the task."""
+def test_each_task_head_schema_holds_its_head_config_defaults(task):
+    """``task_schema/<task>`` (tasks/<task>/config.py HeadConfig) holds the HeadConfig's fields with their defaults,
+    in order, without PRESET_ONLY; conf/task/<task>.yaml takes it first; the default composed head is exactly it;
+    its head preset sets only HeadConfig keys (PRESET_ONLY: the preset's extras); each key is a parameter of the
+    head class or read by the task."""
+    from tests.config_snapshot import composed
+
     config = _yaml(REPO / f"conf/task/{task}.yaml")
     assert config["defaults"] == [f"/task_schema/{task}@_here_", "_self_"]
-    assert [k for k in config if k != "defaults"][:3] == ["name", "default_data", "head"]
+    assert [k for k in config if k != "defaults"][:2] == ["name", "default_data"]
     cls = head_config(task)
-    assert list(head_schema(cls)) == list(config["head"])
+    schema = OmegaConf.to_container(head_schema(cls))
+    head = composed([f"task={task}"])["task"]["head"]
+    assert json.dumps(schema) == json.dumps(_defaults(cls)) == json.dumps(head)
+    assert None not in schema.values()  # every key the default config has, a default (null would be no value)
     preset = _yaml(REPO / f"conf/head_preset/paper_{task}.yaml")["head"]
     keys = [spec.name for spec in dataclasses.fields(cls)]
-    assert set(preset) <= set(keys) and set(keys) == set(config["head"]) | set(getattr(cls, "PRESET_ONLY", ()))
+    assert set(preset) <= set(keys) and set(keys) == set(schema) | set(getattr(cls, "PRESET_ONLY", ()))
     parameters = inspect.signature(HEADS[task].__init__).parameters
     assert set(keys) - set(parameters) <= TASK_READ.get(task, set())
+
+
+def test_a_list_default_is_a_fresh_copy():
+    """A list default (ner's lstm_hidden) is copied for each use: changing one copy leaves the default."""
+    spec = next(spec for spec in dataclasses.fields(head_config("ner")) if spec.name == "lstm_hidden")
+    first = default_of(spec)
+    first.append(7)
+    assert default_of(spec) == [100, 100]
 
 
 @pytest.mark.parametrize("task", sorted(HEADS))
 def test_the_head_ranges_are_the_dataclass_ranges(task):
     """check_head reads the HeadConfig's ``ranged`` fields: a value below each stated bound is one line naming the
-    key (a list item by its index); the YAML's own values and its preset's pass."""
+    key (a list item by its index); the defaults and its preset's values pass."""
     cls = head_config(task)
-    check_head(_yaml(REPO / f"conf/task/{task}.yaml")["head"], cls)
+    check_head(_defaults(cls), cls)
     check_head(_yaml(REPO / f"conf/head_preset/paper_{task}.yaml")["head"], cls)
     for spec in dataclasses.fields(cls):
         rule = spec.metadata.get("range")
@@ -192,8 +268,8 @@ def test_the_head_ranges_are_the_dataclass_ranges(task):
 
 
 def test_a_head_preset_adds_its_extra_keys_and_their_ranges_hold():
-    """coref's preset adds char_dim / char_filters / char_widths (not in conf/task/coref.yaml): the head node takes
-    them at composition, and their ranges (HeadConfig) are checked like the others."""
+    """coref's preset adds char_dim / char_filters / char_widths (PRESET_ONLY, not in the default head): the head
+    node takes them at composition, and their ranges (HeadConfig) are checked like the others."""
     from tests.config_snapshot import composed
 
     head = composed(["task=coref", "head=paper"])["task"]["head"]

@@ -3,7 +3,7 @@ ConfigError line naming the key, what was expected and what was found."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any, Mapping
 
 from elmo_bench.base.errors import ConfigError
@@ -61,8 +61,19 @@ class Range:
 
 def ranged(default: Any, kind: type, low: float | None = None, high: float | None = None, *, low_open: bool = False,
            high_open: bool = False, optional: bool = False) -> Any:
-    """A dataclass field whose range is stated beside its type and default (read by :func:`check_ranges`)."""
-    return field(default=default, metadata={"range": Range(kind, low, high, low_open, high_open, optional)})
+    """A dataclass field whose range is stated beside its type and default (read by :func:`check_ranges`); a list
+    default (a head's layer sizes) becomes a fresh copy per instance."""
+    metadata = {"range": Range(kind, low, high, low_open, high_open, optional)}
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+def default_of(spec: Field) -> Any:
+    """A dataclass field's default value (a list default's fresh copy), or MISSING when it has none."""
+    if spec.default_factory is not MISSING:
+        return spec.default_factory()
+    return spec.default
 
 
 def check_ranges(cls: type, values: Mapping[str, Any], prefix: str, keys: Mapping[str, str] | None = None,
@@ -75,4 +86,4 @@ def check_ranges(cls: type, values: Mapping[str, Any], prefix: str, keys: Mappin
         if rule is None:
             continue
         key = (keys or {}).get(spec.name, spec.name)
-        rule.check(f"{prefix}.{key}", values.get(key, None if optional else spec.default), optional)
+        rule.check(f"{prefix}.{key}", values.get(key, None if optional else default_of(spec)), optional)

@@ -2,6 +2,6 @@
 and ``--help`` paths read it without loading a model."""
 from __future__ import annotations
 
-#: the longest piece of a sequence that goes through the encoder at once (conf/config.yaml ``max_segment`` sets
-#: the same 256; tests/test_config_constants.py holds them together)
+#: the longest piece of a sequence that goes through the encoder at once: the run config's ``max_segment``
+#: default (elmo_bench.engine.run_config.Runtime, which the composed config takes from it)
 MAX_SEGMENT = 256

@@ -1,13 +1,18 @@
-"""Typed config groups: the ``trainer`` and ``mix`` groups' keys and types, registered in Hydra's ConfigStore as
-the option ``schema`` of each group, which every option's defaults list puts first (``conf/trainer/default.yaml``,
-``conf/mix/*.yaml``). A wrong type (``trainer.batch_size=abc``, ``mix.dropout=high``) then fails at composition,
-one line (elmo_bench.commands.guard). The YAML files hold the values, the dataclasses the types and ranges
-(elmo_bench.engine.trainer_config.TrainerConfig, elmo_bench.records.elmo_settings.ElmoSettings): each written once.
+"""Typed config nodes made from the dataclasses, which hold every default once (issue 35): registered in Hydra's
+ConfigStore, each taken first by the config it types, so a YAML file only overrides, and a wrong type
+(``trainer.batch_size=abc``, ``mix.dropout=high``, ``threads=abc``) fails at composition, one line
+(elmo_bench.commands.guard). Ranges live on the same dataclasses.
 
-Each task's ``name``, ``default_data`` and ``head`` keys likewise: ``task_schema/<name>`` (typed from the task's
-``HeadConfig``, tasks/<name>/config.py), which conf/task/<name>.yaml takes first (``/task_schema/<name>@_here_``),
-so ``task.head.lstm_hidden=abc`` or ``task.head.dropout=x`` fails at composition. A head_preset may add keys
-(HeadConfig.PRESET_ONLY): the head node is a plain DictConfig, open to new keys.
+* ``runtime_schema`` (root): elmo_bench.engine.run_config.Runtime's fields and defaults (``seed``, ``cache``,
+  ``max_segment``, ``threads``, ``device``, ``amp``, ``progress``), taken by conf/config.yaml's defaults list just
+  before ``_self_`` (an experiment, after ``_self_``, still wins).
+* ``trainer/schema``: TrainerConfig's fields, null (null: the task's own setting, elmo_bench.engine.trainer_config),
+  and EpochScaling's with their defaults; conf/trainer/default.yaml takes it first.
+* ``mix/schema``: ElmoSettings' fields under their config keys, null (each conf/mix option sets its values).
+* ``task_schema/<name>``: the task's ``name``, ``default_data``, ``head`` (its ``HeadConfig``, tasks/<name>/config.py,
+  with the CPU-sized defaults) and its ``elmo`` and ``trainer`` blocks typed key by key; conf/task/<name>.yaml
+  takes it first (``/task_schema/<name>@_here_``) and sets no head value; ``head=paper`` and ``budget=cpu``
+  override. A head preset may add keys (HeadConfig.PRESET_ONLY, left out here): the head node is open to new keys.
 
 The ``data`` group's common keys (elmo_bench.data.data_config.DataConfig): each dataset file sets them in its own
 order among its own keys, so ``data/schema`` comes after ``_self_`` in its defaults list, every value ``???``
@@ -16,8 +21,8 @@ fails at composition). The run-wide ones no dataset file sets (``DataConfig.RUN_
 max_overlap) are ``data_defaults/common``, typed and holding DataConfig's defaults, which conf/config.yaml merges
 over every dataset (``data_defaults@data: common``): their values are written once, in the dataclass.
 
-Every key is nullable (null: the task's own value). A schema holds exactly the keys its YAML files set, in their
-order, so the resolved config (run identity, results.json) is what it was before the schemas.
+Every key is nullable. A schema's keys come in its dataclass's field order, which is the composed config's order,
+so the resolved config (run identity, results.json) is what it was when the YAML files held the values.
 """
 from __future__ import annotations
 
@@ -29,16 +34,16 @@ from typing import Any, List, Mapping, Optional, Sequence
 from omegaconf import MISSING, AnyNode, BooleanNode, DictConfig, FloatNode, IntegerNode, ListConfig, OmegaConf, StringNode
 
 from elmo_bench.base.paths import CONF_DIR
+from elmo_bench.base.ranges import default_of
 from elmo_bench.data.data_config import DataConfig
 from elmo_bench.engine.head_configs import head_config
-from elmo_bench.engine.trainer_config import TrainerConfig
+from elmo_bench.engine.run_config import Runtime
+from elmo_bench.engine.trainer_config import EpochScaling, TrainerConfig
 from elmo_bench.pretrain.pretrain_config import PretrainConfig
 from elmo_bench.records.elmo_settings import CONFIG_KEY, ElmoSettings
 from elmo_bench.tasks.registry import package_dir, registered
 
 _NODES = {bool: BooleanNode, int: IntegerNode, float: FloatNode, str: StringNode}
-#: the keys the ``trainer`` group has beyond a task's trainer settings (sample-efficiency sweeps)
-TRAINER_EXTRA: dict[str, type] = {"scale_epochs": bool, "max_scaled_epochs": int}
 #: the ``mix`` group's keys in the order of conf/mix/*.yaml (``name`` names the option)
 MIX_KEYS = ("name", "mode", "layer", "placement", "lambda", "layer_norm", "gamma_init", "dropout")
 
@@ -50,26 +55,41 @@ def _plain(hint: Any) -> type:
     return hint
 
 
-def _typed_value(kind: Any) -> Any:
-    """A nullable node of ``kind`` (bool, int, float, str or ``list[int]``-like: a typed list, empty, whose
-    reference type refuses a non-list at composition)."""
+def _typed_value(kind: Any, value: Any = None) -> Any:
+    """A nullable node of ``kind`` (bool, int, float, str or ``list[int]``-like: a typed list whose reference type
+    refuses a non-list at composition) holding ``value`` (None: null; a list: its items)."""
     if typing.get_origin(kind) is list:
         item = typing.get_args(kind)[0]
         ref_type = Optional[List[item]]  # type: ignore[valid-type]
-        return ListConfig([], element_type=item, is_optional=True, ref_type=ref_type)
-    return _NODES[kind](None, is_optional=True)
+        return ListConfig(list(value or []), element_type=item, is_optional=True, ref_type=ref_type)
+    return _NODES[kind](value, is_optional=True)
 
 
-def typed_node(kinds: Mapping[str, Any]) -> DictConfig:
-    """A config of nullable typed values, all null: key → its type."""
-    return OmegaConf.create({key: _typed_value(kind) for key, kind in kinds.items()})
+def typed_node(kinds: Mapping[str, Any], values: Mapping[str, Any] | None = None) -> DictConfig:
+    """A config of nullable typed values: key → its type, holding ``values`` (a key it lacks: null)."""
+    return OmegaConf.create({key: _typed_value(kind, (values or {}).get(key)) for key, kind in kinds.items()})
+
+
+def defaults_node(cls: type, skip: Sequence[str] = ()) -> DictConfig:
+    """Dataclass ``cls``'s fields in order (but ``skip``), typed, each holding its default (none: null)."""
+    hints = typing.get_type_hints(cls)
+    specs = [spec for spec in dataclasses.fields(cls) if spec.name not in skip]
+    values = {spec.name: default_of(spec) for spec in specs}
+    return typed_node({spec.name: _plain(hints[spec.name]) for spec in specs},
+                      {key: None if value is dataclasses.MISSING else value for key, value in values.items()})
 
 
 def trainer_schema() -> DictConfig:
-    """The ``trainer`` group: TrainerConfig's fields (without ``progress``, a top-level key) + TRAINER_EXTRA."""
+    """The ``trainer`` group: TrainerConfig's fields, null (without ``progress``, a top-level key), then
+    EpochScaling's with their defaults."""
     hints = typing.get_type_hints(TrainerConfig)
-    kinds = {name: _plain(hint) for name, hint in hints.items() if name != "progress"}
-    return typed_node({**kinds, **TRAINER_EXTRA})
+    node = typed_node({name: _plain(hint) for name, hint in hints.items() if name != "progress"})
+    return OmegaConf.merge(node, defaults_node(EpochScaling))
+
+
+def runtime_schema() -> DictConfig:
+    """The root's run-time keys: Runtime's fields with their defaults, in its order (conf/config.yaml's)."""
+    return defaults_node(Runtime)
 
 
 def mix_schema() -> DictConfig:
@@ -95,11 +115,9 @@ def data_defaults() -> DictConfig:
 
 
 def head_schema(cls: type) -> DictConfig:
-    """``task.head``: the dataclass's fields in order, without those only a head preset sets (PRESET_ONLY)."""
-    hints = typing.get_type_hints(cls)
-    skip = set(getattr(cls, "PRESET_ONLY", ()))
-    return typed_node({spec.name: _plain(hints[spec.name]) for spec in dataclasses.fields(cls)
-                       if spec.name not in skip})
+    """``task.head``: the dataclass's fields in order with their defaults, without those only a head preset sets
+    (PRESET_ONLY)."""
+    return defaults_node(cls, tuple(getattr(cls, "PRESET_ONLY", ())))
 
 
 def block_schema(keys: Sequence[str], hints: Mapping[str, Any]) -> DictConfig:
@@ -162,11 +180,12 @@ def register_pretrain_schema() -> None:
 
 
 def register_schemas() -> None:
-    """``trainer/schema``, ``mix/schema``, ``data/schema``, ``data_defaults/common``, ``pretrain/schema`` and
-    ``task_schema/<task>`` in Hydra's ConfigStore (idempotent)."""
+    """``runtime_schema``, ``trainer/schema``, ``mix/schema``, ``data/schema``, ``data_defaults/common``,
+    ``pretrain/schema`` and ``task_schema/<task>`` in Hydra's ConfigStore (idempotent)."""
     from hydra.core.config_store import ConfigStore
 
     store = ConfigStore.instance()
+    store.store(name="runtime_schema", node=runtime_schema())
     store.store(group="trainer", name="schema", node=trainer_schema())
     store.store(group="mix", name="schema", node=mix_schema())
     store.store(group="data", name="schema", node=data_schema())

@@ -276,7 +276,7 @@ def prepare_layers(run: RunConfig, task: Task, prepared: Prepared, bilm: Any, bi
 
 
 def build_head(task: Task, head_cfg: dict[str, Any], input_dims: dict[str, int], elmo_output_dim: int) -> Any:
-    """``task.build_head``; a head setting that conf/task/<name>.yaml (the one source of the heads' settings)
+    """``task.build_head``; a head setting that the composed ``task.head`` (its HeadConfig's defaults, the one source)
     leaves out, or one the head does not take, is one ConfigError line naming it."""
     try:
         return task.build_head(head_cfg, input_dims, elmo_output_dim)

@@ -25,11 +25,11 @@ from elmo_bench.encoders.settings import check_encoder_settings
 from elmo_bench.engine.config_check import check_head, check_trainer
 from elmo_bench.engine.fractions import scaled_epochs
 from elmo_bench.engine.head_configs import head_config
-from elmo_bench.engine.trainer_config import TrainerConfig
+from elmo_bench.engine.trainer_config import EpochScaling, TrainerConfig
 from elmo_bench.records.elmo_settings import CONFIG_KEY, MODES, PLACEMENTS, TASK_ELMO_DEFAULTS, ElmoSettings
 
 #: the keys of the ``trainer`` group that are no TrainerConfig field (sample-efficiency sweeps: Training's own)
-EPOCH_SCALING = ("scale_epochs", "max_scaled_epochs")
+EPOCH_SCALING = tuple(spec.name for spec in fields(EpochScaling))
 
 
 def _given(cls: type, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -49,14 +49,16 @@ def _group(config: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 
 @dataclass(frozen=True)
 class Runtime:
-    """How a run computes, never what (but ``seed``): the top-level keys of conf/config.yaml."""
+    """How a run computes, never what (but ``seed``): the top-level keys of a run config. The defaults are written
+    here only: the ConfigStore's ``runtime_schema`` (elmo_bench.engine.config_schema), which conf/config.yaml's
+    defaults list takes just before its own keys, is made from these fields, in this order (the composed config's)."""
 
-    seed: int
-    device: str = "auto"              # auto | cpu | cuda | cuda:N
-    amp: str = "off"                  # off | bf16 | fp16: the task model's forward under autocast
-    threads: int = 1                  # torch intra-op threads (0: torch's own choice is kept at 1)
+    seed: int = 1
+    cache: bool = True                # reuse the encoder's activations across runs (elmo_bench/encoders/cache.py)
     max_segment: int = MAX_SEGMENT    # longest piece of a sequence that goes through the biLM at once
-    cache: bool = True                # reuse the encoder's activations across runs
+    threads: int = 1                  # torch intra-op threads per job (0: torch's own choice is kept at 1)
+    device: str = "auto"              # auto | cpu | cuda | cuda:N: the biLM (cache, live layers), heads, losses
+    amp: str = "off"                  # off | bf16 | fp16: the task model's forward under autocast (biLM stays fp32)
     progress: bool = True             # progress bars
 
     def __post_init__(self) -> None:
@@ -111,8 +113,8 @@ class Training:
     values (TrainerConfig's defaults for what neither sets), and the sample-efficiency epoch scaling."""
 
     settings: TrainerConfig
-    scale_epochs: bool = False
-    max_scaled_epochs: int = 50
+    scale_epochs: bool = EpochScaling.scale_epochs
+    max_scaled_epochs: int = EpochScaling.max_scaled_epochs
 
     def __post_init__(self) -> None:
         check_trainer(asdict(self.settings))
@@ -124,7 +126,7 @@ class Training:
         merged.update({k: v for k, v in group.items() if v is not None and k not in EPOCH_SCALING})
         merged["progress"] = progress
         settings = TrainerConfig(**_given(TrainerConfig, merged))
-        # max_scaled_epochs is required (conf/trainer/default.yaml sets it): absent is "found None", as always
+        # max_scaled_epochs is required (the trainer group's schema sets it): absent is "found None", as always
         return cls(settings, **{**{k: group[k] for k in EPOCH_SCALING if k in group},
                                 "max_scaled_epochs": group.get("max_scaled_epochs")})
 

@@ -39,3 +39,13 @@ class TrainerConfig:
     lr_plateau_threshold: float | None = ranged(None, float, 0, optional=True)
     lr_plateau_min_lr: float | None = ranged(None, float, 0, optional=True)
     progress: bool = True
+
+
+@dataclass(frozen=True)
+class EpochScaling:
+    """The ``trainer`` group's keys beyond a task's trainer settings (sample-efficiency sweeps), each default written
+    here only: the group's schema carries them (elmo_bench.engine.config_schema), conf/trainer/default.yaml sets
+    neither, elmo_bench.engine.run_config.Training applies them."""
+
+    scale_epochs: bool = False        # more epochs for small data fractions
+    max_scaled_epochs: int = 50       # the cap on those

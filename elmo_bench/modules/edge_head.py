@@ -25,7 +25,7 @@ class EdgeHead(nn.Module):
 
     def __init__(self, num_labels: int, input_dim: int, two_spans: bool, *, proj_dim: int, hidden_dim: int,
                  dropout: float) -> None:
-        """``proj_dim``, ``hidden_dim``, ``dropout``: conf/task/edge_<name>.yaml's head (256, 256, 0.3: jiant's)."""
+        """``proj_dim``, ``hidden_dim``, ``dropout``: task.head (tasks/edge_head_config.py: 256, 256, 0.3, jiant's)."""
         super().__init__()
         if num_labels < 1 or input_dim < 1:
             raise ValueError(f"EdgeHead needs labels and inputs, found {num_labels} labels, width {input_dim}")

@@ -1,6 +1,7 @@
-"""The keys of conf/task/coref.yaml's ``head:`` block: their types (Hydra checks them at composition,
-elmo_bench.engine.config_schema) and ranges (checked before a run reads anything, elmo_bench.engine.config_check).
-The values live in the YAML only (kwargs of CorefHead); torch-free: composing a config imports no model."""
+"""Task coref's ``task.head`` (kwargs of CorefHead): each key's type (Hydra checks it at composition,
+elmo_bench.engine.config_schema), range (checked before a run reads anything, elmo_bench.engine.config_check)
+and CPU-sized default, written here only (conf/task/coref.yaml sets no head value; head=paper and budget=cpu
+override). Torch-free: composing a config imports no model."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,25 +13,28 @@ from elmo_bench.tasks.declaration import TaskDeclaration
 
 @dataclass(frozen=True)
 class HeadConfig:
-    """``task.head`` of task coref, in the order of conf/task/coref.yaml (a list's range holds for each item)."""
+    """``task.head`` of task coref, its defaults the CPU-sized head (a list's range holds for each item)."""
 
     #: keys only conf/head_preset/paper_coref.yaml sets (left out of the schema, so the default config lacks them)
     PRESET_ONLY: ClassVar[tuple[str, ...]] = ("char_dim", "char_filters", "char_widths")
 
-    hidden: int | None = ranged(None, int, 1)
-    lstm_dropout: float | None = ranged(None, float, 0, 1, high_open=True)
-    lexical_dropout: float | None = ranged(None, float, 0, 1, high_open=True)
-    max_span_width: int | None = ranged(None, int, 1)
-    feature_dim: int | None = ranged(None, int, 1)
-    ffnn_dim: int | None = ranged(None, int, 1)
-    ffnn_layers: int | None = ranged(None, int, 0)
-    ffnn_dropout: float | None = ranged(None, float, 0, 1, high_open=True)
-    spans_per_word: float | None = ranged(None, float, 0, low_open=True)
-    max_antecedents: int | None = ranged(None, int, 1)
-    max_segment_len: int | None = ranged(None, int, 1)
-    use_speakers: bool | None = None
-    use_genres: bool | None = None
-    char_cnn: bool | None = None
+    hidden: int | None = ranged(100, int, 1)                  # paper: 200 per direction, 1 BiLSTM layer
+    lstm_dropout: float | None = ranged(0.2, float, 0, 1, high_open=True)     # paper: 0.2
+    lexical_dropout: float | None = ranged(0.5, float, 0, 1, high_open=True)  # paper: 0.5 on the word vectors
+    max_span_width: int | None = ranged(10, int, 1)           # paper: 10
+    feature_dim: int | None = ranged(20, int, 1)              # paper: 20 (width, distance, speaker, genre embeddings)
+    ffnn_dim: int | None = ranged(150, int, 1)                # paper: 150
+    ffnn_layers: int | None = ranged(2, int, 0)               # paper: 2
+    ffnn_dropout: float | None = ranged(0.2, float, 0, 1, high_open=True)     # paper: 0.2
+    spans_per_word: float | None = ranged(0.4, float, 0, low_open=True)       # paper: 0.4
+    max_antecedents: int | None = ranged(50, int, 1)          # paper: 250
+    max_segment_len: int | None = ranged(128, int, 1)         # BiLSTM runs per sentence; longer ones are cut
+    use_speakers: bool | None = False                         # paper (OntoNotes): true; LitBank has no speakers
+    use_genres: bool | None = False                           # paper (OntoNotes): true; LitBank has no genres
+    # paper: true (8-dim chars, 50 filters of widths 3, 4, 5); cheap now that the CNN runs once per distinct word
+    # of a document
+    char_cnn: bool | None = True
+    # PRESET_ONLY: no default (the preset's own values)
     char_dim: int | None = ranged(None, int, 1)
     char_filters: int | None = ranged(None, int, 1)
     char_widths: list[int] | None = ranged(None, int, 1)

@@ -1,4 +1,4 @@
-"""Task edge_chunk's declaration; the keys of conf/task/edge_chunk.yaml's ``head:`` block are every edge task's
+"""Task edge_chunk's declaration; its ``task.head`` keys and defaults are every edge task's
 (elmo_bench.tasks.edge_head_config); torch-free."""
 from __future__ import annotations
 

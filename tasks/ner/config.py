@@ -1,6 +1,7 @@
-"""The keys of conf/task/ner.yaml's ``head:`` block: their types (Hydra checks them at composition,
-elmo_bench.engine.config_schema) and ranges (checked before a run reads anything, elmo_bench.engine.config_check).
-The values live in the YAML only (kwargs of NerHead); torch-free: composing a config imports no model."""
+"""Task ner's ``task.head`` (kwargs of NerHead): each key's type (Hydra checks it at composition,
+elmo_bench.engine.config_schema), range (checked before a run reads anything, elmo_bench.engine.config_check)
+and CPU-sized default, written here only (conf/task/ner.yaml sets no head value; head=paper and budget=cpu
+override). Torch-free: composing a config imports no model."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,14 +12,14 @@ from elmo_bench.tasks.declaration import TaskDeclaration
 
 @dataclass(frozen=True)
 class HeadConfig:
-    """``task.head`` of task ner, in the order of conf/task/ner.yaml (a list's range holds for each item)."""
+    """``task.head`` of task ner, its defaults the CPU-sized head (a list's range holds for each item)."""
 
-    char_dim: int | None = ranged(None, int, 1)
-    char_filters: int | None = ranged(None, int, 1)
-    char_width: int | None = ranged(None, int, 1)
-    lstm_hidden: list[int] | None = ranged(None, int, 1)
-    dropout: float | None = ranged(None, float, 0, 1, high_open=True)
-    constrain_decoding: bool | None = None
+    char_dim: int | None = ranged(16, int, 1)                 # paper: 16
+    char_filters: int | None = ranged(128, int, 1)            # paper: 128 filters, width 3
+    char_width: int | None = ranged(3, int, 1)
+    lstm_hidden: list[int] | None = ranged([100, 100], int, 1)  # paper: [200, 100] (CPU-sized here)
+    dropout: float | None = ranged(0.5, float, 0, 1, high_open=True)
+    constrain_decoding: bool | None = True                    # paper: "ensuring that the output tag sequence is valid"
 
 
 #: task ner as the registry (elmo_bench.tasks.registry) finds it; numbers: the ELMo paper (Peters et al. 2018)

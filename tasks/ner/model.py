@@ -29,7 +29,7 @@ class NerHead(nn.Module):
         input_dim: int,
         elmo_output_dim: int = 0,
         *,
-        char_dim: int,  # these six: conf/task/ner.yaml head (their one source)
+        char_dim: int,  # these six: tasks/ner/config.py HeadConfig (their one source)
         char_filters: int,
         char_width: int,
         lstm_hidden: Sequence[int],

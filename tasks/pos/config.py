@@ -1,6 +1,7 @@
-"""The keys of conf/task/pos.yaml's ``head:`` block: their types (Hydra checks them at composition,
-elmo_bench.engine.config_schema) and ranges (checked before a run reads anything, elmo_bench.engine.config_check).
-The values live in the YAML only (kwargs of LinearTagger); torch-free: composing a config imports no model."""
+"""Task pos's ``task.head`` (kwargs of LinearTagger): each key's type (Hydra checks it at composition,
+elmo_bench.engine.config_schema), range (checked before a run reads anything, elmo_bench.engine.config_check)
+and CPU-sized default, written here only (conf/task/pos.yaml sets no head value; head=paper and budget=cpu
+override). Torch-free: composing a config imports no model."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,9 +10,9 @@ from elmo_bench.tasks.declaration import TaskDeclaration
 
 @dataclass(frozen=True)
 class HeadConfig:
-    """``task.head`` of task pos, in the order of conf/task/pos.yaml (a list's range holds for each item)."""
+    """``task.head`` of task pos, its defaults the CPU-sized head (a list's range holds for each item)."""
 
-    bias: bool | None = None
+    bias: bool | None = True
 
 
 #: task pos as the registry (elmo_bench.tasks.registry) finds it; numbers: the ELMo paper (Peters et al. 2018)

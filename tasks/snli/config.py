@@ -1,6 +1,7 @@
-"""The keys of conf/task/snli.yaml's ``head:`` block: their types (Hydra checks them at composition,
-elmo_bench.engine.config_schema) and ranges (checked before a run reads anything, elmo_bench.engine.config_check).
-The values live in the YAML only (kwargs of Esim); torch-free: composing a config imports no model."""
+"""Task snli's ``task.head`` (kwargs of Esim): each key's type (Hydra checks it at composition,
+elmo_bench.engine.config_schema), range (checked before a run reads anything, elmo_bench.engine.config_check)
+and CPU-sized default, written here only (conf/task/snli.yaml sets no head value; head=paper and budget=cpu
+override). Torch-free: composing a config imports no model."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,12 +12,12 @@ from elmo_bench.tasks.declaration import TaskDeclaration
 
 @dataclass(frozen=True)
 class HeadConfig:
-    """``task.head`` of task snli, in the order of conf/task/snli.yaml (a list's range holds for each item)."""
+    """``task.head`` of task snli, its defaults the CPU-sized head (a list's range holds for each item)."""
 
-    hidden_dim: int | None = ranged(None, int, 1)
-    projection_dim: int | None = ranged(None, int, 1)
-    mlp_dim: int | None = ranged(None, int, 1)
-    dropout: float | None = ranged(None, float, 0, 1, high_open=True)
+    hidden_dim: int | None = ranged(100, int, 1)              # paper/ESIM: 300 (CPU-sized here)
+    projection_dim: int | None = ranged(100, int, 1)          # paper/ESIM: 300
+    mlp_dim: int | None = ranged(100, int, 1)                 # paper/ESIM: 300
+    dropout: float | None = ranged(0.5, float, 0, 1, high_open=True)  # ESIM: 0.5
 
 
 #: task snli as the registry (elmo_bench.tasks.registry) finds it; numbers: the ELMo paper (Peters et al. 2018)

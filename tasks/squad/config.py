@@ -1,6 +1,7 @@
-"""The keys of conf/task/squad.yaml's ``head:`` block: their types (Hydra checks them at composition,
-elmo_bench.engine.config_schema) and ranges (checked before a run reads anything, elmo_bench.engine.config_check).
-The values live in the YAML only (kwargs of BidafSelfAttention); torch-free: composing a config imports no model."""
+"""Task squad's ``task.head`` (kwargs of BidafSelfAttention): each key's type (Hydra checks it at composition,
+elmo_bench.engine.config_schema), range (checked before a run reads anything, elmo_bench.engine.config_check)
+and CPU-sized default, written here only (conf/task/squad.yaml sets no head value; head=paper and budget=cpu
+override). Torch-free: composing a config imports no model."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,16 +12,17 @@ from elmo_bench.tasks.declaration import TaskDeclaration
 
 @dataclass(frozen=True)
 class HeadConfig:
-    """``task.head`` of task squad, in the order of conf/task/squad.yaml (a list's range holds for each item)."""
+    """``task.head`` of task squad, its defaults the CPU-sized head (a list's range holds for each item)."""
 
-    hidden_dim: int | None = ranged(None, int, 1)
-    linear_dim: int | None = ranged(None, int, 1)
-    dropout: float | None = ranged(None, float, 0, 1, high_open=True)
-    use_chars: bool | None = None
-    char_dim: int | None = ranged(None, int, 1)
-    char_filters: int | None = ranged(None, int, 1)
-    char_width: int | None = ranged(None, int, 1)
-    max_span_length: int | None = ranged(None, int, 1)
+    hidden_dim: int | None = ranged(45, int, 1)               # paper: GRUs of 90 (CPU-sized here)
+    linear_dim: int | None = ranged(90, int, 1)               # paper: linear layers of 180
+    # paper: (variational) dropout 0.2 before GRUs and linear layers
+    dropout: float | None = ranged(0.2, float, 0, 1, high_open=True)
+    use_chars: bool | None = True                             # char CNN over the bilm-tf char ids
+    char_dim: int | None = ranged(20, int, 1)
+    char_filters: int | None = ranged(100, int, 1)
+    char_width: int | None = ranged(5, int, 1)
+    max_span_length: int | None = ranged(17, int, 1)          # decoding (SquadTask): paper's spans of <= 17 tokens
 
 
 #: task squad as the registry (elmo_bench.tasks.registry) finds it; numbers: the ELMo paper (Peters et al. 2018)

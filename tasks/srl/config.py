@@ -1,6 +1,7 @@
-"""The keys of conf/task/srl.yaml's ``head:`` block: their types (Hydra checks them at composition,
-elmo_bench.engine.config_schema) and ranges (checked before a run reads anything, elmo_bench.engine.config_check).
-The values live in the YAML only (kwargs of SrlHead); torch-free: composing a config imports no model."""
+"""Task srl's ``task.head`` (kwargs of SrlHead): each key's type (Hydra checks it at composition,
+elmo_bench.engine.config_schema), range (checked before a run reads anything, elmo_bench.engine.config_check)
+and CPU-sized default, written here only (conf/task/srl.yaml sets no head value; head=paper and budget=cpu
+override). Torch-free: composing a config imports no model."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,12 +12,13 @@ from elmo_bench.tasks.declaration import TaskDeclaration
 
 @dataclass(frozen=True)
 class HeadConfig:
-    """``task.head`` of task srl, in the order of conf/task/srl.yaml (a list's range holds for each item)."""
+    """``task.head`` of task srl, its defaults the CPU-sized head (a list's range holds for each item)."""
 
-    hidden: int | None = ranged(None, int, 1)
-    layers: int | None = ranged(None, int, 0)
-    predicate_dim: int | None = ranged(None, int, 1)
-    recurrent_dropout: float | None = ranged(None, float, 0, 1, high_open=True)
+    hidden: int | None = ranged(100, int, 1)                  # paper (He et al. 2017): 300
+    layers: int | None = ranged(4, int, 0)                    # paper: 8 (alternating directions, highway connections)
+    predicate_dim: int | None = ranged(100, int, 1)           # paper: 100 (predicate-indicator embedding)
+    # paper: 0.1 (variational, on the recurrent state)
+    recurrent_dropout: float | None = ranged(0.1, float, 0, 1, high_open=True)
 
 
 #: task srl as the registry (elmo_bench.tasks.registry) finds it; numbers: the ELMo paper (Peters et al. 2018)

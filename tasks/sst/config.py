@@ -1,6 +1,7 @@
-"""The keys of conf/task/sst.yaml's ``head:`` block: their types (Hydra checks them at composition,
-elmo_bench.engine.config_schema) and ranges (checked before a run reads anything, elmo_bench.engine.config_check).
-The values live in the YAML only (kwargs of BCN); torch-free: composing a config imports no model."""
+"""Task sst's ``task.head`` (kwargs of BCN): each key's type (Hydra checks it at composition,
+elmo_bench.engine.config_schema), range (checked before a run reads anything, elmo_bench.engine.config_check)
+and CPU-sized default, written here only (conf/task/sst.yaml sets no head value; head=paper and budget=cpu
+override). Torch-free: composing a config imports no model."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,16 +12,17 @@ from elmo_bench.tasks.declaration import TaskDeclaration
 
 @dataclass(frozen=True)
 class HeadConfig:
-    """``task.head`` of task sst, in the order of conf/task/sst.yaml (a list's range holds for each item)."""
+    """``task.head`` of task sst, its defaults the CPU-sized head (a list's range holds for each item)."""
 
-    pre_encode_dim: int | None = ranged(None, int, 1)
-    encoder_hidden: int | None = ranged(None, int, 1)
-    integrator_hidden: int | None = ranged(None, int, 1)
-    output_dims: list[int] | None = ranged(None, int, 1)
-    embedding_dropout: float | None = ranged(None, float, 0, 1, high_open=True)
-    pre_encode_dropout: float | None = ranged(None, float, 0, 1, high_open=True)
-    integrator_dropout: float | None = ranged(None, float, 0, 1, high_open=True)
-    output_dropout: float | None = ranged(None, float, 0, 1, high_open=True)
+    pre_encode_dim: int | None = ranged(100, int, 1)          # paper: 300 (CPU-sized here)
+    encoder_hidden: int | None = ranged(100, int, 1)          # paper: 300
+    integrator_hidden: int | None = ranged(100, int, 1)       # paper: 300
+    # two ReLU layers (paper: sizes not stated; McCann et al.'s maxout 1200, 600)
+    output_dims: list[int] | None = ranged([200, 100], int, 1)
+    embedding_dropout: float | None = ranged(0.5, float, 0, 1, high_open=True)
+    pre_encode_dropout: float | None = ranged(0.25, float, 0, 1, high_open=True)
+    integrator_dropout: float | None = ranged(0.1, float, 0, 1, high_open=True)
+    output_dropout: float | None = ranged(0.2, float, 0, 1, high_open=True)
 
 
 #: task sst as the registry (elmo_bench.tasks.registry) finds it; numbers: the ELMo paper (Peters et al. 2018)

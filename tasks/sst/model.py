@@ -30,7 +30,7 @@ class BCN(nn.Module):
         elmo_output_dim: int = 0,
         n_classes: int = 5,
         *,
-        pre_encode_dim: int,  # these eight: conf/task/sst.yaml head (their one source)
+        pre_encode_dim: int,  # these eight: tasks/sst/config.py HeadConfig (their one source)
         encoder_hidden: int,
         integrator_hidden: int,
         output_dims: Sequence[int],
