@@ -143,7 +143,7 @@ def task_schema(cls: type, task_yaml: Mapping[str, Any]) -> DictConfig:
 def _default_value(kind: Any, optional: bool, default: Any, untyped_list: bool = False) -> Any:
     """A node of ``kind`` holding ``default``: a scalar node, a typed list (a list of pairs too), a nested group."""
     if dataclasses.is_dataclass(kind):
-        return defaults_node(kind)
+        return nested_defaults_node(kind)
     if typing.get_origin(kind) is tuple:
         content = [list(item) if isinstance(item, tuple) else item for item in default]
         if untyped_list:  # one path or a list of paths: the command has always taken both
@@ -155,8 +155,9 @@ def _default_value(kind: Any, optional: bool, default: Any, untyped_list: bool =
     return _NODES[kind](default, is_optional=optional)
 
 
-def defaults_node(cls: type) -> DictConfig:
-    """Dataclass ``cls`` as a config node: its fields in order, typed, holding their defaults (a field whose
+def nested_defaults_node(cls: type) -> DictConfig:
+    """Dataclass ``cls`` with nested groups and tuple lists (the pretrain group) as a config node: its fields in order,
+    typed, holding their defaults (a field whose
     metadata says ``path`` and whose type is a tuple stays an untyped list: one path or several)."""
     hints = typing.get_type_hints(cls)
     node: dict[str, Any] = {}
@@ -169,7 +170,7 @@ def defaults_node(cls: type) -> DictConfig:
 
 def pretrain_schema() -> DictConfig:
     """The ``pretrain`` group: PretrainConfig's fields with their defaults (the presets only override)."""
-    return defaults_node(PretrainConfig)
+    return nested_defaults_node(PretrainConfig)
 
 
 def register_pretrain_schema() -> None:
