@@ -108,10 +108,8 @@ def data_schema() -> DictConfig:
 
 def data_defaults() -> DictConfig:
     """The run-wide ``data`` keys (``DataConfig.RUN_WIDE``), typed, holding DataConfig's defaults."""
-    hints = typing.get_type_hints(DataConfig)
-    defaults = {spec.name: spec.default for spec in dataclasses.fields(DataConfig)}
-    return OmegaConf.create({name: _NODES[_plain(hints[name])](defaults[name], is_optional=True)
-                             for name in DataConfig.RUN_WIDE})
+    return defaults_node(DataConfig, tuple(spec.name for spec in dataclasses.fields(DataConfig)
+                                           if spec.name not in DataConfig.RUN_WIDE))
 
 
 def head_schema(cls: type) -> DictConfig:
