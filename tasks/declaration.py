@@ -6,6 +6,10 @@ by scanning this package and the ``elmo_bench.tasks`` entry-point group; nothing
 - ``target``: the Task class as ``"module:Class"``; a leading dot is relative to the declaring package
   (``".task:TinyTask"``), so a task folder works wherever it is installed;
 - ``head``: the HeadConfig dataclass (types and ranges of ``task.head``), or None;
+- ``data``: the dataclass of the task's own ``data`` keys (what its reader takes beyond the common ones:
+  ``format``, ``train_phrases``, ...), each default written there only; conf/config.yaml merges it under every
+  dataset of the task (``task_data@data``) and the reader reads it typed (elmo_bench.data.data_options). A field
+  whose metadata says ``identity: False`` never changes a number (it refuses or not), so run identity leaves it out;
 - ``paper``: the paper's published numbers for the task, by table (``table1``: metric, baseline, elmo, elmo_std,
   previous_sota [system, value], previous_sota_std; ``table2``/``table3``: dev numbers by column; ``table7``:
   data label, perplexity before and after, and the row); the report reads them from the export beside the records
@@ -32,6 +36,7 @@ class TaskDeclaration:
     name: str
     target: str
     head: type | None = None
+    data: type | None = None
     paper: Mapping[str, Any] = field(default_factory=dict)
     paper_row: int | None = None
     tables: tuple[str, ...] = DEFAULT_TABLES

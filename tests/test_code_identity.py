@@ -3,19 +3,22 @@ comments and docstrings keep a run's identity and a changed line of behaviour do
 with the earlier identity (a hash of the files' bytes) still resume and skip while the code is unchanged."""
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import subprocess
 import tarfile
 from io import BytesIO
 from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import run_experiment
-from elmo_bench.engine.run_identity import LEGACY_CODE, RUN_FILE, code_hash, source_bytes_hash
+from elmo_bench.engine.code_identity import LEGACY_CODE, SAME_NUMBERS, code_hash, source_bytes_hash, successors
+from elmo_bench.engine.run_identity import RUN_FILE
 from elmo_bench.tasks.registry import registered
 from tests.conftest import REPO, needs_fixtures
 from tests.engine_helpers import TINY, compose_run
@@ -111,4 +114,90 @@ def test_the_legacy_table_holds_the_hashes_main_recorded(tmp_path):
     old = {source_bytes_hash(d) for d in [*tmp_path.glob("tasks/*/"), tmp_path / "tests" / "tiny_task"]
            if (d / "__init__.py").exists()}
     assert set(LEGACY_CODE) == old and TINY_AT_A076744 in old
-    assert LEGACY_CODE[TINY_AT_A076744] == code_hash(REPO / "tests" / "tiny_task")
+    assert successors(TINY_AT_A076744)[-1] == code_hash(REPO / "tests" / "tiny_task")
+
+
+IMPORTS = '''import os
+from typing import Any
+from pathlib import Path, PurePath
+import json
+
+
+def f(x: Any) -> Any:
+    import re
+    import math
+    return os, Path, PurePath, json, re, math, x
+'''
+#: IMPORTS as an import sorter writes it: blocks reordered, names merged, split and reordered
+SORTED = '''import json
+import os
+from pathlib import Path
+from pathlib import PurePath
+from typing import Any
+
+
+def f(x: Any) -> Any:
+    import math
+    import re
+    return os, Path, PurePath, json, re, math, x
+'''
+
+
+def test_the_order_of_imports_is_cosmetic_and_an_added_import_is_not(tmp_path):
+    """Issue 35 item 6 sorts imports one way: that must not make a task's finished runs stale."""
+    original = code_hash(_task(tmp_path, "a", IMPORTS))
+    assert code_hash(_task(tmp_path, "b", SORTED)) == original
+    assert code_hash(_task(tmp_path, "c", SORTED.replace("import json\n", "import json\nimport sys\n"))) != original
+    assert code_hash(_task(tmp_path, "d", SORTED.replace("from typing import Any", "from typing import Any as A"))) \
+        != original
+    # an import after other code is a block of its own: moving it across a statement is a change of code
+    moved = IMPORTS.replace("import json\n", "") + "import json\n"
+    assert code_hash(_task(tmp_path, "e", moved)) != original
+
+
+def _archive(commit: str, tmp_path: Path, *paths: str) -> Path:
+    done = subprocess.run(["git", "-C", str(REPO), "archive", commit, *paths], capture_output=True, timeout=60)
+    if done.returncode != 0:
+        pytest.skip(f"needs the git history (commit {commit})")
+    tarfile.open(fileobj=BytesIO(done.stdout)).extractall(tmp_path)
+    return tmp_path
+
+
+def _code_hash_at(commit: str) -> Callable[[Path], str]:
+    """code_hash as elmo_bench.engine.run_identity computed it at ``commit`` (its two functions, run as they were)."""
+    done = subprocess.run(["git", "-C", str(REPO), "show", f"{commit}:elmo_bench/engine/run_identity.py"],
+                          capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        pytest.skip(f"needs the git history (commit {commit})")
+    space: dict[str, Any] = {"ast": ast, "hashlib": hashlib, "Path": Path, "CODE_PREFIX": "ast:",
+                             "DECLARATION_FILE": "config.py"}
+    for node in ast.parse(done.stdout).body:
+        if isinstance(node, ast.FunctionDef) and node.name in ("behaviour", "code_hash"):
+            exec(compile(ast.Module([node], []), commit, "exec"), space)
+    return space["code_hash"]
+
+
+def test_each_task_at_c53501e_reaches_its_code_today(tmp_path):
+    """SAME_NUMBERS' issue-35 entries: every task package (and the tiny test task) as git c53501e had it, hashed by
+    that day's code_hash, leads to today's code_hash of the same package; and nothing else is listed."""
+    old_hash = _code_hash_at("c53501e")
+    root = _archive("c53501e", tmp_path, "tasks", "tests/tiny_task")
+    packages = [d for d in [*sorted(root.glob("tasks/*/")), root / "tests" / "tiny_task"] if (d / "__init__.py").exists()]
+    for package in packages:
+        today = REPO / "tests" / "tiny_task" if package.name == "tiny_task" else REPO / "tasks" / package.name
+        assert successors(old_hash(package))[-1] == code_hash(today), package.name
+    assert set(SAME_NUMBERS) == {old_hash(p) for p in packages} | {"ast:6b0841eb91ec838d"}
+
+
+@needs_fixtures
+def test_a_run_directory_of_the_code_at_c53501e_still_skips(tmp_path, monkeypatch):
+    """The tiny task's run as git c53501e recorded it (that day's code_hash, imports in file order): it skips."""
+    monkeypatch.setitem(registered(), "tiny", TINY)
+    run_dir = tmp_path / "run"
+    first = run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1")), run_dir)
+    record = json.loads((run_dir / RUN_FILE).read_text())
+    record["identity"]["code.task"] = "ast:5bf96ebfecba8592"   # tests/tiny_task at c53501e
+    (run_dir / RUN_FILE).write_text(json.dumps(record))
+    stamp = (run_dir / "results.json").stat().st_mtime_ns
+    assert run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1")), run_dir)["metrics"] == first["metrics"]
+    assert (run_dir / "results.json").stat().st_mtime_ns == stamp

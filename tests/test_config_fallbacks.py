@@ -19,24 +19,8 @@ ROOTS = ("elmo_bench", "elmo_bench/tasks")   # the second is a link to ../tasks:
 CONFIG_NAMES = ("cfg", "config")
 CONFIG_SUFFIXES = ("_cfg", "_config")
 METHODS = ("get", "pop")
-#: a task package's code enters run identity (run_identity.code_hash: ``code.task``): turning one of these into a
-#: typed read changes the identity of every run directory of that task already on disk, so they stay until the
-#: lead decides how such a change keeps those directories (an entry beside run_identity.LEGACY_CODE, or a new run)
-TASK_CODE = "task code, part of run identity (code.task): converting it would orphan run directories on disk"
-#: prefix → why (the pretrain group: converted to a typed config on another branch)
-ALLOWED_PREFIXES: dict[str, str] = {}  # the pretrain group is typed now (pretrain/pretrain_config.py)
-#: ``path::call`` → why
-ALLOWED = {
-    "tasks/coref/task.py::cfg.pop('use_genres', False)": TASK_CODE,
-    "tasks/pos/reader.py::data_cfg.get('format', 'conllu')": TASK_CODE,
-    "tasks/pos/reader.py::data_cfg.get('tag_column', 'xpos')": TASK_CODE,
-    "tasks/pos/reader.py::data_cfg.get('tag_source', 'gold')": TASK_CODE,
-    "tasks/squad/task.py::data_cfg.get('answer_offsets', 'refuse')": TASK_CODE,
-    "tasks/srl/reader.py::data_cfg.get('format', 'conll05')": TASK_CODE,
-    "tasks/srl/reader.py::data_cfg.get('words_glob', DEFAULT_WORDS_GLOB)": TASK_CODE,
-    "tasks/srl/reader.py::data_cfg.get('props_glob', DEFAULT_PROPS_GLOB)": TASK_CODE,
-    "tasks/sst/reader.py::data_cfg.get('train_phrases', 'min4')": TASK_CODE,
-}
+#: ``path::call`` → why (none: the tasks' own data keys are typed too, TaskDeclaration.data)
+ALLOWED: dict[str, str] = {}
 
 
 def _config_named(node: ast.expr) -> bool:
@@ -60,22 +44,25 @@ def fallbacks(source: str, where: str) -> set[str]:
     return found
 
 
-def every_fallback(root: Path = REPO) -> set[str]:
-    """Every fallback in the package and the tasks, each file once, named by its path under the repository."""
-    found: set[str] = set()
-    seen: set[Path] = set()
+def scanned(root: Path = REPO) -> dict[str, Path]:
+    """The package's and the tasks' Python files, each once, by their path under the repository."""
+    found: dict[str, Path] = {}
     for base in ROOTS:
         for path in sorted((root / base).resolve().rglob("*.py")):
-            if path in seen:
-                continue
-            seen.add(path)
-            where = path.relative_to(root.resolve()).as_posix()
-            found |= fallbacks(path.read_text(encoding="utf-8"), where)
+            found.setdefault(path.relative_to(root.resolve()).as_posix(), path)
+    return found
+
+
+def every_fallback(root: Path = REPO) -> set[str]:
+    """Every fallback in the package and the tasks, named by its file's path under the repository."""
+    found: set[str] = set()
+    for where, path in scanned(root).items():
+        found |= fallbacks(path.read_text(encoding="utf-8"), where)
     return found
 
 
 def _allowed(name: str) -> bool:
-    return name in ALLOWED or name.startswith(tuple(ALLOWED_PREFIXES))
+    return name in ALLOWED
 
 
 def test_no_configuration_default_is_written_beside_its_dataclass():
@@ -87,13 +74,11 @@ def test_no_configuration_default_is_written_beside_its_dataclass():
     assert not gone, f"converted (or changed): remove from ALLOWED: {gone}"
 
 
-def test_the_walk_reaches_the_tasks_and_the_allowed_prefixes_hold_something():
-    """The scan reads tasks/ (the link's target) and the pretrain allowance is still needed (delete it once that
-    branch is merged and this test says the prefix holds nothing)."""
-    found = every_fallback()
-    assert any(name.startswith("tasks/") for name in found)
-    for prefix in ALLOWED_PREFIXES:
-        assert any(name.startswith(prefix) for name in found), f"nothing left under {prefix}: remove its allowance"
+def test_the_walk_reaches_the_tasks_readers():
+    """The scan reads tasks/ (the link's target), where the readers that once held fallbacks live."""
+    files = scanned()
+    assert {"tasks/pos/reader.py", "tasks/srl/reader.py", "tasks/sst/reader.py", "tasks/squad/task.py",
+            "elmo_bench/engine/run_config.py"} <= set(files)
 
 
 def test_the_guard_sees_a_planted_fallback():

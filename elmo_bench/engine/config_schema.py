@@ -14,6 +14,10 @@ ConfigStore, each taken first by the config it types, so a YAML file only overri
   takes it first (``/task_schema/<name>@_here_``) and sets no head value; ``head=paper`` and ``budget=cpu``
   override. A head preset may add keys (HeadConfig.PRESET_ONLY, left out here): the head node is open to new keys.
 
+* ``task_data/<name>``: the task's own ``data`` keys (TaskDeclaration.data: ``format``, ``train_phrases``,
+  ``answer_offsets``, ...) with their defaults; conf/config.yaml merges it under the task's dataset
+  (``optional task_data@data: ${task}``, before ``data``), so a dataset file overrides it.
+
 The ``data`` group's common keys (elmo_bench.data.data_config.DataConfig): each dataset file sets them in its own
 order among its own keys, so ``data/schema`` comes after ``_self_`` in its defaults list, every value ``???``
 (MISSING): merging it keeps the file's values and key order and leaves each node typed (``data.fraction=abc``
@@ -180,7 +184,7 @@ def register_pretrain_schema() -> None:
 
 def register_schemas() -> None:
     """``runtime_schema``, ``trainer/schema``, ``mix/schema``, ``data/schema``, ``data_defaults/common``,
-    ``pretrain/schema`` and ``task_schema/<task>`` in Hydra's ConfigStore (idempotent)."""
+    ``pretrain/schema``, ``task_schema/<task>`` and ``task_data/<task>`` in Hydra's ConfigStore (idempotent)."""
     from hydra.core.config_store import ConfigStore
 
     store = ConfigStore.instance()
@@ -191,6 +195,8 @@ def register_schemas() -> None:
     store.store(group="data_defaults", name="common", node=data_defaults())
     register_pretrain_schema()
     for task, declared in registered().items():
+        if declared.data is not None:
+            store.store(group="task_data", name=task, node=defaults_node(declared.data))
         cls = head_config(task)
         yaml_path = next((p for p in (CONF_DIR / "task" / f"{task}.yaml",
                                       package_dir(declared) / "conf" / "task" / f"{task}.yaml") if p.is_file()), None)

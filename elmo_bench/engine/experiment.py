@@ -34,8 +34,8 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import REPO
 from elmo_bench.engine.run_outputs import record_split
 from elmo_bench.records.run_record import RESULTS_FILE, RunRecord, git_commit
-from elmo_bench.engine.run_identity import (check_run_dir, identity, read_record, record_extension, record_identity,
-                                     task_code_dir, task_code_hash)
+from elmo_bench.engine.code_identity import task_code_dir, task_code_hash
+from elmo_bench.engine.run_identity import check_run_dir, identity, read_record, record_extension, record_identity
 from elmo_bench.engine.run_lock import run_dir_lock
 from elmo_bench.engine.run_logger import RunLogger
 from elmo_bench.data.split_checks import check_splits

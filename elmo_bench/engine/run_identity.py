@@ -16,11 +16,10 @@ every epoch it trained, the run continues from its checkpoint: exactly the run t
 """
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -28,7 +27,11 @@ from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS, effective_settings
 from elmo_bench.records.run_record import RESULTS_FILE, RunRecord
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.base.ranges import default_of
+from elmo_bench.data.data_options import identity_free_keys
 from elmo_bench.data.textio import read_text
+from elmo_bench.engine.code_identity import legacy_code_matches
+from elmo_bench.tasks.registry import registered
 
 if TYPE_CHECKING:
     from elmo_bench.engine.run_config import DataPart, RunConfig
@@ -36,8 +39,10 @@ if TYPE_CHECKING:
 RUN_FILE = "run.json"
 #: top-level keys (or dotted prefixes) that never change a number (``device``, like ``threads``, changes speed and
 #: floating-point rounding only: a run killed on one GPU may resume on another, or on the CPU)
+#: (a task's own data keys of that kind are declared: ``identity: False`` on its data options, e.g. squad's
+#: ``answer_offsets``)
 IGNORED = ("progress", "threads", "logger", "paths", "choices", "bilm.options", "bilm.weights", "bilm.name", "device",
-           "data.allow_identical_splits", "data.answer_offsets", "data.max_overlap")  # refuse or not: never another number
+           "data.allow_identical_splits", "data.max_overlap")  # refuse or not: never another number
 #: keys added to the config after run directories already existed, with the value that reproduces the old behaviour:
 #: a stored identity without the key equals one that holds this value
 ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.eps": None, "encoder.kind": "bilm",
@@ -48,6 +53,8 @@ ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.ep
                                    # issue 38: jiant's plateau halving of the lr (the edge tasks set it)
                                    "trainer.lr_plateau_factor": None, "trainer.lr_plateau_patience": None,
                                    "trainer.lr_plateau_threshold": None, "trainer.lr_plateau_min_lr": None}
+#: a task's own data keys (TaskDeclaration.data) are added defaults too: each with its declared default
+#: (task_added_defaults), since run directories made before the declarations lack those a dataset file did not set
 #: key prefixes that only matter when the run uses ELMo (the encoder group: which frozen encoder gives the layers)
 ELMO_ONLY = ("task.elmo.", "mix.", "encoder.")
 #: the stopping rule's keys: they decide only *when* training stops, never what an epoch computes, so a run whose
@@ -55,26 +62,19 @@ ELMO_ONLY = ("task.elmo.", "mix.", "encoder.")
 STOPPING_RULE = tuple(f"{group}.{key}" for group in ("trainer", "task.trainer")
                       for key in ("max_epochs", "patience", "min_epochs", "scale_epochs", "max_scaled_epochs"))
 _fingerprints: dict[tuple[str, int, int], str] = {}
-#: marks a task-code identity computed from the code's behaviour (code_hash), not its bytes (source_bytes_hash)
-CODE_PREFIX = "ast:"
-#: a task package's declaration module (elmo_bench.tasks.registry), left out of its code identity
-DECLARATION_FILE = "config.py"
-#: source-bytes hashes that run directories recorded before code_hash (each shipped task, and tests/tiny_task, at
-#: git a076744, the last commit with the bytes hash) → the code_hash of the task's code that behaves the same: such
-#: a run resumes and skips. Issue 35 changed no number of a task: it added the declarations (config.py, outside
-#: the identity), split coref's and squad's longest reader functions into helpers, moved SST's phrase rule into
-#: SstTask.own_text and made SquadTask's unreachable answer_offsets fallback the run default (the readers' and
-#: engine tests hold); a later change of a task's code needs no entry here (its identity is code_hash's).
-LEGACY_CODE: dict[str, str] = {
-    "54535befcbd2d15c": "ast:b58427b2e7353bb3",  # tasks/coref
-    "2c37de0ed42a45f1": "ast:7d823cc813fcbb83",  # tasks/ner
-    "59b9a441091f06a1": "ast:813c6ef5c2d42c04",  # tasks/pos
-    "61899abab67661af": "ast:7693022e1cf244c2",  # tasks/snli
-    "13613dda9678d454": "ast:f43fa74c1e1217e2",  # tasks/squad
-    "20d5ec9a154ff1c5": "ast:d373bfff1350ed2c",  # tasks/srl
-    "4e305fb6db0afcaf": "ast:6b0841eb91ec838d",  # tasks/sst
-    "9823499ed8b843fb": "ast:5bf96ebfecba8592",  # tests/tiny_task
-}
+
+
+def task_data_options(flat: Mapping[str, Any]) -> type | None:
+    """The data options a flat identity's task declares (``task.name``), or None (no such task, or none declared)."""
+    declared = registered().get(str(flat.get("task.name")))
+    return None if declared is None else declared.data
+
+
+def added_defaults(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """``ADDED_DEFAULTS`` and the declared defaults of the run's task's own data keys (``data.<key>``)."""
+    options = task_data_options(flat)
+    own = {} if options is None else {f"data.{spec.name}": default_of(spec) for spec in fields(options)}
+    return {**ADDED_DEFAULTS, **own}
 
 
 def without_elmo_only(flat: Mapping[str, Any]) -> dict[str, Any]:
@@ -166,66 +166,6 @@ def check_data_identity(run_dir: Path, stored: StoredRun, data: DataPart) -> Non
                               f"or train a new run (hydra.run.dir=...)")
 
 
-def task_code_dir(task_package: str) -> Path:
-    """The directory of a task package (``elmo_bench.tasks.ner`` → .../tasks/ner), found without importing it."""
-    import importlib.util
-
-    spec = importlib.util.find_spec(task_package)
-    if spec is None or not spec.submodule_search_locations:
-        raise ConfigError(f"task package {task_package!r} not found")
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
-def behaviour(source: str) -> str:
-    """What of a module's source can change a number: its AST without docstrings (module, class and function
-    ones) and without positions. Formatting, comments and docstrings leave it unchanged; any change of code does
-    not (a changed constant, call or branch gives another dump)."""
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(
-                    first.value.value, str):
-                node.body = node.body[1:] or [ast.Pass()]
-    return ast.dump(tree, annotate_fields=False, include_attributes=False)
-
-
-def code_hash(root: Path) -> str:
-    """``CODE_PREFIX`` + sha256 of the behaviour (AST without docstrings) of every ``.py`` file below ``root`` but
-    the task's declaration (``DECLARATION_FILE``: types, ranges and the paper's numbers, never a run's number)."""
-    digest = hashlib.sha256()
-    for source in sorted(root.rglob("*.py")):
-        if source.relative_to(root) == Path(DECLARATION_FILE):
-            continue
-        text = behaviour(source.read_text(encoding="utf-8"))
-        digest.update(str(source.relative_to(root)).encode() + b"\0" + text.encode())
-    return CODE_PREFIX + digest.hexdigest()[:16]
-
-
-def source_bytes_hash(root: Path) -> str:
-    """The task-code hash of run directories made before ``code_hash`` (sha256 of the files' bytes): still
-    accepted for them while the code is byte for byte what they ran (``legacy_code_matches``)."""
-    digest = hashlib.sha256()
-    for source in sorted(root.rglob("*.py")):
-        digest.update(str(source.relative_to(root)).encode() + b"\0" + source.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def task_code_hash(task_package: str) -> str:
-    """The code identity of a task package (``elmo_bench.tasks.ner``): a changed head or metric is a new run, a
-    reformatted file or a fixed comment is not."""
-    return code_hash(task_code_dir(task_package))
-
-
-def legacy_code_matches(stored: Mapping[str, Any], current: Mapping[str, Any], code_dir: Path | None) -> bool:
-    """A stored ``code.task`` from before ``code_hash`` (no ``CODE_PREFIX``) made by code that behaves as the
-    task's code now (``LEGACY_CODE``), or that is byte for byte the code now: it resumes and skips as before."""
-    old, new = stored.get("code.task"), current.get("code.task")
-    if not (isinstance(old, str) and isinstance(new, str) and old != new and not old.startswith(CODE_PREFIX)):
-        return False
-    return LEGACY_CODE.get(old) == new or (code_dir is not None and old == source_bytes_hash(code_dir))
-
-
 def identity(run: RunConfig, bilm_hash: str | None, code_hash: str | None) -> dict[str, Any]:
     """The flat identity of a run (see the module docstring): of its resolved config, ``run.config()``."""
     return flat_identity(flatten(run.config()), bilm_hash, code_hash)
@@ -236,8 +176,9 @@ def flat_identity(flat: Mapping[str, Any], bilm_hash: str | None, code_hash: str
     by an older results.json, :meth:`StoredRun.of`): the speed-only keys left out, each data path replaced by its
     content fingerprint, the biLM and task-code hashes added."""
     out: dict[str, Any] = {}
+    ignored = IGNORED + tuple(f"data.{key}" for key in identity_free_keys(task_data_options(flat)))
     for key, value in flat.items():
-        if any(key == p or key.startswith(p + ".") for p in IGNORED):
+        if any(key == p or key.startswith(p + ".") for p in ignored):
             continue
         if key.startswith("data.") and isinstance(value, str) and Path(value).is_absolute() and Path(value).exists():
             value = fingerprint(Path(value))
@@ -354,7 +295,7 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], run: RunConfig, cod
                               f"{code_dir} changed since); refusing to reuse it: choose another directory "
                               f"(hydra.run.dir=...) or delete it")
     if stored is not None:
-        stored = {**{k: v for k, v in ADDED_DEFAULTS.items() if k in current}, **stored}
+        stored = {**{k: v for k, v in added_defaults(current).items() if k in current}, **stored}
         if legacy_code_matches(stored, current, code_dir):
             stored["code.task"] = current["code.task"]
         diff = differences(effective_elmo(stored), effective_elmo(current), skip, shared_only=legacy)

@@ -15,10 +15,22 @@ class HeadConfig:
     bias: bool | None = True
 
 
+
+@dataclass(frozen=True)
+class DataOptions:
+    """``data`` keys of task pos's reader beyond the common ones (tasks/pos/reader.py), defaults written here only
+    (conf/config.yaml merges them under every pos dataset; a dataset file overrides)."""
+
+    format: str = "conllu"          # conllu (Universal Dependencies) | conll2000 (word POS chunk, Brill tags)
+    tag_column: str = "xpos"        # conllu: xpos (Penn Treebank tags) | upos
+    tag_source: str = "gold"        # gold | brill: what the log says of the tags (conll2000's are Brill's)
+
+
 #: task pos as the registry (elmo_bench.tasks.registry) finds it; numbers: the ELMo paper (Peters et al. 2018)
 TASK = TaskDeclaration(
     "pos",
     ".task:PosTask",
     HeadConfig,
+    data=DataOptions,
     tables=('table6',),
 )

@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from elmo_bench.base.errors import DataError
+from elmo_bench.data.data_options import data_options
 from elmo_bench.data.splits import read_splits as shared_read_splits
 from elmo_bench.data.textio import open_text
 from elmo_bench.tasks.api import Example
+from elmo_bench.tasks.pos.config import DataOptions
 
 log = logging.getLogger(__name__)
 TAG_COLUMNS = {"upos": 3, "xpos": 4}
@@ -140,16 +142,16 @@ def read_file(path: str | Path, fmt: str, tag_column: str, split: str) -> list[E
 def read_splits(data_cfg: Mapping[str, Any]) -> dict[str, list[Example]]:
     """Every split named in ``data_cfg``; ``max_train_sentences`` keeps the first N training sentences (probes on a
     budget: the biLM then only runs on those)."""
-    fmt = data_cfg.get("format", "conllu")
-    tag_column = data_cfg.get("tag_column", "xpos")
+    options = data_options(DataOptions, data_cfg)
+    fmt, tag_column = options.format, options.tag_column
     out = shared_read_splits(
         data_cfg, lambda path, name: read_file(path, fmt, tag_column, name),
         lambda ds, name: hub_records_to_examples(ds, name, tag_column))
     limit = data_cfg.get("max_train_sentences")
     if limit and "train" in out:
         out["train"] = out["train"][: int(limit)]
-    if data_cfg.get("tag_source") == "brill" or fmt == "conll2000":
+    if options.tag_source == "brill" or fmt == "conll2000":
         log.warning("POS data: %s", BRILL_NOTE)
     else:
-        log.info("POS data: %s tags (%s)", tag_column, data_cfg.get("tag_source", "gold"))
+        log.info("POS data: %s tags (%s)", tag_column, options.tag_source)
     return out

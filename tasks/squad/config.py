@@ -4,9 +4,10 @@ and CPU-sized default, written here only (conf/task/squad.yaml sets no head valu
 override). Torch-free: composing a config imports no model."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from elmo_bench.base.ranges import ranged
+from elmo_bench.data.data_options import IDENTITY
 from elmo_bench.tasks.declaration import TaskDeclaration
 
 
@@ -25,11 +26,24 @@ class HeadConfig:
     max_span_length: int | None = ranged(17, int, 1)          # decoding (SquadTask): paper's spans of <= 17 tokens
 
 
+
+@dataclass(frozen=True)
+class DataOptions:
+    """``data`` keys of task squad's reader beyond the common ones (tasks/squad/task.py), defaults written here only
+    (conf/config.yaml merges them under every squad dataset; a dataset file overrides)."""
+
+    # an answer whose text is not the context at its answer_start is refused (refuse), or kept for the metric and
+    # counted as unalignable (count: auditing a file; tasks/squad/reader.py). Never another number: a run refuses
+    # or it gives the same one, so run identity leaves the key out
+    answer_offsets: str = field(default="refuse", metadata={IDENTITY: False})
+
+
 #: task squad as the registry (elmo_bench.tasks.registry) finds it; numbers: the ELMo paper (Peters et al. 2018)
 TASK = TaskDeclaration(
     "squad",
     ".task:SquadTask",
     HeadConfig,
+    data=DataOptions,
     paper={"table1": {"metric": "F1", "baseline": 81.1, "elmo": 85.8,
                        "previous_sota": ("Liu et al. (2017)", 84.4)},
            "table2": {"baseline": 80.8, "last_only": 84.7, "lambda_1": 85.0, "lambda_0.001": 85.2},

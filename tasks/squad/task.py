@@ -12,8 +12,10 @@ from torch import nn
 
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import DataError
+from elmo_bench.data.data_options import data_options
 from elmo_bench.data.splits import source_of, split_location
 from elmo_bench.tasks.api import Example, Task
+from elmo_bench.tasks.squad.config import DataOptions
 from elmo_bench.tasks.squad.decode import best_spans, span_text
 from elmo_bench.tasks.squad import metric as squad_metric
 from elmo_bench.tasks.squad.metric import evaluate, f1_score, metric_max_over_ground_truths
@@ -52,6 +54,7 @@ class SquadTask(Task):
         by_article = data_cfg.get("split_by_article") or {}
         carve = data_cfg.get("dev_from_train") or None
         max_ctx = data_cfg.get("max_context_tokens")
+        offsets = data_options(DataOptions, data_cfg).answer_offsets
         parsed: dict[str, dict[str, Any]] = {}
         chosen: dict[str, tuple[str, list[int]]] = {}
         for split in SPLITS:
@@ -77,7 +80,7 @@ class SquadTask(Task):
             where, indices = chosen[split]
             examples, stats = examples_from_squad(parsed[where], where, max_context_tokens=None if max_ctx is None
                                                   else int(max_ctx), indices=indices,
-                                                  mismatched_answers=str(data_cfg.get("answer_offsets", "refuse")))
+                                                  mismatched_answers=offsets)
             splits[split], self.stats[split] = examples, stats.as_dict()
             log.info("squad %s (%s, %d articles): %s", split, where, len(indices), self.stats[split])
         return splits

@@ -21,11 +21,23 @@ class HeadConfig:
     recurrent_dropout: float | None = ranged(0.1, float, 0, 1, high_open=True)
 
 
+
+@dataclass(frozen=True)
+class DataOptions:
+    """``data`` keys of task srl's reader beyond the common ones (tasks/srl/reader.py), defaults written here only
+    (conf/config.yaml merges them under every srl dataset; a dataset file overrides)."""
+
+    format: str = "conll05"                 # conll05 (words/ and props/ per split) | conll2012 (one JSON-lines file)
+    words_glob: str = "words/*.words.gz"    # conll05: the words files, relative to each split directory
+    props_glob: str = "props/*.props.gz"    # conll05: the props files, likewise
+
+
 #: task srl as the registry (elmo_bench.tasks.registry) finds it; numbers: the ELMo paper (Peters et al. 2018)
 TASK = TaskDeclaration(
     "srl",
     ".task:SrlTask",
     HeadConfig,
+    data=DataOptions,
     paper={"table1": {"metric": "F1", "baseline": 81.4, "elmo": 84.6,
                        "previous_sota": ("He et al. (2017)", 81.7)},
            "table2": {"baseline": 81.6, "last_only": 84.1, "lambda_1": 84.6, "lambda_0.001": 84.8},

@@ -20,11 +20,13 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 from elmo_bench.base.errors import DataError
 from elmo_bench.data.splits import read_split as shared_read_split
 from elmo_bench.data.textio import open_text
+from elmo_bench.data.data_options import data_options
 from elmo_bench.tasks.api import Example
+from elmo_bench.tasks.srl.config import DataOptions
 from elmo_bench.tasks.srl.spans import Span, bio_to_spans, brackets_to_spans, spans_to_bio
 
-DEFAULT_WORDS_GLOB = "words/*.words.gz"
-DEFAULT_PROPS_GLOB = "props/*.props.gz"
+DEFAULT_WORDS_GLOB = DataOptions.words_glob   # written once, in the task's data options (tasks/srl/config.py)
+DEFAULT_PROPS_GLOB = DataOptions.props_glob
 
 
 def _open_text(path: Path) -> io.TextIOBase:
@@ -214,10 +216,11 @@ def hub_records_to_examples(records: Iterable[Mapping[str, Any]], split: str) ->
 
 def read_split(data_cfg: Mapping[str, Any], split: str) -> list[Example]:
     """Read one split named in a data config (see conf/data/conll2005.yaml and conll2012_srl.yaml)."""
+    options = data_options(DataOptions, data_cfg)
+
     def read_local(where: str, _: str) -> list[Example]:
-        if data_cfg.get("format", "conll05") == "conll2012":
+        if options.format == "conll2012":
             return read_conll2012_srl(where)
-        return read_conll05_split(where, data_cfg.get("words_glob", DEFAULT_WORDS_GLOB),
-                                  data_cfg.get("props_glob", DEFAULT_PROPS_GLOB))
+        return read_conll05_split(where, options.words_glob, options.props_glob)
 
     return shared_read_split(data_cfg, split, read_local, hub_records_to_examples)

@@ -25,11 +25,22 @@ class HeadConfig:
     output_dropout: float | None = ranged(0.2, float, 0, 1, high_open=True)
 
 
+
+@dataclass(frozen=True)
+class DataOptions:
+    """``data`` keys of task sst's reader beyond the common ones (tasks/sst/reader.py), defaults written here only
+    (conf/config.yaml merges them under every sst dataset; a dataset file overrides)."""
+
+    # the training split's phrases added as examples: all | min4 (phrases of 4 or more tokens) | none (roots only)
+    train_phrases: str = "min4"
+
+
 #: task sst as the registry (elmo_bench.tasks.registry) finds it; numbers: the ELMo paper (Peters et al. 2018)
 TASK = TaskDeclaration(
     "sst",
     ".task:SstTask",
     HeadConfig,
+    data=DataOptions,
     paper={"table1": {"metric": "accuracy", "baseline": 51.4, "elmo": 54.7, "elmo_std": "0.5",
                        "previous_sota": ("McCann et al. (2017)", 53.7)},
            "table7": {"data": "SST", "before": 131.5, "after": 78.6, "row": 3}},

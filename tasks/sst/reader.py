@@ -16,7 +16,9 @@ from typing import Any, Iterable, Mapping
 from elmo_bench.base.errors import DataError
 from elmo_bench.data.splits import read_splits as shared_read_splits
 from elmo_bench.data.textio import open_text
+from elmo_bench.data.data_options import data_options
 from elmo_bench.tasks.api import Example
+from elmo_bench.tasks.sst.config import DataOptions
 
 N_CLASSES = 5
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
@@ -141,7 +143,7 @@ def hub_records_to_examples(ds: Any, split: str, train_phrases: str = "none") ->
 
 def read_splits(data_cfg: Mapping[str, Any]) -> dict[str, list[Example]]:
     """Every split named in ``data_cfg``; phrases (``train_phrases``) are added to the train split only."""
-    phrases = data_cfg.get("train_phrases", "min4")
+    phrases = data_options(DataOptions, data_cfg).train_phrases
     return shared_read_splits(
         data_cfg, lambda path, name: read_trees(path, name, phrases if name == "train" else "none"),
         lambda ds, name: hub_records_to_examples(ds, name, phrases if name == "train" else "none"))

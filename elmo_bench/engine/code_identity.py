@@ -1,0 +1,166 @@
+"""A task's code in run identity (``code.task``): what of its source can change a number, so a reformatted file, a
+fixed comment, a new docstring or imports sorted another way keep a run's identity, and a changed line of
+behaviour does not. Run directories made by an earlier form of the identity (the files' bytes; the AST with imports
+in file order) or by an earlier version of a task's code that gives the same numbers still resume and skip:
+``LEGACY_CODE`` and ``SAME_NUMBERS`` say which, each entry with why."""
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.util
+from pathlib import Path
+from typing import Any, Mapping
+
+from elmo_bench.base.errors import ConfigError
+
+#: marks a task-code identity computed from the code's behaviour (code_hash), not its bytes (source_bytes_hash)
+CODE_PREFIX = "ast:"
+#: a task package's declaration module (elmo_bench.tasks.registry), left out of its code identity
+DECLARATION_FILE = "config.py"
+#: source-bytes hashes that run directories recorded before code_hash (each shipped task, and tests/tiny_task, at
+#: git a076744, the last commit with the bytes hash) → the code_hash (as computed then, imports in file order) of
+#: the task's code that behaves the same: such a run resumes and skips. Issue 35 changed no number of a task: it
+#: added the declarations (config.py, outside the identity), split coref's and squad's longest reader functions
+#: into helpers, moved SST's phrase rule into SstTask.own_text and made SquadTask's unreachable answer_offsets
+#: fallback the run default (the readers' and engine tests hold). Followed on through ``SAME_NUMBERS``.
+LEGACY_CODE: dict[str, str] = {
+    "54535befcbd2d15c": "ast:b58427b2e7353bb3",  # tasks/coref
+    "2c37de0ed42a45f1": "ast:7d823cc813fcbb83",  # tasks/ner
+    "59b9a441091f06a1": "ast:813c6ef5c2d42c04",  # tasks/pos
+    "61899abab67661af": "ast:7693022e1cf244c2",  # tasks/snli
+    "13613dda9678d454": "ast:f43fa74c1e1217e2",  # tasks/squad
+    "20d5ec9a154ff1c5": "ast:d373bfff1350ed2c",  # tasks/srl
+    "4e305fb6db0afcaf": "ast:6b0841eb91ec838d",  # tasks/sst
+    "9823499ed8b843fb": "ast:5bf96ebfecba8592",  # tests/tiny_task
+}
+#: code_hash values run directories recorded → the code_hash of a later version of the same task that gives the
+#: same numbers; such a run resumes and skips (chains are followed: an old run reaches today's code).
+#: - sst ``6b0841eb…`` → ``a3187b73…`` (git 49a838e, issue 34): SstTask.example_key counts only roots as text shared
+#:   between splits: which runs the overlap check refuses, never a number (as data.max_overlap, left out of identity);
+#: - every task at git c53501e → today (issue 35): the identity ignores the order of a block of imports (so sorting
+#:   imports is cosmetic; every hash moved, no code changed), and pos, srl, sst and squad read their own data keys
+#:   typed (DataOptions in their config.py, the same defaults, now in every composed config) where they wrote
+#:   ``data_cfg.get(key, default)``, and coref pops ``use_genres``, which every composed head holds, without a
+#:   fallback. tests/test_code_identity.py recomputes each key from git c53501e with that day's code_hash.
+SAME_NUMBERS: dict[str, str] = {
+    "ast:6b0841eb91ec838d": "ast:a3187b7328d5d535",  # tasks/sst, issue 34's example_key
+    # git c53501e → today, issue 35 (above)
+    "ast:b58427b2e7353bb3": "ast:ae3f0b65f5529b4c",  # tasks/coref
+    "ast:cfdf9ba9e0e50fef": "ast:8f3d53a119824ec0",  # tasks/edge_chunk
+    "ast:ce038dab22dc353f": "ast:28cf2c95e789d8f1",  # tasks/edge_coref
+    "ast:6ab59560ac08f64b": "ast:098beef51e081ae9",  # tasks/edge_dep
+    "ast:2f494c5a2cdfce35": "ast:182e9b6bfa258a85",  # tasks/edge_ner
+    "ast:d8bdfcdf9c7bf237": "ast:a7657fecefa5d364",  # tasks/edge_pos
+    "ast:4fed835270e72da5": "ast:9961a79cc8f12629",  # tasks/edge_srl
+    "ast:7d823cc813fcbb83": "ast:72110faaf87f9e68",  # tasks/ner
+    "ast:813c6ef5c2d42c04": "ast:337868f8475f0870",  # tasks/pos
+    "ast:7693022e1cf244c2": "ast:7dd1c7c413ce14d6",  # tasks/snli
+    "ast:f43fa74c1e1217e2": "ast:e41630e993e456b9",  # tasks/squad
+    "ast:d373bfff1350ed2c": "ast:befa330b98c1e479",  # tasks/srl
+    "ast:a3187b7328d5d535": "ast:92b4d251ffa75e09",  # tasks/sst
+    "ast:5bf96ebfecba8592": "ast:a257d0ef1081d820",  # tests/tiny_task
+}
+
+
+def task_code_dir(task_package: str) -> Path:
+    """The directory of a task package (``elmo_bench.tasks.ner`` → .../tasks/ner), found without importing it."""
+    spec = importlib.util.find_spec(task_package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError(f"task package {task_package!r} not found")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
+    first = body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        return body[1:] or [ast.Pass()]
+    return body
+
+
+def _one_per_name(statement: ast.Import | ast.ImportFrom) -> list[ast.stmt]:
+    """``from a import b, c`` → ``from a import b`` and ``from a import c`` (likewise ``import a, b``)."""
+    if isinstance(statement, ast.Import):
+        return [ast.Import(names=[alias]) for alias in statement.names]
+    return [ast.ImportFrom(module=statement.module, names=[alias], level=statement.level)
+            for alias in statement.names]
+
+
+def _imports_in_one_order(body: list[ast.stmt]) -> list[ast.stmt]:
+    """Each run of consecutive import statements as one import per name, sorted and without repeats: how a
+    linter orders, groups or merges them never shows."""
+    out: list[ast.stmt] = []
+    run: dict[str, ast.stmt] = {}
+    for statement in [*body, None]:
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            run.update({ast.dump(one): one for one in _one_per_name(statement)})
+            continue
+        out.extend(run[key] for key in sorted(run))
+        run = {}
+        if statement is not None:
+            out.append(statement)
+    return out
+
+
+def behaviour(source: str) -> str:
+    """What of a module's source can change a number: its AST without docstrings (module, class and function
+    ones), without positions, and with each block of imports in one order. Formatting, comments, docstrings and
+    the order of imports leave it unchanged; any change of code does not (a changed constant, call or branch, an
+    import added or removed gives another dump)."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if not (isinstance(body, list) and body and isinstance(body[0], ast.stmt)):
+                continue
+            if field == "body" and isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                                      ast.AsyncFunctionDef)):
+                body = _without_docstring(body)
+            setattr(node, field, _imports_in_one_order(body))
+    return ast.dump(tree, annotate_fields=False, include_attributes=False)
+
+
+def code_hash(root: Path) -> str:
+    """``CODE_PREFIX`` + sha256 of the behaviour of every ``.py`` file below ``root`` but the task's declaration
+    (``DECLARATION_FILE``: types, defaults that the composed config carries, ranges and the paper's numbers)."""
+    digest = hashlib.sha256()
+    for source in sorted(root.rglob("*.py")):
+        if source.relative_to(root) == Path(DECLARATION_FILE):
+            continue
+        text = behaviour(source.read_text(encoding="utf-8"))
+        digest.update(str(source.relative_to(root)).encode() + b"\0" + text.encode())
+    return CODE_PREFIX + digest.hexdigest()[:16]
+
+
+def source_bytes_hash(root: Path) -> str:
+    """The task-code hash of run directories made before ``code_hash`` (sha256 of the files' bytes): still
+    accepted for them while the code is byte for byte what they ran (``legacy_code_matches``)."""
+    digest = hashlib.sha256()
+    for source in sorted(root.rglob("*.py")):
+        digest.update(str(source.relative_to(root)).encode() + b"\0" + source.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def task_code_hash(task_package: str) -> str:
+    """The code identity of a task package (``elmo_bench.tasks.ner``): a changed head or metric is a new run, a
+    reformatted file or a fixed comment is not."""
+    return code_hash(task_code_dir(task_package))
+
+
+def successors(recorded: str) -> list[str]:
+    """The code identities that give the numbers of ``recorded`` (itself first), through ``LEGACY_CODE`` and
+    ``SAME_NUMBERS``."""
+    chain = [recorded]
+    while (after := LEGACY_CODE.get(chain[-1]) or SAME_NUMBERS.get(chain[-1])) is not None and after not in chain:
+        chain.append(after)
+    return chain
+
+
+def legacy_code_matches(stored: Mapping[str, Any], current: Mapping[str, Any], code_dir: Path | None) -> bool:
+    """A stored ``code.task`` other than today's made by code that gives the numbers of the task's code now
+    (``successors``), or a bytes hash of code byte for byte the code now: it resumes and skips as before."""
+    old, new = stored.get("code.task"), current.get("code.task")
+    if not (isinstance(old, str) and isinstance(new, str) and old != new):
+        return False
+    if new in successors(old):
+        return True
+    return not old.startswith(CODE_PREFIX) and code_dir is not None and old == source_bytes_hash(code_dir)
