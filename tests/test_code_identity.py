@@ -89,15 +89,21 @@ def test_a_run_directory_with_the_earlier_code_identity_still_skips(tmp_path, mo
 TINY_AT_A076744 = "9823499ed8b843fb"
 
 
+#: what a run of the tiny task recorded as code.task at git c53501e (that day's code_hash: imports in file order)
+TINY_AT_C53501E = "ast:5bf96ebfecba8592"
+
+
 @needs_fixtures
-def test_a_run_directory_made_before_the_declarations_still_skips(tmp_path, monkeypatch):
-    """The run directory as main wrote it (code.task = the bytes hash of that day's tiny task, which lacked
-    config.py): the task behaves the same, so it skips (LEGACY_CODE)."""
+@pytest.mark.parametrize("recorded", [TINY_AT_A076744, TINY_AT_C53501E])
+def test_a_run_directory_of_an_earlier_tiny_task_still_skips(tmp_path, monkeypatch, recorded):
+    """The run directory as main wrote it at a076744 (code.task = the bytes hash of that day's tiny task, which
+    lacked config.py: LEGACY_CODE) or at c53501e (that day's code_hash: SAME_NUMBERS): the task gives the same
+    numbers, so it skips."""
     monkeypatch.setitem(registered(), "tiny", TINY)
     run_dir = tmp_path / "run"
     first = run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1")), run_dir)
     record = json.loads((run_dir / RUN_FILE).read_text())
-    record["identity"]["code.task"] = TINY_AT_A076744
+    record["identity"]["code.task"] = recorded
     (run_dir / RUN_FILE).write_text(json.dumps(record))
     stamp = (run_dir / "results.json").stat().st_mtime_ns
     assert run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1")), run_dir)["metrics"] == first["metrics"]
@@ -187,17 +193,3 @@ def test_each_task_at_c53501e_reaches_its_code_today(tmp_path):
         today = REPO / "tests" / "tiny_task" if package.name == "tiny_task" else REPO / "tasks" / package.name
         assert successors(old_hash(package))[-1] == code_hash(today), package.name
     assert set(SAME_NUMBERS) == {old_hash(p) for p in packages} | {"ast:6b0841eb91ec838d"}
-
-
-@needs_fixtures
-def test_a_run_directory_of_the_code_at_c53501e_still_skips(tmp_path, monkeypatch):
-    """The tiny task's run as git c53501e recorded it (that day's code_hash, imports in file order): it skips."""
-    monkeypatch.setitem(registered(), "tiny", TINY)
-    run_dir = tmp_path / "run"
-    first = run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1")), run_dir)
-    record = json.loads((run_dir / RUN_FILE).read_text())
-    record["identity"]["code.task"] = "ast:5bf96ebfecba8592"   # tests/tiny_task at c53501e
-    (run_dir / RUN_FILE).write_text(json.dumps(record))
-    stamp = (run_dir / "results.json").stat().st_mtime_ns
-    assert run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1")), run_dir)["metrics"] == first["metrics"]
-    assert (run_dir / "results.json").stat().st_mtime_ns == stamp

@@ -9,7 +9,7 @@ ConfigStore, each taken first by the config it types, so a YAML file only overri
 * ``trainer/schema``: TrainerConfig's fields, null (null: the task's own setting, elmo_bench.engine.trainer_config),
   and EpochScaling's with their defaults; conf/trainer/default.yaml takes it first.
 * ``mix/schema``: ElmoSettings' fields under their config keys, null (each conf/mix option sets its values).
-* ``task_schema/<name>``: the task's ``name``, ``default_data``, ``head`` (its ``HeadConfig``, tasks/<name>/config.py,
+* ``task_schema/<name>``: the task's ``name`` (its declaration's), ``default_data``, ``head`` (its ``HeadConfig``, tasks/<name>/config.py,
   with the CPU-sized defaults) and its ``elmo`` and ``trainer`` blocks typed key by key; conf/task/<name>.yaml
   takes it first (``/task_schema/<name>@_here_``) and sets no head value; ``head=paper`` and ``budget=cpu``
   override. A head preset may add keys (HeadConfig.PRESET_ONLY, left out here): the head node is open to new keys.
@@ -129,12 +129,13 @@ def block_schema(keys: Sequence[str], hints: Mapping[str, Any]) -> DictConfig:
                              for key in keys})
 
 
-def task_schema(cls: type, task_yaml: Mapping[str, Any]) -> DictConfig:
-    """A task option, in conf/task/<name>.yaml's order: ``name``, ``default_data``, ``head`` (the task's
-    HeadConfig), then its ``elmo`` and ``trainer`` blocks typed key by key (block_schema)."""
+def task_schema(name: str, cls: type, task_yaml: Mapping[str, Any]) -> DictConfig:
+    """A task option, in conf/task/<name>.yaml's order: ``name`` (the declared one: the YAML does not repeat it),
+    ``default_data`` (the YAML's), ``head`` (the task's HeadConfig), then its ``elmo`` and ``trainer`` blocks typed
+    key by key (block_schema)."""
     elmo_hints = {CONFIG_KEY.get(name, name): hint for name, hint in typing.get_type_hints(ElmoSettings).items()}
     trainer_hints = typing.get_type_hints(TrainerConfig)
-    node: dict[str, Any] = {"name": StringNode(None, is_optional=True),
+    node: dict[str, Any] = {"name": StringNode(name, is_optional=True),
                             "default_data": StringNode(None, is_optional=True), "head": head_schema(cls)}
     for block, hints in (("elmo", elmo_hints), ("trainer", trainer_hints)):
         if isinstance(task_yaml.get(block), Mapping):
@@ -202,4 +203,4 @@ def register_schemas() -> None:
                                       package_dir(declared) / "conf" / "task" / f"{task}.yaml") if p.is_file()), None)
         if cls is not None and yaml_path is not None:
             task_yaml = OmegaConf.to_container(OmegaConf.load(yaml_path))
-            store.store(group="task_schema", name=task, node=task_schema(cls, task_yaml))
+            store.store(group="task_schema", name=task, node=task_schema(task, cls, task_yaml))
