@@ -2,7 +2,7 @@
 
 A task lives in ``tasks/<name>/`` (reader.py, model.py, metric.py, task.py) and declares itself in its torch-free
 ``config.py`` (``TASK = TaskDeclaration(name, ".task:Class", ...)``, found by elmo_bench.tasks.registry; the task
-schema gives the composed ``task.name`` that name, and ``Task.name`` states it again, a test holds them equal). The engine (run.py / elmo_bench.engine.experiment / elmo_bench.engine.loop) only calls the methods below.
+schema gives the composed ``task.name`` that name, and ``Task.name`` states it again: tests/test_one_shape.py holds them equal). The engine (run.py / elmo_bench.engine.experiment / elmo_bench.engine.loop) only calls the methods below.
 
 Data flow for one batch (an elmo_bench.data.batch.Batch; shapes in brackets), per text field f:
 

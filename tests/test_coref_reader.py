@@ -9,6 +9,7 @@ from elmo_bench.base.errors import DataError
 from elmo_bench.tasks.registry import registered
 from elmo_bench.tasks.coref.reader import iter_documents, litbank_eval_documents, read_path
 from elmo_bench.tasks.coref.task import CorefTask
+from tests.config_snapshot import composed
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 LITBANK = DATA / "coref" / "litbank"
@@ -108,5 +109,5 @@ def test_litbank_config_resolves_to_the_fold_files() -> None:
     data = OmegaConf.to_container(cfg.data, resolve=True)
     splits = CorefTask().read(data)
     assert {k: len(v) for k, v in splits.items()} == {"train": 80, "dev": 10, "test": 10}
-    declared = registered()[OmegaConf.load(repo / "conf/task/coref.yaml").name]
+    declared = registered()[composed(["task=coref"])["task"]["name"]]
     assert declared.resolved_target() == "elmo_bench.tasks.coref.task:CorefTask"

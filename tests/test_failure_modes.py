@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from omegaconf import OmegaConf
 
 from elmo_bench.commands.main import COMMANDS, main
 from elmo_bench.base.errors import ConfigError, DataError
 from elmo_bench.data.textio import open_text
+from tests.config_snapshot import composed
 from tests.conftest import REPO
 
 SAMPLES = REPO / "tasks" / "ner" / "samples"
@@ -172,7 +172,7 @@ def test_a_squad_answer_that_disagrees_with_its_offsets_is_refused(tmp_path):
     with pytest.raises(DataError, match=rf"^{path}: question id q-bad: answer 'hunt at night' disagrees with its "
                                         r"offsets \(the context at answer_start 19 reads ' hunt at nigh'\)"):
         SquadTask().read({"source": "local", "train": str(path), "answer_offsets": "refuse"})
-    assert OmegaConf.load(REPO / "conf" / "config.yaml").data.answer_offsets == "refuse"  # what runs use
+    assert composed(["task=squad"])["data"]["answer_offsets"] == "refuse"  # what runs use (tasks/squad/config.py)
 
 
 def test_weights_without_a_checksum_file_warn_that_integrity_was_not_checked(tmp_path, caplog):

@@ -15,6 +15,7 @@ from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import load_task, run_experiment
 from elmo_bench.modules.elmo import Elmo
 from elmo_bench.records.run_record import RunRecord
+from tests.config_snapshot import composed
 from tests.conftest import REPO, needs_fixtures
 from tests.engine_helpers import TINY, compose_run
 
@@ -82,7 +83,8 @@ def test_the_registry_is_the_only_one():
     assert names == set(registered())
     for name in names:
         task_cfg = OmegaConf.load(REPO / "conf" / "task" / f"{name}.yaml")
-        assert task_cfg.name == name and "target" not in task_cfg
+        assert "name" not in task_cfg and "target" not in task_cfg   # the name: the declaration's (task_schema)
+        assert composed([f"task={name}"])["task"]["name"] == name
         assert load_task(name).name == name
 
 

@@ -12,6 +12,7 @@ from elmo_bench.tasks.srl.spans import bio_to_spans, brackets_to_spans, spans_to
 from elmo_bench.tasks.srl.reader import read_conll05_split, read_conll2012_srl, read_props_blocks
 from elmo_bench.tasks.srl.task import SrlTask, props_text
 from elmo_bench.tasks.srl.metric import read_props, score_sentences
+from tests.config_snapshot import composed
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 CONLL05 = DATA / "srl" / "conll05st-release"
@@ -162,5 +163,5 @@ def test_conll2005_config_reads_dev() -> None:
     data = {**data, "train": None, "test": None, "test_brown": None}
     splits = SrlTask().read(data)
     assert {k: len(v) for k, v in splits.items()} == {"dev": 3248}
-    declared = registered()[OmegaConf.load(repo / "conf/task/srl.yaml").name]
+    declared = registered()[composed(["task=srl"])["task"]["name"]]
     assert declared.resolved_target() == "elmo_bench.tasks.srl.task:SrlTask"

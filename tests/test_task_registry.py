@@ -38,11 +38,3 @@ def test_an_unknown_task_is_one_line_naming_the_known_ones():
     with pytest.raises(ConfigError, match=r"'nosuch' is not a registered task; expected one of \['coref', 'edge_chunk'"):
         registry.declaration("nosuch")
 
-
-def test_each_task_class_names_itself_as_its_declaration_does():
-    """The name is declared once for composition (task_schema gives ``task.name``, the YAML does not repeat it);
-    ``Task.name`` (messages, cache names) must say the same."""
-    from elmo_bench.engine.experiment import load_task
-
-    for name in registry.registered():
-        assert load_task(name).name == name

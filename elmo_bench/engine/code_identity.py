@@ -40,12 +40,12 @@ LEGACY_CODE: dict[str, str] = {
 #: - every task at git c53501e → today (issue 35): the identity ignores the order of a block of imports (so sorting
 #:   imports is cosmetic; every hash moved, no code changed), and pos, srl, sst and squad read their own data keys
 #:   typed (DataOptions in their config.py, the same defaults, now in every composed config) where they wrote
-#:   ``data_cfg.get(key, default)``, and coref pops ``use_genres``, which every composed head holds, without a
-#:   fallback. tests/test_code_identity.py recomputes each key from git c53501e with that day's code_hash.
+#:   ``data_cfg.get(key, default)``, and coref pops ``use_genres`` with None for absent (falsy, as False was; every
+#:   composed head holds the key). tests/test_code_identity.py recomputes each key from git c53501e with that day's code_hash.
 SAME_NUMBERS: dict[str, str] = {
     "ast:6b0841eb91ec838d": "ast:a3187b7328d5d535",  # tasks/sst, issue 34's example_key
     # git c53501e → today, issue 35 (above)
-    "ast:b58427b2e7353bb3": "ast:ae3f0b65f5529b4c",  # tasks/coref
+    "ast:b58427b2e7353bb3": "ast:321c89a7a23d6ade",  # tasks/coref
     "ast:cfdf9ba9e0e50fef": "ast:8f3d53a119824ec0",  # tasks/edge_chunk
     "ast:ce038dab22dc353f": "ast:28cf2c95e789d8f1",  # tasks/edge_coref
     "ast:6ab59560ac08f64b": "ast:098beef51e081ae9",  # tasks/edge_dep

@@ -81,7 +81,7 @@ class CorefTask(Task):
         if elmo_output_dim:
             raise ValueError("coref uses ELMo at the input only; set elmo.placement: input")
         cfg = dict(head_cfg)
-        if cfg.pop("use_genres"):
+        if cfg.pop("use_genres", None):   # absent (a head built by hand): no genres
             cfg["n_genres"] = max(1, len(self.genres))
         return CorefHead(input_dim=input_dims["tokens"], **cfg)
 
