@@ -55,14 +55,18 @@ def _plain(hint: Any) -> type:
     return hint
 
 
-def _typed_value(kind: Any, value: Any = None) -> Any:
-    """A nullable node of ``kind`` (bool, int, float, str or ``list[int]``-like: a typed list whose reference type
-    refuses a non-list at composition) holding ``value`` (None: null; a list: its items)."""
-    if typing.get_origin(kind) is list:
+def _typed_value(kind: Any, value: Any = None, optional: bool = True) -> Any:
+    """A node of ``kind`` (bool, int, float, str, or ``list[int]`` / ``tuple[int, ...]`` / ``tuple[tuple[int, int],
+    ...]``-like: a typed list whose reference type refuses a non-list at composition, a pair becoming a list of ints)
+    holding ``value`` (None: null; a list: its items), null allowed when ``optional``."""
+    if typing.get_origin(kind) in (list, tuple):
         item = typing.get_args(kind)[0]
-        ref_type = Optional[List[item]]  # type: ignore[valid-type]
-        return ListConfig(list(value or []), element_type=item, is_optional=True, ref_type=ref_type)
-    return _NODES[kind](value, is_optional=True)
+        if typing.get_origin(item) in (list, tuple):
+            item = List[typing.get_args(item)[0]]  # type: ignore[misc]
+        ref_type = Optional[List[item]] if optional else List[item]  # type: ignore[valid-type]
+        content = [list(entry) if isinstance(entry, tuple) else entry for entry in value or []]
+        return ListConfig(content, element_type=item, is_optional=optional, ref_type=ref_type)
+    return _NODES[kind](value, is_optional=optional)
 
 
 def typed_node(kinds: Mapping[str, Any], values: Mapping[str, Any] | None = None) -> DictConfig:
@@ -70,13 +74,25 @@ def typed_node(kinds: Mapping[str, Any], values: Mapping[str, Any] | None = None
     return OmegaConf.create({key: _typed_value(kind, (values or {}).get(key)) for key, kind in kinds.items()})
 
 
-def defaults_node(cls: type, skip: Sequence[str] = ()) -> DictConfig:
-    """Dataclass ``cls``'s fields in order (but ``skip``), typed, each holding its default (none: null)."""
+def _field_node(spec: dataclasses.Field, hint: Any, nullable: bool) -> Any:
+    """One field as a node holding its default (none: null): a nested dataclass is a group of its own fields, a
+    tuple of paths (``path`` metadata) an untyped list (one path or several: the command has always taken both)."""
+    kind = _plain(hint)
+    if dataclasses.is_dataclass(kind):
+        return defaults_node(kind, nullable=nullable)
+    default = default_of(spec)
+    default = None if default is dataclasses.MISSING else default
+    if spec.metadata.get("path") and typing.get_origin(kind) is tuple:
+        return list(default)
+    return _typed_value(kind, default, nullable or kind is not hint)
+
+
+def defaults_node(cls: type, skip: Sequence[str] = (), nullable: bool = True) -> DictConfig:
+    """Dataclass ``cls``'s fields in order (but ``skip``), typed, each holding its default. ``nullable``: every key
+    takes null (the run groups, where null is "not set"); else only a field typed ``X | None`` does (pretrain)."""
     hints = typing.get_type_hints(cls)
-    specs = [spec for spec in dataclasses.fields(cls) if spec.name not in skip]
-    values = {spec.name: default_of(spec) for spec in specs}
-    return typed_node({spec.name: _plain(hints[spec.name]) for spec in specs},
-                      {key: None if value is dataclasses.MISSING else value for key, value in values.items()})
+    return OmegaConf.create({spec.name: _field_node(spec, hints[spec.name], nullable)
+                             for spec in dataclasses.fields(cls) if spec.name not in skip})
 
 
 def trainer_schema() -> DictConfig:
@@ -138,37 +154,9 @@ def task_schema(cls: type, task_yaml: Mapping[str, Any]) -> DictConfig:
     return OmegaConf.create(node)
 
 
-def _default_value(kind: Any, optional: bool, default: Any, untyped_list: bool = False) -> Any:
-    """A node of ``kind`` holding ``default``: a scalar node, a typed list (a list of pairs too), a nested group."""
-    if dataclasses.is_dataclass(kind):
-        return nested_defaults_node(kind)
-    if typing.get_origin(kind) is tuple:
-        content = [list(item) if isinstance(item, tuple) else item for item in default]
-        if untyped_list:  # one path or a list of paths: the command has always taken both
-            return content
-        item = typing.get_args(kind)[0]
-        item = List[typing.get_args(item)[0]] if typing.get_origin(item) is tuple else item  # type: ignore[misc]
-        ref_type = Optional[List[item]] if optional else List[item]  # type: ignore[valid-type]
-        return ListConfig(content, element_type=item, is_optional=optional, ref_type=ref_type)
-    return _NODES[kind](default, is_optional=optional)
-
-
-def nested_defaults_node(cls: type) -> DictConfig:
-    """Dataclass ``cls`` with nested groups and tuple lists (the pretrain group) as a config node: its fields in order,
-    typed, holding their defaults (a field whose
-    metadata says ``path`` and whose type is a tuple stays an untyped list: one path or several)."""
-    hints = typing.get_type_hints(cls)
-    node: dict[str, Any] = {}
-    for spec in dataclasses.fields(cls):
-        kind = _plain(hints[spec.name])
-        optional = kind is not hints[spec.name]
-        node[spec.name] = _default_value(kind, optional, spec.default, bool(spec.metadata.get("path")))
-    return OmegaConf.create(node)
-
-
 def pretrain_schema() -> DictConfig:
     """The ``pretrain`` group: PretrainConfig's fields with their defaults (the presets only override)."""
-    return nested_defaults_node(PretrainConfig)
+    return defaults_node(PretrainConfig, nullable=False)
 
 
 def register_pretrain_schema() -> None:
