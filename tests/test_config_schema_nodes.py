@@ -1,7 +1,7 @@
 """The ConfigStore nodes config_schema generates from the dataclasses (issue 35): each one's keys in field order, its
 values the dataclass's defaults (int stays int, float float), each node typed as its field's hint says, and a wrong
 type refused when it is merged, which is how it fails at composition. The flat groups (runtime, the trainer's epoch
-scaling, the run-wide data keys, each head) accept null everywhere; the pretrain group (nested ``model``, lists of
+scaling, the run-wide data keys, each head, the embedder and logger groups) accept null everywhere; the pretrain group (nested ``model``, lists of
 pairs, path lists) and bilm=adapted's recipe accept null only where the field's type says ``| None``.
 
 The expectations are derived here from the dataclasses, independently of the generator; they held for the two
@@ -23,7 +23,7 @@ from elmo_bench.base.ranges import default_of
 from elmo_bench.data.data_config import DataConfig
 from elmo_bench.engine import config_schema
 from elmo_bench.engine.head_configs import head_config
-from elmo_bench.engine.run_config import Runtime
+from elmo_bench.engine.run_config import Embedder, Logger, Runtime
 from elmo_bench.engine.trainer_config import EpochScaling, TrainerConfig
 from elmo_bench.pretrain.pretrain_config import PretrainConfig, PretrainModel
 from elmo_bench.tasks.registry import registered
@@ -76,6 +76,8 @@ def _run_wide_skip() -> tuple[str, ...]:
 #: name → (the node, the dataclass, fields left out, every key nullable, the expected values)
 NODES: dict[str, tuple] = {
     "runtime_schema": (config_schema.runtime_schema, Runtime, (), True, lambda: _expected_values(Runtime)),
+    "embedder_schema": (config_schema.embedder_schema, Embedder, (), True, lambda: _expected_values(Embedder)),
+    "logger_schema": (config_schema.logger_schema, Logger, (), True, lambda: _expected_values(Logger)),
     "data_defaults": (config_schema.data_defaults, DataConfig, _run_wide_skip(), True,
                       lambda: _expected_values(DataConfig, _run_wide_skip())),
     "pretrain_schema": (config_schema.pretrain_schema, PretrainConfig, (), False,
@@ -168,7 +170,7 @@ def test_a_wrong_type_is_refused_when_merged(name):
             with pytest.raises(ValidationError):
                 OmegaConf.merge(node, _nested(key, value))
             refused += 1
-    assert refused >= 1
+    assert refused or all(type(child) is StringNode for _, child in _leaves(node))  # a str takes any word
 
 
 def _nested(key: str, value: Any) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from elmo_bench.base.paths import CONF_DIR
 from elmo_bench.base.ranges import default_of
 from elmo_bench.data.data_config import DataConfig
 from elmo_bench.engine.head_configs import head_config
-from elmo_bench.engine.run_config import Runtime
+from elmo_bench.engine.run_config import Embedder, Logger, Runtime
 from elmo_bench.engine.trainer_config import EpochScaling, TrainerConfig
 from elmo_bench.pretrain.pretrain_config import PretrainConfig
 from elmo_bench.records.elmo_settings import CONFIG_KEY, ElmoSettings
@@ -108,6 +108,17 @@ def runtime_schema() -> DictConfig:
     return defaults_node(Runtime)
 
 
+def embedder_schema() -> DictConfig:
+    """The ``embedder`` group: Embedder's fields with their defaults, in its order (``name``, ``glove``, ``elmo``
+    null: each option sets them)."""
+    return defaults_node(Embedder)
+
+
+def logger_schema() -> DictConfig:
+    """The ``logger`` group: Logger's fields with their defaults (``mode`` null: each option sets it)."""
+    return defaults_node(Logger)
+
+
 def mix_schema() -> DictConfig:
     """The ``mix`` group: ElmoSettings' fields under their config keys (``lambda``, ``layer``) + ``name``."""
     hints = {CONFIG_KEY.get(name, name): _plain(hint) for name, hint in typing.get_type_hints(ElmoSettings).items()}
@@ -175,6 +186,8 @@ def register_schemas() -> None:
     store.store(name="runtime_schema", node=runtime_schema())
     store.store(group="trainer", name="schema", node=trainer_schema())
     store.store(group="mix", name="schema", node=mix_schema())
+    store.store(group="embedder", name="schema", node=embedder_schema())
+    store.store(group="logger", name="schema", node=logger_schema())
     store.store(group="data", name="schema", node=data_schema())
     store.store(group="data_defaults", name="common", node=data_defaults())
     register_pretrain_schema()
