@@ -25,6 +25,7 @@ from elmo_bench.engine import config_schema
 from elmo_bench.engine.head_configs import head_config
 from elmo_bench.engine.run_config import Embedder, Logger, Runtime
 from elmo_bench.engine.trainer_config import EpochScaling, TrainerConfig
+from elmo_bench.pretrain.adapted_recipe import AdaptedRecipe
 from elmo_bench.pretrain.pretrain_config import PretrainConfig, PretrainModel
 from elmo_bench.tasks.registry import registered
 
@@ -82,6 +83,7 @@ NODES: dict[str, tuple] = {
                       lambda: _expected_values(DataConfig, _run_wide_skip())),
     "pretrain_schema": (config_schema.pretrain_schema, PretrainConfig, (), False,
                         lambda: _expected_values(PretrainConfig)),
+    "recipe_schema": (config_schema.recipe_schema, AdaptedRecipe, (), False, lambda: _expected_values(AdaptedRecipe)),
     **{f"head_schema/{task}": (lambda task=task: config_schema.head_schema(head_config(task)), head_config(task),
                                _preset_only(head_config(task)), True,
                                lambda task=task: _expected_values(head_config(task), _preset_only(head_config(task))))

@@ -9,6 +9,13 @@ ConfigStore, each taken first by the config it types, so a YAML file only overri
 * ``trainer/schema``: TrainerConfig's fields, null (null: the task's own setting, elmo_bench.engine.trainer_config),
   and EpochScaling's with their defaults; conf/trainer/default.yaml takes it first.
 * ``mix/schema``: ElmoSettings' fields under their config keys, null (each conf/mix option sets its values).
+* ``embedder/schema``, ``logger/schema``: elmo_bench.engine.run_config.Embedder's and Logger's fields with their
+  defaults; each conf/embedder option takes it first and sets its ``name``, ``glove`` and ``elmo``, each conf/logger
+  option its ``mode``.
+* ``bilm_schema/recipe``: bilm=adapted's recipe, elmo_bench.pretrain.adapted_recipe.AdaptedRecipe's fields and
+  defaults; conf/bilm/adapted.yaml places it at ``bilm.recipe`` (``/bilm_schema/recipe@recipe``, after ``_self_``,
+  so ``recipe`` stays the group's last key).
+* ``pretrain/schema``: PretrainConfig's fields with their defaults, ``model`` a nested group (the presets override).
 * ``task_schema/<name>``: the task's ``name``, ``default_data``, ``head`` (its ``HeadConfig``, tasks/<name>/config.py,
   with the CPU-sized defaults) and its ``elmo`` and ``trainer`` blocks typed key by key; conf/task/<name>.yaml
   takes it first (``/task_schema/<name>@_here_``) and sets no head value; ``head=paper`` and ``budget=cpu``
@@ -21,8 +28,12 @@ fails at composition). The run-wide ones no dataset file sets (``DataConfig.RUN_
 max_overlap) are ``data_defaults/common``, typed and holding DataConfig's defaults, which conf/config.yaml merges
 over every dataset (``data_defaults@data: common``): their values are written once, in the dataclass.
 
-Every key is nullable. A schema's keys come in its dataclass's field order, which is the composed config's order,
-so the resolved config (run identity, results.json) is what it was when the YAML files held the values.
+One generator, :func:`defaults_node`, makes every node that holds a dataclass's defaults (the all-null and ``???``
+shells above are typed from the same hints): its fields in order, typed, each holding its default (a nested dataclass a group of its own, a tuple a typed list, a tuple of pairs a list of int lists, a
+tuple of paths an untyped list). In the run groups every key is nullable (null: "not set", the task's value); in the
+pretrain group and the recipe only a field typed ``X | None`` is. A schema's keys come in its dataclass's field
+order, which is the composed config's order, so the resolved config (run identity, results.json) is what it was
+when the YAML files held the values.
 """
 from __future__ import annotations
 
@@ -39,6 +50,7 @@ from elmo_bench.data.data_config import DataConfig
 from elmo_bench.engine.head_configs import head_config
 from elmo_bench.engine.run_config import Embedder, Logger, Runtime
 from elmo_bench.engine.trainer_config import EpochScaling, TrainerConfig
+from elmo_bench.pretrain.adapted_recipe import AdaptedRecipe
 from elmo_bench.pretrain.pretrain_config import PretrainConfig
 from elmo_bench.records.elmo_settings import CONFIG_KEY, ElmoSettings
 from elmo_bench.tasks.registry import package_dir, registered
@@ -170,6 +182,11 @@ def pretrain_schema() -> DictConfig:
     return defaults_node(PretrainConfig, nullable=False)
 
 
+def recipe_schema() -> DictConfig:
+    """bilm=adapted's ``recipe``: AdaptedRecipe's fields with their defaults, null only where its types allow."""
+    return defaults_node(AdaptedRecipe, nullable=False)
+
+
 def register_pretrain_schema() -> None:
     """``pretrain/schema`` in Hydra's ConfigStore (idempotent): conf/pretrain/*.yaml take it first."""
     from hydra.core.config_store import ConfigStore
@@ -178,8 +195,9 @@ def register_pretrain_schema() -> None:
 
 
 def register_schemas() -> None:
-    """``runtime_schema``, ``trainer/schema``, ``mix/schema``, ``data/schema``, ``data_defaults/common``,
-    ``pretrain/schema`` and ``task_schema/<task>`` in Hydra's ConfigStore (idempotent)."""
+    """``runtime_schema``, ``trainer/schema``, ``mix/schema``, ``embedder/schema``, ``logger/schema``,
+    ``bilm_schema/recipe``, ``data/schema``, ``data_defaults/common``, ``pretrain/schema`` and
+    ``task_schema/<task>`` in Hydra's ConfigStore (idempotent)."""
     from hydra.core.config_store import ConfigStore
 
     store = ConfigStore.instance()
@@ -188,6 +206,7 @@ def register_schemas() -> None:
     store.store(group="mix", name="schema", node=mix_schema())
     store.store(group="embedder", name="schema", node=embedder_schema())
     store.store(group="logger", name="schema", node=logger_schema())
+    store.store(group="bilm_schema", name="recipe", node=recipe_schema())
     store.store(group="data", name="schema", node=data_schema())
     store.store(group="data_defaults", name="common", node=data_defaults())
     register_pretrain_schema()
