@@ -1,8 +1,9 @@
 """The ConfigStore nodes config_schema generates from the dataclasses (issue 35): each one's keys in field order, its
 values the dataclass's defaults (int stays int, float float), each node typed as its field's hint says, and a wrong
 type refused when it is merged, which is how it fails at composition. The flat groups (runtime, the trainer's epoch
-scaling, the run-wide data keys, each head, the embedder and logger groups) accept null everywhere; the pretrain group (nested ``model``, lists of
-pairs, path lists) and bilm=adapted's recipe accept null only where the field's type says ``| None``.
+scaling, the run-wide data keys, each head, the embedder and logger groups) accept null everywhere; the pretrain
+group (nested ``model``, lists of pairs, path lists) and bilm=adapted's recipe accept null only where the field's
+type says ``| None``.
 
 The expectations are derived here from the dataclasses, independently of the generator; they held for the two
 generators before they became one (defaults_node and nested_defaults_node, checked on the commit before that)."""

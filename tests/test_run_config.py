@@ -236,7 +236,8 @@ def test_a_logger_option_composes_as_before(option):
     assert OmegaConf.to_container(_compose("task=ner"), resolve=True)["logger"]["mode"] == "offline"
 
 
-@pytest.mark.parametrize("override", ["embedder.glove=maybe", "embedder.glove_trainable=sometimes", "embedder.elmo=abc"])
+@pytest.mark.parametrize("override", ["embedder.glove=maybe", "embedder.glove_trainable=sometimes",
+                                      "embedder.elmo=abc"])
 def test_a_wrong_embedder_type_fails_at_composition(override):
     from hydra.errors import ConfigCompositionException
 

@@ -29,11 +29,12 @@ max_overlap) are ``data_defaults/common``, typed and holding DataConfig's defaul
 over every dataset (``data_defaults@data: common``): their values are written once, in the dataclass.
 
 One generator, :func:`defaults_node`, makes every node that holds a dataclass's defaults (the all-null and ``???``
-shells above are typed from the same hints): its fields in order, typed, each holding its default (a nested dataclass a group of its own, a tuple a typed list, a tuple of pairs a list of int lists, a
-tuple of paths an untyped list). In the run groups every key is nullable (null: "not set", the task's value); in the
-pretrain group and the recipe only a field typed ``X | None`` is. A schema's keys come in its dataclass's field
-order, which is the composed config's order, so the resolved config (run identity, results.json) is what it was
-when the YAML files held the values.
+shells above are typed from the same hints, ``register_schemas`` stores them all): its fields in order, typed, each
+holding its default (a nested dataclass a group of its own, a tuple a typed list, a tuple of pairs a list of int
+lists, a tuple of paths an untyped list). In the run groups every key is nullable (null: "not set", the task's
+value); in the pretrain group and the recipe only a field typed ``X | None`` is. A schema's keys come in its
+dataclass's field order, which is the composed config's order, so the resolved config (run identity, results.json)
+is what it was when the YAML files held the values.
 """
 from __future__ import annotations
 
@@ -195,9 +196,8 @@ def register_pretrain_schema() -> None:
 
 
 def register_schemas() -> None:
-    """``runtime_schema``, ``trainer/schema``, ``mix/schema``, ``embedder/schema``, ``logger/schema``,
-    ``bilm_schema/recipe``, ``data/schema``, ``data_defaults/common``, ``pretrain/schema`` and
-    ``task_schema/<task>`` in Hydra's ConfigStore (idempotent)."""
+    """``runtime_schema``, ``trainer/schema``, ``mix/schema``, ``data/schema``, ``data_defaults/common``,
+    ``pretrain/schema`` and ``task_schema/<task>`` in Hydra's ConfigStore (idempotent)."""
     from hydra.core.config_store import ConfigStore
 
     store = ConfigStore.instance()
