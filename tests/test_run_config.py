@@ -173,11 +173,10 @@ def _yaml(path):
     return yaml.safe_load(path.read_text())
 
 
-def test_where_a_dataclass_and_the_yaml_both_write_a_default_they_agree():
-    """Issue 35 item 2: RunConfig's field defaults fill what an older run.json lacks. Runtime's and the epoch
-    scaling's are written once, in the dataclass (conf/config.yaml and conf/trainer/default.yaml set none of them;
-    their schemas carry them into every composed run); a group whose YAML still writes a default (embedder, logger)
-    writes the same value: a change to one side without the other fails here."""
+def test_each_default_of_the_run_parts_is_written_once_in_its_dataclass():
+    """Issue 35 item 2: RunConfig's field defaults fill what an older run.json lacks, and they are the only place
+    those defaults are written: conf/config.yaml and conf/trainer/default.yaml set none of Runtime's and the epoch
+    scaling's (their schemas carry them into every composed run)."""
     from elmo_bench.engine.trainer_config import EpochScaling
 
     root = _yaml(REPO / "conf" / "config.yaml")
@@ -189,14 +188,61 @@ def test_where_a_dataclass_and_the_yaml_both_write_a_default_they_agree():
         if spec.default is not dataclasses.MISSING:
             assert spec.name not in trainer and composed["trainer"][spec.name] == spec.default, spec.name
             assert getattr(EpochScaling(), spec.name) == spec.default, spec.name
+
+
+def _restated(values: dict, cls: type) -> list[str]:
+    """The keys of a group option that write a value equal to the dataclass's default (a second copy of it)."""
+    defaults = {spec.name: spec.default for spec in dataclasses.fields(cls) if spec.default is not dataclasses.MISSING}
+    return [key for key, value in values.items() if key in defaults and value == defaults[key]
+            and type(value) is type(defaults[key])]
+
+
+def test_the_embedder_and_logger_options_set_only_what_makes_them_that_option():
+    """Embedder's and Logger's defaults are written once, on the dataclasses: each conf/embedder and conf/logger
+    option takes its group's schema (generated from the dataclass) first and sets only the fields without a default
+    (an embedder's name, glove, elmo; a logger's mode), never a value equal to a default."""
     from elmo_bench.engine.run_config import Embedder, Logger
 
     for group, cls in (("embedder", Embedder), ("logger", Logger)):
+        required = [spec.name for spec in dataclasses.fields(cls) if spec.default is dataclasses.MISSING]
         for path in sorted((REPO / "conf" / group).glob("*.yaml")):
             values = _yaml(path)
-            for spec in dataclasses.fields(cls):
-                if spec.default is not dataclasses.MISSING:
-                    assert values[spec.name] == spec.default, (path.name, spec.name)
+            assert values.pop("defaults") == ["schema", "_self_"], path.name
+            assert set(values) <= {spec.name for spec in dataclasses.fields(cls)}, path.name
+            assert list(values) == required, path.name
+            assert not _restated(values, cls), (path.name, _restated(values, cls))
+    assert _restated({"glove_source": "kumo", "glove_path": None, "glove": True, "glove_trainable": 0}, Embedder) \
+        == ["glove_source", "glove_path"]  # the guard sees a restated default (0 is no bool False)
+
+
+EMBEDDERS = {  # the embedder group as it composed when each YAML wrote every value (tests/golden has three)
+    "glove": {"name": "glove", "glove": True, "elmo": False},
+    "elmo": {"name": "elmo", "glove": False, "elmo": True},
+    "glove_elmo": {"name": "glove_elmo", "glove": True, "elmo": True},
+}
+
+
+@pytest.mark.parametrize("option", sorted(EMBEDDERS))
+def test_an_embedder_option_composes_as_before(option):
+    group = OmegaConf.to_container(_compose("task=ner", f"embedder={option}"), resolve=True)["embedder"]
+    expected = {**EMBEDDERS[option], "glove_source": "kumo", "glove_path": None, "glove_trainable": False}
+    assert json.dumps(group) == json.dumps(expected)  # keys, order, values
+
+
+@pytest.mark.parametrize("option", ["disabled", "offline", "online"])
+def test_a_logger_option_composes_as_before(option):
+    group = OmegaConf.to_container(_compose("task=ner", f"logger={option}"), resolve=True)["logger"]
+    assert json.dumps(group) == json.dumps({"mode": option, "project": "elmo_bench"})
+    assert OmegaConf.to_container(_compose("task=ner"), resolve=True)["logger"]["mode"] == "offline"
+
+
+@pytest.mark.parametrize("override", ["embedder.glove=maybe", "embedder.glove_trainable=sometimes",
+                                      "embedder.elmo=abc"])
+def test_a_wrong_embedder_type_fails_at_composition(override):
+    from hydra.errors import ConfigCompositionException
+
+    with pytest.raises(ConfigCompositionException, match=f"Error merging override {override}"):
+        _compose("task=ner", override)
 
 
 def test_the_pretrain_check_reads_dropout_and_seed_as_the_presets_set_them():
@@ -208,7 +254,9 @@ def test_the_pretrain_check_reads_dropout_and_seed_as_the_presets_set_them():
 
     for preset in sorted((REPO / "conf" / "pretrain").glob("*.yaml")):
         assert {"dropout", "seed"} <= set(_yaml(preset)), preset.name
-    assert {"dropout", "seed"} <= set(_yaml(REPO / "conf" / "bilm" / "adapted.yaml")["recipe"])
+    from elmo_bench.pretrain.adapted_recipe import AdaptedRecipe  # bilm=adapted's recipe, its defaults written there
+
+    assert {"dropout", "seed"} <= {spec.name for spec in dataclasses.fields(AdaptedRecipe)}
     composed = compose_pretrain(["pretrain=tiny"]).mapping()
     assert PretrainConfig.of(composed).dropout == 0.0
     absent = {key: value for key, value in composed.items() if key not in ("dropout", "seed")}

@@ -9,11 +9,17 @@ ConfigStore, each taken first by the config it types, so a YAML file only overri
 * ``trainer/schema``: TrainerConfig's fields, null (null: the task's own setting, elmo_bench.engine.trainer_config),
   and EpochScaling's with their defaults; conf/trainer/default.yaml takes it first.
 * ``mix/schema``: ElmoSettings' fields under their config keys, null (each conf/mix option sets its values).
-* ``task_schema/<name>``: the task's ``name`` (its declaration's), ``default_data``, ``head`` (its ``HeadConfig``, tasks/<name>/config.py,
-  with the CPU-sized defaults) and its ``elmo`` and ``trainer`` blocks typed key by key; conf/task/<name>.yaml
+* ``embedder/schema``, ``logger/schema``: elmo_bench.engine.run_config.Embedder's and Logger's fields with their
+  defaults; each conf/embedder option takes it first and sets its ``name``, ``glove`` and ``elmo``, each conf/logger
+  option its ``mode``.
+* ``bilm_schema/recipe``: bilm=adapted's recipe, elmo_bench.pretrain.adapted_recipe.AdaptedRecipe's fields and
+  defaults; conf/bilm/adapted.yaml places it at ``bilm.recipe`` (``/bilm_schema/recipe@recipe``, after ``_self_``,
+  so ``recipe`` stays the group's last key).
+* ``pretrain/schema``: PretrainConfig's fields with their defaults, ``model`` a nested group (the presets override).
+* ``task_schema/<name>``: the task's ``name`` (its declaration's), ``default_data``, ``head`` (its ``HeadConfig``,
+  tasks/<name>/config.py, with the CPU-sized defaults) and its ``elmo`` and ``trainer`` blocks typed key by key; conf/task/<name>.yaml
   takes it first (``/task_schema/<name>@_here_``) and sets no head value; ``head=paper`` and ``budget=cpu``
   override. A head preset may add keys (HeadConfig.PRESET_ONLY, left out here): the head node is open to new keys.
-
 * ``task_data/<name>``: the task's own ``data`` keys (TaskDeclaration.data: ``format``, ``train_phrases``,
   ``answer_offsets``, ...) with their defaults; conf/config.yaml merges it under the task's dataset
   (``optional task_data@data: ${task}``, before ``data``), so a dataset file overrides it.
@@ -25,8 +31,13 @@ fails at composition). The run-wide ones no dataset file sets (``DataConfig.RUN_
 max_overlap) are ``data_defaults/common``, typed and holding DataConfig's defaults, which conf/config.yaml merges
 over every dataset (``data_defaults@data: common``): their values are written once, in the dataclass.
 
-Every key is nullable. A schema's keys come in its dataclass's field order, which is the composed config's order,
-so the resolved config (run identity, results.json) is what it was when the YAML files held the values.
+One generator, :func:`defaults_node`, makes every node that holds a dataclass's defaults (the all-null and ``???``
+shells above are typed from the same hints, ``register_schemas`` stores them all): its fields in order, typed, each
+holding its default (a nested dataclass a group of its own, a tuple a typed list, a tuple of pairs a list of int
+lists, a tuple of paths an untyped list). In the run groups every key is nullable (null: "not set", the task's
+value); in the pretrain group and the recipe only a field typed ``X | None`` is. A schema's keys come in its
+dataclass's field order, which is the composed config's order, so the resolved config (run identity, results.json)
+is what it was when the YAML files held the values.
 """
 from __future__ import annotations
 
@@ -41,8 +52,9 @@ from elmo_bench.base.paths import CONF_DIR
 from elmo_bench.base.ranges import default_of
 from elmo_bench.data.data_config import DataConfig
 from elmo_bench.engine.head_configs import head_config
-from elmo_bench.engine.run_config import Runtime
+from elmo_bench.engine.run_config import Embedder, Logger, Runtime
 from elmo_bench.engine.trainer_config import EpochScaling, TrainerConfig
+from elmo_bench.pretrain.adapted_recipe import AdaptedRecipe
 from elmo_bench.pretrain.pretrain_config import PretrainConfig
 from elmo_bench.records.elmo_settings import CONFIG_KEY, ElmoSettings
 from elmo_bench.tasks.registry import package_dir, registered
@@ -59,14 +71,18 @@ def _plain(hint: Any) -> type:
     return hint
 
 
-def _typed_value(kind: Any, value: Any = None) -> Any:
-    """A nullable node of ``kind`` (bool, int, float, str or ``list[int]``-like: a typed list whose reference type
-    refuses a non-list at composition) holding ``value`` (None: null; a list: its items)."""
-    if typing.get_origin(kind) is list:
+def _typed_value(kind: Any, value: Any = None, optional: bool = True) -> Any:
+    """A node of ``kind`` (bool, int, float, str, or ``list[int]`` / ``tuple[int, ...]`` / ``tuple[tuple[int, int],
+    ...]``-like: a typed list whose reference type refuses a non-list at composition, a pair becoming a list of ints)
+    holding ``value`` (None: null; a list: its items), null allowed when ``optional``."""
+    if typing.get_origin(kind) in (list, tuple):
         item = typing.get_args(kind)[0]
-        ref_type = Optional[List[item]]  # type: ignore[valid-type]
-        return ListConfig(list(value or []), element_type=item, is_optional=True, ref_type=ref_type)
-    return _NODES[kind](value, is_optional=True)
+        if typing.get_origin(item) in (list, tuple):
+            item = List[typing.get_args(item)[0]]  # type: ignore[misc]
+        ref_type = Optional[List[item]] if optional else List[item]  # type: ignore[valid-type]
+        content = [list(entry) if isinstance(entry, tuple) else entry for entry in value or []]
+        return ListConfig(content, element_type=item, is_optional=optional, ref_type=ref_type)
+    return _NODES[kind](value, is_optional=optional)
 
 
 def typed_node(kinds: Mapping[str, Any], values: Mapping[str, Any] | None = None) -> DictConfig:
@@ -74,13 +90,25 @@ def typed_node(kinds: Mapping[str, Any], values: Mapping[str, Any] | None = None
     return OmegaConf.create({key: _typed_value(kind, (values or {}).get(key)) for key, kind in kinds.items()})
 
 
-def defaults_node(cls: type, skip: Sequence[str] = ()) -> DictConfig:
-    """Dataclass ``cls``'s fields in order (but ``skip``), typed, each holding its default (none: null)."""
+def _field_node(spec: dataclasses.Field, hint: Any, nullable: bool) -> Any:
+    """One field as a node holding its default (none: null): a nested dataclass is a group of its own fields, a
+    tuple of paths (``path`` metadata) an untyped list (one path or several: the command has always taken both)."""
+    kind = _plain(hint)
+    if dataclasses.is_dataclass(kind):
+        return defaults_node(kind, nullable=nullable)
+    default = default_of(spec)
+    default = None if default is dataclasses.MISSING else default
+    if spec.metadata.get("path") and typing.get_origin(kind) is tuple:
+        return list(default)
+    return _typed_value(kind, default, nullable or kind is not hint)
+
+
+def defaults_node(cls: type, skip: Sequence[str] = (), nullable: bool = True) -> DictConfig:
+    """Dataclass ``cls``'s fields in order (but ``skip``), typed, each holding its default. ``nullable``: every key
+    takes null (the run groups, where null is "not set"); else only a field typed ``X | None`` does (pretrain)."""
     hints = typing.get_type_hints(cls)
-    specs = [spec for spec in dataclasses.fields(cls) if spec.name not in skip]
-    values = {spec.name: default_of(spec) for spec in specs}
-    return typed_node({spec.name: _plain(hints[spec.name]) for spec in specs},
-                      {key: None if value is dataclasses.MISSING else value for key, value in values.items()})
+    return OmegaConf.create({spec.name: _field_node(spec, hints[spec.name], nullable)
+                             for spec in dataclasses.fields(cls) if spec.name not in skip})
 
 
 def trainer_schema() -> DictConfig:
@@ -94,6 +122,17 @@ def trainer_schema() -> DictConfig:
 def runtime_schema() -> DictConfig:
     """The root's run-time keys: Runtime's fields with their defaults, in its order (conf/config.yaml's)."""
     return defaults_node(Runtime)
+
+
+def embedder_schema() -> DictConfig:
+    """The ``embedder`` group: Embedder's fields with their defaults, in its order (``name``, ``glove``, ``elmo``
+    null: each option sets them)."""
+    return defaults_node(Embedder)
+
+
+def logger_schema() -> DictConfig:
+    """The ``logger`` group: Logger's fields with their defaults (``mode`` null: each option sets it)."""
+    return defaults_node(Logger)
 
 
 def mix_schema() -> DictConfig:
@@ -143,37 +182,14 @@ def task_schema(name: str, cls: type, task_yaml: Mapping[str, Any]) -> DictConfi
     return OmegaConf.create(node)
 
 
-def _default_value(kind: Any, optional: bool, default: Any, untyped_list: bool = False) -> Any:
-    """A node of ``kind`` holding ``default``: a scalar node, a typed list (a list of pairs too), a nested group."""
-    if dataclasses.is_dataclass(kind):
-        return nested_defaults_node(kind)
-    if typing.get_origin(kind) is tuple:
-        content = [list(item) if isinstance(item, tuple) else item for item in default]
-        if untyped_list:  # one path or a list of paths: the command has always taken both
-            return content
-        item = typing.get_args(kind)[0]
-        item = List[typing.get_args(item)[0]] if typing.get_origin(item) is tuple else item  # type: ignore[misc]
-        ref_type = Optional[List[item]] if optional else List[item]  # type: ignore[valid-type]
-        return ListConfig(content, element_type=item, is_optional=optional, ref_type=ref_type)
-    return _NODES[kind](default, is_optional=optional)
-
-
-def nested_defaults_node(cls: type) -> DictConfig:
-    """Dataclass ``cls`` with nested groups and tuple lists (the pretrain group) as a config node: its fields in order,
-    typed, holding their defaults (a field whose
-    metadata says ``path`` and whose type is a tuple stays an untyped list: one path or several)."""
-    hints = typing.get_type_hints(cls)
-    node: dict[str, Any] = {}
-    for spec in dataclasses.fields(cls):
-        kind = _plain(hints[spec.name])
-        optional = kind is not hints[spec.name]
-        node[spec.name] = _default_value(kind, optional, spec.default, bool(spec.metadata.get("path")))
-    return OmegaConf.create(node)
-
-
 def pretrain_schema() -> DictConfig:
     """The ``pretrain`` group: PretrainConfig's fields with their defaults (the presets only override)."""
-    return nested_defaults_node(PretrainConfig)
+    return defaults_node(PretrainConfig, nullable=False)
+
+
+def recipe_schema() -> DictConfig:
+    """bilm=adapted's ``recipe``: AdaptedRecipe's fields with their defaults, null only where its types allow."""
+    return defaults_node(AdaptedRecipe, nullable=False)
 
 
 def register_pretrain_schema() -> None:
@@ -184,14 +200,18 @@ def register_pretrain_schema() -> None:
 
 
 def register_schemas() -> None:
-    """``runtime_schema``, ``trainer/schema``, ``mix/schema``, ``data/schema``, ``data_defaults/common``,
-    ``pretrain/schema``, ``task_schema/<task>`` and ``task_data/<task>`` in Hydra's ConfigStore (idempotent)."""
+    """``runtime_schema``, ``trainer/schema``, ``mix/schema``, ``embedder/schema``, ``logger/schema``,
+    ``bilm_schema/recipe``, ``data/schema``, ``data_defaults/common``, ``pretrain/schema``, ``task_schema/<task>``
+    and ``task_data/<task>`` in Hydra's ConfigStore (idempotent)."""
     from hydra.core.config_store import ConfigStore
 
     store = ConfigStore.instance()
     store.store(name="runtime_schema", node=runtime_schema())
     store.store(group="trainer", name="schema", node=trainer_schema())
     store.store(group="mix", name="schema", node=mix_schema())
+    store.store(group="embedder", name="schema", node=embedder_schema())
+    store.store(group="logger", name="schema", node=logger_schema())
+    store.store(group="bilm_schema", name="recipe", node=recipe_schema())
     store.store(group="data", name="schema", node=data_schema())
     store.store(group="data_defaults", name="common", node=data_defaults())
     register_pretrain_schema()

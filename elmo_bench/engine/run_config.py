@@ -185,13 +185,15 @@ class TaskPart:
 
 @dataclass(frozen=True)
 class Embedder:
-    """What the task model embeds words with: a GloVe table, ELMo mixes, or both."""
+    """What the task model embeds words with: a GloVe table, ELMo mixes, or both. The defaults are written here
+    only: the ConfigStore's ``embedder/schema`` (elmo_bench.engine.config_schema) is made from these fields, in this
+    order (the composed config's); each conf/embedder option takes it first and sets its name, glove and elmo."""
 
     name: str
     glove: bool
     elmo: bool
-    glove_source: str = "kumo"        # kumo (GloVe 6B 50d from PyPI) | file (glove_path)
-    glove_path: str | None = None
+    glove_source: str = "kumo"        # kumo (offline GloVe 6B 50d from PyPI) | file (glove_path, e.g.
+    glove_path: str | None = None     # glove.840B.300d.txt; experiment=paper_table1 sets both)
     glove_trainable: bool = False
 
 
@@ -250,7 +252,8 @@ class Paths:
 
 @dataclass(frozen=True)
 class Logger:
-    """The ``logger`` group (wandb): offline by default (conf/config.yaml)."""
+    """The ``logger`` group (wandb): offline by default (conf/config.yaml). Its defaults are written here only, as
+    Embedder's: ``logger/schema`` is made from these fields and each conf/logger option sets its ``mode``."""
 
     mode: str                         # disabled | offline | online
     project: str = "elmo_bench"

@@ -23,14 +23,14 @@ from elmo_bench.base.atomic import apply_umask, owned_temp_dir, remove_stale
 from elmo_bench.base.errors import DataError
 from elmo_bench.bilm.weights import bilm_identity
 from elmo_bench.encoders.cache import cache_directory, stream_hash
+from elmo_bench.pretrain.adapted_recipe import AdaptedRecipe
 from elmo_bench.pretrain.finetune import finetune
 from elmo_bench.pretrain.perplexity import evaluate, load_lm
 from elmo_bench.pretrain.pretrain_config import PretrainConfig
 
-#: The default recipe: bilm-tf's training settings, one epoch of the task's text (the paper's Table 7).
-DEFAULT_RECIPE: dict[str, Any] = {"epochs": 1, "batch_size": 64, "unroll_steps": 20, "num_sampled": 1024,
-                                  "dropout": 0.1, "optimizer": "adagrad", "lr": 0.2, "initial_accumulator": 1.0,
-                                  "grad_clip": 10.0, "seed": 0, "threads": 1}
+#: The default recipe: bilm-tf's training settings, one epoch of the task's text (the paper's Table 7), written once
+#: on AdaptedRecipe (elmo_bench/pretrain/adapted_recipe.py), which conf/bilm/adapted.yaml's ``recipe`` is made from.
+DEFAULT_RECIPE: dict[str, Any] = AdaptedRecipe().mapping()
 
 
 @dataclass(frozen=True)
