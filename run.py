@@ -23,11 +23,11 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
+from elmo_bench.commands.guard import debug_requested, exit_cleanly_on_sigterm, guarded, report_hydra_errors
 from elmo_bench.commands.hydra_records import HydraRecord
 from elmo_bench.commands.hydra_setup import forced_base, register_resolvers
 from elmo_bench.commands.main_args import main_args
 from elmo_bench.commands.sweep_check import check_sweep
-from elmo_bench.commands.guard import debug_requested, exit_cleanly_on_sigterm, guarded, report_hydra_errors
 
 register_resolvers()
 log = logging.getLogger("run")

@@ -31,12 +31,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
+from pretrain_reference import reference_step  # noqa: E402
+
 from elmo_bench.bilm.token_encoder import PADDING_ID  # noqa: E402
 from elmo_bench.bilm.window_lstm import set_direction_threads  # noqa: E402
 from elmo_bench.pretrain.data import load_corpus  # noqa: E402
 from elmo_bench.pretrain.pretrain_config import PretrainConfig  # noqa: E402
 from elmo_bench.pretrain.train import Trainer  # noqa: E402
-from pretrain_reference import reference_step  # noqa: E402
 
 
 def load_config(path: Path) -> dict:

@@ -20,11 +20,11 @@ import torch
 
 from elmo_bench.base import checkpoints
 from elmo_bench.bilm.checksums import write_checksums
+from elmo_bench.commands.pretrain import SHIPPED, compose_pretrain
 from elmo_bench.pretrain.export import export_checkpoint, write_activation_check
 from elmo_bench.pretrain.language_model import LanguageModel, make_options, training_extra
 from elmo_bench.pretrain.perplexity import evaluate, load_lm
 from elmo_bench.pretrain.train import heldout_sentences
-from elmo_bench.commands.pretrain import SHIPPED, compose_pretrain
 
 
 def _utc(ts: float) -> str:

@@ -16,10 +16,10 @@ from pathlib import Path
 import torch
 
 from elmo_bench.base import checkpoints
+from elmo_bench.commands.pretrain import compose_pretrain
 from elmo_bench.pretrain.export import export_checkpoint
 from elmo_bench.pretrain.perplexity import evaluate, load_lm
 from elmo_bench.pretrain.train import heldout_sentences
-from elmo_bench.commands.pretrain import compose_pretrain
 
 TEXTS = {"litbank_fold0_devtest": "litbank_fold0_devtest.txt", "ptb_test": "ptb.test.txt"}
 

@@ -31,10 +31,11 @@ import re
 import shlex
 import subprocess
 import sys
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
+
+import tomllib
 
 REPO = Path(__file__).resolve().parents[1]
 DOC_FILES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]

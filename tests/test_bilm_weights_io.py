@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
+from elmo_bench.base.errors import DataError
 from elmo_bench.bilm.chars import batch_to_ids
 from elmo_bench.bilm.weights import load_bilm, save_bilm
-from elmo_bench.base.errors import DataError
 from tests.conftest import FIXTURES, needs_fixtures
 
 pytestmark = needs_fixtures

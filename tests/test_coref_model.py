@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import torch
+from helpers_heads import train_losses
 
 from elmo_bench.tasks.coref.model import clusters_from_output, distance_bucket, segments
 from elmo_bench.tasks.coref.task import CorefTask
 from tests.helpers_heads import call
-from helpers_heads import train_losses
 
 
 def test_distance_buckets() -> None:

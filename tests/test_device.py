@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from elmo_bench.tasks.registry import registered
+from elmo_bench.base.device import autocast, normalise_amp, resolve_device
+from elmo_bench.base.errors import ConfigError
 from elmo_bench.commands import main as cli
 from elmo_bench.engine.collate import Collator
-from elmo_bench.base.device import autocast, normalise_amp, resolve_device
-from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary
-from elmo_bench.base.errors import ConfigError
 from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import run_experiment
 from elmo_bench.engine.loop import TaskModel
+from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary
+from elmo_bench.tasks.registry import registered
 from tests.conftest import REPO, needs_fixtures
 from tests.engine_helpers import TINY, compose_run
 from tests.tiny_task.task import TinyTask, read_tsv

@@ -9,8 +9,21 @@ from pathlib import Path
 import pytest
 
 from elmo_bench.bilm.default import DEFAULT_WEIGHTS
-from tests.doc_commands import (DOC_FILES, EXAMPLE_MODULES, REPO, RUN_MARK, DocCommand, check_command, check_link,
-                                check_snippet, dotted_names, links, python_snippets, resolve_dotted, shell_commands)
+from tests.doc_commands import (
+    DOC_FILES,
+    EXAMPLE_MODULES,
+    REPO,
+    RUN_MARK,
+    DocCommand,
+    check_command,
+    check_link,
+    check_snippet,
+    dotted_names,
+    links,
+    python_snippets,
+    resolve_dotted,
+    shell_commands,
+)
 
 
 def _ids(paths: list[Path]) -> list[str]:

@@ -17,11 +17,11 @@ import torch
 from torch import nn
 
 from elmo_bench.engine.collate import Collator
-from elmo_bench.records.elmo_settings import ElmoSettings
-from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary
-from elmo_bench.modules.scalar_mix import ScalarMix
-from elmo_bench.modules.dropout import LockedDropout
 from elmo_bench.engine.loop import TaskModel
+from elmo_bench.modules.dropout import LockedDropout
+from elmo_bench.modules.scalar_mix import ScalarMix
+from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary
+from elmo_bench.records.elmo_settings import ElmoSettings
 from elmo_bench.tasks.coref.task import CorefTask
 from elmo_bench.tasks.ner.task import NerTask
 from elmo_bench.tasks.pos.task import PosTask

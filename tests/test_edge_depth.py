@@ -5,8 +5,14 @@ import math
 
 import pytest
 
-from elmo_bench.report.edge_depth import (centre_of_gravity, differential_scores, expected_layer, mean_sd, softmax,
-                                          task_depth)
+from elmo_bench.report.edge_depth import (
+    centre_of_gravity,
+    differential_scores,
+    expected_layer,
+    mean_sd,
+    softmax,
+    task_depth,
+)
 
 
 def test_differential_scores_are_unclamped_prefix_gains():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from conftest import needs_fixtures
+
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.commands.hydra_setup import run_suffix
 from elmo_bench.commands.modes import expand_modes, mode_overrides

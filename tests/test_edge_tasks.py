@@ -8,8 +8,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from conftest import DATA, REPO, needs_data
+
 from elmo_bench.base.errors import DataError
 from elmo_bench.data.edge import read_edge_splits, read_jsonl, target_count
 from elmo_bench.data.edge_metric import counts, micro_f1, per_label_f1, srl_scored

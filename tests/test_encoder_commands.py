@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from elmo_bench.probe.wsd_cli import build_parser as wsd_parser
 from elmo_bench.probe.pos_cli import build_parser as pos_parser
+from elmo_bench.probe.wsd_cli import build_parser as wsd_parser
 from tests.test_presets import _compose, _jobs
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "encoders.md"

@@ -54,8 +54,8 @@ def test_hdf5_of_embed_gives_the_same_metrics_as_the_bilm_with_the_same_weights_
 @needs_fixtures
 def test_bilm_encoder_identity_is_the_old_cache_key(tmp_path):
     from elmo_bench.bilm.weights import bilm_identity
-    from elmo_bench.encoders.cache import ActivationCache
     from elmo_bench.encoders.bilm import load_bilm_encoder
+    from elmo_bench.encoders.cache import ActivationCache
 
     options, weights = FIXTURES / "options.json", FIXTURES / "lm_weights.hdf5"
     encoder = load_bilm_encoder(options, weights)

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-from elmo_bench.encoders.manylangs import ManyLangsEncoder, read_dictionary
 from elmo_bench.base.errors import DataError
+from elmo_bench.encoders.manylangs import ManyLangsEncoder, read_dictionary
 
 SENTENCES = [["The", "cat", "sat", "."], ["Überraschungsmomentgeschichte", "in", "北京", "!"], ["dog"],
              ["a", "b", "c", "d", "e", "f", "g"]]

@@ -9,8 +9,8 @@ import sys
 import pytest
 import torch
 
-from elmo_bench.encoders.build import build_encoder
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.encoders.build import build_encoder
 from tests.conftest import REPO
 from tests.user_encoder.hashing import HashingEncoder
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 
+from elmo_bench.commands.hydra_setup import register_resolvers
 from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import run_experiment
-from elmo_bench.commands.hydra_setup import register_resolvers
 from elmo_bench.records.run_record import REQUIRED_KEYS, RunRecord, read_statistics
 from tests.conftest import REPO, needs_fixtures
 

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from elmo_bench.commands.main import main
 from elmo_bench.base.errors import DataError
+from elmo_bench.commands.main import main
 from elmo_bench.data.textio import open_text
 from tests.conftest import REPO
 

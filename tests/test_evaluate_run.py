@@ -11,14 +11,14 @@ import torch
 from hydra import compose, initialize_config_dir
 from omegaconf import open_dict
 
-from elmo_bench.tasks.registry import registered
 from elmo_bench.base import checkpoints
-from elmo_bench.commands import main as cli
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.engine.evaluate import evaluate_run_dir
-from elmo_bench.engine.config_door import run_config
-from elmo_bench.engine.experiment import run_experiment
+from elmo_bench.commands import main as cli
 from elmo_bench.commands.hydra_setup import register_resolvers
+from elmo_bench.engine.config_door import run_config
+from elmo_bench.engine.evaluate import evaluate_run_dir
+from elmo_bench.engine.experiment import run_experiment
+from elmo_bench.tasks.registry import registered
 from tests.conftest import REPO, needs_fixtures
 from tests.engine_helpers import TINY, compose_run
 

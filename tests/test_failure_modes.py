@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from elmo_bench.commands.main import COMMANDS, main
 from elmo_bench.base.errors import ConfigError, DataError
+from elmo_bench.commands.main import COMMANDS, main
 from elmo_bench.data.textio import open_text
 from tests.config_snapshot import composed
 from tests.conftest import REPO

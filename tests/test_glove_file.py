@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from elmo_bench.modules.token_embedders import UNK, build_glove
 from elmo_bench.base.errors import DataError
 from elmo_bench.data.glove import load_glove, lookup
+from elmo_bench.modules.token_embedders import UNK, build_glove
 
 # 4-d vectors; ". . ." and "at name@domain.com" contain spaces as in the 840B file; "1.5" is a numeric word;
 # "Paris" is listed twice (the first vector wins); "river" is never asked for

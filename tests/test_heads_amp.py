@@ -12,8 +12,8 @@ from elmo_bench.tasks.coref.task import CorefTask
 from elmo_bench.tasks.ner.task import NerTask
 from elmo_bench.tasks.snli.task import SnliTask
 from elmo_bench.tasks.squad.task import SquadTask
-from elmo_bench.tasks.sst.task import SstTask
 from elmo_bench.tasks.srl.model import SrlHead
+from elmo_bench.tasks.sst.task import SstTask
 from tests import test_coref_model, test_ner_model, test_snli_model, test_squad_model, test_sst_model
 from tests.helpers_heads import call
 

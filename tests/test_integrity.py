@@ -21,10 +21,9 @@ import numpy as np
 import pytest
 import torch
 
-from elmo_bench.base import checkpoints
-from elmo_bench.base import integrity
-from elmo_bench.encoders.cache import ENTRY_FILES, RECORD, ActivationCache
+from elmo_bench.base import checkpoints, integrity
 from elmo_bench.base.errors import ConfigError, DataError
+from elmo_bench.encoders.cache import ENTRY_FILES, RECORD, ActivationCache
 from tests.conftest import REPO
 from tests.test_leftovers import _tiny_bilm
 
@@ -212,8 +211,8 @@ def test_a_checkpoint_killed_mid_write_always_loads_and_checks_out(tmp_path):
 # ---- exported biLMs ---------------------------------------------------------------------------------------------
 
 def test_an_exported_bilm_records_sizes_and_a_truncated_copy_is_refused(tmp_path):
-    from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
     from elmo_bench.bilm.checksums import write_checksums
+    from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
     from elmo_bench.bilm.weights import load_bilm
 
     for source in (DEFAULT_OPTIONS, DEFAULT_WEIGHTS):

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 import torch
+from helpers_heads import lengths_mask
 
 from elmo_bench.bilm.chars import batch_to_ids
 from elmo_bench.modules import char_cnn as char_cnn_module
 from elmo_bench.modules.char_cnn import CharCnn, trim_slots
 from elmo_bench.modules.masked_rnn import MaskedBiRnn
 from elmo_bench.modules.masked_softmax import masked_softmax
-from helpers_heads import lengths_mask
 
 
 @pytest.mark.parametrize("cell", ["lstm", "gru"])

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import torch
+from helpers_heads import train_losses
 
 from elmo_bench.tasks.ner.task import NerTask
 from tests.helpers_heads import call
-from helpers_heads import train_losses
 
 EXAMPLES = [
     {"id": "a", "tokens": ["Ada", "met", "Bo", "in", "Rome"], "tags": ["B-PER", "O", "B-PER", "O", "B-LOC"]},

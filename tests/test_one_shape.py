@@ -7,14 +7,14 @@ import pytest
 import torch
 from omegaconf import OmegaConf
 
-from elmo_bench.tasks.registry import registered
 from elmo_bench.data.batch import Batch
-from elmo_bench.records.elmo_settings import ElmoSettings
-from elmo_bench.modules.token_embedders import TaskEmbedder
 from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import load_task, run_experiment
 from elmo_bench.modules.elmo import Elmo
+from elmo_bench.modules.token_embedders import TaskEmbedder
+from elmo_bench.records.elmo_settings import ElmoSettings
 from elmo_bench.records.run_record import RunRecord
+from elmo_bench.tasks.registry import registered
 from tests.config_snapshot import composed
 from tests.conftest import REPO, needs_fixtures
 from tests.engine_helpers import TINY, compose_run
@@ -109,11 +109,11 @@ def test_heads_share_bio_constraints_viterbi_and_dropout_modules():
     import elmo_bench.modules.bio as bio
     import elmo_bench.tasks.ner.crf as crf
     import elmo_bench.tasks.ner.model as ner_model
+    import elmo_bench.tasks.pos.task as pos_task
+    import elmo_bench.tasks.squad.task as squad_task
     import elmo_bench.tasks.srl.decode as srl_decode
     from elmo_bench.modules.dropout import LockedDropout
     from elmo_bench.modules.labels import IGNORE
-    import elmo_bench.tasks.pos.task as pos_task
-    import elmo_bench.tasks.squad.task as squad_task
 
     assert crf.viterbi is bio.viterbi and srl_decode.shared_viterbi is bio.viterbi
     assert ner_model.bio_constraints is bio.bio_constraints and srl_decode.bio_constraints is bio.bio_constraints

@@ -7,11 +7,11 @@ import torch
 from hydra import compose, initialize_config_dir
 from omegaconf import open_dict
 
-from elmo_bench.engine.config_check import check_trainer
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.commands.hydra_setup import register_resolvers
+from elmo_bench.engine.config_check import check_trainer
 from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import trainer_config
-from elmo_bench.commands.hydra_setup import register_resolvers
 from elmo_bench.engine.loop import TrainerConfig, make_optimizer
 from tests.conftest import REPO
 

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from elmo_bench.base.atomic import (MARKER, atomic_write_text, host_tag, marker_text, owned_temp_dir, owner,
-                               remove_stale)
+from elmo_bench.base.atomic import MARKER, atomic_write_text, host_tag, marker_text, owned_temp_dir, owner, remove_stale
 from tests.conftest import REPO
 
 OLD = 86400 * 400  # an mtime more than a year back

@@ -3,8 +3,9 @@ listed, and a source checkout importing its own tasks/ through the elmo_bench/ta
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 import torch
-
-from elmo_bench.data.batch import Batch
 from hydra import compose, initialize_config_dir
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -20,8 +18,9 @@ from omegaconf import OmegaConf
 
 from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.bilm.public import PUBLIC_OPTIONS
-from elmo_bench.engine.experiment import load_task
 from elmo_bench.commands.hydra_setup import register_resolvers
+from elmo_bench.data.batch import Batch
+from elmo_bench.engine.experiment import load_task
 from elmo_bench.tasks.registry import registered
 
 REPO = Path(__file__).resolve().parents[1]

@@ -5,13 +5,13 @@ import numpy as np
 import torch
 
 from elmo_bench.engine.collate import Collator
-from elmo_bench.records.elmo_settings import ElmoSettings
-from elmo_bench.modules.token_embedders import TaskEmbedder
 from elmo_bench.engine.loop import TaskModel, TrainerConfig, evaluate, fit
+from elmo_bench.modules.token_embedders import TaskEmbedder
+from elmo_bench.records.elmo_settings import ElmoSettings
 from elmo_bench.tasks.pos.model import LinearTagger
 from elmo_bench.tasks.pos.task import PosTask
-from tests.helpers_heads import call
 from tests.conftest import REPO, needs_fixtures
+from tests.helpers_heads import call
 
 TAGS = ["A", "B", "C", "D"]
 LAYERS, DIM = 3, 8
@@ -82,9 +82,9 @@ def test_head_loss_ignores_padding_and_unseen_tags():
 def test_engine_runs_pos_on_one_layer(tmp_path):
     from hydra import compose, initialize_config_dir
 
+    from elmo_bench.commands.hydra_setup import register_resolvers
     from elmo_bench.engine.config_door import run_config
     from elmo_bench.engine.experiment import run_experiment
-    from elmo_bench.commands.hydra_setup import register_resolvers
 
     register_resolvers()
     rows = ["1\tThe\tthe\tDET\tDT\t_\t2\tdet\t_\t_", "2\tdog\tdog\tNOUN\tNN\t_\t3\tnsubj\t_\t_",

@@ -9,8 +9,14 @@ import pytest
 import torch
 
 from elmo_bench.base.errors import DataError
-from elmo_bench.commands.pretrain import (REPO, compose_pretrain, finetune_main, perplexity_main, pretrain_main,
-                                     run_perplexity)
+from elmo_bench.commands.pretrain import (
+    REPO,
+    compose_pretrain,
+    finetune_main,
+    perplexity_main,
+    pretrain_main,
+    run_perplexity,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from pretrain_helpers import grammar_sentences, write_lines  # noqa: E402

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from elmo_bench.base.errors import DataError
-from elmo_bench.pretrain.corpus import (expand_paths, litbank_eval_books, prepare, read_sentences,
-                                        split_sentences)
+from elmo_bench.pretrain.corpus import expand_paths, litbank_eval_books, prepare, read_sentences, split_sentences
 from elmo_bench.pretrain.data import load_corpus
 from elmo_bench.pretrain.vocab import Vocab, build_vocab, count_tokens
 

@@ -14,6 +14,7 @@ import torch
 from elmo_bench.bilm.chars import MAX_CHARS, word_to_ids
 from elmo_bench.bilm.window_lstm import set_direction_threads
 from elmo_bench.pretrain.train import Trainer
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from pretrain_helpers import TINY_MODEL, grammar_sentences, tiny_config, write_lines  # noqa: E402

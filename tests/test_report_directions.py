@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from elmo_bench.records.run_record import RunRecord
 from elmo_bench.report import paper
 from elmo_bench.report.collect import Run, seed_pairs
 from elmo_bench.report.directions import directions_table
-from elmo_bench.records.run_record import RunRecord
 from tests.declared_numbers import numbers
 
 

@@ -14,8 +14,8 @@ from elmo_bench.report.collect import Run, collect
 from elmo_bench.report.encoder_names import EncoderNames
 from elmo_bench.report.probe_depth import POS_CONVERGED, WSD, probe_depth_curves
 from elmo_bench.report.tables import MISSING, figure1_table, table1, table5, table6
-from tests.test_report_golden import result, write
 from tests.declared_numbers import numbers
+from tests.test_report_golden import result, write
 
 REPO = Path(__file__).resolve().parents[1]
 BILM_HASH = "730677ca6e2ce40a"

@@ -8,8 +8,8 @@ import shutil
 
 import pytest
 
-from elmo_bench.commands.main import main
 from elmo_bench.base.errors import DataError
+from elmo_bench.commands.main import main
 from elmo_bench.report.export import export_results
 from tests.test_report_golden import make_tree
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from elmo_bench.records.run_record import RunRecord
 from elmo_bench.report.collect import Run
 from elmo_bench.report.render import table_latex, table_md
 from elmo_bench.report.tables import MISSING, fmt_stat, relative_increase, stat, table1, table6
-from elmo_bench.records.run_record import RunRecord
 from tests.declared_numbers import numbers
 
 

@@ -5,12 +5,12 @@ import json
 
 import pytest
 
-from elmo_bench.tasks.registry import registered
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.commands.hydra_setup import run_suffix
 from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import run_experiment
-from elmo_bench.commands.hydra_setup import run_suffix
 from elmo_bench.engine.run_identity import RUN_FILE, flat_identity, flatten
+from elmo_bench.tasks.registry import registered
 from tests.conftest import REPO, needs_fixtures
 from tests.engine_helpers import TINY, compose_run
 

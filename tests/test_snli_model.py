@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pytest
 import torch
+from helpers_heads import lengths_mask, train_losses
 
 from elmo_bench.tasks.snli.model import Esim, masked_mean_max
 from elmo_bench.tasks.snli.task import SnliTask
 from tests.helpers_heads import call
-from helpers_heads import lengths_mask, train_losses
 
 D, E = 6, 4
 

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import torch
+from helpers_heads import lengths_mask, train_losses
 
 from elmo_bench.tasks.squad.model import span_loss
 from elmo_bench.tasks.squad.task import SquadTask
 from tests.helpers_heads import call
-from helpers_heads import lengths_mask, train_losses
 
 D, E = 6, 4
 HEAD = {"hidden_dim": 5, "linear_dim": 8, "dropout": 0.0, "char_dim": 3, "char_filters": 4, "char_width": 3,

@@ -5,11 +5,11 @@ import itertools
 
 import pytest
 import torch
+from helpers_heads import train_losses
 
 from elmo_bench.tasks.srl.decode import allowed_transitions, decode_batch, is_valid_bio, viterbi
 from elmo_bench.tasks.srl.model import SrlHead, reverse_padded
 from tests.helpers_heads import call
-from helpers_heads import train_losses
 
 LABELS = ["O", "B-A0", "I-A0", "B-A1", "I-A1", "B-V"]
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from helpers_heads import train_losses
 
 from elmo_bench.tasks.sst.task import SstTask
 from tests.helpers_heads import call
-from helpers_heads import train_losses
 
 HEAD = {"pre_encode_dim": 8, "encoder_hidden": 6, "integrator_hidden": 5, "output_dims": [12, 7],
         "embedding_dropout": 0.3, "pre_encode_dropout": 0.2, "integrator_dropout": 0.1, "output_dropout": 0.2}

@@ -1,8 +1,8 @@
 """The early-stopping rule (elmo_bench.records.stopping): hand-computed stops, replays and reasons."""
 from __future__ import annotations
 
-from elmo_bench.records.stopping import StoppingRule
 from elmo_bench.engine.loop import TrainerConfig
+from elmo_bench.records.stopping import StoppingRule
 
 SCORES = [10.0, 12.0, 11.0, 11.5, 11.9, 13.0]     # best at epochs 0, 1, then 5
 

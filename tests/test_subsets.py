@@ -56,9 +56,9 @@ def test_scaled_epochs():
 def test_trainer_config_scales_epochs_and_patience_together():
     from hydra import compose, initialize_config_dir
 
+    from elmo_bench.commands.hydra_setup import register_resolvers
     from elmo_bench.engine.config_door import run_config
     from elmo_bench.engine.experiment import trainer_config
-    from elmo_bench.commands.hydra_setup import register_resolvers
 
     register_resolvers()
     with initialize_config_dir(config_dir=str(Path(__file__).resolve().parents[1] / "conf"), version_base="1.3"):

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from elmo_bench.records.example_statistics import Statistics, aggregate
 from elmo_bench.engine.experiment import load_task
 from elmo_bench.engine.run_outputs import task_statistics
+from elmo_bench.records.example_statistics import Statistics, aggregate
 from elmo_bench.tasks.api import Task
 from elmo_bench.tasks.registry import registered
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 import torch
 
-from elmo_bench.tasks.registry import registered
 from elmo_bench.engine.collate import Collator
-from elmo_bench.records.elmo_settings import ElmoSettings
-from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary
 from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import run_experiment
-from elmo_bench.records.run_record import RunRecord
 from elmo_bench.engine.loop import TaskModel, TrainerConfig, fit
+from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary
+from elmo_bench.records.elmo_settings import ElmoSettings
+from elmo_bench.records.run_record import RunRecord
+from elmo_bench.tasks.registry import registered
 from tests.conftest import REPO, needs_fixtures
 from tests.engine_helpers import TINY, compose_run
 from tests.tiny_task.task import TinyTask, read_tsv

@@ -20,15 +20,14 @@ import yaml
 from omegaconf import OmegaConf
 
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.base.ranges import default_of
 from elmo_bench.data.data_config import DataConfig
 from elmo_bench.engine.config_check import check_head
-from elmo_bench.engine.run_config import check_run
-from elmo_bench.base.ranges import default_of
 from elmo_bench.engine.config_schema import MIX_KEYS, head_schema, mix_schema, runtime_schema, trainer_schema
-from elmo_bench.engine.run_config import Runtime
-from elmo_bench.engine.trainer_config import EpochScaling, TrainerConfig
-from elmo_bench.engine.head_configs import head_config
 from elmo_bench.engine.experiment import build_head
+from elmo_bench.engine.head_configs import head_config
+from elmo_bench.engine.run_config import Runtime, check_run
+from elmo_bench.engine.trainer_config import EpochScaling, TrainerConfig
 from elmo_bench.modules.token_embedders import TaskEmbedder
 from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS, ElmoSettings, effective_settings
 from elmo_bench.tasks.coref.model import CorefHead

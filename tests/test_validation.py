@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 import torch
 
-from elmo_bench.engine.collate import Collator
-from elmo_bench.bilm.default import SHIPPED_DIR
-from elmo_bench.bilm.checksums import CHECKSUM_FILE, read_checksums, sha256
-from elmo_bench.bilm.weights import load_bilm
-from elmo_bench.engine.run_config import check_run
-from elmo_bench.records.elmo_settings import ElmoSettings
-from elmo_bench.modules.token_embedders import TaskEmbedder
 from elmo_bench.base.errors import ConfigError, DataError, TrainingError
+from elmo_bench.bilm.checksums import CHECKSUM_FILE, read_checksums, sha256
+from elmo_bench.bilm.default import SHIPPED_DIR
+from elmo_bench.bilm.weights import load_bilm
+from elmo_bench.engine.collate import Collator
 from elmo_bench.engine.loop import TaskModel, TrainerConfig, fit
+from elmo_bench.engine.run_config import check_run
+from elmo_bench.modules.token_embedders import TaskEmbedder
+from elmo_bench.records.elmo_settings import ElmoSettings
 from tests.conftest import FIXTURES, REPO, needs_fixtures
 from tests.tiny_task.task import TinyTask, read_tsv
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from elmo_bench.base.errors import DataError
 from elmo_bench.base.atomic import atomic_write_text
+from elmo_bench.base.errors import DataError
 
 
 @dataclass(frozen=True)

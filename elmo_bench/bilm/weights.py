@@ -27,10 +27,10 @@ import numpy as np
 import torch
 
 from elmo_bench.base.atomic import atomic_path
-from elmo_bench.bilm.model import BiLM
-from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.base.errors import DataError
 from elmo_bench.bilm.checksums import verify_checksums
+from elmo_bench.bilm.model import BiLM
+from elmo_bench.bilm.options import BiLMOptions
 
 # (dataset name, expected shape, torch tensor getter, numpy → torch converter, torch → numpy converter)
 Binding = tuple[str, tuple[int, ...], Callable[[], torch.Tensor], Callable[[np.ndarray], np.ndarray],

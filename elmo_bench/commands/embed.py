@@ -22,9 +22,9 @@ import torch
 from tqdm import tqdm
 
 from elmo_bench.base.atomic import atomic_path, owned_temp_file
+from elmo_bench.base.errors import ConfigError, DataError
 from elmo_bench.encoders.bilm import as_encoder
 from elmo_bench.encoders.protocol import Encoder, check_layers, check_values
-from elmo_bench.base.errors import ConfigError, DataError
 
 LAYER_CHOICES = ("all", "top", "average")
 #: root attribute of every file embed writes: such a file may be replaced without --overwrite

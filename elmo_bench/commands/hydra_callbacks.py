@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import json
-from elmo_bench.records.run_record import RESULTS_FILE
 from pathlib import Path
 from typing import Any
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
+
+from elmo_bench.records.run_record import RESULTS_FILE
 
 
 def results_table(root: Path, run_dirs: list[Path] | None = None) -> str:

@@ -11,10 +11,10 @@ import sys
 from typing import Any, Callable, NamedTuple, Sequence
 
 from elmo_bench.base.arguments import ArgumentParser
-from elmo_bench.commands.guard import debug_requested, exit_cleanly_on_sigterm, exit_code, guarded
-from elmo_bench.commands.pretrain import compose_pretrain
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
+from elmo_bench.commands.guard import debug_requested, exit_cleanly_on_sigterm, exit_code, guarded
+from elmo_bench.commands.pretrain import compose_pretrain
 from elmo_bench.tasks.registry import registered
 
 

@@ -83,7 +83,8 @@ def build_parser() -> ArgumentParser:
 
 def compose(overrides: Sequence[str]) -> RunConfig:
     """A run's RunConfig, composed as run.py composes it (the encoder and biLM parts are what is read here)."""
-    from hydra import compose as hydra_compose, initialize_config_dir
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
 
     from elmo_bench.commands.hydra_setup import register_resolvers  # lazy: omegaconf
     from elmo_bench.engine.config_door import run_config  # lazy: omegaconf

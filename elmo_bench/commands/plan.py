@@ -49,24 +49,37 @@ import numpy as np
 import torch
 
 from elmo_bench.base.arguments import ArgumentParser
+from elmo_bench.base.device import resolve_device
 from elmo_bench.base.errors import ConfigError, DataError
 from elmo_bench.base.paths import CONF_DIR
-from elmo_bench.base.device import resolve_device
 from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.bilm.public import public_options
-from elmo_bench.encoders.costs import EncoderCost, cache_numbers, encoder_cost
 from elmo_bench.commands.modes import ALL_MODES, expand_modes
-from elmo_bench.commands.plan_cpu import (MEASURED, TIMED_BATCHES, CpuRates, format_minutes, sweep_cpu_seconds,
-                                          time_encoder, time_training_steps)
+from elmo_bench.commands.plan_cpu import (
+    MEASURED,
+    TIMED_BATCHES,
+    CpuRates,
+    format_minutes,
+    sweep_cpu_seconds,
+    time_encoder,
+    time_training_steps,
+)
+from elmo_bench.encoders.costs import EncoderCost, cache_numbers, encoder_cost
 from elmo_bench.engine.collate import length_batches
-from elmo_bench.engine.experiment import (Prepared, build_model, distinct_text, load_encoder_info, load_task,
-                                         read_checked_splits, trainer_config)
+from elmo_bench.engine.experiment import (
+    Prepared,
+    build_model,
+    distinct_text,
+    load_encoder_info,
+    load_task,
+    read_checked_splits,
+    trainer_config,
+)
 from elmo_bench.engine.fractions import nested_subset
 from elmo_bench.engine.loop import make_optimizer
 from elmo_bench.engine.run_config import RunConfig
 from elmo_bench.modules.token_embedders import WordVocabulary
 from elmo_bench.tasks.registry import declaration
-
 
 #: sustained TFLOP/s for --gpu: 30% of the dense bf16 (V100, T4: fp16) tensor-core peak of the vendor's data sheet
 GPU_TFLOPS: dict[str, float] = {"a100": 94.0, "h100": 297.0, "h200": 297.0, "v100": 38.0, "t4": 20.0, "l4": 36.0}

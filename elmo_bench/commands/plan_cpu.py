@@ -20,7 +20,6 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-
 #: the training batches ``--measure-cpu`` times (a budget=cpu edge epoch has 63): beyond them the rate is extrapolated
 TIMED_BATCHES = 200
 

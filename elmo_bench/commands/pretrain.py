@@ -11,9 +11,9 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.paths import CONF_DIR, REPO
 from elmo_bench.bilm.default import SHIPPED_DIR as SHIPPED
-from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.engine.config_check import check_added_keys
 from elmo_bench.pretrain.pretrain_config import PretrainConfig
 

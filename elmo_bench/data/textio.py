@@ -15,7 +15,6 @@ from typing import IO, Iterator
 
 from elmo_bench.base.errors import DataError
 
-
 BOM = "\ufeff"
 
 

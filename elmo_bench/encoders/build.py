@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from elmo_bench.encoders.protocol import Encoder
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.encoders.kinds import encoder_kinds
+from elmo_bench.encoders.protocol import Encoder
 from elmo_bench.encoders.settings import check_encoder_settings
 
 #: every declared kind (elmo_bench.encoders.kinds: each module's ENCODER_KIND), sorted

@@ -41,8 +41,8 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.integrity import IntegrityError, check_files, write_manifest
 from elmo_bench.encoders.bilm import as_encoder
 from elmo_bench.encoders.protocol import Encoder, cache_id, check_layers, check_values, takes_whole_sequences
-from elmo_bench.encoders.settings import CACHE_DTYPES, DEFAULT_CACHE_DTYPE
 from elmo_bench.encoders.segments import MAX_SEGMENT
+from elmo_bench.encoders.settings import CACHE_DTYPES, DEFAULT_CACHE_DTYPE
 
 log = logging.getLogger(__name__)
 #: part of every key: entries written in an older layout are never read, they are recomputed under a new key

@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from elmo_bench.encoders.build import KINDS, build_encoder, encoder_record
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 from elmo_bench.encoders.bilm import load_bilm_encoder
+from elmo_bench.encoders.build import KINDS, build_encoder, encoder_record
 from elmo_bench.encoders.protocol import cache_id
 
 

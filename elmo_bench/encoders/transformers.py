@@ -46,8 +46,8 @@ import torch
 
 from elmo_bench.base.device import AMP_DTYPES, normalise_amp
 from elmo_bench.base.errors import ConfigError, DataError
-from elmo_bench.encoders.settings import check_encoder_settings, path_like
 from elmo_bench.encoders.kinds import EncoderKind, need_path
+from elmo_bench.encoders.settings import check_encoder_settings, path_like
 
 log = logging.getLogger(__name__)
 

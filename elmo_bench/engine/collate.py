@@ -7,8 +7,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import torch
 
-from elmo_bench.data.batch import Batch, FieldBatch
 from elmo_bench.bilm.chars import batch_to_ids
+from elmo_bench.data.batch import Batch, FieldBatch
 from elmo_bench.modules.token_embedders import WordVocabulary
 from elmo_bench.tasks.api import INDEX_KEY, Example, Task
 

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.base.ranges import check_number as _number, check_ranges
+from elmo_bench.base.ranges import check_number as _number
+from elmo_bench.base.ranges import check_ranges
 from elmo_bench.engine.trainer_config import OPTIMIZERS, TrainerConfig
-
 
 
 def check_trainer(trainer: Mapping[str, Any], prefix: str = "trainer") -> None:

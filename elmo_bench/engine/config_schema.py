@@ -46,7 +46,17 @@ import types
 import typing
 from typing import Any, List, Mapping, Optional, Sequence
 
-from omegaconf import MISSING, AnyNode, BooleanNode, DictConfig, FloatNode, IntegerNode, ListConfig, OmegaConf, StringNode
+from omegaconf import (
+    MISSING,
+    AnyNode,
+    BooleanNode,
+    DictConfig,
+    FloatNode,
+    IntegerNode,
+    ListConfig,
+    OmegaConf,
+    StringNode,
+)
 
 from elmo_bench.base.paths import CONF_DIR
 from elmo_bench.base.ranges import default_of

@@ -17,9 +17,9 @@ import torch
 from omegaconf import OmegaConf
 
 from elmo_bench.base import checkpoints
+from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.device import resolve_device
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.encoders.protocol import cache_id
 from elmo_bench.engine.config_door import resolve_run_config
 from elmo_bench.engine.experiment import assemble, load_encoder_info, load_task, read_data, trainer_config

@@ -22,32 +22,33 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
-from elmo_bench.engine.collate import Collator
-from elmo_bench.encoders.cache import ActivationCache, LiveLayers, check_first_sentence, source_forced_unknown
-from elmo_bench.encoders.settings import cache_dtype
-from elmo_bench.encoders.protocol import cache_id, moved
-from elmo_bench.engine.run_config import Bilm, DataPart, EncoderPart, RunConfig
+
+from elmo_bench.base import checkpoints
 from elmo_bench.base.device import describe, normalise_amp, resolve_device
-from elmo_bench.records.elmo_settings import canonical_mix
-from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary, build_glove
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import REPO
-from elmo_bench.engine.run_outputs import record_split
-from elmo_bench.records.run_record import RESULTS_FILE, RunRecord, git_commit
+from elmo_bench.data.split_checks import check_splits
+from elmo_bench.encoders.bilm import BiLMEncoder, as_encoder
+from elmo_bench.encoders.build import build_encoder, encoder_record
+from elmo_bench.encoders.cache import ActivationCache, LiveLayers, check_first_sentence, source_forced_unknown
+from elmo_bench.encoders.protocol import cache_id, moved
+from elmo_bench.encoders.random_init import check_random_init, randomise
+from elmo_bench.encoders.settings import cache_dtype
 from elmo_bench.engine.code_identity import task_code_dir, task_code_hash
+from elmo_bench.engine.collate import Collator
+from elmo_bench.engine.fractions import nested_subset
+from elmo_bench.engine.loop import RESTART_ADVICE, TaskModel, TrainerConfig, evaluate, fit
+from elmo_bench.engine.run_config import Bilm, DataPart, EncoderPart, RunConfig
 from elmo_bench.engine.run_identity import check_run_dir, identity, read_record, record_extension, record_identity
 from elmo_bench.engine.run_lock import run_dir_lock
 from elmo_bench.engine.run_logger import RunLogger
-from elmo_bench.data.split_checks import check_splits
-from elmo_bench.engine.fractions import nested_subset
-from elmo_bench.tasks.api import INDEX_KEY, Example, Task
-from elmo_bench.records.stopping import StoppingRule
-from elmo_bench.engine.loop import RESTART_ADVICE, TaskModel, TrainerConfig, evaluate, fit
-from elmo_bench.base import checkpoints
-from elmo_bench.encoders.bilm import BiLMEncoder, as_encoder
-from elmo_bench.encoders.build import build_encoder, encoder_record
-from elmo_bench.encoders.random_init import check_random_init, randomise
+from elmo_bench.engine.run_outputs import record_split
+from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary, build_glove
 from elmo_bench.records import lm_adaptation
+from elmo_bench.records.elmo_settings import canonical_mix
+from elmo_bench.records.run_record import RESULTS_FILE, RunRecord, git_commit
+from elmo_bench.records.stopping import StoppingRule
+from elmo_bench.tasks.api import INDEX_KEY, Example, Task
 from elmo_bench.tasks.registry import declaration
 
 log = logging.getLogger(__name__)
@@ -216,8 +217,8 @@ def adapt_bilm(run: RunConfig, task: Task, prepared: Prepared, base_info: dict[s
                run_dir: Path, device: torch.device) -> tuple[Any, dict[str, Any]]:  # (BiLMEncoder, record)
     """bilm=adapted: the base biLM fine-tuned on the training examples this run uses (built once, cached), loaded
     frozen; its record keeps the base and the adapted hash. The dev text is scored (never trained on) for Table 7."""
-    from elmo_bench.pretrain.adapted_bilm import ensure_adapted  # lazy: h5py
     from elmo_bench.bilm.weights import load_bilm  # lazy: h5py
+    from elmo_bench.pretrain.adapted_bilm import ensure_adapted  # lazy: h5py
 
     started = time.perf_counter()
     recipe = dict(run.encoder.bilm.recipe) if run.encoder.bilm.recipe else None

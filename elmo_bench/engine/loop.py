@@ -23,13 +23,13 @@ from torch import nn
 from tqdm import tqdm
 
 from elmo_bench.base import checkpoints
+from elmo_bench.base.device import autocast, normalise_amp
+from elmo_bench.base.errors import TrainingError
 from elmo_bench.data.batch import Batch
 from elmo_bench.engine.collate import Collator, length_batches
 from elmo_bench.engine.lr_plateau import LrPlateau
-from elmo_bench.base.device import autocast, normalise_amp
-from elmo_bench.modules.token_embedders import TaskEmbedder
-from elmo_bench.base.errors import TrainingError
 from elmo_bench.engine.trainer_config import TrainerConfig
+from elmo_bench.modules.token_embedders import TaskEmbedder
 from elmo_bench.records.stopping import StoppingRule
 from elmo_bench.tasks.api import Example, Task
 

@@ -15,13 +15,19 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from elmo_bench.engine.experiment import load_task
 from elmo_bench.base.arguments import ArgumentParser
+from elmo_bench.engine.experiment import load_task
 from elmo_bench.engine.run_outputs import task_statistics
-from elmo_bench.records.run_record import (SCORES_FILE, RunRecord, predictions_path, read_json, write_gz_json,
-                                   write_statistics)
+from elmo_bench.records.run_record import (
+    RESULTS_FILE,
+    SCORES_FILE,
+    RunRecord,
+    predictions_path,
+    read_json,
+    write_gz_json,
+    write_statistics,
+)
 from elmo_bench.tasks.api import Example, Task
-from elmo_bench.records.run_record import RESULTS_FILE
 
 
 def _test_examples(task: Task, record: RunRecord) -> list[Example]:

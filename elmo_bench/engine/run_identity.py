@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from elmo_bench.base.atomic import atomic_write_text
-from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS, effective_settings
-from elmo_bench.records.run_record import RESULTS_FILE, RunRecord
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import default_of
 from elmo_bench.data.data_options import identity_free_keys
 from elmo_bench.data.textio import read_text
 from elmo_bench.engine.code_identity import legacy_code_matches
+from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS, effective_settings
+from elmo_bench.records.run_record import RESULTS_FILE, RunRecord
 from elmo_bench.tasks.registry import registered
 
 if TYPE_CHECKING:

@@ -14,8 +14,8 @@ import torch
 from torch import nn
 
 from elmo_bench.data.batch import Batch
-from elmo_bench.modules.elmo import Elmo
 from elmo_bench.data.glove import load_glove, lookup
+from elmo_bench.modules.elmo import Elmo
 from elmo_bench.records.elmo_settings import ElmoSettings
 
 PAD, UNK = 0, 1

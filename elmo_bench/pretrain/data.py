@@ -12,16 +12,16 @@ CNN sees the real spelling of out-of-vocabulary words; ``TypeTable.to_vocab`` ma
 from __future__ import annotations
 
 from array import array
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from collections import Counter
 from typing import Any, Sequence
 
 import numpy as np
 import torch
 
-from elmo_bench.bilm.chars import word_to_ids
 from elmo_bench.base.errors import DataError
+from elmo_bench.bilm.chars import word_to_ids
 from elmo_bench.pretrain.corpus import read_sentences
 from elmo_bench.pretrain.vocab import BOS, EOS, UNK, Vocab, build_vocab
 

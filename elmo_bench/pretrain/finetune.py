@@ -13,10 +13,10 @@ from typing import Any
 import h5py
 import torch
 
+from elmo_bench.base.errors import DataError
 from elmo_bench.bilm.default import SHIPPED_DIR
 from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.bilm.weights import load_weights
-from elmo_bench.base.errors import DataError
 from elmo_bench.pretrain.data import load_corpus
 from elmo_bench.pretrain.pretrain_config import PretrainConfig, PretrainModel
 from elmo_bench.pretrain.train import Trainer

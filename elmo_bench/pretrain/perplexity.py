@@ -17,10 +17,10 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
+from elmo_bench.base.errors import DataError
 from elmo_bench.bilm.chars import batch_to_ids
 from elmo_bench.bilm.model import BiLM, add_sentence_boundaries
 from elmo_bench.bilm.weights import load_bilm
-from elmo_bench.base.errors import DataError
 from elmo_bench.pretrain.vocab import Vocab
 
 

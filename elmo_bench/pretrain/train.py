@@ -29,9 +29,9 @@ from torch import distributed as dist
 
 from elmo_bench.base import checkpoints
 from elmo_bench.base.atomic import atomic_write_text
-from elmo_bench.bilm.window_lstm import set_direction_threads
 from elmo_bench.base.device import resolve_device
 from elmo_bench.base.errors import DataError, TrainingError
+from elmo_bench.bilm.window_lstm import set_direction_threads
 from elmo_bench.pretrain.corpus import read_sentences
 from elmo_bench.pretrain.data import Corpus, StreamBatcher, load_corpus
 from elmo_bench.pretrain.export import export_lm

@@ -23,9 +23,9 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import torch
 
+from elmo_bench.data.glove import lookup
 from elmo_bench.probe.linear import Standardiser, accuracy, fit_select_l2
 from elmo_bench.tasks.api import Example
-from elmo_bench.data.glove import lookup
 
 log = logging.getLogger(__name__)
 SPLITS = ("train", "dev", "test")

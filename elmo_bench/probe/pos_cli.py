@@ -17,13 +17,12 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from elmo_bench.base.arguments import ArgumentParser
-from elmo_bench.base.paths import CACHE_DIR, DATA_ROOT, REPO
 from elmo_bench.base.errors import ConfigError, DataError
+from elmo_bench.base.paths import CACHE_DIR, DATA_ROOT, REPO
 from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 from elmo_bench.data.glove import load_glove
 from elmo_bench.probe.wsd_cli import bilm_name
-from elmo_bench.records.run_record import RunRecord, git_commit
-from elmo_bench.records.run_record import RESULTS_FILE
+from elmo_bench.records.run_record import RESULTS_FILE, RunRecord, git_commit
 
 DEFAULT_DATA = DATA_ROOT / "pos" / "ud_english_ewt"
 DEFAULT_L2 = "1e-2,1e-3,1e-4,1e-5"

@@ -22,8 +22,7 @@ from elmo_bench.base.paths import CACHE_DIR, REPO
 from elmo_bench.probe import structural_metrics as sm
 from elmo_bench.probe.conllu_trees import depths, read_trees
 from elmo_bench.probe.layer_selection import layer_indices
-from elmo_bench.probe.pos_cli import probe_encoder, start_probe_run
-from elmo_bench.probe.pos_cli import DEFAULT_DATA, _positive_int, _split_paths
+from elmo_bench.probe.pos_cli import DEFAULT_DATA, _positive_int, _split_paths, probe_encoder, start_probe_run
 from elmo_bench.probe.wsd_cli import bilm_name
 from elmo_bench.records.run_record import RESULTS_FILE, RunRecord, git_commit
 

@@ -19,17 +19,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
+from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.paths import CACHE_DIR, DATA_ROOT, REPO
-from elmo_bench.probe.wordnet import DEFAULT_SOURCE as DEFAULT_WORDNET, first_sense, open_wordnet
-from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
+from elmo_bench.encoders.segments import MAX_SEGMENT
 from elmo_bench.probe import wsd, wsd_data
+from elmo_bench.probe.wordnet import DEFAULT_SOURCE as DEFAULT_WORDNET
+from elmo_bench.probe.wordnet import first_sense, open_wordnet
 from elmo_bench.probe.wsd_data import EVAL_SETS, token_lists
 from elmo_bench.probe.wsd_metric import score
-from elmo_bench.records.run_record import RunRecord, git_commit
-from elmo_bench.records.run_record import RESULTS_FILE
-from elmo_bench.encoders.segments import MAX_SEGMENT
+from elmo_bench.records.run_record import RESULTS_FILE, RunRecord, git_commit
 
 DATA = DATA_ROOT / "wsd"
 DEFAULT_SEMCOR = DATA / "semcor3.0_google_original_format"
@@ -115,9 +115,9 @@ def read(args: argparse.Namespace, progress: bool) -> WsdInputs:
 
 def prepare_layers(args: argparse.Namespace, inputs: WsdInputs, progress: bool) -> WsdLayers:
     """The encoder's layers of the training sentences and of every evaluation set, through the activation cache."""
+    from elmo_bench.base.device import resolve_device  # lazy: torch
     from elmo_bench.encoders.cache import ActivationCache, check_first_sentence  # lazy: torch
     from elmo_bench.encoders.cli_options import encoder_from_args, encoder_info  # lazy: torch
-    from elmo_bench.base.device import resolve_device  # lazy: torch
     from elmo_bench.encoders.protocol import moved  # lazy: torch
 
     encoder = moved(encoder_from_args(args), resolve_device(getattr(args, "device", "cpu"), "--device"))

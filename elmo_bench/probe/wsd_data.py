@@ -12,8 +12,8 @@ the part after ``%`` (``lexsn``) separately; ``;`` separates several senses of o
 from __future__ import annotations
 
 import gzip
-import zlib
 import xml.etree.ElementTree as ET
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence

@@ -22,7 +22,6 @@ from elmo_bench.records.example_statistics import Statistics, aggregate
 from elmo_bench.records.run_record import SCORES_FILE, predictions_path, read_statistics
 from elmo_bench.report.significance import p_value as _p_value
 
-
 #: compare_runs' reason when a run recorded neither statistics nor predictions: Table 1 leaves the p-value out
 #: without a note
 NO_STATISTICS = "no predictions"

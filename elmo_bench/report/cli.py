@@ -7,14 +7,23 @@ import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
+from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.report import (bootstrap, directions, edge_figure, edge_report, figures, probe_controls,
-                                probe_depth, structural_mdl, tables)
+from elmo_bench.report import (
+    bootstrap,
+    directions,
+    edge_figure,
+    edge_report,
+    figures,
+    probe_controls,
+    probe_depth,
+    structural_mdl,
+    tables,
+)
 from elmo_bench.report.collect import Collection, collect
 from elmo_bench.report.encoder_names import EncoderNames
 from elmo_bench.report.render import latex_escape, table_latex, table_md
-from elmo_bench.base.arguments import ArgumentParser
 
 FIGURE1 = "figure1_sample_efficiency.png"
 FIGURE2 = "figure2_layer_weights.png"

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from elmo_bench.records import lm_adaptation
 from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS
+from elmo_bench.records.run_record import REQUIRED_KEYS, RESULTS_FILE, SCHEMA_VERSION, RunRecord
 from elmo_bench.report import declared, encoder_names, task_defaults
 from elmo_bench.report.declared import PaperNumbers
-from elmo_bench.records.run_record import REQUIRED_KEYS, RESULTS_FILE, SCHEMA_VERSION, RunRecord
-from elmo_bench.records import lm_adaptation
 
 #: probe tasks: their runs record an encoder without a +ELMo mix (and no training config tells two runs apart)
 ENCODER_PROBES = ("wsd", "pos_probe", "structural_probe", "mdl_probe")

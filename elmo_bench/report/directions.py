@@ -15,11 +15,22 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from elmo_bench.report import paper
-from elmo_bench.report.declared import PaperNumbers
 from elmo_bench.report.collect import Run, seed_pairs
+from elmo_bench.report.declared import PaperNumbers
 from elmo_bench.report.diagnosis import table1_reason
-from elmo_bench.report.tables import (MISSING, NO_PAPER, Stat, Table, _budget_runs, _group, fmt, fmt_stat, relative_increase,
-                                      sample_efficiency_points, stat)
+from elmo_bench.report.tables import (
+    MISSING,
+    NO_PAPER,
+    Stat,
+    Table,
+    _budget_runs,
+    _group,
+    fmt,
+    fmt_stat,
+    relative_increase,
+    sample_efficiency_points,
+    stat,
+)
 
 #: issue 13's goal for Table 1 (the paper: all six)
 TASKS_ABOVE_GOAL = 5

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from elmo_bench.report.collect import Run
-from elmo_bench.report.edge_depth import expected_layer, differential_scores, centre_of_gravity
+from elmo_bench.report.edge_depth import centre_of_gravity, differential_scores, expected_layer
 from elmo_bench.report.encoder_names import EncoderNames, layer_count
 from elmo_bench.report.tables import Table, _p_cell, fmt_stat, stat, stat_json
 

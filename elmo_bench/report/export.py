@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from elmo_bench.base.arguments import ArgumentParser
-from elmo_bench.report.collect import read_run
-from elmo_bench.records.run_record import RESULTS_FILE, SCORES_FILE, predictions_path, read_statistics
 from elmo_bench.base.errors import DataError
 from elmo_bench.records import lm_adaptation
+from elmo_bench.records.run_record import RESULTS_FILE, SCORES_FILE, predictions_path, read_statistics
 from elmo_bench.report import declared, export_manifest, task_defaults
+from elmo_bench.report.collect import read_run
 
 log = logging.getLogger(__name__)
 SPLITS = ("dev", "test")

@@ -15,11 +15,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
 from elmo_bench.base.atomic import atomic_write_bytes  # noqa: E402
+from elmo_bench.report import structural_mdl  # noqa: E402
 from elmo_bench.report.collect import Run  # noqa: E402
 from elmo_bench.report.encoder_names import EncoderNames  # noqa: E402
 from elmo_bench.report.probe_controls import PROBE_NAMES, depth_points, probe_kinds  # noqa: E402
 from elmo_bench.report.probe_depth import probe_depth_curves  # noqa: E402
-from elmo_bench.report import structural_mdl  # noqa: E402
 from elmo_bench.report.tables import dev_curves, learned_mixes, sample_efficiency_curves  # noqa: E402
 
 LABELS = {"glove": "baseline (GloVe)", "glove_elmo": "+ELMo", "elmo": "ELMo only"}

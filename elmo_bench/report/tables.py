@@ -16,19 +16,18 @@ Each Table keeps its rows as strings for Markdown/LaTeX and, where a table has n
 from __future__ import annotations
 
 import dataclasses
-
 import math
 import re
 import statistics
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from elmo_bench.records.stopping import StoppingRule
 from elmo_bench.report import paper
-from elmo_bench.report.declared import PaperNumbers
 from elmo_bench.report.bootstrap import NO_STATISTICS
 from elmo_bench.report.collect import MIX_OVERRIDES, Run
+from elmo_bench.report.declared import PaperNumbers
 from elmo_bench.report.encoder_names import EncoderNames
-from elmo_bench.records.stopping import StoppingRule
 
 MISSING = "—"
 #: no declarations found: every paper cell missing

@@ -5,8 +5,8 @@ edge-probing task every such task is (elmo_bench.tasks.edge_probing). docs/edge-
 """
 from __future__ import annotations
 
-from elmo_bench.tasks.edge_probing import EdgeProbingTask
 from elmo_bench.tasks.edge_chunk.reader import read_native
+from elmo_bench.tasks.edge_probing import EdgeProbingTask
 
 
 class EdgeChunkTask(EdgeProbingTask):

@@ -13,10 +13,10 @@ import torch
 from torch import nn
 
 from elmo_bench.data.batch import Batch
+from elmo_bench.modules.bio import bio_constraints
 from elmo_bench.modules.char_cnn import CharCnn
 from elmo_bench.modules.dropout import LockedDropout
 from elmo_bench.modules.masked_rnn import MaskedBiRnn
-from elmo_bench.modules.bio import bio_constraints
 from elmo_bench.tasks.ner.crf import CRF
 
 

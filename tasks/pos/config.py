@@ -5,6 +5,7 @@ override). Torch-free: composing a config imports no model."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 from elmo_bench.tasks.declaration import TaskDeclaration
 
 

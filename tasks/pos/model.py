@@ -13,7 +13,6 @@ from elmo_bench.data.batch import Batch
 from elmo_bench.modules.labels import IGNORE
 
 
-
 class LinearTagger(nn.Module):
     """embedded["tokens"] (batch, time, input_dim) [⊕ elmo_out (batch, time, elmo_dim)] → logits (batch, time, tags)."""
 

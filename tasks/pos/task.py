@@ -6,9 +6,9 @@ from typing import Any, Mapping, Optional, Sequence
 import torch
 from torch import nn
 
+from elmo_bench.modules.labels import IGNORE
 from elmo_bench.tasks.api import Example, Task
 from elmo_bench.tasks.pos import metric, reader
-from elmo_bench.modules.labels import IGNORE
 from elmo_bench.tasks.pos.model import LinearTagger
 
 

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Sequence
 
 from elmo_bench.base.errors import DataError
-
 from elmo_bench.tasks.snli.reader import json_lines, open_text, read_jsonl
 
 

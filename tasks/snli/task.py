@@ -11,13 +11,13 @@ from torch import nn
 
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import DataError
+from elmo_bench.data.hub import load_split
+from elmo_bench.data.splits import source_of, split_location
 from elmo_bench.tasks.api import Example, Task
 from elmo_bench.tasks.snli import metric as snli_metric
 from elmo_bench.tasks.snli.metric import accuracy
 from elmo_bench.tasks.snli.model import Esim
-from elmo_bench.data.splits import source_of, split_location
 from elmo_bench.tasks.snli.reader import LABELS, hub_records_to_examples, read_jsonl
-from elmo_bench.data.hub import load_split
 
 log = logging.getLogger(__name__)
 SPLITS: tuple[str, ...] = ("train", "dev", "test")

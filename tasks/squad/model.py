@@ -13,8 +13,8 @@ from torch import nn
 
 from elmo_bench.data.batch import Batch
 from elmo_bench.modules.char_cnn import CharCnn
-from elmo_bench.modules.masked_rnn import MaskedBiRnn
 from elmo_bench.modules.labels import IGNORE
+from elmo_bench.modules.masked_rnn import MaskedBiRnn
 from elmo_bench.modules.masked_softmax import masked_softmax
 
 QUESTION, CONTEXT = "question", "context"

@@ -13,16 +13,16 @@ from torch import nn
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import DataError
 from elmo_bench.data.data_options import data_options
+from elmo_bench.data.hub import load_split
 from elmo_bench.data.splits import source_of, split_location
+from elmo_bench.modules.labels import IGNORE
 from elmo_bench.tasks.api import Example, Task
+from elmo_bench.tasks.squad import metric as squad_metric
 from elmo_bench.tasks.squad.config import DataOptions
 from elmo_bench.tasks.squad.decode import best_spans, span_text
-from elmo_bench.tasks.squad import metric as squad_metric
 from elmo_bench.tasks.squad.metric import evaluate, f1_score, metric_max_over_ground_truths
-from elmo_bench.modules.labels import IGNORE
 from elmo_bench.tasks.squad.model import BidafSelfAttention
 from elmo_bench.tasks.squad.reader import article_indices, carve_articles, examples_from_squad, hub_to_squad, load_json
-from elmo_bench.data.hub import load_split
 
 log = logging.getLogger(__name__)
 SPLITS: tuple[str, ...] = ("train", "dev", "test")

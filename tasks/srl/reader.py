@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from elmo_bench.base.errors import DataError
+from elmo_bench.data.data_options import data_options
 from elmo_bench.data.splits import read_split as shared_read_split
 from elmo_bench.data.textio import open_text
-from elmo_bench.data.data_options import data_options
 from elmo_bench.tasks.api import Example
 from elmo_bench.tasks.srl.config import DataOptions
 from elmo_bench.tasks.srl.spans import Span, bio_to_spans, brackets_to_spans, spans_to_bio

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from elmo_bench.base.errors import DataError
+from elmo_bench.data.data_options import data_options
 from elmo_bench.data.splits import read_splits as shared_read_splits
 from elmo_bench.data.textio import open_text
-from elmo_bench.data.data_options import data_options
 from elmo_bench.tasks.api import Example
 from elmo_bench.tasks.sst.config import DataOptions
 

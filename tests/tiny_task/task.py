@@ -8,11 +8,11 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from elmo_bench.data.batch import Batch
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import DataError
-from elmo_bench.tasks.api import Example, Task
+from elmo_bench.data.batch import Batch
 from elmo_bench.data.textio import open_text
+from elmo_bench.tasks.api import Example, Task
 
 
 def read_tsv(path: str | Path) -> list[Example]:
