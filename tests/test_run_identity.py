@@ -116,6 +116,7 @@ def test_a_finished_baseline_run_is_reused_after_the_task_elmo_default_changes(t
     first = run_experiment(run_config(compose_run(tmp_path, "embedder=glove", "trainer.max_epochs=1")), run_dir)
     stored = json.loads((run_dir / RUN_FILE).read_text())
     stored["identity"]["task.elmo.layer_norm"] = "a value an older default wrote"   # recorded by the earlier rule
+    stored["identity"]["task.default_data"] = "default_tiny"   # every run.json had it before issue 35 removed it
     (run_dir / RUN_FILE).write_text(json.dumps(stored))
     again = run_experiment(run_config(compose_run(tmp_path, "embedder=glove", "trainer.max_epochs=1", "mix.layer_norm=true")),
                            run_dir)

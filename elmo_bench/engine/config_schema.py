@@ -16,8 +16,8 @@ ConfigStore, each taken first by the config it types, so a YAML file only overri
   defaults; conf/bilm/adapted.yaml places it at ``bilm.recipe`` (``/bilm_schema/recipe@recipe``, after ``_self_``,
   so ``recipe`` stays the group's last key).
 * ``pretrain/schema``: PretrainConfig's fields with their defaults, ``model`` a nested group (the presets override).
-* ``task_schema/<name>``: the task's ``name`` (its declaration's), ``default_data``, ``head`` (its ``HeadConfig``,
-  tasks/<name>/config.py, with the CPU-sized defaults) and its ``elmo`` and ``trainer`` blocks typed key by key; conf/task/<name>.yaml
+* ``task_schema/<name>``: the task's ``name`` (its declaration's), ``head`` (its ``HeadConfig``, tasks/<name>/config.py,
+  with the CPU-sized defaults) and its ``elmo`` and ``trainer`` blocks typed key by key; conf/task/<name>.yaml
   takes it first (``/task_schema/<name>@_here_``) and sets no head value; ``head=paper`` and ``budget=cpu``
   override. A head preset may add keys (HeadConfig.PRESET_ONLY, left out here): the head node is open to new keys.
 * ``task_data/<name>``: the task's own ``data`` keys (TaskDeclaration.data: ``format``, ``train_phrases``,
@@ -178,14 +178,13 @@ def block_schema(keys: Sequence[str], hints: Mapping[str, Any]) -> DictConfig:
                              for key in keys})
 
 
-def task_schema(name: str, cls: type, task_yaml: Mapping[str, Any]) -> DictConfig:
-    """A task option, in conf/task/<name>.yaml's order: ``name`` (the declared one: the YAML does not repeat it),
-    ``default_data`` (the YAML's), ``head`` (the task's HeadConfig), then its ``elmo`` and ``trainer`` blocks typed
-    key by key (block_schema)."""
+def task_schema(task: str, cls: type, task_yaml: Mapping[str, Any]) -> DictConfig:
+    """A task option: ``name`` (``task``, the declared name: the YAML does not repeat it), ``head`` (the task's
+    HeadConfig), then its ``elmo`` and ``trainer`` blocks typed key by key (block_schema), in conf/task/<task>.yaml's
+    order."""
     elmo_hints = {CONFIG_KEY.get(name, name): hint for name, hint in typing.get_type_hints(ElmoSettings).items()}
     trainer_hints = typing.get_type_hints(TrainerConfig)
-    node: dict[str, Any] = {"name": StringNode(name, is_optional=True),
-                            "default_data": StringNode(None, is_optional=True), "head": head_schema(cls)}
+    node: dict[str, Any] = {"name": StringNode(task, is_optional=True), "head": head_schema(cls)}
     for block, hints in (("elmo", elmo_hints), ("trainer", trainer_hints)):
         if isinstance(task_yaml.get(block), Mapping):
             node[block] = block_schema(list(task_yaml[block]), hints)

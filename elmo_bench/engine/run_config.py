@@ -173,7 +173,6 @@ class TaskPart:
     head: Mapping[str, Any]
     elmo: ElmoSettings
     training: Training
-    default_data: str | None = None
 
     def __post_init__(self) -> None:
         check_head(self.head, head_config(str(self.name)))
@@ -286,8 +285,7 @@ class RunConfig:
         task = config.get("task") or {}
         training = Training.of(task.get("trainer") or {}, config.get("trainer") or {}, runtime.progress)
         mix = MixPart(dict(config.get("mix") or {}), dict(task.get("elmo") or {}))
-        task_part = TaskPart(str(task.get("name")), dict(task.get("head") or {}), mix.settings, training,
-                             task.get("default_data"))
+        task_part = TaskPart(str(task.get("name")), dict(task.get("head") or {}), mix.settings, training)
         encoder = EncoderPart.of(config.get("encoder") or {}, Bilm(**_given(Bilm, config.get("bilm") or {})))
         embedder, paths, logger = (part(**_given(part, _group(config, key))) for part, key in (
             (Embedder, "embedder"), (Paths, "paths"), (Logger, "logger")))

@@ -53,6 +53,10 @@ ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.ep
                                    # issue 38: jiant's plateau halving of the lr (the edge tasks set it)
                                    "trainer.lr_plateau_factor": None, "trainer.lr_plateau_patience": None,
                                    "trainer.lr_plateau_threshold": None, "trainer.lr_plateau_min_lr": None}
+#: keys earlier versions had in every composed config and read nowhere: dropped from a stored identity before
+#: comparing (``task.default_data``: each task YAML named a dataset that conf/config.yaml's ``data: default_<task>``
+#: chose anyway; removed in issue 35)
+REMOVED_KEYS = ("task.default_data",)
 #: a task's own data keys (TaskDeclaration.data) are added defaults too: each with its declared default
 #: (task_added_defaults), since run directories made before the declarations lack those a dataset file did not set
 #: key prefixes that only matter when the run uses ELMo (the encoder group: which frozen encoder gives the layers)
@@ -295,7 +299,8 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], run: RunConfig, cod
                               f"{code_dir} changed since); refusing to reuse it: choose another directory "
                               f"(hydra.run.dir=...) or delete it")
     if stored is not None:
-        stored = {**{k: v for k, v in added_defaults(current).items() if k in current}, **stored}
+        stored = {**{k: v for k, v in added_defaults(current).items() if k in current},
+                  **{k: v for k, v in stored.items() if k not in REMOVED_KEYS}}
         if legacy_code_matches(stored, current, code_dir):
             stored["code.task"] = current["code.task"]
         diff = differences(effective_elmo(stored), effective_elmo(current), skip, shared_only=legacy)
