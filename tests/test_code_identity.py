@@ -162,6 +162,7 @@ def test_the_order_of_imports_is_cosmetic_and_an_added_import_is_not(tmp_path):
 
 
 def _archive(commit: str, tmp_path: Path, *paths: str) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(["git", "-C", str(REPO), "archive", commit, *paths], capture_output=True, timeout=60)
     if done.returncode != 0:
         pytest.skip(f"needs the git history (commit {commit})")
@@ -183,13 +184,19 @@ def _code_hash_at(commit: str) -> Callable[[Path], str]:
     return space["code_hash"]
 
 
-def test_each_task_at_c53501e_reaches_its_code_today(tmp_path):
+def _packages(root: Path) -> list[Path]:
+    return [d for d in [*sorted(root.glob("tasks/*/")), root / "tests" / "tiny_task"] if (d / "__init__.py").exists()]
+
+
+def test_each_task_at_c53501e_reaches_its_code_at_559e30b(tmp_path):
     """SAME_NUMBERS' issue-35 entries: every task package (and the tiny test task) as git c53501e had it, hashed by
-    that day's code_hash, leads to today's code_hash of the same package; and nothing else is listed."""
+    that day's code_hash, leads to the code_hash of the same package at git 559e30b (the change that listed them:
+    typed data options, imports sorted); and nothing else is listed. A later change of a task's code makes its
+    runs stale unless it adds an entry of its own."""
     old_hash = _code_hash_at("c53501e")
-    root = _archive("c53501e", tmp_path, "tasks", "tests/tiny_task")
-    packages = [d for d in [*sorted(root.glob("tasks/*/")), root / "tests" / "tiny_task"] if (d / "__init__.py").exists()]
-    for package in packages:
-        today = REPO / "tests" / "tiny_task" if package.name == "tiny_task" else REPO / "tasks" / package.name
-        assert successors(old_hash(package))[-1] == code_hash(today), package.name
-    assert set(SAME_NUMBERS) == {old_hash(p) for p in packages} | {"ast:6b0841eb91ec838d"}
+    before = _packages(_archive("c53501e", tmp_path / "before", "tasks", "tests/tiny_task"))
+    after = {p.name: p for p in _packages(_archive("559e30b", tmp_path / "after", "tasks", "tests/tiny_task"))}
+    assert sorted(after) == sorted(p.name for p in before)
+    for package in before:
+        assert successors(old_hash(package))[-1] == code_hash(after[package.name]), package.name
+    assert set(SAME_NUMBERS) == {old_hash(p) for p in before} | {"ast:6b0841eb91ec838d"}

@@ -37,14 +37,14 @@ LEGACY_CODE: dict[str, str] = {
 #: same numbers; such a run resumes and skips (chains are followed: an old run reaches today's code).
 #: - sst ``6b0841eb…`` → ``a3187b73…`` (git 49a838e, issue 34): SstTask.example_key counts only roots as text shared
 #:   between splits: which runs the overlap check refuses, never a number (as data.max_overlap, left out of identity);
-#: - every task at git c53501e → today (issue 35): the identity ignores the order of a block of imports (so sorting
+#: - every task at git c53501e → at git 559e30b (issue 35): the identity ignores the order of a block of imports (so sorting
 #:   imports is cosmetic; every hash moved, no code changed), and pos, srl, sst and squad read their own data keys
 #:   typed (DataOptions in their config.py, the same defaults, now in every composed config) where they wrote
 #:   ``data_cfg.get(key, default)``, and coref pops ``use_genres`` with None for absent (falsy, as False was; every
-#:   composed head holds the key). tests/test_code_identity.py recomputes each key from git c53501e with that day's code_hash.
+#:   composed head holds the key). tests/test_code_identity.py recomputes each pair from the two commits.
 SAME_NUMBERS: dict[str, str] = {
     "ast:6b0841eb91ec838d": "ast:a3187b7328d5d535",  # tasks/sst, issue 34's example_key
-    # git c53501e → today, issue 35 (above)
+    # git c53501e → 559e30b, issue 35 (above)
     "ast:b58427b2e7353bb3": "ast:321c89a7a23d6ade",  # tasks/coref
     "ast:cfdf9ba9e0e50fef": "ast:8f3d53a119824ec0",  # tasks/edge_chunk
     "ast:ce038dab22dc353f": "ast:28cf2c95e789d8f1",  # tasks/edge_coref
