@@ -15,7 +15,8 @@ from typing import Any, Callable
 import pytest
 
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.engine.code_identity import LEGACY_CODE, SAME_NUMBERS, code_hash, source_bytes_hash, successors
+from elmo_bench.engine.code_identity import (LEGACY_CODE, SAME_NUMBERS, code_hash, reused_tasks, source_bytes_hash,
+                                              successors)
 from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import run_experiment
 from elmo_bench.engine.run_identity import RUN_FILE
@@ -170,16 +171,16 @@ def _archive(commit: str, tmp_path: Path, *paths: str) -> Path:
     return tmp_path
 
 
-def _code_hash_at(commit: str) -> Callable[[Path], str]:
-    """code_hash as elmo_bench.engine.run_identity computed it at ``commit`` (its two functions, run as they were)."""
-    done = subprocess.run(["git", "-C", str(REPO), "show", f"{commit}:elmo_bench/engine/run_identity.py"],
+def _code_hash_at(commit: str, module: str = "elmo_bench/engine/run_identity.py") -> Callable[[Path], str]:
+    """code_hash as ``module`` computed it at ``commit`` (its functions, run as they were)."""
+    done = subprocess.run(["git", "-C", str(REPO), "show", f"{commit}:{module}"],
                           capture_output=True, text=True, timeout=60)
     if done.returncode != 0:
         pytest.skip(f"needs the git history (commit {commit})")
     space: dict[str, Any] = {"ast": ast, "hashlib": hashlib, "Path": Path, "CODE_PREFIX": "ast:",
                              "DECLARATION_FILE": "config.py"}
     for node in ast.parse(done.stdout).body:
-        if isinstance(node, ast.FunctionDef) and node.name in ("behaviour", "code_hash"):
+        if isinstance(node, ast.FunctionDef):
             exec(compile(ast.Module([node], []), commit, "exec"), space)
     return space["code_hash"]
 
@@ -199,4 +200,39 @@ def test_each_task_at_c53501e_reaches_its_code_at_559e30b(tmp_path):
     assert sorted(after) == sorted(p.name for p in before)
     for package in before:
         assert successors(old_hash(package))[-1] == code_hash(after[package.name]), package.name
-    assert set(SAME_NUMBERS) == {old_hash(p) for p in before} | {"ast:6b0841eb91ec838d"}
+    at_559e30b = _code_hash_at("559e30b", "elmo_bench/engine/code_identity.py")
+    edge = {at_559e30b(after[name]) for name in after if name.startswith("edge_")}
+    assert set(SAME_NUMBERS) == {old_hash(p) for p in before} | {"ast:6b0841eb91ec838d"} | edge
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def test_a_task_that_reads_with_another_tasks_reader_is_stale_when_that_reader_changes(tmp_path):
+    """An edge probe reads with another task's reader and runs a shared module beside the packages: both are its
+    code. The framework's modules (api) are not; a task that reuses nothing hashes as it always did."""
+    tasks = tmp_path / "tasks"
+    _write(tasks, {"api.py": "class Task: pass\n", "shared.py": "def tidy(x):\n    return x\n",
+                   "pos/__init__.py": "", "pos/reader.py": ORIGINAL,
+                   "edge/__init__.py": "", "edge/config.py": "from elmo_bench.tasks.ner import nothing\n",
+                   "edge/task.py": "from elmo_bench.tasks.api import Task\nfrom elmo_bench.tasks.pos.reader import scale\n"
+                                   "import elmo_bench.tasks.shared\n"})
+    assert [p.name for p in reused_tasks(tasks / "edge")] == ["pos", "shared.py"]   # config.py's imports: not code
+    assert reused_tasks(tasks / "pos") == []
+    alone = code_hash(tasks / "pos")
+    before = code_hash(tasks / "edge")
+    (tasks / "pos" / "reader.py").write_text(CHANGED)
+    assert code_hash(tasks / "edge") != before and code_hash(tasks / "pos") != alone
+    (tasks / "pos" / "reader.py").write_text(REFORMATTED)
+    assert code_hash(tasks / "edge") == before                                      # cosmetic there too
+    (tasks / "shared.py").write_text("def tidy(x):\n    return x + 1\n")
+    assert code_hash(tasks / "edge") != before
+    (tasks / "shared.py").write_text("def tidy(x):\n    return x\n")
+    (tasks / "api.py").write_text("class Task:\n    name = 'changed'\n")
+    assert code_hash(tasks / "edge") == before
+    # without reuse, the hash is the package's own, wherever it lies (what every non-edge task recorded)
+    _write(tmp_path / "elsewhere", {"pos/__init__.py": "", "pos/reader.py": ORIGINAL})
+    assert code_hash(tmp_path / "elsewhere" / "pos") == alone

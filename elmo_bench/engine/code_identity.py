@@ -1,7 +1,8 @@
 """A task's code in run identity (``code.task``): what of its source can change a number, so a reformatted file, a
 fixed comment, a new docstring or imports sorted another way keep a run's identity, and a changed line of
 behaviour does not. Run directories made by an earlier form of the identity (the files' bytes; the AST with imports
-in file order) or by an earlier version of a task's code that gives the same numbers still resume and skip:
+in file order; without the task packages it reuses) or by an earlier version of a task's code that gives the same
+numbers still resume and skip:
 ``LEGACY_CODE`` and ``SAME_NUMBERS`` say which, each entry with why."""
 from __future__ import annotations
 
@@ -37,11 +38,15 @@ LEGACY_CODE: dict[str, str] = {
 #: same numbers; such a run resumes and skips (chains are followed: an old run reaches today's code).
 #: - sst ``6b0841eb…`` → ``a3187b73…`` (git 49a838e, issue 34): SstTask.example_key counts only roots as text shared
 #:   between splits: which runs the overlap check refuses, never a number (as data.max_overlap, left out of identity);
-#: - every task at git c53501e → at git 559e30b (issue 35): the identity ignores the order of a block of imports (so sorting
-#:   imports is cosmetic; every hash moved, no code changed), and pos, srl, sst and squad read their own data keys
-#:   typed (DataOptions in their config.py, the same defaults, now in every composed config) where they wrote
-#:   ``data_cfg.get(key, default)``, and coref pops ``use_genres`` with None for absent (falsy, as False was; every
-#:   composed head holds the key). tests/test_code_identity.py recomputes each pair from the two commits.
+#: - every task at git c53501e → at git 559e30b (issue 35): the identity ignores the order of a block of
+#:   imports (so sorting imports is cosmetic; every hash moved, no code changed), and pos, srl, sst and squad read
+#:   their own data keys typed (DataOptions in their config.py, the same defaults, now in every composed config)
+#:   where they wrote ``data_cfg.get(key, default)``, and coref pops ``use_genres`` with None for absent (falsy, as
+#:   False was; every composed head holds the key). tests/test_code_identity.py recomputes each pair from the
+#:   two commits.
+#: - the six edge tasks at git 559e30b → with the task code they reuse in their hash (code_hash now hashes the
+#:   task packages and shared modules beside them that a task imports: a changed pos reader or edge_probing.py makes
+#:   edge_pos's runs stale); no code changed. Recomputed likewise.
 SAME_NUMBERS: dict[str, str] = {
     "ast:6b0841eb91ec838d": "ast:a3187b7328d5d535",  # tasks/sst, issue 34's example_key
     # git c53501e → 559e30b, issue 35 (above)
@@ -59,6 +64,13 @@ SAME_NUMBERS: dict[str, str] = {
     "ast:d373bfff1350ed2c": "ast:befa330b98c1e479",  # tasks/srl
     "ast:a3187b7328d5d535": "ast:92b4d251ffa75e09",  # tasks/sst
     "ast:5bf96ebfecba8592": "ast:a257d0ef1081d820",  # tests/tiny_task
+    # git 559e30b → the reused task code in the hash (above)
+    "ast:8f3d53a119824ec0": "ast:69bc5f123b81b180",  # tasks/edge_chunk
+    "ast:28cf2c95e789d8f1": "ast:7eb9a5dc800d7ff1",  # tasks/edge_coref
+    "ast:098beef51e081ae9": "ast:15e217a9cf9096e3",  # tasks/edge_dep
+    "ast:182e9b6bfa258a85": "ast:b420cde07317a013",  # tasks/edge_ner
+    "ast:a7657fecefa5d364": "ast:379797db419435c3",  # tasks/edge_pos
+    "ast:9961a79cc8f12629": "ast:a83067e999385081",  # tasks/edge_srl
 }
 
 
@@ -119,15 +131,62 @@ def behaviour(source: str) -> str:
     return ast.dump(tree, annotate_fields=False, include_attributes=False)
 
 
-def code_hash(root: Path) -> str:
-    """``CODE_PREFIX`` + sha256 of the behaviour of every ``.py`` file below ``root`` but the task's declaration
-    (``DECLARATION_FILE``: types, defaults that the composed config carries, ranges and the paper's numbers)."""
-    digest = hashlib.sha256()
-    for source in sorted(root.rglob("*.py")):
-        if source.relative_to(root) == Path(DECLARATION_FILE):
+#: the modules beside the task packages that are the framework's surface, not a task's code (like the engine,
+#: outside every task's identity): the Task interface, the registry and the declaration type
+FRAMEWORK_MODULES = ("api", "registry", "declaration")
+
+
+def _task_files(root: Path) -> list[Path]:
+    """A task package's ``.py`` files but its declaration (``DECLARATION_FILE``: types, defaults that the composed
+    config carries, ranges and the paper's numbers); a shared module beside the packages is its one file."""
+    if root.is_file():
+        return [root]
+    return [path for path in sorted(root.rglob("*.py")) if path.relative_to(root) != Path(DECLARATION_FILE)]
+
+
+def reused_tasks(root: Path) -> list[Path]:
+    """The task code beside ``root`` that task package ``root`` runs, and what that runs in turn: other task
+    packages (an edge probe reads with another task's reader: ``from elmo_bench.tasks.pos.reader import
+    read_conllu``) and shared modules (``elmo_bench.tasks.edge_probing``), but the framework's
+    (``FRAMEWORK_MODULES``); sorted by name."""
+    found: set[Path] = set()
+    todo = [root]
+    while todo:
+        for path in _task_files(todo.pop()):
+            for name in _imported_tasks(path.read_text(encoding="utf-8")) - set(FRAMEWORK_MODULES):
+                sibling = next((p for p in (root.parent / name, root.parent / f"{name}.py")
+                                if (p / "__init__.py").is_file() or p.suffix == ".py" and p.is_file()), None)
+                if sibling is not None and sibling != root and sibling not in found:
+                    found.add(sibling)
+                    todo.append(sibling)
+    return sorted(found)
+
+
+def _imported_tasks(source: str) -> set[str]:
+    """``X`` of every absolute import of ``elmo_bench.tasks.X[...]`` in a module's source."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level == 0:
+            modules = [node.module or ""]
+        elif isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        else:
             continue
-        text = behaviour(source.read_text(encoding="utf-8"))
-        digest.update(str(source.relative_to(root)).encode() + b"\0" + text.encode())
+        found |= {parts[2] for parts in (m.split(".") for m in modules) if parts[:2] == ["elmo_bench", "tasks"]
+                  and len(parts) > 2}
+    return found
+
+
+def code_hash(root: Path) -> str:
+    """``CODE_PREFIX`` + sha256 of the behaviour of every file of task package ``root`` (``_task_files``), then of
+    every task package it reuses (``reused_tasks``, each file named ``uses:<package>/<path>``): a changed reader
+    makes stale the runs of every task that reads with it. A task that reuses none hashes as before."""
+    digest = hashlib.sha256()
+    for base, label in [(root, ""), *((other, f"uses:{other.name}/") for other in reused_tasks(root))]:
+        for source in _task_files(base):
+            text = behaviour(source.read_text(encoding="utf-8"))
+            name = source.name if base.is_file() else str(source.relative_to(base))
+            digest.update((label + name).encode() + b"\0" + text.encode())
     return CODE_PREFIX + digest.hexdigest()[:16]
 
 
