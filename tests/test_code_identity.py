@@ -15,8 +15,14 @@ from typing import Any, Callable
 import pytest
 
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.engine.code_identity import (LEGACY_CODE, SAME_NUMBERS, code_hash, reused_tasks, source_bytes_hash,
-                                              successors)
+from elmo_bench.engine.code_identity import (
+    LEGACY_CODE,
+    SAME_NUMBERS,
+    code_hash,
+    reused_tasks,
+    source_bytes_hash,
+    successors,
+)
 from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import run_experiment
 from elmo_bench.engine.run_identity import RUN_FILE
