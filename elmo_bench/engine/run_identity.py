@@ -4,9 +4,10 @@
 number, flattened to ``dotted.key: value`` — the whole resolved config except keys that only change speed or
 logging (``progress``, ``threads``, ``logger``, ``paths``, Hydra's ``choices``), with the biLM files replaced by
 their content hash, every data path by a fingerprint of its content (files: sha256; directories: names and sizes),
-plus a hash of the task package's code (``code.task``: its AST without docstrings, so reformatting or a fixed
-comment keeps a run's identity; directories made with the older source-bytes hash still match while the code is
-unchanged). A run without ELMo (``embedder.elmo: false``) leaves out
+plus a hash of the task's code (``code.task``, elmo_bench.engine.code_identity: the task package and the task
+code it reuses, as ASTs without docstrings and with imports in one order, so reformatting, a fixed comment or sorted
+imports keep a run's identity; directories made with an earlier form of the hash still match while the code gives
+the same numbers). A run without ELMo (``embedder.elmo: false``) leaves out
 the ELMo settings (``task.elmo.*``, ``mix.*``): they cannot change its numbers, so choosing a task's ELMo default
 later does not orphan its finished baseline runs. A run directory resumes or skips only when the identity
 matches (ELMo settings compared as the values the run used: ``effective_elmo``); otherwise the run is refused with
