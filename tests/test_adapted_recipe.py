@@ -90,3 +90,17 @@ def test_the_recipe_module_imports_no_torch():
     code = "import sys, elmo_bench.pretrain.adapted_recipe; print('torch' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "False", done.stderr
+
+
+@pytest.mark.parametrize("override, message", [
+    ("bilm.recipe.lr=0", "config: bilm.recipe.lr expected a number > 0, found 0.0"),
+    ("bilm.recipe.optimizer=sgd", "config: bilm.recipe.optimizer expected one of ['adagrad', 'adam'], found 'sgd'"),
+])
+def test_the_door_refuses_a_recipe_out_of_range_before_anything_is_read(override, message):
+    """The typed RunConfig checks the recipe (RunConfig.of → Bilm), not the adapter when it builds the model."""
+    from elmo_bench.engine.run_config import RunConfig
+
+    with pytest.raises(ConfigError) as error:
+        RunConfig.of(composed(["task=ner", "bilm=adapted", override]))
+    assert str(error.value) == message
+    RunConfig.of(composed(["task=ner", "bilm=adapted"]))   # the default recipe passes

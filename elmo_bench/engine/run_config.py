@@ -26,6 +26,7 @@ from elmo_bench.engine.config_check import check_head, check_trainer
 from elmo_bench.engine.fractions import scaled_epochs
 from elmo_bench.engine.head_configs import head_config
 from elmo_bench.engine.trainer_config import EpochScaling, TrainerConfig
+from elmo_bench.pretrain.adapted_recipe import AdaptedRecipe
 from elmo_bench.records.elmo_settings import CONFIG_KEY, MODES, PLACEMENTS, TASK_ELMO_DEFAULTS, ElmoSettings
 
 #: the keys of the ``trainer`` group that are no TrainerConfig field (sample-efficiency sweeps: Training's own)
@@ -208,6 +209,11 @@ class Bilm:
     random_seed: int | None = None
     base_dir: str | None = None
     recipe: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        """bilm=adapted's recipe checked at the door, before anything is read (types, ranges, the optimizer)."""
+        if self.recipe is not None:
+            AdaptedRecipe(**_given(AdaptedRecipe, self.recipe))
 
 
 @dataclass(frozen=True)
