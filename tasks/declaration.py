@@ -25,6 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from elmo_bench.base.plain import plain_data
+
 #: the report tables a task's runs go to when it declares none: Table 1 (baseline vs +ELMo, test)
 DEFAULT_TABLES = ("table1",)
 
@@ -52,13 +54,5 @@ class TaskDeclaration:
 
     def exported(self) -> dict[str, Any]:
         """What the report needs of the task (JSON): its tables, its paper numbers and its Table 1 row."""
-        return {"tables": list(self.tables), "paper": _plain(self.paper), "paper_row": self.paper_row}
+        return {"tables": list(self.tables), "paper": plain_data(self.paper), "paper_row": self.paper_row}
 
-
-def _plain(value: Any) -> Any:
-    """Mappings and tuples as JSON's dicts and lists."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value

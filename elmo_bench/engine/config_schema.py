@@ -42,7 +42,6 @@ is what it was when the YAML files held the values.
 from __future__ import annotations
 
 import dataclasses
-import types
 import typing
 from typing import Any, List, Mapping, Optional, Sequence
 
@@ -59,6 +58,7 @@ from omegaconf import (
 )
 
 from elmo_bench.base.paths import CONF_DIR
+from elmo_bench.base.plain import optional_parts
 from elmo_bench.base.ranges import default_of
 from elmo_bench.data.data_config import DataConfig
 from elmo_bench.engine.head_configs import head_config
@@ -76,9 +76,7 @@ MIX_KEYS = ("name", "mode", "layer", "placement", "lambda", "layer_norm", "gamma
 
 def _plain(hint: Any) -> type:
     """``float | None`` → float."""
-    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        return next(arg for arg in typing.get_args(hint) if arg is not type(None))
-    return hint
+    return optional_parts(hint)[0]
 
 
 def _typed_value(kind: Any, value: Any = None, optional: bool = True) -> Any:

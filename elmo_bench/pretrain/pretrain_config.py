@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import types
 import typing
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.base.plain import optional_parts, plain_data
 from elmo_bench.base.ranges import MAX_SEED, ranged
 
 OPTIMIZERS = ("adagrad", "adam")
@@ -31,27 +31,11 @@ def _path(default: Any) -> Any:
     return field(default=default, metadata=PATH)
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    return value
-
-
 def refuse_unknown(values: Mapping[str, Any], known: set[str], prefix: str) -> None:
     """ConfigError naming the first key of ``values`` that is not a field."""
     unknown = [str(key) for key in values if key not in known]
     if unknown:
         raise ConfigError(f"config: unknown key {prefix}.{unknown[0]} (known keys: {', '.join(sorted(known))})")
-
-
-def _kind(hint: Any) -> tuple[Any, bool]:
-    """``float | None`` → (float, True)."""
-    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        args = typing.get_args(hint)
-        return next(arg for arg in args if arg is not type(None)), type(None) in args
-    return hint, False
 
 
 def _fits(value: Any, kind: Any) -> bool:
@@ -75,7 +59,7 @@ def check_types(obj: Any, prefix: str) -> None:
     """Each field of dataclass ``obj`` of its declared type (a range-checked number is checked by its range)."""
     hints = _hints(type(obj))
     for spec in fields(obj):
-        kind, optional = _kind(hints[spec.name])
+        kind, optional = optional_parts(hints[spec.name])
         value = getattr(obj, spec.name)
         if (value is None and optional) or "range" in spec.metadata or _fits(value, kind):
             continue
@@ -192,4 +176,4 @@ class PretrainConfig:
 
     def mapping(self) -> dict[str, Any]:
         """The plain form (lists, nested dicts): what ``--help`` prints and a subprocess receives as JSON."""
-        return _plain(dataclasses.asdict(self))
+        return plain_data(dataclasses.asdict(self))
