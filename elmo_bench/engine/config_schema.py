@@ -61,7 +61,6 @@ from elmo_bench.base.paths import CONF_DIR
 from elmo_bench.base.plain import optional_parts
 from elmo_bench.base.ranges import default_of
 from elmo_bench.data.data_config import DataConfig
-from elmo_bench.engine.head_configs import head_config
 from elmo_bench.engine.run_config import Embedder, Logger, Runtime
 from elmo_bench.engine.trainer_config import EpochScaling, TrainerConfig
 from elmo_bench.pretrain.adapted_recipe import AdaptedRecipe
@@ -143,9 +142,14 @@ def logger_schema() -> DictConfig:
     return defaults_node(Logger)
 
 
+def _elmo_hints() -> dict[str, Any]:
+    """ElmoSettings' type hints under their config keys (``lambda``, ``layer``)."""
+    return {CONFIG_KEY.get(name, name): hint for name, hint in typing.get_type_hints(ElmoSettings).items()}
+
+
 def mix_schema() -> DictConfig:
     """The ``mix`` group: ElmoSettings' fields under their config keys (``lambda``, ``layer``) + ``name``."""
-    hints = {CONFIG_KEY.get(name, name): _plain(hint) for name, hint in typing.get_type_hints(ElmoSettings).items()}
+    hints = {key: _plain(hint) for key, hint in _elmo_hints().items()}
     return typed_node({key: hints.get(key, str) for key in MIX_KEYS})
 
 
@@ -180,10 +184,8 @@ def task_schema(task: str, cls: type, task_yaml: Mapping[str, Any]) -> DictConfi
     """A task option: ``name`` (``task``, the declared name: the YAML does not repeat it), ``head`` (the task's
     HeadConfig), then its ``elmo`` and ``trainer`` blocks typed key by key (block_schema), in conf/task/<task>.yaml's
     order."""
-    elmo_hints = {CONFIG_KEY.get(name, name): hint for name, hint in typing.get_type_hints(ElmoSettings).items()}
-    trainer_hints = typing.get_type_hints(TrainerConfig)
     node: dict[str, Any] = {"name": StringNode(task, is_optional=True), "head": head_schema(cls)}
-    for block, hints in (("elmo", elmo_hints), ("trainer", trainer_hints)):
+    for block, hints in (("elmo", _elmo_hints()), ("trainer", typing.get_type_hints(TrainerConfig))):
         if isinstance(task_yaml.get(block), Mapping):
             node[block] = block_schema(list(task_yaml[block]), hints)
     return OmegaConf.create(node)
@@ -225,9 +227,8 @@ def register_schemas() -> None:
     for task, declared in registered().items():
         if declared.data is not None:
             store.store(group="task_data", name=task, node=defaults_node(declared.data))
-        cls = head_config(task)
         yaml_path = next((p for p in (CONF_DIR / "task" / f"{task}.yaml",
                                       package_dir(declared) / "conf" / "task" / f"{task}.yaml") if p.is_file()), None)
-        if cls is not None and yaml_path is not None:
+        if declared.head is not None and yaml_path is not None:
             task_yaml = OmegaConf.to_container(OmegaConf.load(yaml_path))
-            store.store(group="task_schema", name=task, node=task_schema(task, cls, task_yaml))
+            store.store(group="task_schema", name=task, node=task_schema(task, declared.head, task_yaml))

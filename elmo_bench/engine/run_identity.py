@@ -59,7 +59,7 @@ ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.ep
 #: chose anyway; removed in issue 35)
 REMOVED_KEYS = ("task.default_data",)
 #: a task's own data keys (TaskDeclaration.data) are added defaults too: each with its declared default
-#: (task_added_defaults), since run directories made before the declarations lack those a dataset file did not set
+#: (added_defaults), since run directories made before the declarations lack those a dataset file did not set
 #: key prefixes that only matter when the run uses ELMo (the encoder group: which frozen encoder gives the layers)
 ELMO_ONLY = ("task.elmo.", "mix.", "encoder.")
 #: the stopping rule's keys: they decide only *when* training stops, never what an epoch computes, so a run whose
