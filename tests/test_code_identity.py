@@ -22,6 +22,7 @@ from elmo_bench.engine.code_identity import (
     reused_tasks,
     source_bytes_hash,
     successors,
+    task_code_dir,
 )
 from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import run_experiment
@@ -205,7 +206,7 @@ def test_each_task_at_c53501e_reaches_its_code_at_559e30b(tmp_path):
     after = {p.name: p for p in _packages(_archive("559e30b", tmp_path / "after", "tasks", "tests/tiny_task"))}
     assert sorted(after) == sorted(p.name for p in before)
     for package in before:
-        assert successors(old_hash(package))[-1] == code_hash(after[package.name]), package.name
+        assert successors(old_hash(package))[-1] == code_hash(after[package.name], after[package.name].parent), package.name
     at_559e30b = _code_hash_at("559e30b", "elmo_bench/engine/code_identity.py")
     edge = {at_559e30b(after[name]) for name in after if name.startswith("edge_")}
     assert set(SAME_NUMBERS) == {old_hash(p) for p in before} | {"ast:6b0841eb91ec838d"} | edge
@@ -226,19 +227,26 @@ def test_a_task_that_reads_with_another_tasks_reader_is_stale_when_that_reader_c
                    "edge/__init__.py": "", "edge/config.py": "from elmo_bench.tasks.ner import nothing\n",
                    "edge/task.py": "from elmo_bench.tasks.api import Task\nfrom elmo_bench.tasks.pos.reader import scale\n"
                                    "import elmo_bench.tasks.shared\n"})
-    assert [p.name for p in reused_tasks(tasks / "edge")] == ["pos", "shared.py"]   # config.py's imports: not code
-    assert reused_tasks(tasks / "pos") == []
-    alone = code_hash(tasks / "pos")
-    before = code_hash(tasks / "edge")
+    assert [p.name for p in reused_tasks(tasks / "edge", tasks)] == ["pos", "shared.py"]   # config.py's: not code
+    assert reused_tasks(tasks / "pos", tasks) == []
+    alone = code_hash(tasks / "pos", tasks)
+    before = code_hash(tasks / "edge", tasks)
     (tasks / "pos" / "reader.py").write_text(CHANGED)
-    assert code_hash(tasks / "edge") != before and code_hash(tasks / "pos") != alone
+    assert code_hash(tasks / "edge", tasks) != before and code_hash(tasks / "pos", tasks) != alone
     (tasks / "pos" / "reader.py").write_text(REFORMATTED)
-    assert code_hash(tasks / "edge") == before                                      # cosmetic there too
+    assert code_hash(tasks / "edge", tasks) == before                               # cosmetic there too
     (tasks / "shared.py").write_text("def tidy(x):\n    return x + 1\n")
-    assert code_hash(tasks / "edge") != before
+    assert code_hash(tasks / "edge", tasks) != before
     (tasks / "shared.py").write_text("def tidy(x):\n    return x\n")
     (tasks / "api.py").write_text("class Task:\n    name = 'changed'\n")
-    assert code_hash(tasks / "edge") == before
+    assert code_hash(tasks / "edge", tasks) == before
     # without reuse, the hash is the package's own, wherever it lies (what every non-edge task recorded)
     _write(tmp_path / "elsewhere", {"pos/__init__.py": "", "pos/reader.py": ORIGINAL})
     assert code_hash(tmp_path / "elsewhere" / "pos") == alone
+
+
+def test_a_task_of_another_distribution_reuses_the_installed_tasks(tmp_path):
+    """``elmo_bench.tasks.X`` resolves to the installed tasks folder, wherever the importing task lies: a
+    third-party task that reads with the shipped pos reader has it in its code identity."""
+    _write(tmp_path, {"third/__init__.py": "", "third/task.py": "from elmo_bench.tasks.pos.reader import read_splits\n"})
+    assert reused_tasks(tmp_path / "third") == [task_code_dir("elmo_bench.tasks.pos")]

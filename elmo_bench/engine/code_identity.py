@@ -144,21 +144,28 @@ def _task_files(root: Path) -> list[Path]:
     return [path for path in sorted(root.rglob("*.py")) if path.relative_to(root) != Path(DECLARATION_FILE)]
 
 
-def reused_tasks(root: Path) -> list[Path]:
-    """The task code beside ``root`` that task package ``root`` runs, and what that runs in turn: other task
-    packages (an edge probe reads with another task's reader: ``from elmo_bench.tasks.pos.reader import
-    read_conllu``) and shared modules (``elmo_bench.tasks.edge_probing``), but the framework's
-    (``FRAMEWORK_MODULES``); sorted by name."""
+def installed_tasks_dir() -> Path:
+    """Where ``elmo_bench.tasks`` is (the shipped tasks' folder), found without importing it."""
+    return task_code_dir("elmo_bench.tasks")
+
+
+def reused_tasks(root: Path, tasks_dir: Path | None = None) -> list[Path]:
+    """The task code in ``tasks_dir`` (default: ``installed_tasks_dir``, where ``elmo_bench.tasks.X`` resolves,
+    wherever ``root`` itself lies: a task of another distribution too) that task package ``root`` runs, and what
+    that runs in turn: task packages (an edge probe reads with another task's reader: ``from
+    elmo_bench.tasks.pos.reader import read_conllu``) and shared modules (``elmo_bench.tasks.edge_probing``), but
+    the framework's (``FRAMEWORK_MODULES``); sorted by name."""
+    tasks_dir = installed_tasks_dir() if tasks_dir is None else tasks_dir
     found: set[Path] = set()
     todo = [root]
     while todo:
         for path in _task_files(todo.pop()):
             for name in _imported_tasks(path.read_text(encoding="utf-8")) - set(FRAMEWORK_MODULES):
-                sibling = next((p for p in (root.parent / name, root.parent / f"{name}.py")
-                                if (p / "__init__.py").is_file() or p.suffix == ".py" and p.is_file()), None)
-                if sibling is not None and sibling != root and sibling not in found:
-                    found.add(sibling)
-                    todo.append(sibling)
+                reused = next((p for p in (tasks_dir / name, tasks_dir / f"{name}.py")
+                               if (p / "__init__.py").is_file() or p.suffix == ".py" and p.is_file()), None)
+                if reused is not None and reused != root and reused not in found:
+                    found.add(reused)
+                    todo.append(reused)
     return sorted(found)
 
 
@@ -177,12 +184,12 @@ def _imported_tasks(source: str) -> set[str]:
     return found
 
 
-def code_hash(root: Path) -> str:
+def code_hash(root: Path, tasks_dir: Path | None = None) -> str:
     """``CODE_PREFIX`` + sha256 of the behaviour of every file of task package ``root`` (``_task_files``), then of
-    every task package it reuses (``reused_tasks``, each file named ``uses:<package>/<path>``): a changed reader
-    makes stale the runs of every task that reads with it. A task that reuses none hashes as before."""
+    the task code it reuses from ``tasks_dir`` (``reused_tasks``, each file named ``uses:<package>/<path>``): a
+    changed reader makes stale the runs of every task that reads with it. A task that reuses none hashes as before."""
     digest = hashlib.sha256()
-    for base, label in [(root, ""), *((other, f"uses:{other.name}/") for other in reused_tasks(root))]:
+    for base, label in [(root, ""), *((other, f"uses:{other.name}/") for other in reused_tasks(root, tasks_dir))]:
         for source in _task_files(base):
             text = behaviour(source.read_text(encoding="utf-8"))
             name = source.name if base.is_file() else str(source.relative_to(base))
