@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import types
 import typing
 from typing import Any
 
@@ -20,6 +19,7 @@ import yaml
 from omegaconf import BooleanNode, DictConfig, FloatNode, IntegerNode, ListConfig, OmegaConf, StringNode
 from omegaconf.errors import ValidationError
 
+from elmo_bench.base.plain import optional_parts
 from elmo_bench.base.ranges import default_of
 from elmo_bench.data.data_config import DataConfig
 from elmo_bench.engine import config_schema
@@ -35,14 +35,6 @@ WRONG = {int: "abc", float: "abc", bool: "maybe"}
 HEADS = sorted(task for task in registered() if head_config(task) is not None)
 
 
-def _kind(hint: Any) -> tuple[Any, bool]:
-    """``int | None`` → (int, True)."""
-    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        args = typing.get_args(hint)
-        return next(arg for arg in args if arg is not type(None)), type(None) in args
-    return hint, False
-
-
 def _plain(value: Any) -> Any:
     return [_plain(item) for item in value] if isinstance(value, (list, tuple)) else value
 
@@ -55,7 +47,7 @@ def _expected_values(cls: type, skip: tuple[str, ...] = ()) -> dict[str, Any]:
     """The defaults in field order (none: null; a nested dataclass: its own defaults; tuples as lists)."""
     out = {}
     for spec in _fields(cls, skip):
-        kind, _ = _kind(typing.get_type_hints(cls)[spec.name])
+        kind, _ = optional_parts(typing.get_type_hints(cls)[spec.name])
         value = default_of(spec)
         out[spec.name] = _expected_values(kind) if dataclasses.is_dataclass(kind) else \
             None if value is dataclasses.MISSING else _plain(value)
@@ -109,7 +101,7 @@ def _check_types(node: DictConfig, cls: type, skip: tuple[str, ...], nullable: b
     hints = typing.get_type_hints(cls)
     checked = 0
     for spec in _fields(cls, skip):
-        kind, optional = _kind(hints[spec.name])
+        kind, optional = optional_parts(hints[spec.name])
         child = node._get_node(spec.name)
         key = f"{where}.{spec.name}"
         if dataclasses.is_dataclass(kind):
