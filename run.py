@@ -5,6 +5,8 @@
     python run.py task=ner                                     # the full CoNLL-2003 NER run
     python run.py task=sst embedder=glove_elmo                 # one run (the paper's +ELMo row for SST-5)
     python run.py -m task=ner embedder=glove,glove_elmo seed=1,2,3
+    python run.py probe=structural budget=cpu                  # a probe of every layer of the biLM (docs/probes.md)
+    python run.py -m experiment=probe_suite budget=cpu         # every probe on one encoder
 
 Quiet by default: progress and result lines; wandb's offline messages go to the run's log (run.log). `-v` (or
 `hydra.verbose=true`) shows everything.
@@ -14,6 +16,7 @@ Bad data or config values end the run with one line on stderr and exit code 2; `
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
@@ -27,6 +30,7 @@ from elmo_bench.commands.guard import debug_requested, exit_cleanly_on_sigterm, 
 from elmo_bench.commands.hydra_records import HydraRecord
 from elmo_bench.commands.hydra_setup import forced_base, register_resolvers
 from elmo_bench.commands.main_args import main_args
+from elmo_bench.commands.rows import with_rows
 from elmo_bench.commands.sweep_check import check_sweep
 
 register_resolvers()
@@ -41,15 +45,28 @@ def main(cfg: DictConfig) -> float | None:
     return guarded(lambda: _run(cfg), DEBUG)
 
 
+def composed_run(overrides: list[str]):
+    """A job's RunConfig without the door's checks (the encoder's layer count, for ``row=all``)."""
+    from elmo_bench.commands.plan import job_run  # lazy: torch
+
+    return job_run(overrides, check=False, files=False)
+
+
 def _run(cfg: DictConfig) -> float | None:
     from elmo_bench.engine.config_door import resolve_run_config
     from elmo_bench.engine.experiment import run_experiment
+    from elmo_bench.engine.probe_config import ProbeRunConfig
+    from elmo_bench.engine.probe_run import PRINTED, run_probe
 
     hydra_cfg = HydraConfig.get()
     record = HydraRecord.of(cfg, HydraConfig.instance().cfg)  # .hydra/, written once the run owns its directory
     overrides = list(hydra_cfg.overrides.task)
     # the door plan and evaluate use too: unknown +key/++key, ranges, data files; errors: one line via guarded()
     run = resolve_run_config(cfg, overrides, hydra_cfg.runtime.choices, forced_base(overrides))  # a RunConfig
+    if isinstance(run, ProbeRunConfig):  # probe=<name>: the probe's one JSON object, printed last
+        results = run_probe(run, Path(hydra_cfg.runtime.output_dir), on_claimed=record.claim)
+        print(json.dumps(results.get(PRINTED)), flush=True)
+        return None
     results = run_experiment(run, Path(hydra_cfg.runtime.output_dir), on_claimed=record.claim)
     dev = results["metrics"].get("dev", {})
     return dev.get(results["main_metric"])
@@ -57,6 +74,7 @@ def _run(cfg: DictConfig) -> float | None:
 
 if __name__ == "__main__":
     sys.argv[:] = main_args(sys.argv)  # no task=/experiment= → the quickstart; -v → hydra.verbose=true
+    sys.argv[:] = guarded(lambda: with_rows(sys.argv, composed_run), DEBUG)  # experiment=probe_pos row=all
     exit_cleanly_on_sigterm()
     guarded(lambda: check_sweep(sys.argv), DEBUG)  # -m seed=1,abc: every swept value through the door first
     report_hydra_errors(DEBUG)

@@ -28,6 +28,8 @@ DOOR = {
     "elmo_bench/engine/config_door.py::run_config",
     "elmo_bench/engine/run_config.py::Runtime.of",
     "elmo_bench/engine/run_config.py::RunConfig.of",
+    "elmo_bench/engine/config_door.py::is_probe_job",      # which of the two: a task run or a probe run
+    "elmo_bench/engine/probe_config.py::ProbeRunConfig.of",  # a probe run's config made typed (issue 44)
     "elmo_bench/engine/run_config.py::_group",
     "elmo_bench/engine/run_config.py::check_run",            # the parts' checks on a partial config (tests)
     "elmo_bench/engine/config_check.py::check_added_keys",   # the door's +key check: override keys vs the config

@@ -250,8 +250,9 @@ def test_the_probe_commands_vet_the_encoder_on_the_first_training_sentence(model
     words = ["漢字", "テスト", "ä€", "a"]
     sentence = "\n".join(f"{k + 1}\t{w}\t_\tX\tNN\t_\t{0 if k == 0 else 1}\t{'root' if k == 0 else 'dep'}\t_\t_"
                          for k, w in enumerate(words)) + "\n\n"
-    for split, copies in (("train", 1000), ("dev", 1), ("test", 1)):     # probe-mdl's blocks need 1,000 sentences
-        (data / f"en_ewt-ud-{split}.conllu").write_text(sentence * copies)
+    other = sentence.replace("\ta\t", "\tb\t")       # dev and test: other sentences (a copy of train is refused)
+    for split, text, copies in (("train", sentence, 1000), ("dev", other, 1), ("test", other.replace("テスト", "試験"), 1)):
+        (data / f"en_ewt-ud-{split}.conllu").write_text(text * copies)    # probe-mdl's blocks need 1,000 sentences
     cache = tmp_path / "cache"
     assert main([command, "--encoder", "transformers", "--model", str(models["bert"]), "--data-dir", str(data),
                  "--cache-dir", str(cache), "--no-progress"]) == 2

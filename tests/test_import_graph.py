@@ -28,12 +28,12 @@ LAYERS: dict[str, set[str]] = {
     "tasks": {"base", "records", "data", "modules"},
     "pretrain": {"base", "data", "encoders"},
     "probe": {"base", "records", "data", "encoders", "tasks"},
-    "engine": {"base", "records", "data", "encoders", "modules", "tasks", "pretrain"},
+    "engine": {"base", "records", "data", "encoders", "modules", "tasks", "pretrain", "probe"},
     "report": {"base", "records"},
 }
 LAYERS["commands"] = set(LAYERS) | {"report"}
 #: subpackages that share a layer with another: the biLM and the Encoder protocol import each other's way freely
-SUBPACKAGES = {"bilm": "encoders"}
+SUBPACKAGES = {"bilm": "encoders", "probes": "probe"}
 #: modules outside any subpackage and the layer they belong to
 TOP_LEVEL = {"elmo_bench": "base", "elmo_bench.__main__": "commands"}
 #: modules that call ``importlib.import_module`` on a computed name, and what that name can be (it must be a module
@@ -43,6 +43,8 @@ DYNAMIC: dict[str, str] = {
     "elmo_bench.tasks.registry": "the scan: the config module of each package under tasks/ (the tasks layer)",
     "elmo_bench.commands.main": "the subcommands' modules, each a string literal in the file (edges counted)",
     "elmo_bench.encoders.kinds": "the scan: the modules of elmo_bench.encoders that declare ENCODER_KIND (same layer)",
+    "elmo_bench.probe.registry": "the scan: the config module of each folder under elmo_bench/probes (probe layer), "
+                                 "and a declared probe's run function (probe_runner)",
 }
 #: known upward edges, each with the issue that removes it (none left: issue 28 item 1 took the task knowledge out of
 #: the report, which reads per-example statistics from run records)

@@ -89,7 +89,12 @@ def _ewt(tmp_path, n_train: int):
                 [("dogs", "NNS"), ("bark", "VBP")], [("I", "PRP"), ("run", "VBP"), (".", ".")]]
     data = tmp_path / "ewt"
     data.mkdir()
-    splits = {"train": [patterns[i % 4] for i in range(n_train)], "dev": patterns, "test": patterns[::-1]}
+    # dev and test: the same tags in other sentences (a split that is train's own sentences is refused at the door)
+    dev = [[("a", "DT"), ("dog", "NN"), ("runs", "VBZ")], [("the", "DT"), ("cat", "NN"), ("sleeps", "VBZ")],
+           [("cats", "NNS"), ("bark", "VBP")], [("I", "PRP"), ("bark", "VBP"), (".", ".")]]
+    test = [[("the", "DT"), ("dog", "NN"), ("sleeps", "VBZ")], [("a", "DT"), ("cat", "NN"), ("runs", "VBZ")],
+            [("dogs", "NNS"), ("run", "VBP")], [("dogs", "NNS"), ("bark", "VBP"), (".", ".")]]
+    splits = {"train": [patterns[i % 4] for i in range(n_train)], "dev": dev, "test": test}
     for split, sentences in splits.items():
         lines = []
         for sentence in sentences:
@@ -126,14 +131,15 @@ def test_cli_prints_the_contract_and_names_a_too_small_training_set(tmp_path, ca
 
 @pytest.mark.parametrize("kind", ["mlp1", "mlp2"])
 def test_the_papers_mlp_probes_plug_in_and_compress_a_learnable_task_and_not_noise(kind):
-    """mdl_cli.FACTORIES holds Hewitt & Liang's MLPs trained by the shared regimen: a one-hot-learnable task is
-    coded far below its uniform code, noise is not (its online code stays near uniform, compression < 1.1)."""
-    from argparse import Namespace
+    """The mdl probe's FACTORIES (elmo_bench/probes/mdl/probe.py) hold Hewitt & Liang's MLPs trained by the shared
+    regimen: a one-hot-learnable task is coded far below its uniform code, noise is not (its online code stays near
+    uniform, compression < 1.1)."""
+    import torch
 
-    from elmo_bench.probe.mdl_cli import FACTORIES
+    from elmo_bench.probes.mdl.config import MdlSettings
+    from elmo_bench.probes.mdl.probe import FACTORIES
 
-    args = Namespace(hidden=16, max_epochs=15, device="cpu")
-    factory = FACTORIES[kind](4, args)
+    factory = FACTORIES[kind](4, MdlSettings(hidden=16, max_epochs=15), torch.device("cpu"))
     easy = mdl.online_codelength(_data(1000, 4, False, 0), _data(50, 4, False, 1), 4, factory, seed=0)
     noise = mdl.online_codelength(_data(1000, 4, True, 2), _data(50, 4, True, 3), 4, factory, seed=0)
     assert easy.compression > 3 and noise.compression < 1.1
@@ -168,4 +174,5 @@ def test_control_labels_cost_more_than_tags_and_random_init_is_recorded(tmp_path
     random = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert random["encoder"] != tags["encoder"]                   # another cache identity: never mixed with trained
     record = json.loads((tmp_path / "r" / "results.json").read_text())
-    assert record["config"]["random_init"] == "all" and record["config"]["random_seed"] == 3
+    assert record["config"]["bilm"]["random_init"] == "all" and record["config"]["bilm"]["random_seed"] == 3
+    assert record["encoder"]["random_init"] == "all" and record["encoder"]["random_seed"] == 3

@@ -87,11 +87,11 @@ def test_probe_wsd_is_a_valid_config():
     assert "elmo-bench probe-wsd" in (CONF / "experiment" / "probe_wsd.yaml").read_text()
 
 
-@pytest.mark.parametrize("probe,mode,layer", [("layer_0", "layer", 0), ("layer_2", "layer", 2),
-                                              ("learned", "learned", None)])
-def test_probe_pos_one_key_picks_mode_and_layer(probe, mode, layer):
+@pytest.mark.parametrize("row,mode,layer", [("layer_0", "layer", 0), ("layer_2", "layer", 2), ("layer_7", "layer", 7),
+                                            ("learned", "learned", None)])
+def test_probe_pos_one_key_picks_mode_and_layer(row, mode, layer):
     extra = [] if HAS_POS else ["task=ner"]          # conf/task/pos.yaml comes with the POS probe
-    cfg = _compose(["experiment=probe_pos", f"probe={probe}", *extra])
+    cfg = _compose(["experiment=probe_pos", f"row={row}", *extra])
     mix = OmegaConf.to_container(cfg.mix, resolve=True)
     assert (mix["mode"], mix["layer"]) == (mode, layer)
     assert cfg.embedder.elmo and not cfg.embedder.glove
@@ -100,9 +100,15 @@ def test_probe_pos_one_key_picks_mode_and_layer(probe, mode, layer):
 
 
 def test_probe_pos_sweep_has_no_duplicate_learned_runs():
-    jobs = _jobs("probe_pos", [] if HAS_POS else ["task=ner"])
+    """row=all (the preset's sweep) is every layer of the run's encoder and the learned mix, expanded before the
+    sweep starts (elmo_bench.commands.rows): the shipped biLM's 3 layers; the test biLM has 3 too."""
+    from elmo_bench.commands.plan import expand_sweep
+
+    jobs = expand_sweep(["experiment=probe_pos", *([] if HAS_POS else ["task=ner"])])
     assert len(jobs) == 4 * 3
-    assert sum("probe=learned" in job for job in jobs) == 3      # one per seed
+    assert sum("row=learned" in job for job in jobs) == 3        # one per seed
+    assert {o for job in jobs for o in job if o.startswith("row=")} == {"row=layer_0", "row=layer_1", "row=layer_2",
+                                                                          "row=learned"}
 
 
 TASKS = ["ner", "sst", "snli", "squad", "srl", "coref", "pos"]

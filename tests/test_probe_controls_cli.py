@@ -17,10 +17,10 @@ def _data(tmp_path, train=TRAIN):
     return data
 
 
-def _argv(tmp_path, data, *extra):
+def _argv(tmp_path, data, *extra, out="out"):
     return ["probe-pos", "--options", str(FIXTURES / "options.json"), "--weights", str(FIXTURES / "lm_weights.hdf5"),
             "--data-dir", str(data), "--cache-dir", str(tmp_path / "cache"), "--l2-grid", "1e-2,1e-3", "--no-glove",
-            "--no-progress", "--out", str(tmp_path / "out"), *extra]
+            "--no-progress", "--out", str(tmp_path / out), *extra]
 
 
 @needs_fixtures
@@ -41,12 +41,15 @@ def test_control_keys_selectivity_and_best_layer(tmp_path, capsys):
     assert results["control"]["test"].keys() == printed["control"]["test"].keys()
     assert results["metrics"]["test"]["layer_1_accuracy"] == pytest.approx(printed["test"]["layer_1"], abs=0.005)
     assert main(_argv(tmp_path, data, "--probe", "converged,mlp1", "--hidden", "8", "--max-epochs", "3",
-                      "--random-init", "lstm", "--rows", "layer_1,average,layer_2")) == 0
+                      "--random-init", "lstm", "--rows", "layer_1,average,layer_2")) == 2   # another identity
+    assert "made by a different configuration" in capsys.readouterr().err     # never written over the first run
+    assert main(_argv(tmp_path, data, "--probe", "converged,mlp1", "--hidden", "8", "--max-epochs", "3",
+                      "--random-init", "lstm", "--rows", "layer_1,average,layer_2", out="out2")) == 0
     printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert {k for k in printed["test"] if "/" in k} == {f"{p}/{r}" for p in ("converged", "mlp1")
                                                          for r in ("layer_1", "layer_2", "average")}
     assert printed["probing"]["settings"]["mlp1"]["hidden"] == 8 and "control" not in printed
-    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    results = json.loads((tmp_path / "out2" / "results.json").read_text())
     assert results["encoder"]["random_init"] == "lstm" and results["bilm"]["random_init"] == "lstm"
 
 
@@ -54,7 +57,7 @@ def test_control_keys_selectivity_and_best_layer(tmp_path, capsys):
 @pytest.mark.parametrize("extra, message", [
     (["--seeds", ""], "--seeds expected a comma-separated list"),
     (["--seeds", ",,"], "--seeds expected a comma-separated list"),
-    (["--probe", "mlp3"], "--probe expected"),
+    (["--probe", "mlp3"], "probe.probe expected"),     # checked at the door, under the config key the flag sets
     (["--encoder", "hdf5", "--model", "x.hdf5", "--random-init", "all"], "encoder hdf5 cannot be randomised"),
     (["--encoder", "python", "--model", "a.B", "--random-init", "all"], "encoder python cannot be randomised"),
 ])

@@ -209,18 +209,21 @@ def test_probe_suite_runs_each_probe_once_and_resumes(tmp_path, capsys):
             "--probes", "structural,pos", "--out", str(out)]
     assert main(argv) == 0
     first = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert first["budget"] == "cpu" and first["bounds"]["max_epochs"] == 10
+    assert first["budget"] == "cpu" and first["bounds"]["structural"]["max_epochs"] == 10
     assert {k: v["status"] for k, v in first["probes"].items()} == {"pos": "ran", "structural": "ran"}
     record = json.loads((out / "structural" / "results.json").read_text())
-    assert record["config"]["max_epochs"] == 10 and record["config"]["max_train_sentences"] == 2000
+    settings = record["config"]["probe"]                # the run's probe settings: budget=cpu's bounds
+    assert settings["max_epochs"] == 10 and settings["max_train_sentences"] == 2000 and record["seed"] == 0
     assert json.loads((out / "pos" / "results.json").read_text())["task"] == "pos_probe"
     stamp = (out / "structural" / "results.json").stat().st_mtime_ns
     assert main(argv) == 0
     again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert all(v["status"].startswith("skipped") for v in again["probes"].values())
+    assert all(v["status"] == "finished before" for v in again["probes"].values())
+    assert again["probes"] == {k: {**v, "status": "finished before"} for k, v in first["probes"].items()}  # times kept
     assert (out / "structural" / "results.json").stat().st_mtime_ns == stamp
-    assert main([*argv[:-2], "--budget", "full", "--out", str(out)]) == 2
-    assert "holds a --budget cpu suite" in capsys.readouterr().err
+    assert main([*argv[:-2], "--budget", "full", "--out", str(out)]) == 2   # another budget: another identity
+    err = capsys.readouterr().err
+    assert "made by a different configuration" in err and "probe.max_train_sentences: 2000 → null" in err
 
 
 @needs_fixtures
@@ -256,5 +259,6 @@ def test_probe_suite_runs_the_control_probes_on_a_random_encoder(tmp_path, capsy
     record = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert record["probes"]["pos_controls"]["status"] == "ran" and record["random_init"] == "all"
     pos = json.loads((out / "pos_controls" / "results.json").read_text())
-    assert pos["config"]["random_init"] == "all" and pos["config"]["random_seed"] == 2
-    assert pos["config"]["probe"] == "linear,mlp1" and pos["config"]["hidden"] == 256 and pos["config"]["control"]
+    assert pos["config"]["bilm"]["random_init"] == "all" and pos["config"]["bilm"]["random_seed"] == 2
+    settings = pos["config"]["probe"]
+    assert settings["probe"] == ["linear", "mlp1"] and settings["hidden"] == 256 and settings["control"]

@@ -7,6 +7,7 @@ from typing import Any, Sequence
 from omegaconf import OmegaConf
 
 from elmo_bench.base.paths import CONF_DIR, DATA_ROOT, REPO
+from elmo_bench.commands.row_names import row_layer, row_mode
 from elmo_bench.engine.config_schema import register_schemas
 from elmo_bench.tasks.registry import declaration, package_dir
 
@@ -64,6 +65,45 @@ def run_suffix(override_dirname: str) -> str:
     return ("/" + ",".join(items).replace("/", "_")) if items else ""
 
 
+#: probe-run override keys that name a file or directory: the run's identity holds their content instead, so a
+#: moved model or dataset keeps its run directory (and no machine's absolute path is in a directory's name)
+_PROBE_PATHS = ("encoder.path", "bilm.options", "bilm.weights", "probe.data_dir", "probe.semcor", "probe.eval_root",
+                "probe.wordnet", "probe.wordnet_work", "probe", "encoder", "bilm")
+
+
+def encoder_label(root: Any) -> str:
+    """A probe run's encoder in its directory name: the biLM's name (shipped, random, custom, ...), else the kind
+    and the model's file or directory name (never its absolute path)."""
+    encoder = root.get("encoder") or {}
+    kind = encoder.get("kind") or "bilm"
+    if kind == "bilm":
+        return str((root.get("bilm") or {}).get("name") or "bilm")
+    model = str(encoder.get("path") or encoder.get("_target_") or "").rstrip("/")
+    name = model.replace("\\", "/").rsplit("/", 1)[-1]
+    return f"{kind}-{short_value(name)}".replace("/", "_") if name else str(kind)
+
+
+def probe_suffix(override_dirname: str) -> str:
+    """The probe-run overrides not already in the path and naming no file (``_PROBE_PATHS``), as run_suffix."""
+    items = [item for item in _items(override_dirname)
+             if item and item.split("=", 1)[0].lstrip("+~") not in _PROBE_PATHS]
+    return run_suffix(",".join(items))
+
+
+def run_path(override_dirname: str, *, _root_: Any) -> str:
+    """A single run's directory below ``paths.results_dir``: ``runs/<task>/<embedder>-seed<s><suffix>``, or for a
+    probe run ``probes/<probe>/<encoder>-seed<s><suffix>`` (conf/config.yaml's hydra.run.dir)."""
+    return sweep_path(override_dirname, _root_=_root_, runs="runs/")
+
+
+def sweep_path(override_dirname: str, *, _root_: Any, runs: str = "") -> str:
+    """A sweep job's subdirectory: ``<task>/<embedder>-seed<s><suffix>``, or ``probes/<probe>/...``."""
+    probe = _root_.get("probe")
+    if probe is not None and probe.get("name"):
+        return f"probes/{probe.name}/{encoder_label(_root_)}-seed{_root_.seed}{probe_suffix(override_dirname)}"
+    return f"{runs}{_root_.task.name}/{_root_.embedder.name}-seed{_root_.seed}{run_suffix(override_dirname)}"
+
+
 def register_resolvers() -> None:
     """Everything composing conf/ needs: the resolvers, and the schemas (``trainer/schema``, ``mix/schema``) that
     the group options' defaults lists name."""
@@ -76,6 +116,10 @@ def register_resolvers() -> None:
         OmegaConf.register_new_resolver("task_dir", lambda name: str(package_dir(declaration(name))))
     if not OmegaConf.has_resolver("run_suffix"):
         OmegaConf.register_new_resolver("run_suffix", run_suffix)
+    for name, resolver in (("run_path", run_path), ("sweep_path", sweep_path), ("row_mode", row_mode),
+                           ("row_layer", row_layer)):
+        if not OmegaConf.has_resolver(name):
+            OmegaConf.register_new_resolver(name, resolver)
 
 
 def compose_config(overrides: Sequence[str]) -> Any:

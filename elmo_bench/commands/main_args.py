@@ -11,7 +11,7 @@ from __future__ import annotations
 
 QUICKSTART = "experiment=quickstart"
 #: override keys that choose the job; any of them turns the quickstart default off
-JOB_KEYS = ("task", "experiment")
+JOB_KEYS = ("task", "experiment", "probe")
 #: flags after which Hydra would not compose config.yaml's job (or reads a value we must not take for an override)
 LEAVE_ALONE = ("--version", "--hydra-help", "-sc", "--shell-completion", "--experimental-rerun",
                "-cn", "--config-name", "-cp", "--config-path")

@@ -64,6 +64,7 @@ from elmo_bench.commands.plan_cpu import (
     time_encoder,
     time_training_steps,
 )
+from elmo_bench.commands.rows import expand_rows
 from elmo_bench.encoders.costs import EncoderCost, cache_numbers, encoder_cost
 from elmo_bench.engine.collate import length_batches
 from elmo_bench.engine.experiment import (
@@ -77,6 +78,7 @@ from elmo_bench.engine.experiment import (
 )
 from elmo_bench.engine.fractions import nested_subset
 from elmo_bench.engine.loop import make_optimizer
+from elmo_bench.engine.probe_config import ProbeRunConfig
 from elmo_bench.engine.run_config import RunConfig
 from elmo_bench.modules.token_embedders import WordVocabulary
 from elmo_bench.tasks.registry import declaration
@@ -118,15 +120,18 @@ def compose_job(overrides: Sequence[str], check: bool = True, files: bool = True
     return cfg
 
 
-def job_run(overrides: Sequence[str], check: bool = True, files: bool = True) -> RunConfig:
-    """One run's RunConfig (elmo_bench.engine.run_config): :func:`compose_job`, without Hydra's node, typed."""
-    from omegaconf import open_dict
+def job_run(overrides: Sequence[str], check: bool = True, files: bool = True) -> RunConfig | ProbeRunConfig:
+    """One run's RunConfig (elmo_bench.engine.run_config), or a probe run's ProbeRunConfig: :func:`compose_job`,
+    without Hydra's node, typed."""
+    from omegaconf import OmegaConf, open_dict
 
-    from elmo_bench.engine.config_door import run_config  # lazy: omegaconf
+    from elmo_bench.engine.config_door import is_probe_job, run_config  # lazy: omegaconf
 
     cfg = compose_job(overrides, check, files)
     with open_dict(cfg):
         del cfg["hydra"]
+    if is_probe_job(cfg):
+        return ProbeRunConfig.of(OmegaConf.to_container(cfg, resolve=True))
     return run_config(cfg)
 
 
@@ -136,6 +141,7 @@ def expand_sweep(overrides: Sequence[str]) -> list[list[str]]:
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
+    overrides = expand_rows(overrides, lambda job: job_run(job, check=False, files=False))  # row=all
     every_mode = [o for o in overrides if o == ALL_MODES]   # not a config option: expanded below
     overrides = [o for o in overrides if o != ALL_MODES]
     parser = OverridesParser.create()

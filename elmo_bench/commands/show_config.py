@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.commands.main_args import QUICKSTART, names_a_job
+from elmo_bench.engine.probe_config import ProbeRunConfig, describe_probe
 from elmo_bench.engine.run_config import describe
 
 
@@ -36,7 +37,12 @@ def resolved_jobs(overrides: Sequence[str]) -> list[dict[str, Any]]:
     from elmo_bench.commands.plan import expand_sweep, job_run  # lazy: torch
 
     args = list(overrides) if names_a_job(list(overrides)) else [*overrides, QUICKSTART]
-    return [{"overrides": job, **describe(job_run(job))} for job in expand_sweep(args)]
+    return [{"overrides": job, **described(job_run(job))} for job in expand_sweep(args)]
+
+
+def described(run: Any) -> dict[str, Any]:
+    """A task run's RunConfig or a probe run's ProbeRunConfig, every effective value."""
+    return describe_probe(run) if isinstance(run, ProbeRunConfig) else describe(run)
 
 
 def render(jobs: Sequence[dict[str, Any]], fmt: str) -> str:

@@ -230,3 +230,65 @@ def legacy_code_matches(stored: Mapping[str, Any], current: Mapping[str, Any], c
     if new in successors(old):
         return True
     return not old.startswith(CODE_PREFIX) and code_dir is not None and old == source_bytes_hash(code_dir)
+
+
+#: the probe framework's surface: its interface, registry, declaration type and shared settings (like the engine,
+#: outside every probe's identity)
+PROBE_FRAMEWORK = ("elmo_bench.probe.api", "elmo_bench.probe.registry", "elmo_bench.probe.declaration",
+                   "elmo_bench.probe.settings", *(f"elmo_bench.tasks.{name}" for name in FRAMEWORK_MODULES))
+#: the packages whose modules a probe's code identity follows (its own folder, the probe machinery, task readers)
+PROBE_CODE = ("elmo_bench.probe.", "elmo_bench.probes.", "elmo_bench.tasks.")
+
+
+def _module_file(name: str) -> Path | None:
+    """The source file of module ``name`` (a package: its ``__init__.py``), found without importing it."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    return Path(spec.origin) if spec is not None and spec.origin and spec.origin.endswith(".py") else None
+
+
+def _imported_modules(source: str) -> set[str]:
+    """Every absolutely imported module (``from a.b import c``: ``a.b`` and ``a.b.c``) of a module's source."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+    return found
+
+
+def probe_code_files(package: str, target: str) -> list[tuple[str, Path]]:
+    """The code a probe runs: its folder's modules but its declaration (its settings are in the config), then its
+    run function's module (``target``, ``module:function``: another folder's, for a named setting such as
+    mdl_mlp) and every module of the probe machinery, the probes and the tasks that they import, transitively (the
+    framework surface, PROBE_FRAMEWORK, left out); (label, file), sorted."""
+    root = task_code_dir(package)
+    own = [(str(p.relative_to(root)), p) for p in _task_files(root)]
+    found: dict[str, Path] = {}
+    module = target.partition(":")[0]
+    start = _module_file(module) if not module.startswith(package + ".") else None
+    if start is not None:
+        found[module] = start
+    todo = [p for _, p in own] + ([start] if start is not None else [])
+    while todo:
+        for name in _imported_modules(todo.pop().read_text(encoding="utf-8")):
+            if not name.startswith(PROBE_CODE) or name in PROBE_FRAMEWORK or name.startswith(package + ".") \
+                    or name in found:
+                continue
+            path = _module_file(name)
+            if path is not None and path.name != DECLARATION_FILE:
+                found[name] = path
+                todo.append(path)
+    return own + sorted((f"uses:{name}", path) for name, path in found.items())
+
+
+def probe_code_hash(package: str, target: str) -> str:
+    """A probe's code identity (``code.probe``): the behaviour (ASTs without docstrings, imports in one order) of
+    :func:`probe_code_files`: a changed metric or reader makes a finished probe run stale; a comment does not."""
+    digest = hashlib.sha256()
+    for label, path in probe_code_files(package, target):
+        digest.update(label.encode() + b"\0" + behaviour(path.read_text(encoding="utf-8")).encode())
+    return CODE_PREFIX + digest.hexdigest()[:16]

@@ -18,12 +18,19 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import CONF_DIR
 from elmo_bench.encoders.settings import check_encoder_path
 from elmo_bench.engine.config_check import check_added_keys
+from elmo_bench.engine.probe_config import ProbeRunConfig, refuse_task_keys
 from elmo_bench.engine.run_config import RunConfig
 from elmo_bench.engine.run_identity import flatten
 
 
+def is_probe_job(cfg: Any) -> bool:
+    """Does the composed config choose a probe (``probe=<name>``): a probe run, not a task run?"""
+    probe = cfg.get("probe") if hasattr(cfg, "get") else None
+    return probe is not None
+
+
 def resolve_run_config(cfg: DictConfig, overrides: Sequence[str] = (), choices: Mapping[str, str] | None = None,
-                       base: Mapping[str, Any] | None = None, files: bool = True) -> RunConfig:
+                       base: Mapping[str, Any] | None = None, files: bool = True) -> RunConfig | ProbeRunConfig:
     """``cfg`` (a job's composed config, without Hydra's node), checked and typed: its RunConfig, with ``choices``
     (Hydra's group choices) and ``data.name`` set; ConfigError (one line) for the first thing wrong.
 
@@ -31,7 +38,9 @@ def resolve_run_config(cfg: DictConfig, overrides: Sequence[str] = (), choices: 
     ``base``: the config composed without the ``++`` overrides, needed only when there are some (a ``++key`` that
     ``base`` lacks is refused like ``+key``); ``files``: also check the files the config names (False only where
     paths are placeholders, as in the docs' commands). Idempotent: evaluate calls it on a run's stored config.
-    ``cfg`` gets the choices and data.name too (plan reads the sweep from it).
+    ``cfg`` gets the choices and data.name too (plan reads the sweep from it). A config choosing a probe
+    (``probe=<name>``) is a probe run: its ProbeRunConfig (elmo_bench.engine.probe_config), ``task=`` beside it
+    refused.
     """
     plain = OmegaConf.to_container(cfg)
     check_added_keys(list(overrides), plain, CONF_DIR, base)
@@ -39,6 +48,12 @@ def resolve_run_config(cfg: DictConfig, overrides: Sequence[str] = (), choices: 
         if choices is not None:
             cfg.choices = {k: v for k, v in choices.items() if not k.startswith("hydra")}
         cfg.data.name = cfg.data.get("name") or (cfg.get("choices") or {}).get("data")
+    if is_probe_job(cfg):
+        refuse_task_keys(overrides)
+        probe_run = ProbeRunConfig.of(OmegaConf.to_container(cfg, resolve=True))
+        if files:
+            check_encoder_path(probe_run.encoder.spec)
+        return probe_run
     run = run_config(cfg)
     if files:
         check_data_files(run.data.values)

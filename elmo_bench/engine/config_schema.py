@@ -15,6 +15,9 @@ ConfigStore, each taken first by the config it types, so a YAML file only overri
 * ``bilm_schema/recipe``: bilm=adapted's recipe, elmo_bench.pretrain.adapted_recipe.AdaptedRecipe's fields and
   defaults; conf/bilm/adapted.yaml places it at ``bilm.recipe`` (``/bilm_schema/recipe@recipe``, after ``_self_``,
   so ``recipe`` stays the group's last key).
+* ``probe/<name>``: each registered probe (elmo_bench.probe.registry): its ``name`` and its settings dataclass's
+  fields with their defaults; ``python run.py probe=<name>`` selects it, ``budget=cpu`` and the suite's presets
+  (conf/probe_budget, conf/probe_preset) override.
 * ``pretrain/schema``: PretrainConfig's fields with their defaults, ``model`` a nested group (the presets override).
 * ``task_schema/<name>``: the task's ``name`` (its declaration's), ``head`` (its ``HeadConfig``, tasks/<name>/config.py,
   with the CPU-sized defaults) and its ``elmo`` and ``trainer`` blocks typed key by key; conf/task/<name>.yaml
@@ -65,6 +68,7 @@ from elmo_bench.engine.run_config import Embedder, Logger, Runtime
 from elmo_bench.engine.trainer_config import EpochScaling, TrainerConfig
 from elmo_bench.pretrain.adapted_recipe import AdaptedRecipe
 from elmo_bench.pretrain.pretrain_config import PretrainConfig
+from elmo_bench.probe.registry import registered_probes
 from elmo_bench.records.elmo_settings import CONFIG_KEY, ElmoSettings
 from elmo_bench.tasks.registry import package_dir, registered
 
@@ -87,7 +91,8 @@ def _typed_value(kind: Any, value: Any = None, optional: bool = True) -> Any:
         if typing.get_origin(item) in (list, tuple):
             item = List[typing.get_args(item)[0]]  # type: ignore[misc]
         ref_type = Optional[List[item]] if optional else List[item]  # type: ignore[valid-type]
-        content = [list(entry) if isinstance(entry, tuple) else entry for entry in value or []]
+        content = None if value is None and optional else [list(entry) if isinstance(entry, tuple) else entry
+                                                             for entry in value or []]
         return ListConfig(content, element_type=item, is_optional=optional, ref_type=ref_type)
     return _NODES[kind](value, is_optional=optional)
 
@@ -191,6 +196,14 @@ def task_schema(task: str, cls: type, task_yaml: Mapping[str, Any]) -> DictConfi
     return OmegaConf.create(node)
 
 
+def probe_option(name: str, settings: type) -> DictConfig:
+    """A ``probe`` group option: ``name`` (the declared probe) then its settings dataclass's fields with their
+    defaults, in order (null only where a field is typed ``X | None``): ``python run.py probe=<name>`` composes it,
+    and no YAML repeats a value."""
+    return OmegaConf.merge(OmegaConf.create({"name": StringNode(name, is_optional=False)}),
+                           defaults_node(settings, nullable=False))
+
+
 def pretrain_schema() -> DictConfig:
     """The ``pretrain`` group: PretrainConfig's fields with their defaults (the presets only override)."""
     return defaults_node(PretrainConfig, nullable=False)
@@ -224,6 +237,8 @@ def register_schemas() -> None:
     store.store(group="data", name="schema", node=data_schema())
     store.store(group="data_defaults", name="common", node=data_defaults())
     register_pretrain_schema()
+    for name, probe in registered_probes().items():
+        store.store(group="probe", name=name, node=probe_option(name, probe.settings))
     for task, declared in registered().items():
         if declared.data is not None:
             store.store(group="task_data", name=task, node=defaults_node(declared.data))

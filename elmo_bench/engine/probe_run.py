@@ -1,0 +1,243 @@
+"""One probe run (``python run.py probe=<name>``): the same life as a task run (elmo_bench.engine.experiment) on the
+Probe plug-in point: the run directory's lock, its identity (resume or skip only on a matching one, otherwise one
+line naming the keys that differ), Hydra's records once the run owns the directory, the activation cache, the
+probe's fit and score, results.json as a RunRecord.
+
+Identity (run.json): the probe's name and settings, the encoder by its hash (its activation cache id: the biLM's
+weights hash, a transformers model's identity; a random twin's), every data directory the probe reads by a
+fingerprint of its content (the defaults below ``paths.data_root`` included), the seed, ``max_segment``, ``amp``,
+and the probe's code hash (``code.probe``: elmo_bench.engine.code_identity.probe_code_hash). Paths never take part,
+so a moved checkout or model resumes, and records keep them relative to the repository (or the run directory).
+A finished probe is never redone or rewritten; a results.json that is truncated, empty or not a record of this
+run's identity is redone (when run.json says the directory is ours) or refused (when it does not).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from elmo_bench.base.atomic import atomic_write_text
+from elmo_bench.base.device import resolve_device
+from elmo_bench.base.errors import ConfigError, UserError
+from elmo_bench.base.paths import DATA_ROOT, REPO
+from elmo_bench.encoders.cache import ActivationCache
+from elmo_bench.encoders.cli_options import encoder_info
+from elmo_bench.encoders.protocol import moved
+from elmo_bench.engine.code_identity import probe_code_hash
+from elmo_bench.engine.experiment import load_encoder_info, seed_everything
+from elmo_bench.engine.probe_config import ProbeRunConfig
+from elmo_bench.engine.run_identity import RUN_FILE, differences, fingerprint, flatten, read_record
+from elmo_bench.engine.run_lock import LOCK_FILE, run_dir_lock
+from elmo_bench.engine.run_logger import RunLogger
+from elmo_bench.probe.api import ProbeContext, ProbeOutcome
+from elmo_bench.probe.registry import probe_runner
+from elmo_bench.records.run_record import RESULTS_FILE, RunRecord, git_commit
+
+log = logging.getLogger(__name__)
+#: resolved-config keys that never change a probe's numbers (speed, logging, where files go) or that stand for
+#: something identified by content instead (model files: the encoder hash; data directories: fingerprints)
+IGNORED = ("progress", "threads", "logger", "paths", "choices", "device", "cache", "bilm.options", "bilm.weights",
+           "bilm.name", "bilm.base_dir", "encoder.path", "probe.wordnet_work")
+#: settings that name a data directory, and where the probe reads when they are null (below paths.data_root)
+DATA_SETTINGS = {"data_dir": "pos/ud_english_ewt", "semcor": "wsd/semcor3.0_google_original_format",
+                 "eval_root": "wsd/WSD_Evaluation_Framework/Evaluation_Datasets"}
+#: the key results.json keeps the printed object under (a skipped run prints it again)
+PRINTED = "printed"
+
+
+def data_root(run: ProbeRunConfig) -> Path:
+    return Path(run.paths.data_root) if run.paths.data_root else DATA_ROOT
+
+
+def data_fingerprints(run: ProbeRunConfig) -> dict[str, str]:
+    """``data.<setting>`` → the content fingerprint of each data directory the probe reads (absent: "missing",
+    left to the probe's reader to say so)."""
+    settings = asdict(run.probe.settings)
+    out = {}
+    for key, default in DATA_SETTINGS.items():
+        if key in settings:
+            path = Path(settings[key]) if settings[key] else data_root(run) / default
+            out[f"data.{key}"] = fingerprint(path) if path.exists() else "missing"
+    return out
+
+
+def probe_identity(run: ProbeRunConfig, encoder_hash: str, code_hash: str) -> dict[str, Any]:
+    """The flat identity of a probe run (see the module docstring)."""
+    flat = {k: v for k, v in flatten(run.config()).items()
+            if not any(k == p or k.startswith(p + ".") for p in IGNORED)}
+    flat.update({f"probe.{k}": v for k, v in flatten(asdict(run.probe.settings)).items()
+                 if f"probe.{k}" not in IGNORED and k not in DATA_SETTINGS})
+    for key in DATA_SETTINGS:
+        flat.pop(f"probe.{key}", None)
+    return {**flat, **data_fingerprints(run), "encoder.hash": encoder_hash, "code.probe": code_hash}
+
+
+def portable(tree: Any, run_dir: Path) -> Any:
+    """``tree`` with every absolute path made relative: to the repository when inside it or beside it (shared
+    data), else to the run directory. Records never hold a machine's absolute path."""
+    if isinstance(tree, Mapping):
+        return {k: portable(v, run_dir) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [portable(v, run_dir) for v in tree]
+    if isinstance(tree, str) and os.path.isabs(tree) and "\n" not in tree:
+        base = REPO if Path(tree).resolve().is_relative_to(REPO.parent) else run_dir.resolve()
+        return os.path.relpath(Path(tree).resolve(), base)
+    return tree
+
+
+def load_probe_encoder(run: ProbeRunConfig) -> tuple[Any, dict[str, Any], dict[str, Any] | None]:
+    """The frozen encoder (bilm=random / encoder.random_init: its random twin), the record a probe gets of it
+    (hash, layers, dim, identity; a random twin's mode, seed and trained hash) and the biLM's record (None for
+    another kind: a transformers probe's results.json carries no ``bilm`` block)."""
+    encoder, bilm_info = load_encoder_info(run.encoder, run.runtime.amp)
+    info = encoder_info(encoder)
+    record = {"hash": info["hash"], "layers": info["layers"], "dim": info["dim"], "encoder": info["encoder"]}
+    record.update({k: info[k] for k in ("random_init", "random_seed", "trained_hash") if info.get(k) is not None})
+    return encoder, record, bilm_info
+
+
+def stored_identity(run_dir: Path) -> dict[str, Any] | None:
+    """run.json's identity, or None when the directory holds none (nothing was ever started there)."""
+    path = run_dir / RUN_FILE
+    return dict(read_record(path).get("identity") or {}) if path.exists() else None
+
+
+def finished_record(run_dir: Path, current: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The finished run's results.json when this directory holds one made by ``current``'s identity; None when
+    nothing finished here (a truncated or empty results.json of our own run is redone, with a warning);
+    ConfigError (one line) when another configuration made the directory, or a results.json is not ours."""
+    results = run_dir / RESULTS_FILE
+    stored = stored_identity(run_dir)
+    if stored is None:
+        if results.exists():
+            raise ConfigError(f"{results}: a results.json without run.json (not a probe run of this program, or one "
+                              f"from before probe runs had identities); refusing to reuse {run_dir}: choose another "
+                              f"directory (hydra.run.dir=...) or move the file away")
+        return None
+    diff = differences(stored, current)
+    if diff and results.exists():
+        shown = "; ".join(diff[:6]) + (f"; and {len(diff) - 6} more" if len(diff) > 6 else "")
+        raise ConfigError(f"{run_dir}: made by a different configuration ({shown}); refusing to resume or reuse it: "
+                          f"choose another directory (hydra.run.dir=...) or delete it")
+    if not results.exists():
+        return None
+    try:
+        record = read_record(results)
+        RunRecord.from_dict(record, str(results))
+    except (ConfigError, ValueError) as exc:
+        log.warning("%s: %s; the probe runs again", results, str(exc).split(";")[0])
+        return None
+    return record
+
+
+def write_identity(run_dir: Path, current: Mapping[str, Any], run: ProbeRunConfig) -> None:
+    run_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(run_dir / RUN_FILE, json.dumps({"identity": dict(current),
+                                                      "config": portable(run.config(), run_dir)}, indent=1))
+
+
+def run_probe(run: ProbeRunConfig, run_dir: Path, on_claimed: Callable[[Path], None] | None = None
+              ) -> dict[str, Any]:
+    """One probe run in ``run_dir``, holding its lock; returns its results.json (a finished run's as it is).
+    ``on_claimed(run_dir)``: called once the run owns the directory and will compute (Hydra's records)."""
+    new = not run_dir.exists()
+    try:
+        with run_dir_lock(run_dir):
+            started = time.perf_counter()
+            declared = run.probe.declaration
+            encoder, record, bilm_info = load_probe_encoder(run)
+            code = probe_code_hash(declared.package, declared.resolved_target())
+            current = probe_identity(run, record["hash"], code)
+            done = finished_record(run_dir, current)
+            if done is not None:
+                log.info("%s exists and was made by this configuration: nothing to do", run_dir / RESULTS_FILE)
+                return done
+            write_identity(run_dir, current, run)
+            (on_claimed or (lambda where: None))(run_dir)
+            return _probe_and_record(run, run_dir, encoder, record, bilm_info, started)
+    except UserError:
+        if new:  # bad input found before anything was computed: the directory this run made goes again
+            remove_new_run_dir(run_dir)
+        raise
+
+
+#: what a probe run writes into its directory before its probe computes (removed again when bad input stops it);
+#: ".hydra": Hydra's records (elmo_bench.commands.hydra_records.RECORD_DIR, written when the run claims it)
+STARTED_FILES = (RUN_FILE, LOCK_FILE, "run.log")
+HYDRA_RECORDS = ".hydra"
+
+
+def remove_new_run_dir(run_dir: Path) -> None:
+    """Remove a run directory this run created, when it holds only what the run wrote before its probe computed
+    (run.json, the lock, the log, Hydra's records): bad input leaves nothing behind. Anything else: kept."""
+    if not run_dir.is_dir():
+        return
+    names = {p.name for p in run_dir.iterdir()}
+    if not names <= {*STARTED_FILES, HYDRA_RECORDS}:
+        return
+    if (run_dir / HYDRA_RECORDS).is_dir():
+        shutil.rmtree(run_dir / HYDRA_RECORDS)
+    for name in STARTED_FILES:
+        (run_dir / name).unlink(missing_ok=True)
+    run_dir.rmdir()
+
+
+def _context(run: ProbeRunConfig, run_dir: Path, encoder: Any, record: dict[str, Any]) -> ProbeContext:
+    """What the probe gets: the encoder on the run's device, vetted on nothing yet, and the activation cache."""
+    import torch  # lazy: torch
+
+    device = resolve_device(run.runtime.device)
+    encoder = moved(encoder, device)
+    torch.set_num_threads(int(run.runtime.threads) or 1)
+    cache = ActivationCache(run.paths.cache_dir, encoder, max_segment=int(run.runtime.max_segment),
+                            progress=run.runtime.progress) if run.runtime.cache else None
+    return ProbeContext(run.probe.settings, encoder, record, cache, device, int(run.runtime.seed),
+                        bool(run.runtime.progress), data_root(run), run_dir, int(run.runtime.max_segment))
+
+
+def _probe_and_record(run: ProbeRunConfig, run_dir: Path, encoder: Any, record: dict[str, Any],
+                      bilm_info: dict[str, Any] | None, started: float) -> dict[str, Any]:
+    """The computing half: the probe's fit and score, then results.json (and the wandb run)."""
+    seed_everything(int(run.runtime.seed))
+    context = _context(run, run_dir, encoder, record)
+    outcome: ProbeOutcome = probe_runner(run.probe.declaration)(context)
+    logger = RunLogger(run, run_dir)  # type: ignore[arg-type]  (reads .logger and .config()); after the probe:
+    #                                   bad data it finds leaves no wandb run behind
+    seconds = context.cache.seconds_in_bilm if context.cache is not None else 0.0
+    results = write_probe_record(run, run_dir, outcome, record, bilm_info, {
+        "total_seconds": time.perf_counter() - started, "bilm_seconds": seconds}, str(context.device))
+    logger.summary({f"{s}/{k}": v for s, m in outcome.metrics.items() for k, v in m.items()
+                    if isinstance(v, (int, float))})
+    logger.finish()
+    return results
+
+
+def write_probe_record(run: ProbeRunConfig, run_dir: Path, outcome: ProbeOutcome, record: dict[str, Any],
+                       bilm_info: dict[str, Any] | None, timings: dict[str, float], device: str) -> dict[str, Any]:
+    """results.json of a probe run: the report's record (task = the probe's ``record_task``, flat metrics), the
+    probe's name and settings, the encoder's identity, the data fingerprints, relative paths only."""
+    declared = run.probe.declaration
+    config = {**portable(run.config(), run_dir), "choices": {**run.choices, "probe": declared.name,
+                                                             "data": declared.data}}
+    bilm = None if bilm_info is None else portable({k: v for k, v in bilm_info.items() if k != "encoder"}, run_dir)
+    extra = {**outcome.extra, PRINTED: outcome.printed,
+             "probe": {"name": declared.name, "settings": portable(asdict(run.probe.settings), run_dir)},
+             "data_fingerprint": data_fingerprints(run)}
+    results = RunRecord(
+        task=declared.record_task, embedder="elmo", seed=int(run.runtime.seed if outcome.seed is None
+                                                            else outcome.seed),
+        config=config, data=outcome.data, metrics=outcome.metrics, main_metric=outcome.main_metric,
+        probes=outcome.probes, views=outcome.views, mixes={}, elmo=None,
+        epochs={"run": 0, "best": None, "history": []}, timings=timings,
+        device={"device": device, "requested": str(run.runtime.device)}, bilm=bilm,
+        encoder={**record["encoder"], **{k: record[k] for k in ("random_init", "random_seed", "trained_hash")
+                                         if k in record}},
+        extra=extra, git_commit=git_commit(REPO))
+    results.write(run_dir / RESULTS_FILE)
+    return results.to_dict()

@@ -1,0 +1,68 @@
+"""What the engine hands a probe and what a probe hands back (the Probe plug-in point's interface).
+
+A probe's run function (its declaration's ``target``) takes a :class:`ProbeContext`: its typed settings, the frozen
+encoder already built and on its device, the activation cache, the device, the seed and where the data lives; it
+reads its data (checked as a run's: elmo_bench.probe.ud_data), fits and scores over the cached layers and returns
+a :class:`ProbeOutcome`: the JSON object printed (each probe's documented nesting) and the flat per-split metrics
+results.json holds (``metrics.<split>.<name>``: what the report reads). The engine (elmo_bench.engine.probe_run)
+does the rest: identity, lock, resume, records.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+
+@dataclass
+class ProbeContext:
+    """Everything a probe needs from the run (see the module docstring)."""
+
+    settings: Any                    # the probe's frozen settings dataclass
+    encoder: Any                     # the frozen Encoder (elmo_bench.encoders.protocol), on ``device``
+    encoder_record: dict[str, Any]   # hash (cache id), layers, dim, encoder (its identity); the biLM's files
+    cache: Any                       # elmo_bench.encoders.cache.ActivationCache, or None (cache=false: live layers)
+    device: Any                      # torch.device of the encoder and the gradient-trained probes
+    seed: int
+    progress: bool
+    data_root: Path                  # paths.data_root: where a probe's default data lives
+    run_dir: Path                    # the run's directory (a probe may write files there: WSD's answer keys)
+    max_segment: int = 256
+    vetted: bool = False             # the encoder checked itself on the first sentence asked for
+
+    def layers(self, sentences: Sequence[Sequence[str]], name: str) -> Any:
+        """A source of the encoder's layers of ``sentences`` (``get(i)`` → (layers, n_i, dim)): the activation
+        cache (each sentence computed once across probes and runs), or live when the run says ``cache=false``.
+        The first call vets the encoder on its first sentence (an hdf5 file that lacks it, a model that cannot
+        take it: one line before any layer is computed)."""
+        from elmo_bench.encoders.cache import LiveLayers, check_first_sentence  # lazy: torch
+
+        sequences = [list(s) for s in sentences]
+        if not self.vetted and sequences:
+            split = name.rsplit("/", 1)[-1]
+            what = "training sentence" if split in ("train", "semcor") else f"sentence of {split}"
+            check_first_sentence(self.encoder, sequences[:1], f"the first {what} ({name})")
+            self.vetted = True
+        if self.cache is not None:
+            return self.cache.layers(sequences, name=name)
+        return LiveLayers(self.encoder, sequences, self.max_segment)
+
+    def data_dir(self, configured: str | None, default: str) -> Path:
+        """``probe.data_dir`` when set, else ``default`` below ``paths.data_root``."""
+        return Path(configured) if configured else self.data_root / default
+
+
+@dataclass
+class ProbeOutcome:
+    """A probe's result: ``printed`` (the one JSON object the run prints), ``metrics`` (results.json's flat
+    ``metrics.<split>``), ``main_metric``, ``data`` (results.json's ``data`` block: name, sizes), and what the
+    report reads beside them (``probes``, ``views``, ``extra`` keys of the record)."""
+
+    printed: dict[str, Any]
+    metrics: dict[str, dict[str, Any]]
+    main_metric: str
+    data: dict[str, Any]
+    seed: int | None = None          # the record's seed when the probe's own (None: the run's seed)
+    probes: Any = None
+    views: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,103 @@
+"""The probe registry, found rather than written (the third plug-in point, beside tasks and encoders): every folder
+under elmo_bench/probes whose ``config`` module holds ``PROBE = ProbeDeclaration(...)``, and every declaration a
+third-party distribution offers in the ``elmo_bench.probes`` entry-point group (``name = "pkg.config:PROBE"``).
+
+Adding a probe is a new folder (``__init__.py``, ``config.py`` with ``PROBE`` and its settings dataclass, and the
+module its ``target`` names); Hydra's ``probe/<name>`` option is generated from the settings
+(elmo_bench.engine.config_schema). The scan imports only the torch-free ``config`` modules. A broken plug-in (an
+import error, a syntax error, a ``PROBE`` that is no declaration) is skipped with a warning naming it, so every
+other probe keeps working; two folders declaring one name is one line naming both.
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import logging
+import pkgutil
+from dataclasses import replace
+from importlib.metadata import entry_points
+
+import elmo_bench.probes as probes_package
+from elmo_bench.base.errors import ConfigError
+from elmo_bench.probe.declaration import ProbeDeclaration
+
+log = logging.getLogger(__name__)
+#: the entry-point group through which other distributions add probes
+ENTRY_POINT_GROUP = "elmo_bench.probes"
+#: the module of a probe folder that declares it, and the name of the declaration there
+DECLARING_MODULE, DECLARATION = "config", "PROBE"
+
+
+def _declared(package: str) -> ProbeDeclaration | None:
+    """The declaration in ``package.config``; None when the folder declares none or is broken (a warning)."""
+    try:
+        module = importlib.import_module(f"{package}.{DECLARING_MODULE}")  # checked: a package this scan found
+    except ModuleNotFoundError as missing:
+        if missing.name == f"{package}.{DECLARING_MODULE}":
+            return None
+        log.warning("probe plug-in %s skipped: its %s.py imports %r, which is not installed", package,
+                    DECLARING_MODULE, missing.name)
+        return None
+    except Exception as exc:  # a broken plug-in must not take the others down (SyntaxError, NameError, ...)
+        log.warning("probe plug-in %s skipped: %s.py fails to import (%s: %s)", package, DECLARING_MODULE,
+                    type(exc).__name__, exc)
+        return None
+    found = getattr(module, DECLARATION, None)
+    if found is not None and not isinstance(found, ProbeDeclaration):
+        log.warning("probe plug-in %s skipped: %s is a %s; expected a ProbeDeclaration", module.__file__, DECLARATION,
+                    type(found).__name__)
+        return None
+    return None if found is None else replace(found, package=package)
+
+
+def _from_entry_point(point) -> ProbeDeclaration | None:
+    try:
+        found = point.load()
+    except Exception as exc:
+        log.warning("probe entry point %s = %s (%s) skipped: %s: %s", point.name, point.value, ENTRY_POINT_GROUP,
+                    type(exc).__name__, exc)
+        return None
+    if not isinstance(found, ProbeDeclaration):
+        log.warning("probe entry point %s = %s (%s) skipped: expected a ProbeDeclaration, found %s", point.name,
+                    point.value, ENTRY_POINT_GROUP, type(found).__name__)
+        return None
+    return replace(found, package=found.package or point.value.partition(":")[0].rpartition(".")[0])
+
+
+def _add(found: dict[str, ProbeDeclaration], declaration: ProbeDeclaration) -> None:
+    """Register ``declaration``; ConfigError naming both packages when its name is taken."""
+    before = found.get(declaration.name)
+    if before is not None and before.package != declaration.package:
+        raise ConfigError(f"probe {declaration.name!r} is declared twice: by {before.package} and by "
+                          f"{declaration.package}; rename one (its PROBE's name)")
+    found[declaration.name] = declaration
+
+
+@functools.cache
+def registered_probes() -> dict[str, ProbeDeclaration]:
+    """Probe name → its declaration: the folders under elmo_bench/probes (sorted), then the entry points. Cached:
+    the one registry of the process (tests add a probe to this very dict)."""
+    found: dict[str, ProbeDeclaration] = {}
+    for info in sorted(pkgutil.iter_modules(probes_package.__path__), key=lambda m: m.name):
+        declaration = _declared(f"{probes_package.__name__}.{info.name}") if info.ispkg else None
+        if declaration is not None:
+            _add(found, declaration)
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        declaration = _from_entry_point(point)
+        if declaration is not None:
+            _add(found, declaration)
+    return found
+
+
+def probe_declaration(name: str) -> ProbeDeclaration:
+    """Probe ``name``'s declaration; one ConfigError naming the known probes otherwise."""
+    probes = registered_probes()
+    if name not in probes:
+        raise ConfigError(f"config: probe {name!r} is not a registered probe; expected one of {sorted(probes)}")
+    return probes[name]
+
+
+def probe_runner(declared: ProbeDeclaration):
+    """The run function a declaration names (imports the probe's code: torch)."""
+    module, _, function = declared.resolved_target().partition(":")
+    return getattr(importlib.import_module(module), function)  # checked: a declared target

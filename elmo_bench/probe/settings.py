@@ -1,0 +1,57 @@
+"""Settings every UD English-EWT probe shares (``probe.data_dir``, ``probe.max_train_sentences``,
+``probe.layers``), as a frozen dataclass the probes' own settings extend; torch-free, so composing a config loads
+no model. Every default is written here or in the probe's own dataclass, once (Hydra's ``probe/<name>`` option is
+generated from it, elmo_bench.engine.config_schema)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Mapping
+
+from elmo_bench.base.errors import ConfigError
+from elmo_bench.base.ranges import check_ranges, ranged
+
+#: UD English-EWT below ``paths.data_root`` (the default ``probe.data_dir``)
+UD_EWT = "pos/ud_english_ewt"
+TAG_COLUMNS = ("xpos", "upos")
+
+
+@dataclass(frozen=True)
+class UdSettings:
+    """The settings of a probe that reads UD English-EWT (en_ewt-ud-{train,dev,test}.conllu, train may be .gz)."""
+
+    data_dir: str | None = None                              # null: <paths.data_root>/pos/ud_english_ewt
+    max_train_sentences: int | None = ranged(None, int, 1, optional=True)   # the first N training sentences
+    layers: list[int] | None = None                          # layer indices probed; null: every layer
+
+
+def check_choice(key: str, value: Any, allowed: tuple[str, ...]) -> None:
+    """One ConfigError line for a setting outside its set."""
+    if value not in allowed:
+        raise ConfigError(f"config: probe.{key} expected one of {', '.join(allowed)}, found {value!r}")
+
+
+def settings_of(cls: type, values: Mapping[str, Any]) -> Any:
+    """``cls`` (a probe's settings dataclass) from the composed ``probe`` group: ranges checked (one line naming
+    ``probe.<key>``), unknown keys refused; ``name`` (the option's own key) left out."""
+    names = {spec.name for spec in fields(cls)}
+    unknown = sorted(set(values) - names - {"name"})
+    if unknown:
+        raise ConfigError(f"config: probe.{unknown[0]} is not a setting of this probe; expected one of "
+                          f"{', '.join(sorted(names))}")
+    check_ranges(cls, values, "probe")
+    settings = cls(**{k: v for k, v in values.items() if k in names})
+    check = getattr(settings, "check", None)
+    if check is not None:
+        check()
+    return settings
+
+
+def layer_indices(chosen: list[int] | None, count: int) -> list[int]:
+    """The layers ``probe.layers`` names (null: every layer), each in 0..count−1; one ConfigError line otherwise."""
+    if chosen is None:
+        return list(range(count))
+    if not chosen or any(not isinstance(k, int) or isinstance(k, bool) or not 0 <= k < count for k in chosen) \
+            or len(set(chosen)) != len(chosen):
+        raise ConfigError(f"config: probe.layers expected distinct layer indices in 0..{count - 1} (this encoder "
+                          f"has {count} layers), found {list(chosen)}")
+    return list(chosen)

@@ -1,0 +1,1 @@
+"""MDL online codelength (Voita & Titov 2020): config.py declares it."""

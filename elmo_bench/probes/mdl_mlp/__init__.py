@@ -1,0 +1,1 @@
+"""MDL with the MLP-1 probe: config.py declares it."""

@@ -1,0 +1,1 @@
+"""Hewitt & Manning's structural probes: config.py declares them."""
