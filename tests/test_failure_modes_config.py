@@ -65,3 +65,14 @@ def test_a_layer_past_the_encoders_top_is_refused_by_a_run_before_it_trains(tmp_
                                           r"layers\), found 3$"):
         run_experiment(run_config(cfg), tmp_path / "run")
     assert not (tmp_path / "run" / "results.json").exists()
+
+
+# 3. a plateau schedule's minimum rate above the starting rate: zero epochs trained, the untrained head reported
+def test_a_minimum_rate_above_the_learning_rate_is_refused_at_the_door(capsys):
+    assert main(["config", "task=edge_pos", "embedder=elmo", "trainer.lr_plateau_min_lr=0.01"]) == 2
+    assert _one_line(capsys) == ("error: config: trainer.lr_plateau_min_lr=0.01 is above trainer.lr=0.0001: training "
+                                 "would stop before its first epoch (lower trainer.lr_plateau_min_lr or raise "
+                                 "trainer.lr)")
+    assert main(["config", "--format", "json", "task=edge_pos", "embedder=elmo", "trainer.lr=0.01",
+                 "trainer.lr_plateau_min_lr=0.01"]) == 0  # equal: the first epoch trains
+    capsys.readouterr()
