@@ -3,6 +3,9 @@
 Each test below failed before its fix; real tiny files are written in tmp_path."""
 from __future__ import annotations
 
+import re
+import sys
+
 import pytest
 from conftest import needs_fixtures
 
@@ -76,3 +79,106 @@ def test_a_minimum_rate_above_the_learning_rate_is_refused_at_the_door(capsys):
     assert main(["config", "--format", "json", "task=edge_pos", "embedder=elmo", "trainer.lr=0.01",
                  "trainer.lr_plateau_min_lr=0.01"]) == 0  # equal: the first epoch trains
     capsys.readouterr()
+
+
+# 4 and 5. task plug-ins: a clash of names, a broken folder or entry point, a folder without config.py
+@pytest.fixture
+def user_tasks(tmp_path, monkeypatch):
+    """A folder of user task packages on elmo_bench.tasks' path (as if under tasks/), the registry rescanned with
+    it, and rescanned without it afterwards; ``add(folder, config_text)`` writes one package there."""
+    import elmo_bench.tasks as tasks_package
+    from elmo_bench.tasks import registry
+
+    root = tmp_path / "user_tasks"
+    root.mkdir()
+    monkeypatch.setattr(tasks_package, "__path__", [*tasks_package.__path__, str(root)])
+    registry.registered.cache_clear()
+
+    def add(folder: str, config: str | None) -> None:
+        (root / folder).mkdir()
+        (root / folder / "__init__.py").write_text("")
+        if config is not None:
+            (root / folder / "config.py").write_text(config)
+        registry.registered.cache_clear()
+
+    yield add
+    registry.registered.cache_clear()
+    for name in [m for m in sys.modules if m.startswith("elmo_bench.tasks.user45_")]:
+        del sys.modules[name]
+
+
+DECLARE = "from elmo_bench.tasks.declaration import TaskDeclaration\nTASK = TaskDeclaration({name!r}, {target!r})\n"
+
+
+def test_a_user_folder_declaring_a_shipped_name_is_one_line_naming_both(user_tasks, capsys):
+    from elmo_bench.tasks import registry
+
+    user_tasks("user45_myner", DECLARE.format(name="ner", target=".task:MyNer"))
+    expected = (r"^task name 'ner' is declared by two packages: elmo_bench\.tasks\.ner \(.*tasks/ner\) and "
+                r"elmo_bench\.tasks\.user45_myner \(.*user_tasks/user45_myner\); rename one")
+    with pytest.raises(ConfigError, match=expected):
+        registry.declaration("ner")
+    assert registry.declaration("pos").package == "elmo_bench.tasks.pos"   # the other tasks keep working
+    assert re.search(expected[1:], capsys.readouterr().err)                # and the scan said so
+    assert main(["config", "task=ner"]) == 2
+    assert re.match(expected, _one_line(capsys)[len("error: "):])
+
+
+BROKEN = {
+    "import": ("import nosuch\n", r"config\.py: the task plug-in elmo_bench\.tasks\.user45_import does not import "
+                                  r"\(ModuleNotFoundError: No module named 'nosuch'\)$"),
+    "syntax": ("TASK = (\n", r"config\.py: the task plug-in elmo_bench\.tasks\.user45_syntax does not import "
+                             r"\(SyntaxError: .* at .*user45_syntax/config\.py:1\)$"),
+    "int": ("TASK = 42\n", r"config\.py: TASK is a int; expected a TaskDeclaration$"),
+    "noconfig": (None, r"user45_noconfig: a task folder without config\.py \(expected config\.py with TASK = "
+                       r"TaskDeclaration\(\.\.\.\), elmo_bench\.tasks\.declaration\)$"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BROKEN))
+def test_a_broken_user_task_folder_is_named_and_the_shipped_tasks_keep_working(user_tasks, capsys, kind):
+    from elmo_bench.tasks import registry
+
+    config, expected = BROKEN[kind]
+    user_tasks(f"user45_{kind}", config)
+    assert {"ner", "pos", "edge_pos"} <= set(registry.registered())
+    assert re.search(r"^warning: .*" + expected[:-1] + r"; skipped$", capsys.readouterr().err, re.M)
+    with pytest.raises(ConfigError, match=expected):
+        registry.declaration(f"user45_{kind}")
+    assert main(["config", "--format", "json", "task=ner"]) == 0
+    capsys.readouterr()
+    assert main(["config", f"task=user45_{kind}"]) == 2   # not Hydra's "Could not find 'task/user45_...'"
+    assert re.search(expected, _one_line(capsys))
+
+
+def test_a_task_whose_target_names_no_class_is_one_line_and_the_others_still_score(user_tasks, capsys):
+    from elmo_bench.commands.main import file_scorers
+    from elmo_bench.engine.experiment import load_task
+
+    user_tasks("user45_target", DECLARE.format(name="user45_target", target=".task:NoSuchTask"))
+    with pytest.raises(ConfigError, match=r"^task 'user45_target': its target elmo_bench\.tasks\.user45_target\.task:"
+                                          r"NoSuchTask cannot be loaded \(ModuleNotFoundError: "):
+        load_task("user45_target")
+    scorers = file_scorers()
+    assert "ner" in scorers and "user45_target" not in scorers
+    assert "warning: task 'user45_target': its target" in capsys.readouterr().err
+
+
+def test_a_broken_entry_point_is_named_and_the_shipped_tasks_keep_working(monkeypatch, capsys):
+    from importlib.metadata import EntryPoint
+
+    from elmo_bench.tasks import registry
+
+    points = [EntryPoint("nowhere", "user45_no_such_module.config:TASK", registry.ENTRY_POINT_GROUP),
+              EntryPoint("tiny", "tests.tiny_task.config:TASK", registry.ENTRY_POINT_GROUP)]
+    monkeypatch.setattr(registry, "entry_points", lambda group: points if group == registry.ENTRY_POINT_GROUP else [])
+    registry.registered.cache_clear()
+    try:
+        assert {"ner", "tiny"} <= set(registry.registered())
+        line = ("entry point nowhere = user45_no_such_module.config:TASK (elmo_bench.tasks) does not load "
+                "(ModuleNotFoundError: No module named 'user45_no_such_module')")
+        assert f"warning: {line}; skipped" in capsys.readouterr().err
+        with pytest.raises(ConfigError, match=re.escape(line)):
+            registry.declaration("nowhere")
+    finally:
+        registry.registered.cache_clear()
