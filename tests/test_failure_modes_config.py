@@ -3,14 +3,18 @@
 Each test below failed before its fix; real tiny files are written in tmp_path."""
 from __future__ import annotations
 
+import errno
 import re
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import needs_fixtures
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.commands.main import main
+from tests.conftest import REPO
 from tests.engine_helpers import compose_run
 
 
@@ -182,3 +186,63 @@ def test_a_broken_entry_point_is_named_and_the_shipped_tasks_keep_working(monkey
             registry.declaration("nowhere")
     finally:
         registry.registered.cache_clear()
+
+
+# 6. a full disk: the documented no-space line naming the path (a cache entry was a SIGBUS, a checkpoint torch's
+# "unexpected pos", an atomic write "a file: No space left")
+@pytest.fixture
+def full_disk(tmp_path):
+    """A 64 KiB tmpfs (root only: skipped elsewhere, with the reason), unmounted afterwards."""
+    where = tmp_path / "tiny_disk"
+    where.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(where)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a 64k tmpfs here (needs root): {done.stderr.decode().strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "--lazy", str(where)], check=True)  # lazy: a file a failed writer left open
+
+
+NO_SPACE = ("{path}: No space left on device (no space left on the device): choose another location (run.py: "
+            "paths.results_dir=..., hydra.run.dir=..., paths.cache_dir=...; a command: its output flag)")
+
+
+def test_a_full_disk_while_building_a_cache_entry_is_the_no_space_line(full_disk):
+    script = ("import sys; from tests.test_cache_guards import ValueEncoder; "
+              "from elmo_bench.commands.guard import guarded; from elmo_bench.encoders.cache import ActivationCache; "
+              "Wide = type('Wide', (ValueEncoder,), {'dim': 512}); "   # 200 words x 2 layers x 512 x 4 bytes: 800 KB
+              "cache = ActivationCache(sys.argv[1], Wide(width=512), progress=False, dtype='fp32'); "
+              "guarded(lambda: cache.layers([[f'w{i}' for i in range(200)]]), debug=False)")
+    done = subprocess.run([sys.executable, "-c", script, str(full_disk)], cwd=REPO, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 2, (done.returncode, done.stderr[-2000:])   # was -7: SIGBUS, no message
+    lines = done.stderr.strip().splitlines()
+    entry = re.escape(str(full_disk)) + r"/v2-values-[^ :/]+-fp32"           # the entry, not its temporary
+    assert len(lines) == 1 and re.fullmatch("error: " + entry + re.escape(NO_SPACE.format(path="")), lines[0]), lines
+    assert list(full_disk.iterdir()) == []                                  # the temporary entry is gone
+
+
+def test_a_full_disk_while_writing_a_checkpoint_is_the_no_space_line(full_disk):
+    import torch
+
+    from elmo_bench.base import checkpoints
+    from elmo_bench.commands.guard import one_line
+
+    path = full_disk / "run" / "best.pt"
+    with pytest.raises(OSError) as raised:                      # was RuntimeError: ... unexpected pos
+        checkpoints.save(path, {"weights": torch.zeros(100_000)})
+    assert one_line(raised.value) == NO_SPACE.format(path=path)
+    assert not path.exists() and [p.name for p in path.parent.iterdir()] == []
+
+
+def test_a_write_error_without_a_file_names_the_file_written(tmp_path, monkeypatch):
+    from elmo_bench.base.atomic import atomic_write_text
+    from elmo_bench.commands.guard import one_line
+
+    def full(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")  # what write() raises: no filename
+    monkeypatch.setattr(Path, "write_text", full)
+    with pytest.raises(OSError) as raised:
+        atomic_write_text(tmp_path / "results.json", "{}")
+    assert one_line(raised.value) == NO_SPACE.format(path=tmp_path / "results.json")   # was "a file: No space ..."

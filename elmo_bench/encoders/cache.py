@@ -23,6 +23,7 @@ rebuilt, with a warning in the log.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -36,7 +37,14 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from elmo_bench.base.atomic import apply_umask, mark_as_temporary, owned_temp_dir, remove_owned, remove_stale
+from elmo_bench.base.atomic import (
+    apply_umask,
+    mark_as_temporary,
+    named,
+    owned_temp_dir,
+    remove_owned,
+    remove_stale,
+)
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.integrity import IntegrityError, check_files, write_manifest
 from elmo_bench.encoders.bilm import as_encoder
@@ -251,7 +259,7 @@ class ActivationCache:
             np.save(tmp / "rows.npy", rows)
             shape = (max(int(offsets[-1]), 1), self.encoder.num_layers, self.encoder.dim)
             kind, layer_file = STORAGE[self.dtype]
-            data = np.memmap(tmp / layer_file, dtype=kind, mode="w+", shape=shape)
+            data = reserved_memmap(tmp / layer_file, kind, shape)
             compute_layers(self.encoder, distinct, data, offsets, self.max_segment, self.batch_tokens, self.progress)
             data.flush()
             del data
@@ -270,10 +278,35 @@ class ActivationCache:
             except OSError:  # another run finished the same entry first (checked below), or the bad one is stuck
                 shutil.rmtree(tmp, ignore_errors=True)
                 return False
+        except OSError as exc:  # a full disk: the one no-space line names the entry, not the temporary
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise named(exc, entry) from exc
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         return True
+
+
+#: posix_fallocate's answer on a file system that cannot reserve blocks (the map is then sparse, as before)
+NO_RESERVATION = (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS)
+
+
+def reserved_memmap(path: Path, kind: type, shape: tuple[int, ...]) -> np.memmap:
+    """A zero-filled writable memmap whose disk blocks are reserved before any is written: on a full disk a sparse
+    map's page write was a SIGBUS that killed the process without a word (exit 135); the reservation is an
+    OSError(ENOSPC) instead, which the caller names and the guard prints as one line."""
+    size = int(np.prod(shape)) * np.dtype(kind).itemsize
+    reserve = getattr(os, "posix_fallocate", None)  # not on macOS: a sparse map there, as before
+    reserved = False
+    with open(path, "wb") as handle:
+        try:
+            if reserve is not None:
+                reserve(handle.fileno(), 0, size)
+                reserved = True
+        except OSError as exc:
+            if exc.errno not in NO_RESERVATION:
+                raise
+    return np.memmap(path, dtype=kind, mode="r+" if reserved else "w+", shape=shape)
 
 
 def forced_unknown_words(encoder: Encoder, sequences: Sequence[Sequence[str]],
