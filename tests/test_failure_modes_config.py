@@ -4,6 +4,7 @@ Each test below failed before its fix; real tiny files are written in tmp_path."
 from __future__ import annotations
 
 import errno
+import json
 import re
 import subprocess
 import sys
@@ -246,3 +247,60 @@ def test_a_write_error_without_a_file_names_the_file_written(tmp_path, monkeypat
     with pytest.raises(OSError) as raised:
         atomic_write_text(tmp_path / "results.json", "{}")
     assert one_line(raised.value) == NO_SPACE.format(path=tmp_path / "results.json")   # was "a file: No space ..."
+
+
+# 7. misleading messages
+def test_a_cache_entry_that_is_a_file_is_named_so_before_the_encoder_runs(tmp_path):
+    from elmo_bench.base.integrity import IntegrityError
+    from elmo_bench.encoders.cache import ActivationCache
+    from tests.test_cache_guards import SENTENCES, ValueEncoder
+
+    class Counting(ValueEncoder):
+        calls = 0
+
+        def layers(self, sentences):
+            Counting.calls += 1
+            return super().layers(sentences)
+
+    cache = ActivationCache(tmp_path, Counting(), progress=False)
+    entry = tmp_path / cache.key(SENTENCES)
+    entry.write_text("a user's file")
+    with pytest.raises(IntegrityError, match=r"^" + re.escape(f"{entry}: a file, not an activation cache entry (a "
+                                                              f"directory); not this program's, so it is left as it "
+                                                              f"is: remove or move it, or choose another "
+                                                              f"paths.cache_dir") + "$"):   # was "(permissions?)"
+        cache.layers(SENTENCES)
+    assert entry.read_text() == "a user's file" and Counting.calls == 0
+
+
+FINISHED = next((REPO / "docs" / "results").rglob("results.json"))
+
+
+def test_evaluate_on_a_run_that_trained_no_epoch_says_so(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "run.json").write_text("{}")
+    record = json.loads(FINISHED.read_text())
+    record["epochs"] = {"best": None, "history": [], "run": 0, "stopped_by": "min_lr"}
+    (run_dir / "results.json").write_text(json.dumps(record))
+    assert main(["evaluate", str(run_dir)]) == 2                                   # was "deleted or moved"
+    assert _one_line(capsys) == (f"error: {run_dir}: no best.pt: the run trained no epoch (results.json: "
+                                 f"epochs.run 0, stopped by min_lr), so it never saved a model and its scores are "
+                                 f"an untrained head's; train it again with settings that train")
+
+
+def test_a_run_directory_of_another_program_is_named_so_not_a_different_configuration(tmp_path):
+    from elmo_bench.engine.config_door import run_config
+    from elmo_bench.engine.experiment import run_experiment
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "run.json").write_text('{"name": "another tool"}')
+    (run_dir / "checkpoint.pt").write_bytes(b"another tool's weights")
+    cfg = compose_run(tmp_path, "task=ner", "data=ner_sample", "embedder=glove", tiny=False)
+    with pytest.raises(ConfigError, match="^" + re.escape(            # was "made by a different configuration"
+            f"{run_dir / 'run.json'}: holds no run identity, so it is no run.json written by run.py (another "
+            f"program's directory?); refusing to resume or reuse {run_dir}: choose another directory "
+            f"(hydra.run.dir=...) or move it away") + "$"):
+        run_experiment(run_config(cfg), run_dir)
+    assert (run_dir / "checkpoint.pt").read_bytes() == b"another tool's weights"

@@ -62,6 +62,8 @@ ENTRY_FILES = ("meta.json", "offsets.npy", "rows.npy", "layers.f16")
 FP16_MAX = 65504.0
 #: numpy dtype and layer file of each ``encoder.cache_dtype``
 STORAGE = {"fp16": (np.float16, "layers.f16"), "fp32": (np.float32, "layers.f32")}
+#: what the cache does with a thing at an entry's name that it did not make (a symlink, a file)
+NOT_OURS = "not this program's, so it is left as it is: remove or move it, or choose another paths.cache_dir"
 
 
 def entry_files(dtype: str) -> tuple[str, ...]:
@@ -222,6 +224,8 @@ class ActivationCache:
         entry = self.directory / key
         total = sum(len(s) for s in sequences)
         cache_directory(self.directory)
+        if os.path.lexists(entry) and not entry.is_symlink() and not entry.is_dir():  # before the encoder runs
+            raise IntegrityError(f"{entry}: a file, not an activation cache entry (a directory); {NOT_OURS}")
         if entry.exists() or entry.is_symlink():  # any file of it missing (meta.json too): set aside, rebuilt
             layers = self._checked(entry, key)
             if layers is not None:
@@ -245,7 +249,7 @@ class ActivationCache:
             try:
                 return self._open_checked(entry, key)
             except IntegrityError as exc:
-                raise IntegrityError(f"{exc}; the entry could not be replaced (permissions?): remove {entry}") from None
+                raise not_replaced(entry, exc) from None
         return CachedLayers(entry)
 
     def _build(self, tmp: Path, entry: Path, key: str, sequences: Sequence[Sequence[str]], total: int) -> bool:
@@ -285,6 +289,14 @@ class ActivationCache:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         return True
+
+
+def not_replaced(entry: Path, exc: IntegrityError) -> IntegrityError:
+    """Why a bad entry stayed: a symlink at the entry's name is not this program's (left as it is, never removed);
+    a directory it could not set aside is a permissions matter."""
+    if entry.is_symlink():
+        return IntegrityError(f"{exc}; the entry is a symlink, {NOT_OURS}")
+    return IntegrityError(f"{exc}; the entry could not be replaced (permissions?): remove {entry}")
 
 
 #: posix_fallocate's answer on a file system that cannot reserve blocks (the map is then sparse, as before)
