@@ -304,3 +304,58 @@ def test_a_run_directory_of_another_program_is_named_so_not_a_different_configur
             f"(hydra.run.dir=...) or move it away") + "$"):
         run_experiment(run_config(cfg), run_dir)
     assert (run_dir / "checkpoint.pt").read_bytes() == b"another tool's weights"
+
+
+def _hdf5(path: Path, index: dict, **datasets) -> Path:
+    import h5py
+    import numpy as np
+
+    with h5py.File(path, "w") as out:
+        out.create_dataset("0", data=np.ones((2, 3, 4), dtype=np.float32))
+        for name, data in datasets.items():
+            out.create_dataset(name, data=data)
+        stored = out.create_dataset("sentence_to_index", (1,), dtype=h5py.string_dtype())
+        stored[0] = json.dumps(index)
+    return path
+
+
+def test_hdf5_a_sentence_whose_dataset_is_missing_is_not_called_missing_from_the_index(tmp_path):
+    from elmo_bench.base.errors import DataError
+    from elmo_bench.encoders.hdf5 import Hdf5Encoder
+
+    path = _hdf5(tmp_path / "made.hdf5", {"a b c": "0", "x y": "7"})
+    with pytest.raises(DataError, match="^" + re.escape(          # was "sentence 'x y' is not in sentence_to_index"
+            f"encoder=hdf5: {path}: sentence_to_index maps sentence 'x y' to dataset '7', which the file does not "
+            f"hold") + "$"):
+        Hdf5Encoder(path).layers([["x", "y"]])
+
+
+def test_hdf5_a_mapping_to_a_dataset_that_is_no_layer_array_is_one_line(tmp_path):
+    import numpy as np
+
+    from elmo_bench.base.errors import DataError
+    from elmo_bench.encoders.hdf5 import Hdf5Encoder
+
+    path = _hdf5(tmp_path / "made.hdf5", {"a b c": "0", "x y": "sentence_to_index", "p q": "flat"},
+                 flat=np.ones(5, dtype=np.float32))
+    encoder = Hdf5Encoder(path)
+    for words, found in ((["x", "y"], "a dataset of shape (1,) and type object"),   # was a traceback
+                         (["p", "q"], "a dataset of shape (5,) and type float32")):
+        with pytest.raises(DataError, match="^" + re.escape(
+                f"encoder=hdf5: {path}: sentence_to_index maps sentence {' '.join(words)!r} to "
+                f"{'sentence_to_index' if words[0] == 'x' else 'flat'!r}, which is no layer array (numbers shaped "
+                f"(layers, tokens, dim) or (tokens, dim)): found {found}") + "$"):
+            encoder.layers([words])
+    with pytest.raises(DataError, match="which is no layer array"):              # the first entry: at open
+        Hdf5Encoder(_hdf5(tmp_path / "first.hdf5", {"x y": "sentence_to_index"}))
+
+
+def test_hdf5_a_mapping_whose_values_are_ints_says_so_not_found_dict(tmp_path):
+    from elmo_bench.base.errors import DataError
+    from elmo_bench.encoders.hdf5 import Hdf5Encoder
+
+    path = _hdf5(tmp_path / "made.hdf5", {"a b c": 0})
+    with pytest.raises(DataError, match="^" + re.escape(                          # was "(found dict)"
+            f"encoder=hdf5: {path}: sentence_to_index maps sentences to dataset names (strings); found int 0 for "
+            f"sentence 'a b c'") + "$"):
+        Hdf5Encoder(path)
