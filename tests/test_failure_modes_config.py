@@ -359,3 +359,9 @@ def test_hdf5_a_mapping_whose_values_are_ints_says_so_not_found_dict(tmp_path):
             f"encoder=hdf5: {path}: sentence_to_index maps sentences to dataset names (strings); found int 0 for "
             f"sentence 'a b c'") + "$"):
         Hdf5Encoder(path)
+
+
+def test_plan_with_a_cpu_rate_and_measure_cpu_refuses_the_pair_rather_than_drop_one(capsys):
+    assert main(["plan", "task=ner", "--measure-cpu", "--cpu-gflops", "5"]) == 2   # was the flag ignored, garbled
+    assert _one_line(capsys) == ("error: elmo-bench plan: --cpu-gflops 5 and --measure-cpu both set the head's CPU "
+                                 "rate (given by hand, or timed here); give one (see elmo-bench plan --help)")

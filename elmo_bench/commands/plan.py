@@ -642,6 +642,9 @@ def plan_main(argv: Sequence[str] | None = None) -> int:
     tflops = args.gpu_tflops if args.gpu_tflops is not None else GPU_TFLOPS[args.gpu]
     if args.cpu_gflops is not None and not args.cpu_gflops > 0:
         parser.error(f"--cpu-gflops expected a number > 0, found {args.cpu_gflops}")
+    if args.cpu_gflops is not None and args.measure_cpu:  # both set the head's rate: one would be dropped unsaid
+        parser.error(f"--cpu-gflops {args.cpu_gflops:g} and --measure-cpu both set the head's CPU rate (given by "
+                     f"hand, or timed here); give one")
     rates = MEASURED if args.cpu_gflops is None else MEASURED.with_head(args.cpu_gflops, "--cpu-gflops")
     result = plan(args.overrides, tflops, device, args.sample_batches, rates, args.measure_cpu)
     if args.format == "json":
