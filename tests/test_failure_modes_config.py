@@ -365,3 +365,63 @@ def test_plan_with_a_cpu_rate_and_measure_cpu_refuses_the_pair_rather_than_drop_
     assert main(["plan", "task=ner", "--measure-cpu", "--cpu-gflops", "5"]) == 2   # was the flag ignored, garbled
     assert _one_line(capsys) == ("error: elmo-bench plan: --cpu-gflops 5 and --measure-cpu both set the head's CPU "
                                  "rate (given by hand, or timed here); give one (see elmo-bench plan --help)")
+
+
+# 8. encoder.random_init / encoder.random_seed: keys of the encoder group (docs/probes.md's spelling works in run.py)
+@pytest.fixture(scope="module")
+def tiny_bert():
+    pytest.importorskip("transformers", reason="transformers is not installed (pip install -e '.[dev]')")
+    from tests.hf_tiny import tiny_models
+
+    return tiny_models()["bert"]
+
+
+def _pos_transformers(tmp_path: Path, model: Path, *overrides: str):
+    from tests.test_encoder_six_tasks import _pos
+
+    return compose_run(tmp_path, *_pos(tmp_path), "embedder=elmo", "encoder=transformers", f"encoder.path={model}",
+                       "trainer.max_epochs=1", "data.allow_identical_splits=true", *overrides, tiny=False)
+
+
+def test_a_random_transformer_runs_through_run_py_keys(tmp_path, tiny_bert):
+    from elmo_bench.engine.config_door import run_config
+    from elmo_bench.engine.experiment import run_experiment
+
+    trained = run_experiment(run_config(_pos_transformers(tmp_path, tiny_bert)), tmp_path / "trained")
+    random = run_experiment(run_config(_pos_transformers(tmp_path, tiny_bert, "encoder.random_init=all",
+                                                         "encoder.random_seed=3")), tmp_path / "random")
+    assert random["config"]["encoder"]["random_init"] == "all" and random["config"]["encoder"]["random_seed"] == 3
+    assert trained["config"]["encoder"]["random_init"] is None
+    assert random["encoder"]["random_init"] == "all" and random["encoder"]["random_seed"] == 3
+    assert "random_init" not in trained["encoder"]
+    assert random["metrics"]["test"] != trained["metrics"]["test"]         # other layers: other numbers
+
+
+@pytest.mark.parametrize(("override", "line"), [
+    ("encoder.random_init=lstm", "error: config: encoder.random_init='lstm' is not available for "
+                                 "encoder=transformers (encoder=transformers: all; the biLM: bilm=random "
+                                 "bilm.random_init=all|lstm)"),
+    ("encoder.random_seed=-1", "error: config: encoder.random_seed expected an integer >= 0 or null, found -1"),
+])
+def test_a_random_init_the_encoder_cannot_draw_is_refused_at_the_door(tmp_path, capsys, override, line):
+    assert main(["config", "task=pos", "embedder=elmo", "encoder=transformers", f"encoder.path={tmp_path}",
+                 override]) == 2
+    assert _one_line(capsys) == line
+
+
+def test_an_existing_transformers_runs_identity_is_unchanged_by_the_new_null_keys(tmp_path, tiny_bert):
+    from elmo_bench.engine.config_door import run_config
+    from elmo_bench.engine.run_identity import RUN_FILE, check_run_dir, identity
+
+    run = run_config(_pos_transformers(tmp_path, tiny_bert))
+    current = identity(run, None, "ast:x")
+    assert current["encoder.random_init"] is None and current["encoder.random_seed"] is None
+    before = {k: v for k, v in current.items() if k not in ("encoder.random_init", "encoder.random_seed")}
+    run_dir = tmp_path / "old"
+    run_dir.mkdir()
+    (run_dir / RUN_FILE).write_text(json.dumps({"identity": before, "config": run.config()}))
+    (run_dir / "checkpoint.pt").write_bytes(b"")                           # computed: its identity is compared
+    assert check_run_dir(run_dir, current, run) is False                   # resumed, not "a different configuration"
+    random = run_config(_pos_transformers(tmp_path, tiny_bert, "encoder.random_init=all"))
+    with pytest.raises(ConfigError, match=r"made by a different configuration \(encoder.random_init: null → \"all\""):
+        check_run_dir(run_dir, identity(random, None, "ast:x"), random)
