@@ -279,7 +279,7 @@ FINISHED = next((REPO / "docs" / "results").rglob("results.json"))
 def test_evaluate_on_a_run_that_trained_no_epoch_says_so(tmp_path, capsys):
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    (run_dir / "run.json").write_text("{}")
+    (run_dir / "run.json").write_text(json.dumps({"identity": {"seed": 1}, "config": {"seed": 1}}))
     record = json.loads(FINISHED.read_text())
     record["epochs"] = {"best": None, "history": [], "run": 0, "stopped_by": "min_lr"}
     (run_dir / "results.json").write_text(json.dumps(record))
@@ -425,3 +425,10 @@ def test_an_existing_transformers_runs_identity_is_unchanged_by_the_new_null_key
     random = run_config(_pos_transformers(tmp_path, tiny_bert, "encoder.random_init=all"))
     with pytest.raises(ConfigError, match=r"made by a different configuration \(encoder.random_init: null → \"all\""):
         check_run_dir(run_dir, identity(random, None, "ast:x"), random)
+
+
+def test_evaluate_on_another_programs_directory_says_so_not_that_the_run_has_not_trained(tmp_path, capsys):
+    (tmp_path / "run.json").write_text('{"name": "another tool"}')
+    assert main(["evaluate", str(tmp_path)]) == 2           # was "no best.pt (the run has not finished an epoch ...)"
+    assert _one_line(capsys) == (f"error: {tmp_path / 'run.json'}: holds no 'config' object; expected a run.json "
+                                 f"written by run.py")

@@ -40,11 +40,11 @@ def _load_run(run_dir: Path) -> tuple[RunConfig, Mapping[str, Any], dict[str, An
         raise ConfigError(f"{run_dir}: no such run directory")
     if not record.exists():
         raise ConfigError(f"{run_dir}: no {RUN_FILE} (expected a run directory written by run.py)")
+    saved = read_run(record)
+    if saved.config is None:  # before best.pt: another program's directory is not "a run that has not trained"
+        raise ConfigError(f"{record}: holds no 'config' object; expected a run.json written by run.py")
     if not best.exists():
         raise ConfigError(_no_best(run_dir))
-    saved = read_run(record)
-    if saved.config is None:
-        raise ConfigError(f"{record}: holds no 'config' object; expected a run.json written by run.py")
     run = resolve_run_config(OmegaConf.create(dict(saved.config)))  # run.py's door: ranges, data files (no FIFO hangs)
     check_data_identity(run_dir, saved, run.data)
     state = checkpoints.load(best, "cpu", advice="train the run again to evaluate it")
