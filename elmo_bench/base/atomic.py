@@ -187,9 +187,20 @@ def atomic_path(final: str | Path, suffix: str = "") -> Iterator[Path]:
             os.fsync(handle.fileno())
         apply_umask(tmp)
         os.replace(tmp, final)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise named(exc, final) from exc
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def named(exc: OSError, path: str | Path) -> OSError:
+    """``exc`` with the file it was about (a write's or flush's OSError, a full disk's ENOSPC, carries none: the
+    one line said "a file: No space left on device"): ``path``, the name the user knows, when it lacks one."""
+    if exc.filename is not None or exc.errno is None:
+        return exc
+    return OSError(exc.errno, exc.strerror or os.strerror(exc.errno), str(path))
 
 
 def atomic_write_text(final: str | Path, text: str) -> None:

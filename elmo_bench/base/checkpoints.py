@@ -7,6 +7,7 @@ records existed is loaded with a warning that it could not be checked.
 """
 from __future__ import annotations
 
+import io
 import logging
 import pickle
 import zipfile
@@ -22,9 +23,13 @@ log = logging.getLogger(__name__)
 
 
 def save(path: str | Path, state: dict[str, Any]) -> None:
-    """``torch.save`` atomically, with the sidecar record."""
+    """``torch.save`` atomically, with the sidecar record. Serialised in memory first: torch's own file writer
+    reports a full disk as ``RuntimeError: ... unexpected pos``, Python's write as OSError(ENOSPC), which
+    atomic_path names with ``path`` (the one no-space line, elmo_bench.commands.guard)."""
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
     with recorded_write(path, suffix=".pt") as tmp:
-        torch.save(state, tmp)
+        Path(tmp).write_bytes(buffer.getbuffer())
 
 
 def load(path: str | Path, map_location: Any = "cpu", advice: str = "") -> dict[str, Any]:

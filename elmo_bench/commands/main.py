@@ -69,7 +69,12 @@ def file_scorers() -> dict[str, Any]:
     every subcommand's machinery (torch and the task packages), so that other commands start fast."""
     from elmo_bench.engine.experiment import load_task  # lazy: torch
     from elmo_bench.probe import wsd_metric  # lazy: tqdm
-    scorers: dict[str, Any] = {name: load_task(name) for name in registered()}
+    scorers: dict[str, Any] = {}
+    for name in registered():
+        try:
+            scorers[name] = load_task(name)
+        except ConfigError as broken:  # one plug-in whose Task does not load: the other tasks still score
+            print(f"warning: {broken}; skipped", file=sys.stderr)
     scorers = {name: task for name, task in scorers.items() if task.score_file_count}
     scorers[wsd_metric.NAME] = wsd_metric.SCORER
     return scorers

@@ -70,6 +70,7 @@ from elmo_bench.engine.collate import length_batches
 from elmo_bench.engine.experiment import (
     Prepared,
     build_model,
+    canonical_run_mix,
     distinct_text,
     load_encoder_info,
     load_task,
@@ -422,6 +423,8 @@ def plan_run(overrides: Sequence[str], run: RunConfig, device: torch.device, n_b
 
     use_elmo = bool(run.embedder.elmo)
     cost = _encoder_cost(run, options, options_source, data, memo)
+    if use_elmo:  # mix.layer past the encoder's top: the line run.py gives, not the model's traceback
+        canonical_run_mix(run, cost.num_layers)
     model_key = _model_key(run, data_key, options) + cost.source
     if model_key not in memo:
         memo[model_key] = measure_model(run, task, data["sample_train"], cost.num_layers, cost.dim,
@@ -645,6 +648,9 @@ def plan_main(argv: Sequence[str] | None = None) -> int:
     tflops = args.gpu_tflops if args.gpu_tflops is not None else GPU_TFLOPS[args.gpu]
     if args.cpu_gflops is not None and not args.cpu_gflops > 0:
         parser.error(f"--cpu-gflops expected a number > 0, found {args.cpu_gflops}")
+    if args.cpu_gflops is not None and args.measure_cpu:  # both set the head's rate: one would be dropped unsaid
+        parser.error(f"--cpu-gflops {args.cpu_gflops:g} and --measure-cpu both set the head's CPU rate (given by "
+                     f"hand, or timed here); give one")
     rates = MEASURED if args.cpu_gflops is None else MEASURED.with_head(args.cpu_gflops, "--cpu-gflops")
     result = plan(args.overrides, tflops, device, args.sample_batches, rates, args.measure_cpu)
     if args.format == "json":

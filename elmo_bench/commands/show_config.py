@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any, Sequence
 
 from elmo_bench.base.arguments import ArgumentParser
+from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.commands.main_args import QUICKSTART, names_a_job
 from elmo_bench.engine.probe_config import ProbeRunConfig, describe_probe
-from elmo_bench.engine.run_config import describe
+from elmo_bench.engine.run_config import RunConfig, describe
+from elmo_bench.records.elmo_settings import canonical_mix
 
 
 def build_parser() -> ArgumentParser:
@@ -37,12 +40,26 @@ def resolved_jobs(overrides: Sequence[str]) -> list[dict[str, Any]]:
     from elmo_bench.commands.plan import expand_sweep, job_run  # lazy: torch
 
     args = list(overrides) if names_a_job(list(overrides)) else [*overrides, QUICKSTART]
-    return [{"overrides": job, **described(job_run(job))} for job in expand_sweep(args)]
+    runs = [(job, job_run(job)) for job in expand_sweep(args)]
+    for _, run in runs:
+        check_layer_cheaply(run)
+    return [{"overrides": job, **described(run)} for job, run in runs]
 
 
 def described(run: Any) -> dict[str, Any]:
     """A task run's RunConfig or a probe run's ProbeRunConfig, every effective value."""
     return describe_probe(run) if isinstance(run, ProbeRunConfig) else describe(run)
+
+
+def check_layer_cheaply(run: RunConfig | ProbeRunConfig) -> None:
+    """``mix.layer`` against the encoder's layers where that is cheap to know (the biLM's options.json: nothing
+    loaded), so the line run.py would give comes here too; another encoder is left to run.py and ``plan``. A probe
+    run has no mix."""
+    if isinstance(run, ProbeRunConfig):
+        return
+    path = Path(str(run.encoder.bilm.options))
+    if run.embedder.elmo and run.encoder.kind == "bilm" and path.is_file():
+        canonical_mix(run.mix.mix, BiLMOptions.load(str(path)).n_layers + 1)
 
 
 def render(jobs: Sequence[dict[str, Any]], fmt: str) -> str:

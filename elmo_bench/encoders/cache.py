@@ -23,6 +23,7 @@ rebuilt, with a warning in the log.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -36,7 +37,14 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from elmo_bench.base.atomic import apply_umask, mark_as_temporary, owned_temp_dir, remove_owned, remove_stale
+from elmo_bench.base.atomic import (
+    apply_umask,
+    mark_as_temporary,
+    named,
+    owned_temp_dir,
+    remove_owned,
+    remove_stale,
+)
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.integrity import IntegrityError, check_files, write_manifest
 from elmo_bench.encoders.bilm import as_encoder
@@ -54,6 +62,8 @@ ENTRY_FILES = ("meta.json", "offsets.npy", "rows.npy", "layers.f16")
 FP16_MAX = 65504.0
 #: numpy dtype and layer file of each ``encoder.cache_dtype``
 STORAGE = {"fp16": (np.float16, "layers.f16"), "fp32": (np.float32, "layers.f32")}
+#: what the cache does with a thing at an entry's name that it did not make (a symlink, a file)
+NOT_OURS = "not this program's, so it is left as it is: remove or move it, or choose another paths.cache_dir"
 
 
 def entry_files(dtype: str) -> tuple[str, ...]:
@@ -214,6 +224,8 @@ class ActivationCache:
         entry = self.directory / key
         total = sum(len(s) for s in sequences)
         cache_directory(self.directory)
+        if os.path.lexists(entry) and not entry.is_symlink() and not entry.is_dir():  # before the encoder runs
+            raise IntegrityError(f"{entry}: a file, not an activation cache entry (a directory); {NOT_OURS}")
         if entry.exists() or entry.is_symlink():  # any file of it missing (meta.json too): set aside, rebuilt
             layers = self._checked(entry, key)
             if layers is not None:
@@ -237,7 +249,7 @@ class ActivationCache:
             try:
                 return self._open_checked(entry, key)
             except IntegrityError as exc:
-                raise IntegrityError(f"{exc}; the entry could not be replaced (permissions?): remove {entry}") from None
+                raise not_replaced(entry, exc) from None
         return CachedLayers(entry)
 
     def _build(self, tmp: Path, entry: Path, key: str, sequences: Sequence[Sequence[str]], total: int) -> bool:
@@ -251,7 +263,7 @@ class ActivationCache:
             np.save(tmp / "rows.npy", rows)
             shape = (max(int(offsets[-1]), 1), self.encoder.num_layers, self.encoder.dim)
             kind, layer_file = STORAGE[self.dtype]
-            data = np.memmap(tmp / layer_file, dtype=kind, mode="w+", shape=shape)
+            data = reserved_memmap(tmp / layer_file, kind, shape)
             compute_layers(self.encoder, distinct, data, offsets, self.max_segment, self.batch_tokens, self.progress)
             data.flush()
             del data
@@ -270,10 +282,43 @@ class ActivationCache:
             except OSError:  # another run finished the same entry first (checked below), or the bad one is stuck
                 shutil.rmtree(tmp, ignore_errors=True)
                 return False
+        except OSError as exc:  # a full disk: the one no-space line names the entry, not the temporary
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise named(exc, entry) from exc
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         return True
+
+
+def not_replaced(entry: Path, exc: IntegrityError) -> IntegrityError:
+    """Why a bad entry stayed: a symlink at the entry's name is not this program's (left as it is, never removed);
+    a directory it could not set aside is a permissions matter."""
+    if entry.is_symlink():
+        return IntegrityError(f"{exc}; the entry is a symlink, {NOT_OURS}")
+    return IntegrityError(f"{exc}; the entry could not be replaced (permissions?): remove {entry}")
+
+
+#: posix_fallocate's answer on a file system that cannot reserve blocks (the map is then sparse, as before)
+NO_RESERVATION = (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS)
+
+
+def reserved_memmap(path: Path, kind: type, shape: tuple[int, ...]) -> np.memmap:
+    """A zero-filled writable memmap whose disk blocks are reserved before any is written: on a full disk a sparse
+    map's page write was a SIGBUS that killed the process without a word (exit 135); the reservation is an
+    OSError(ENOSPC) instead, which the caller names and the guard prints as one line."""
+    size = int(np.prod(shape)) * np.dtype(kind).itemsize
+    reserve = getattr(os, "posix_fallocate", None)  # not on macOS: a sparse map there, as before
+    reserved = False
+    with open(path, "wb") as handle:
+        try:
+            if reserve is not None:
+                reserve(handle.fileno(), 0, size)
+                reserved = True
+        except OSError as exc:
+            if exc.errno not in NO_RESERVATION:
+                raise
+    return np.memmap(path, dtype=kind, mode="r+" if reserved else "w+", shape=shape)
 
 
 def forced_unknown_words(encoder: Encoder, sequences: Sequence[Sequence[str]],

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import h5py
+import numpy as np
 import torch
 
 from elmo_bench.base.errors import DataError
@@ -52,11 +53,8 @@ class Hdf5Encoder:
         self.index = self._read_index()
         if not self.index:
             raise DataError(f"encoder=hdf5: {self.path}: sentence_to_index is empty")
-        name = next(iter(self.index.values()))
-        if name not in self.file:
-            raise DataError(f"encoder=hdf5: {self.path}: sentence_to_index names dataset {name!r}, which the file "
-                            f"does not hold")
-        first = self.file[name]
+        sentence, name = next(iter(self.index.items()))
+        first = self._layer_array(sentence, name)
         self.one_layer = first.ndim == 2
         self.num_layers = 1 if self.one_layer else int(first.shape[0])
         self.dim = int(first.shape[-1])
@@ -70,10 +68,30 @@ class Hdf5Encoder:
         except (ValueError, TypeError, IndexError, KeyError, OSError) as exc:  # JSONDecodeError, bad bytes, empty
             raise DataError(f"encoder=hdf5: {self.path}: sentence_to_index is not a JSON string mapping sentences "
                             f"to dataset names ({type(exc).__name__}: {str(exc)[:120]})") from None
-        if not isinstance(index, dict) or not all(isinstance(v, str) for v in index.values()):
+        if not isinstance(index, dict):
             raise DataError(f"encoder=hdf5: {self.path}: sentence_to_index is not a JSON object mapping sentences "
                             f"to dataset names (found {type(index).__name__})")
+        wrong = next(((k, v) for k, v in index.items() if not isinstance(v, str)), None)
+        if wrong is not None:  # the mapping is there; one of its values is no dataset name (say which)
+            raise DataError(f"encoder=hdf5: {self.path}: sentence_to_index maps sentences to dataset names (strings); "
+                            f"found {type(wrong[1]).__name__} {wrong[1]!r} for sentence {_show(wrong[0])}")
         return index
+
+    def _layer_array(self, sentence: str, key: str) -> h5py.Dataset:
+        """The dataset ``sentence_to_index`` names for ``sentence``; DataError (one line) when the file does not hold
+        it, or it is no layer array: numbers shaped (layers, tokens, dim), or (tokens, dim) for one layer."""
+        if key not in self.file:
+            raise DataError(f"encoder=hdf5: {self.path}: sentence_to_index maps sentence {_show(sentence)} to dataset "
+                            f"{key!r}, which the file does not hold")
+        found = self.file[key]
+        if not isinstance(found, h5py.Dataset) or found.ndim not in (2, 3) or not (
+                np.issubdtype(found.dtype, np.floating) or np.issubdtype(found.dtype, np.integer)):
+            shown = (f"a dataset of shape {found.shape} and type {found.dtype}" if isinstance(found, h5py.Dataset)
+                     else f"a {type(found).__name__.lower()}")
+            raise DataError(f"encoder=hdf5: {self.path}: sentence_to_index maps sentence {_show(sentence)} to "
+                            f"{key!r}, which is no layer array (numbers shaped (layers, tokens, dim) or (tokens, "
+                            f"dim)): found {shown}")
+        return found
 
     def identity(self) -> dict[str, Any]:
         return {"kind": "hdf5", "file": self.path.name, "hash": self.hash}
@@ -82,10 +100,10 @@ class Hdf5Encoder:
         """(layers, tokens, dim) float32 of one sentence; DataError naming it when absent or of another length."""
         sentence = " ".join(tokens)
         key = self.index.get(sentence)
-        if key is None or key not in self.file:
+        if key is None:
             raise DataError(f"encoder=hdf5: {self.path}: sentence {_show(sentence)} is not in sentence_to_index "
                             f"(the file must hold every sentence of every split the run reads)")
-        data = torch.from_numpy(self.file[key][()]).float()
+        data = torch.from_numpy(self._layer_array(sentence, key)[()]).float()
         if self.one_layer:
             data = data.unsqueeze(0)
         if data.shape[1] != len(tokens) or data.shape[0] != self.num_layers or data.shape[2] != self.dim:

@@ -25,6 +25,8 @@ AMPS = ("off", "bf16", "fp16")
 #: layers exceed fp16's range, +-65504)
 CACHE_DTYPES = ("fp16", "fp32")
 DEFAULT_CACHE_DTYPE = "fp16"
+#: what ``encoder.random_init`` can draw anew, by kind (elmo_bench.encoders.random_init; the biLM's is bilm=random)
+RANDOM_INIT = {"transformers": ("all",)}
 
 
 def known_kinds() -> tuple[str, ...]:
@@ -73,6 +75,7 @@ def check_encoder_settings(spec: Mapping[str, Any], prefix: str = "encoder") -> 
         _choice(f"{prefix}.pooling", spec["pooling"], POOLINGS)
     if "amp" in spec and spec["amp"] not in (None, False):
         _choice(f"{prefix}.amp", spec["amp"], AMPS)
+    check_random_init(spec, prefix)
     if "revision" in spec and spec["revision"] is not None and not isinstance(spec["revision"], str):
         raise ConfigError(f"config: {prefix}.revision expected a branch, tag or commit (a string) or null, "
                           f"found {spec['revision']!r}")
@@ -110,3 +113,15 @@ def check_encoder_path(spec: Mapping[str, Any]) -> None:
     if kind == "manylangs" and not found.is_dir():
         raise ConfigError(f"encoder=manylangs: encoder.path {path}: no such directory (expected an "
                           f"ELMoForManyLangs model directory)")
+
+
+def check_random_init(spec: Mapping[str, Any], prefix: str = "encoder") -> None:
+    """``encoder.random_init`` (a random-weights baseline of the same architecture) where the kind can draw one,
+    checked at the door rather than when the encoder is built; ``encoder.random_seed`` an integer >= 0 or null."""
+    kind, mode = spec.get("kind"), spec.get("random_init")
+    if mode is not None and mode not in RANDOM_INIT.get(str(kind), ()):
+        can = "; ".join(f"encoder={k}: {'|'.join(modes)}" for k, modes in RANDOM_INIT.items())
+        raise ConfigError(f"config: {prefix}.random_init={mode!r} is not available for encoder={kind} ({can}; the "
+                          f"biLM: bilm=random bilm.random_init=all|lstm)")
+    if "random_seed" in spec:
+        check_number(f"{prefix}.random_seed", spec["random_seed"], int, low=0, optional=True)

@@ -35,6 +35,17 @@ def check_trainer(trainer: Mapping[str, Any], prefix: str = "trainer") -> None:
     if trainer.get("lr_plateau_factor") is not None and trainer.get("lr_plateau_patience") is None:
         raise ConfigError(f"config: {prefix}.lr_plateau_patience expected an integer >= 0 when "
                           f"{prefix}.lr_plateau_factor is set, found None")
+    check_min_lr(trainer, prefix)
+
+
+def check_min_lr(trainer: Mapping[str, Any], prefix: str = "trainer") -> None:
+    """A plateau schedule whose minimum rate is above the starting one ends training before the first epoch (the
+    untrained head would be reported as the run's score), so it is refused (ranges are checked before)."""
+    lr, min_lr = trainer.get("lr"), trainer.get("lr_plateau_min_lr")
+    if trainer.get("lr_plateau_factor") is None or lr is None or min_lr is None or not min_lr > lr:
+        return
+    raise ConfigError(f"config: {prefix}.lr_plateau_min_lr={min_lr!r} is above {prefix}.lr={lr!r}: training would "
+                      f"stop before its first epoch (lower {prefix}.lr_plateau_min_lr or raise {prefix}.lr)")
 
 
 def check_head(head: Mapping[str, Any], cls: type | None = None) -> None:

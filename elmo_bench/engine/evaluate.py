@@ -27,7 +27,7 @@ from elmo_bench.engine.loop import evaluate
 from elmo_bench.engine.run_config import RunConfig
 from elmo_bench.engine.run_identity import RUN_FILE, check_data_identity, read_run
 from elmo_bench.modules.token_embedders import WordVocabulary
-from elmo_bench.records.run_record import RESULTS_FILE
+from elmo_bench.records.run_record import RESULTS_FILE, RunRecord
 
 BEST = "best.pt"
 
@@ -40,16 +40,11 @@ def _load_run(run_dir: Path) -> tuple[RunConfig, Mapping[str, Any], dict[str, An
         raise ConfigError(f"{run_dir}: no such run directory")
     if not record.exists():
         raise ConfigError(f"{run_dir}: no {RUN_FILE} (expected a run directory written by run.py)")
-    if not best.exists():
-        found = [name for name in (RESULTS_FILE, "checkpoint.pt") if (run_dir / name).exists()]
-        if found:
-            raise ConfigError(f"{run_dir}: no {BEST} (the saved best model) although {' and '.join(found)} "
-                              f"{'is' if len(found) == 1 else 'are'} there: it was deleted or moved; restore it or "
-                              f"train the run again")
-        raise ConfigError(f"{run_dir}: no {BEST} (the run has not finished an epoch of training)")
     saved = read_run(record)
-    if saved.config is None:
+    if saved.config is None:  # before best.pt: another program's directory is not "a run that has not trained"
         raise ConfigError(f"{record}: holds no 'config' object; expected a run.json written by run.py")
+    if not best.exists():
+        raise ConfigError(_no_best(run_dir))
     run = resolve_run_config(OmegaConf.create(dict(saved.config)))  # run.py's door: ranges, data files (no FIFO hangs)
     check_data_identity(run_dir, saved, run.data)
     state = checkpoints.load(best, "cpu", advice="train the run again to evaluate it")
@@ -57,6 +52,25 @@ def _load_run(run_dir: Path) -> tuple[RunConfig, Mapping[str, Any], dict[str, An
         raise ConfigError(f"{best}: written before checkpoints held the task's state (labels, vocabulary); "
                           f"train the run again to evaluate it")
     return run, saved.identity, state
+
+
+def _no_best(run_dir: Path) -> str:
+    """Why a run directory has no best.pt: a run that trained no epoch (its results.json says so: it never wrote
+    one), a file deleted or moved, or a run that has not finished an epoch."""
+    found = [name for name in (RESULTS_FILE, "checkpoint.pt") if (run_dir / name).exists()]
+    try:
+        epochs = RunRecord.read(run_dir / RESULTS_FILE).epochs if RESULTS_FILE in found else {}
+    except ValueError:  # an unreadable results.json: the file-based answer below
+        epochs = {}
+    if epochs.get("run") == 0:
+        return (f"{run_dir}: no {BEST}: the run trained no epoch ({RESULTS_FILE}: epochs.run 0, stopped by "
+                f"{epochs.get('stopped_by')}), so it never saved a model and its scores are an untrained head's; "
+                f"train it again with settings that train")
+    if found:
+        return (f"{run_dir}: no {BEST} (the saved best model) although {' and '.join(found)} "
+                f"{'is' if len(found) == 1 else 'are'} there: it was deleted or moved; restore it or train the run "
+                f"again")
+    return f"{run_dir}: no {BEST} (the run has not finished an epoch of training)"
 
 
 def evaluate_run_dir(run_dir: str | Path, split: str | None = None, device: str | None = None,

@@ -63,8 +63,14 @@ def load_task(name: str) -> Task:
     """Registry name (``ner``), or a Task class path (``elmo_bench.tasks.ner.task:NerTask``), → a fresh task."""
     import importlib
 
-    module, _, cls = (name if ":" in name else task_target(name)).partition(":")
-    return getattr(importlib.import_module(module), cls)()  # checked: a declared target (tests/test_import_graph)
+    target = name if ":" in name else task_target(name)
+    module, _, cls = target.partition(":")
+    try:
+        found = getattr(importlib.import_module(module), cls)  # checked: a declared target (tests/test_import_graph)
+    except (ImportError, AttributeError) as missing:  # a plug-in's target names no class: its line, no traceback
+        raise ConfigError(f"task {name!r}: its target {target} cannot be loaded ({type(missing).__name__}: "
+                          f"{missing}); expected module:Class of a Task (TASK's target in its config.py)") from missing
+    return found()
 
 
 def trainer_config(run: RunConfig, fraction: float) -> TrainerConfig:

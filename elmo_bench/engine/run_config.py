@@ -140,6 +140,22 @@ class Training:
                        patience=math.ceil(self.settings.patience * epochs / max(base, 1)))
 
 
+#: the mix modes that take ``mix.layer`` (the one layer; the top of the cumulative prefix)
+LAYER_MODES = ("layer", "cumulative")
+
+
+def check_mix_layer(mix: Mapping[str, Any]) -> None:
+    """``mix.layer`` where its mode takes one (an integer >= 0; the encoder's top is checked once its layers are
+    known: canonical_mix), and null elsewhere: a learned or average mix given a layer would be recorded as that mode
+    while the user meant one layer (or the reverse), so the combination is refused rather than one of them dropped."""
+    mode, layer = mix.get("mode"), mix.get("layer")
+    if mode in LAYER_MODES:
+        check_number("mix.layer", layer, int, 0)
+    elif layer is not None:
+        raise ConfigError(f"config: mix.layer={layer!r} is used by mix=layer and mix=cumulative only, not by "
+                          f"mix={mix.get('name') or mode} (mode {mode}): drop mix.layer, or choose mix=layer")
+
+
 @dataclass(frozen=True)
 class MixPart:
     """The ``mix`` group and the task's ``elmo:`` block, as composed (null in ``mix``: the task's value)."""
@@ -153,8 +169,7 @@ class MixPart:
             check_ranges(ElmoSettings, source, where, CONFIG_KEY, optional=True)
         if mix.get("mode") not in MODES:
             raise ConfigError(f"config: mix.mode expected one of {list(MODES)}, found {mix.get('mode')!r}")
-        if mix.get("mode") in ("layer", "cumulative"):
-            check_number("mix.layer", mix.get("layer"), int)
+        check_mix_layer(mix)
         placement = mix.get("placement") or task_elmo.get("placement", TASK_ELMO_DEFAULTS["placement"])
         if placement not in PLACEMENTS:
             raise ConfigError(f"config: mix.placement expected one of {list(PLACEMENTS)}, found {placement!r}")

@@ -223,6 +223,17 @@ def read_run(path: Path) -> StoredRun:
     return StoredRun.of(record.get("config"), record.get("identity") or {})
 
 
+def read_own_run(path: Path) -> StoredRun:
+    """:func:`read_run` of a run.json that must be this program's: one without an identity is another program's
+    file (its directory is no run of ours), not "a different configuration" listing every key as absent."""
+    made = read_run(path)
+    if not made.identity:
+        raise ConfigError(f"{path}: holds no run identity, so it is no {RUN_FILE} written by run.py (another "
+                          f"program's directory?); refusing to resume or reuse {path.parent}: choose another "
+                          f"directory (hydra.run.dir=...) or move it away")
+    return made
+
+
 def read_results(path: Path) -> StoredRun:
     """A results.json of a version before run.json, as a StoredRun (``legacy``: compared on the keys it shares
     with today's identity)."""
@@ -283,7 +294,7 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], run: RunConfig, cod
     skip: tuple[str, ...] = ()
     legacy = False
     if computed and record.exists():
-        made = read_run(record)
+        made = read_own_run(record)
         check_data_identity(run_dir, made, run.data)
         stored = without_elmo_only(made.identity)
     elif computed:

@@ -41,7 +41,7 @@ class ElmoSettings:
                 raise ConfigError(f"config: ELMo {key} expected one of {list(allowed)}, found {value!r}")
         check_ranges(ElmoSettings, {CONFIG_KEY.get(k, k): v for k, v in asdict(self).items()}, "elmo", CONFIG_KEY)
         if self.mode in ("layer", "cumulative"):
-            check_number("mix.layer", self.layer_index, int)
+            check_number("mix.layer", self.layer_index, int, 0)
 
     @classmethod
     def from_config(cls, task_elmo: Mapping[str, Any], mix: Mapping[str, Any]) -> "ElmoSettings":
@@ -76,14 +76,17 @@ def effective_settings(task_elmo: Mapping[str, Any], mix: Mapping[str, Any]) -> 
 def canonical_mix(mix: Mapping[str, Any], num_layers: int) -> dict[str, Any]:
     """The ``mix`` group as the run it is: ``cumulative`` over layers 0..0 is layer 0 (the lexical run) and over
     0..L (``num_layers`` - 1) the learned mix of all layers, so each pair is one run (one identity, one record);
-    any other mix is returned as it is. ConfigError when a cumulative layer is outside the encoder's layers."""
+    any other mix is returned as it is. ConfigError when the layer of a cumulative or one-layer mix is outside the
+    encoder's layers (one line where the encoder's layer count is known: run.py, ``elmo-bench plan``)."""
     out = dict(mix)
-    if out.get("mode") != "cumulative":
+    if out.get("mode") not in ("layer", "cumulative"):
         return out
     top = out.get("layer")
     if not isinstance(top, int) or isinstance(top, bool) or not 0 <= top < num_layers:
-        raise ConfigError(f"config: mix=cumulative expected mix.layer in 0..{num_layers - 1} (the encoder has "
+        raise ConfigError(f"config: mix={out['mode']} expected mix.layer in 0..{num_layers - 1} (the encoder has "
                           f"{num_layers} layers), found {top!r}")
+    if out["mode"] == "layer":
+        return out
     if top == 0:
         out.update(name="layer", mode="layer", layer=0)
     elif top == num_layers - 1:
