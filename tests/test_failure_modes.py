@@ -254,7 +254,7 @@ def test_report_on_a_non_numeric_metric_warns_and_exits_2_without_a_traceback(tm
 def test_probe_pos_bad_l2_grid_prints_its_message_and_exits_2(capsys):
     assert main(["probe-pos", "--l2-grid", "abc"]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
-        "error: elmo-bench probe-pos: --l2-grid expects comma-separated numbers, found 'abc'"]
+        "error: --l2-grid expected comma-separated float values, found 'abc'"]
 
 
 def test_python_m_elmo_bench_returns_the_exit_code():

@@ -37,7 +37,7 @@ def test_a_layer_given_to_a_mix_that_takes_none_is_refused_at_the_door(capsys, m
 
 
 def test_the_shipped_presets_that_leave_the_layer_null_still_pass(capsys):
-    assert main(["config", "--format", "json", "experiment=probe_pos", "probe=learned"]) == 0
+    assert main(["config", "--format", "json", "experiment=probe_pos", "row=learned"]) == 0
     assert main(["config", "--format", "json", "task=edge_pos", "embedder=elmo", "mix=learned"]) == 0
     assert main(["config", "--format", "json", "task=edge_pos", "embedder=elmo", "mix=layer", "mix.layer=2"]) == 0
     capsys.readouterr()

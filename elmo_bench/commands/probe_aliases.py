@@ -78,7 +78,10 @@ def encoder_overrides(args: argparse.Namespace) -> list[str]:
         if kind == "transformers":
             out += [f"encoder.pooling={args.pooling}"] + ([f"encoder.revision={quoted(args.revision)}"]
                                                           if args.revision else [])
-        if random_init:
+        if random_init:  # only a transformers model has a random twin here: another kind is one line
+            from elmo_bench.encoders.random_init import check_random_init  # lazy: torch
+
+            check_random_init(kind, random_init)
             out += [f"encoder.random_init={random_init}", f"encoder.random_seed={args.random_seed}"]
     out += [f"device={getattr(args, 'device', 'cpu')}", f"threads={getattr(args, 'threads', 1)}"]
     if getattr(args, "cache_dir", None) and Path(args.cache_dir) != CACHE_DIR / "activations":
