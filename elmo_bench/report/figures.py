@@ -195,7 +195,7 @@ def structural_mdl_figure(runs: Sequence[Run], path: Path) -> bool:
             for group, points in structural_mdl.depth_points(runs, metric, probe, control):
                 colour = colours.setdefault(group.encoder, f"C{len(colours)}")
                 ax.plot([x for x, _ in points], [y for _, y in points], color=colour, markersize=4,
-                        marker="x" if control else "o", linestyle="-" if group.weights == "trained" else "--",
+                        marker="x" if control else "o", linestyle="-" if group.trained else "--",
                         label=f"{group.encoder}, {group.weights}{', control' if control else ''}")
         ax.set_xlim(-0.05, 1.05)
         ax.set_xlabel("relative layer depth")
