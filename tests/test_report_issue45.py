@@ -105,3 +105,110 @@ def test_the_report_shows_a_null_uuas_as_missing_not_zero(tmp_path):
     row = _rows(table)[0]
     assert row[3] == "—" and row[5] == "—" and row[4] == "0.500"
     assert table.records[0]["test"]["uuas"] is None
+
+
+# item 3: every run read is in a table, or counted as skipped with its reason ---------------------------------------
+
+def _edge(seed: int, mode: str, layer: int | None, dev: float, test: float, fraction: float = 1.0,
+          weights: list[float] | None = None) -> dict[str, Any]:
+    from tests.test_edge_report import edge
+
+    out = edge(seed, mode, layer, dev, test, weights)
+    out["data"]["fraction"] = out["config"]["data"]["fraction"] = fraction
+    return out
+
+
+def test_edge_runs_on_part_of_the_data_are_their_own_labelled_row(tmp_path):
+    from tests.test_report_golden import write
+
+    for name, fraction in (("full", 1.0), ("half", 0.5)):
+        write(tmp_path / "r", f"{name}/l0", _edge(1, "layer", 0, 70.0, 69.0, fraction))
+        write(tmp_path / "r", f"{name}/mix", _edge(1, "learned", None, 80.0, 79.0 - fraction, fraction,
+                                                   [0.2, 0.3, 0.5]))
+    report = json.loads(build_report([str(tmp_path / "r")], tmp_path / "o", "json", significance=False).read_text())
+    rows = report["tables"]["edge_probing"]["rows"]
+    assert sorted((r["data"], r["full"]["mean"]) for r in rows) == [("conll2003_edge", 78.0),
+                                                                    ("conll2003_edge (0.5 of train)", 78.5)]
+    assert report["summary"].startswith("4 results.json files read, 4 runs used (0 duplicate run(s) of one "
+                                        "experiment kept once, 0 skipped).")
+
+
+def test_runs_no_table_shows_are_counted_as_skipped_with_the_reason(tmp_path):
+    from tests.test_report_golden import result, write
+
+    write(tmp_path / "r", "ner/base", result("ner", "glove", 1, data="conll2003", test=90.0))
+    write(tmp_path / "r", "ner/elmo", result("ner", "glove_elmo", 1, data="conll2003", test=91.0))
+    write(tmp_path / "r", "ner/layer1", result("ner", "glove_elmo", 1, data="conll2003", test=92.0, mode="layer",
+                                               layer=1, mix={"name": "layer", "layer": 1}))
+    write(tmp_path / "r", "edge/glove", result("edge_ner", "glove", 1, data="conll2003_edge", test=50.0))
+    text = build_report([str(tmp_path / "r")], tmp_path / "o", "md", significance=False).read_text()
+    assert ("4 results.json files read, 2 runs used (0 duplicate run(s) of one experiment kept once, 2 skipped). "
+            "Read but in no table (2, counted as skipped): 1 edge-probing run(s) without encoder layers (nothing to "
+            "probe); 1 ner run(s) with mix=layer (the task tables compare the learned mix and the top layer; single "
+            "layers of the encoder are compared by the probes).") in text
+    report = json.loads(build_report([str(tmp_path / "r")], tmp_path / "j", "json", significance=False).read_text())
+    assert [u["runs"] for u in report["unshown"]] == [1, 1]
+
+
+def test_pos_runs_on_part_of_the_data_are_a_labelled_table6_row():
+    from elmo_bench.report.collect import Run
+    from elmo_bench.report.tables import table6
+    from tests.test_report_encoders import BILM
+
+    def pos(fraction: float, accuracy: float) -> Run:
+        record = RunRecord(task="pos", metrics={}, bilm=BILM)
+        return Run(path=Path("/x"), task="pos", embedder="elmo", seed=1, data="ud_ewt_pos", fraction=fraction,
+                   main_metric="accuracy", metrics={"test": {"accuracy": accuracy}},
+                   elmo={"mode": "layer", "layer_index": 1}, record=record)
+
+    rows = table6([pos(1.0, 90.0), pos(0.1, 80.0)]).rows
+    assert [row[:2] for row in rows[:2]] == [["ud_ewt_pos", "90.00"], ["ud_ewt_pos (0.1 of train)", "80.00"]]
+
+
+# item 5, tables: say "—" and why, count what exists, title by encoder -------------------------------------------------
+
+def test_edge_best_layer_is_missing_with_a_note_when_no_layer_but_the_lexical_was_probed_alone(tmp_path):
+    from tests.test_report_golden import write
+
+    write(tmp_path / "r", "l0", _edge(1, "layer", 0, 70.0, 69.0))
+    write(tmp_path / "r", "mix", _edge(1, "learned", None, 80.0, 79.0, weights=[0.2, 0.3, 0.5]))
+    text = build_report([str(tmp_path / "r")], tmp_path / "o", "md", significance=False).read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| encoder | edge_ner |")
+               or line.startswith("| ELMo (biLM 730677ca) | edge_ner |"))
+    assert row.split(" | ")[7] == "—"                                            # old: "0"
+    assert ("edge_ner (conll2003_edge): best layer —: no single-layer run of layer 1, 2 (mix=layer mix.layer=k), "
+            "so no layer can be called the best of 0..2.") in text
+
+
+def test_directions_without_declarations_count_the_tasks_that_ran():
+    from elmo_bench.report.collect import Run
+    from elmo_bench.report.directions import directions_table
+    from tests.test_report_encoders import BILM
+
+    def ner(embedder: str, value: float) -> Run:
+        elmo = {"mode": "learned"} if embedder != "glove" else None
+        return Run(path=Path("/x"), task="ner", embedder=embedder, seed=1, data="conll2003", fraction=1.0,
+                   main_metric="f1", metrics={"test": {"f1": value}}, elmo=elmo,
+                   record=RunRecord(task="ner", metrics={}, bilm=BILM if elmo else None))
+
+    table = directions_table([ner("glove", 90.0), ner("glove_elmo", 91.0)])
+    tasks_row = next(r for r in table.records if r["direction"] == "elmo_above_baseline_tasks")
+    assert tasks_row["ours"].startswith("1 of 1 tasks (") and tasks_row["paper"] == "—"     # old: "1 of 0 tasks", "0 of 0"
+    assert tasks_row["holds"] is None                                             # the tasks not run are unknown
+
+
+def test_table6_and_table5_are_titled_by_the_encoder_whose_layers_they_show(tmp_path):
+    from elmo_bench.report.tables import table5, table6
+    from tests.test_report_encoders import BERT, probe_records
+
+    for name, encoder in (("bert", BERT), ("bilm", None)):
+        wsd, pos = probe_records(encoder, [60.0, 66.0, 68.5])
+        for task, record in (("wsd", wsd), ("pos", pos)):
+            path = tmp_path / name / task
+            path.mkdir(parents=True)
+            (path / "results.json").write_text(json.dumps(record))
+    bert, both = collect([tmp_path / "bert"]).runs, collect([tmp_path]).runs
+    assert table6(bert).title == "Table 6: POS probe, accuracy per bert-tiny layer"     # old: "per biLM layer"
+    assert table5(bert).title == "Table 5: WSD probe, F1 per bert-tiny layer"
+    assert table6(both).title == "Table 6: POS probe, accuracy per encoder layer"
+    assert table6(collect([tmp_path / "bilm"]).runs).title == "Table 6: POS probe, accuracy per biLM layer"

@@ -385,12 +385,21 @@ def table5(runs: Sequence[Run], names: EncoderNames | None = None) -> Table:
              f"Paper, supervised systems on ALL: {others}."]
     if several:
         notes.append(ENCODER_BLOCKS_NOTE)
-    return Table("Table 5: WSD probe, F1 per biLM layer", [*(["Encoder"] if several else []), "Set", *labels,
-                                                            "coverage (layers)", "coverage (WordNet)", "n"],
-                 rows, notes, key="table5")
+    header = [*(["Encoder"] if several else []), "Set", *labels, "coverage (layers)", "coverage (WordNet)", "n"]
+    return Table(f"Table 5: WSD probe, F1 per {layer_title(names, wsd)}", header, rows, notes, key="table5")
 
 
 POS_PROBE_ROWS = ("average", "glove", "most_frequent_tag")
+
+
+def layer_title(names: EncoderNames, runs: Iterable[Run]) -> str:
+    """Whose layers a probe table shows, for its title: "biLM layer" when every run is a biLM's (the paper's
+    wording), "<encoder> layer" for one other encoder, "encoder layer" for several (issue 45: a MiniLM row under
+    "per biLM layer")."""
+    keys = list(dict.fromkeys(r.encoder_key for r in runs if r.encoder_key is not None))
+    if all(names.is_bilm(k) for k in keys):
+        return "biLM layer"
+    return f"{names.label(keys[0])} layer" if len(keys) == 1 else "encoder layer"
 
 
 def _pos_probe_label(run: Run) -> str:
@@ -422,7 +431,8 @@ def _table6_rows(pos: Sequence[Run], probe: Sequence[Run], layers: Sequence[int]
 def table6(runs: Sequence[Run], names: EncoderNames | None = None) -> Table:
     """POS accuracy per layer; with several encoders an Encoder column first and one row block per encoder (the
     paper's rows last, Encoder "paper")."""
-    pos = [r for r in runs if r.task == "pos" and r.fraction == 1.0 and r.has_elmo]
+    # a run on part of the training data is its own row, labelled with the fraction (issue 45: it was shown nowhere)
+    pos = [dataclasses.replace(r, data=_data_label(r)) for r in runs if r.task == "pos" and r.has_elmo]
     probe = [r for r in runs if r.task == "pos_probe"]
     names = names or EncoderNames([*pos, *probe])
     several = names.several([*pos, *probe])
@@ -456,7 +466,8 @@ def table6(runs: Sequence[Run], names: EncoderNames | None = None) -> Table:
     if several:
         notes.append(ENCODER_BLOCKS_NOTE)
     header = [*(["Encoder"] if several else []), "Data", *[f"layer {k}" for k in layers], "learned mix", *extra]
-    return Table("Table 6: POS probe, accuracy per biLM layer", header, rows, notes, key="table6")
+    return Table(f"Table 6: POS probe, accuracy per {layer_title(names, [*pos, *probe])}", header, rows, notes,
+                 key="table6")
 
 
 def table7(adaptations: Sequence[dict[str, Any]], numbers: PaperNumbers = NO_PAPER) -> Table:
