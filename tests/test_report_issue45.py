@@ -212,3 +212,50 @@ def test_table6_and_table5_are_titled_by_the_encoder_whose_layers_they_show(tmp_
     assert table5(bert).title == "Table 5: WSD probe, F1 per bert-tiny layer"
     assert table6(both).title == "Table 6: POS probe, accuracy per encoder layer"
     assert table6(collect([tmp_path / "bilm"]).runs).title == "Table 6: POS probe, accuracy per biLM layer"
+
+
+# item 2: duplicates that disagree are refused, naming both files ---------------------------------------------------
+
+def _control_record(path: Path, difference: float) -> None:
+    """A probe-control record (pos_probe with a probing block): its best-layer difference lives in its extras."""
+    best = {"split": "test", "best": "layer_0", "runner_up": "layer_2", "best_accuracy": 66.02,
+            "runner_up_accuracy": 45.43, "difference": difference, "p_value": 0.001}
+    path.mkdir(parents=True)
+    RunRecord(task="pos_probe", embedder="elmo", seed=0, config={}, metrics={"test": {"linear/layer_0_accuracy": 66.02}},
+              data={"name": "ud_ewt_pos", "fraction": 1.0, "train_sentences": 1000}, main_metric="", elmo=None,
+              bilm=SHIPPED, encoder=ENCODER,
+              extra={"probing": {"probes": ["linear"], "seeds": [0]}, "best_layer": {"linear": best}}
+              ).write(path / "results.json")
+
+
+@pytest.mark.parametrize("names", [("a", "b"), ("b", "a")])
+def test_disagreeing_duplicates_are_refused_naming_both_files_whatever_the_directory_names(tmp_path, names, capsys):
+    from elmo_bench.commands.main import main
+
+    _control_record(tmp_path / "r" / names[0], 20.60)
+    _control_record(tmp_path / "r" / names[1], 99.0)
+    assert main(["report", str(tmp_path / "r"), "--out", str(tmp_path / "o"), "--no-bootstrap"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith("error: ") and "disagree" in err
+    assert str(tmp_path / "r" / "a" / "results.json") in err and str(tmp_path / "r" / "b" / "results.json") in err
+    values = "20.6 vs 99.0" if names == ("a", "b") else "99.0 vs 20.6"        # a's value first: a sorts first
+    assert f"(best_layer.linear.difference: {values}, in that order)" in err
+    assert not (tmp_path / "o" / "report.md").exists()
+
+
+def test_an_older_format_record_that_agrees_gives_way_to_the_newer_one_whatever_the_paths(tmp_path):
+    from tests.test_report_golden import result, write
+
+    older = result("ner", "glove", 1, data="conll2003", test=90.0, dev=91.0)
+    newer = {**older, "history": [{"epoch": 0, "dev_metric": 91.0}], "device": {"kind": "cpu"}}   # later keys
+    for first, second in (("a", "b"), ("b", "a")):
+        root = tmp_path / first
+        write(root, f"{first}/run", newer)
+        write(root, f"{second}/run", older)
+        found = collect([root])
+        assert found.duplicates == 1 and [r.path.parent.parent.name for r in found.runs] == [first]
+    older = {**older, "metrics": {"test": {"f1": 91.5}, "dev": {"f1": 91.0}}}
+    write(tmp_path / "c", "a/run", newer)
+    write(tmp_path / "c", "b/run", older)
+    with pytest.raises(ValueError, match=r"metrics\.test\.f1: 90\.0 vs 91\.5, in that order"):
+        collect([tmp_path / "c"])
