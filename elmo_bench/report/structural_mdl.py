@@ -246,6 +246,14 @@ def _chain_rows(runs: Sequence[Run], width: int) -> tuple[list[list[str]], list[
     return rows, records
 
 
+def chain_baselines(runs: Sequence[Run]) -> list[tuple[str, float]]:
+    """(data and punctuation rule, linear-chain test UUAS) per data set and punctuation rule, for the figure: the
+    baseline every layer's UUAS is read against."""
+    _, records = _chain_rows(runs, 0)
+    return [(f"{r['data']}, punct {r['punct']}", r["test"]["uuas"]["mean"]) for r in records
+            if r["test"]["uuas"] is not None]
+
+
 def _notes(runs: Sequence[Run]) -> list[str]:
     sentences = sorted({int(n) for r in runs if (n := r.record.data.get("train_sentences"))})
     return [
