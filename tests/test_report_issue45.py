@@ -259,3 +259,27 @@ def test_an_older_format_record_that_agrees_gives_way_to_the_newer_one_whatever_
     write(tmp_path / "c", "b/run", older)
     with pytest.raises(ValueError, match=r"metrics\.test\.f1: 90\.0 vs 91\.5, in that order"):
         collect([tmp_path / "c"])
+
+
+# item 6: the figure check refuses what the issue found ---------------------------------------------------------------
+
+def test_the_figure_check_finds_each_defect_the_issue_saw():
+    import matplotlib.pyplot as plt
+
+    from tests.test_report_figure_layout import layout_problems
+
+    fig, (covered, empty) = plt.subplots(1, 2)
+    covered.bar([0.0, 1.0], [0.9, 0.9], width=0.6, label="Δ share")    # the second bar crosses x = 1.1
+    covered.plot([0.0, 1.0], [0.5, 0.5], color="C1", label="trained")
+    covered.plot([0.0, 1.0], [0.2, 0.2], color="C1", label="random (lstm)")   # drawn as "trained"
+    covered.set_xlim(-0.1, 1.1)
+    covered.set_xlabel("relative depth")                               # no y label
+    covered.legend(loc="upper left")                                    # over the first bar
+    empty.set_xlabel("x")
+    empty.set_ylabel("y")
+    empty.legend(handles=[])                                            # nothing drawn, nothing in the legend
+    found = "\n".join(layout_problems(fig))
+    plt.close(fig)
+    for expected in ("has no y label", "draws nothing", "an empty legend", "is cut by the axes",
+                     "the legend covers a bar", "are drawn alike"):
+        assert expected in found, expected
