@@ -283,3 +283,19 @@ def test_the_figure_check_finds_each_defect_the_issue_saw():
     for expected in ("has no y label", "draws nothing", "an empty legend", "is cut by the axes",
                      "the legend covers a bar", "are drawn alike"):
         assert expected in found, expected
+
+
+def test_control_probes_of_two_epoch_budgets_are_two_blocks_not_one_mean(tmp_path):
+    from elmo_bench.report.probe_controls import probe_control_table
+
+    for name, epochs, accuracy in (("short", 10, 70.0), ("long", 40, 80.0)):
+        path = tmp_path / name
+        path.mkdir()
+        RunRecord(task="pos_probe", embedder="elmo", seed=0, config={"max_epochs": epochs, "hidden": 256},
+                  metrics={"dev": {"linear/layer_0_accuracy": accuracy}, "test": {"linear/layer_0_accuracy": accuracy}},
+                  data={"name": "ud_ewt_pos", "fraction": 1.0, "train_sentences": 1000}, main_metric="", elmo=None,
+                  bilm=SHIPPED, encoder=ENCODER, extra={"probing": {"probes": ["linear"], "seeds": [0]}}
+                  ).write(path / "results.json")
+    table = probe_control_table(collect([tmp_path]).runs)
+    test_rows = [(row[1], row[4]) for row in table.rows if row[2] == "test" and row[0].startswith("ELMo")]
+    assert test_rows == [("trained, 10 epochs, hidden 256", "70.00"), ("trained, 40 epochs, hidden 256", "80.00")]
