@@ -299,3 +299,17 @@ def test_control_probes_of_two_epoch_budgets_are_two_blocks_not_one_mean(tmp_pat
     table = probe_control_table(collect([tmp_path]).runs)
     test_rows = [(row[1], row[4]) for row in table.rows if row[2] == "test" and row[0].startswith("ELMo")]
     assert test_rows == [("trained, 10 epochs, hidden 256", "70.00"), ("trained, 40 epochs, hidden 256", "80.00")]
+
+
+def test_edge_runs_of_two_trainer_budgets_are_two_rows_not_one_overwriting_the_other(tmp_path):
+    from tests.test_report_golden import write
+
+    for epochs, test in ((5, 60.0), (20, 80.0)):
+        for name, run in (("l0", _edge(1, "layer", 0, 50.0, 50.0)),
+                          ("mix", _edge(1, "learned", None, test, test, weights=[0.2, 0.3, 0.5]))):
+            run["config"]["trainer"]["max_epochs"] = epochs
+            write(tmp_path / "r", f"e{epochs}/{name}", run)
+    report = json.loads(build_report([str(tmp_path / "r")], tmp_path / "o", "json", significance=False).read_text())
+    rows = report["tables"]["edge_probing"]["rows"]
+    assert sorted((r["data"], r["full"]["mean"]) for r in rows) == [("conll2003_edge, max_epochs=20", 80.0),
+                                                                    ("conll2003_edge, max_epochs=5", 60.0)]

@@ -95,9 +95,33 @@ def _row(label: str, task: str, data: str, runs: list[Run], top: int, p_value: A
     return cells, record
 
 
+def trainer(run: Run) -> dict[str, Any]:
+    """The run's effective trainer settings (the task's, then the run's overrides), as its signature has them."""
+    config = run.record.config or {}
+    found = dict((config.get("task") or {}).get("trainer") or {})
+    found.update({k: v for k, v in (config.get("trainer") or {}).items() if v is not None and k != "scale_epochs"})
+    return found
+
+
+def _trainer_labels(runs: Sequence[Run]) -> list[Run]:
+    """Runs of one encoder, task and data trained with other trainer settings (epochs, learning rate, ...) get
+    those settings in their data label, so each is its own row: per seed and mode the table keeps one run, and two
+    budgets must never meet there (issue 45: one of them vanished)."""
+    groups: dict[tuple, list[Run]] = {}
+    for run in runs:
+        groups.setdefault((run.encoder_key, run.task, run.data), []).append(run)
+    out = []
+    for members in groups.values():
+        settings = [trainer(r) for r in members]
+        differing = sorted({k for s in settings for k in s if len({repr(t.get(k)) for t in settings}) > 1})
+        out += [dataclasses.replace(r, data=f"{r.data}, " + ", ".join(f"{k}={s.get(k)}" for k in differing))
+                if differing else r for r, s in zip(members, settings)]
+    return out
+
+
 def edge_table(runs: Sequence[Run], names: EncoderNames, p_value: Callable | None) -> Table | None:
     """The table, or None without edge-probing runs."""
-    found = [dataclasses.replace(r, data=_data_label(r)) for r in edge_runs(runs)]
+    found = _trainer_labels([dataclasses.replace(r, data=_data_label(r)) for r in edge_runs(runs)])
     if not found:
         return None
     rows, records, notes = [], [], []
