@@ -313,3 +313,20 @@ def test_edge_runs_of_two_trainer_budgets_are_two_rows_not_one_overwriting_the_o
     rows = report["tables"]["edge_probing"]["rows"]
     assert sorted((r["data"], r["full"]["mean"]) for r in rows) == [("conll2003_edge, max_epochs=20", 80.0),
                                                                     ("conll2003_edge, max_epochs=5", 60.0)]
+
+
+def test_task_runs_no_table_compares_are_counted_with_their_reason(tmp_path):
+    from elmo_bench.report.unshown import unshown
+    from tests.test_report_golden import result, write
+
+    write(tmp_path, "base", result("ner", "glove", 1, data="conll2003", test=90.0))
+    write(tmp_path, "elmo", result("ner", "glove_elmo", 1, data="conll2003", test=91.0))
+    write(tmp_path, "two_axes", result("ner", "glove_elmo", 1, data="conll2003", dev=91.0, l2=1.0, placement="both",
+                                       mix={"lambda": 1.0, "placement": "both"}))
+    write(tmp_path, "one_fraction", result("srl", "glove", 1, data="conll2005", test=50.0, fraction=0.1))
+    write(tmp_path, "t2", result("ner", "glove_elmo", 1, data="conll2003", dev=90.5, l2=1.0, mix={"lambda": 1.0}))
+    reasons = dict(unshown(collect([tmp_path]).runs))
+    assert reasons == {
+        "ner run(s) with mix=learned and lambda, placement changed together (each task table varies one setting from "
+        "the task's own)": 1,
+        "srl sample-efficiency run(s) at a single training fraction (Figure 1 needs two)": 1}

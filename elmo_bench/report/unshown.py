@@ -14,23 +14,55 @@ TABLE_MODES = ("learned", "top")
 OWN_TABLES = ("pos", "wsd", "pos_probe", "structural_probe", "mdl_probe")
 
 
-def _reason(run: Run) -> str | None:
-    """Why no table shows this run, or None when one does."""
+#: the ablation axes of the task tables: Table 2 varies lambda, Table 3 the placement, the scale ablation the rest
+AXES = (("lambda",), ("placement",), ("layer_norm", "gamma_init", "dropout"))
+
+
+def _scaled(run: Run) -> bool:
+    return bool((run.record.config.get("trainer") or {}).get("scale_epochs"))
+
+
+def _mix_reason(run: Run) -> str | None:
+    """A +ELMo task run whose mix no task table compares: another mode, the top layer with more than lambda
+    changed, or a learned mix changed along two ablation axes at once (each table varies one)."""
+    if run.mode not in TABLE_MODES:
+        return (f"{run.task} run(s) with mix={run.mode} (the task tables compare the learned mix and the top layer; "
+                f"single layers of the encoder are compared by the probes)")
+    axes = [keys for keys in AXES if run.overrides(*keys)]
+    if (run.mode == "top" and any(keys != ("lambda",) for keys in axes)) or len(axes) > 1:
+        changed = ", ".join(key for keys in axes for key in keys if run.overrides(key))
+        return (f"{run.task} run(s) with mix={run.mode} and {changed} changed together (each task table varies one "
+                f"setting from the task's own)")
+    return None
+
+
+def _reason(run: Run, fractions: dict[tuple[str, str], set[float]]) -> str | None:
+    """Why no table shows this run, or None when one does (``fractions``: the training fractions of each task's
+    sample-efficiency runs)."""
     if run.task.startswith(PREFIX):
         return None if run.has_elmo else "edge-probing run(s) without encoder layers (nothing to probe)"
     if run.task == "pos" and not run.has_elmo:
         return "POS run(s) without encoder layers (Table 6 compares layers)"
-    if run.task not in OWN_TABLES and run.has_elmo and run.mode not in TABLE_MODES:
-        return (f"{run.task} run(s) with mix={run.mode} (the task tables compare the learned mix and the top layer; "
-                f"single layers of the encoder are compared by the probes)")
-    return None
+    if run.task in OWN_TABLES:
+        return None
+    if _scaled(run) and not run.adapted:               # Figure 1's runs: no other table reads them
+        if not run.is_default:
+            return f"{run.task} sample-efficiency run(s) with another mix than the task's (Figure 1 shows the task's)"
+        if len(fractions.get((run.task, run.data), ())) < 2:
+            return f"{run.task} sample-efficiency run(s) at a single training fraction (Figure 1 needs two)"
+        return None
+    return _mix_reason(run) if run.has_elmo and not run.adapted else None
 
 
 def unshown(runs: Sequence[Run]) -> list[tuple[str, int]]:
     """(reason, runs) for every kind of run read that no table shows, in the order first found."""
+    fractions: dict[tuple[str, str], set[float]] = {}
+    for run in runs:                                   # as tables.sample_efficiency_curves groups them
+        if run.is_default and not run.adapted and run.task not in OWN_TABLES:
+            fractions.setdefault((run.task, run.data), set()).add(run.fraction)
     counts: dict[str, int] = {}
     for run in runs:
-        reason = _reason(run)
+        reason = _reason(run, fractions)
         if reason is not None:
             counts[reason] = counts.get(reason, 0) + 1
     return list(counts.items())
