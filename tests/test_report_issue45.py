@@ -105,6 +105,8 @@ def test_the_report_shows_a_null_uuas_as_missing_not_zero(tmp_path):
     row = _rows(table)[0]
     assert row[3] == "—" and row[5] == "—" and row[4] == "0.500"
     assert table.records[0]["test"]["uuas"] is None
+    assert ("Nothing to score (no gold edge: every sentence one word or punctuation), recorded as null with count 0: "
+            "test layer_0_root_acc, test layer_0_uuas, test layer_1_root_acc") in table.notes[-1]
 
 
 # item 3: every run read is in a table, or counted as skipped with its reason ---------------------------------------

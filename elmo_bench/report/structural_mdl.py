@@ -254,6 +254,18 @@ def chain_baselines(runs: Sequence[Run]) -> list[tuple[str, float]]:
             if r["test"]["uuas"] is not None]
 
 
+def _empty_notes(runs: Sequence[Run]) -> list[str]:
+    """A note where a record has a metric with nothing to score (``<metric>_count`` 0 beside a null value): its cell
+    is — because the split had no gold edge, not because the run is missing."""
+    empty = sorted({f"{split} {key[: -len('_count')]}" for r in runs if r.task == STRUCTURAL
+                    for split, scores in r.metrics.items() for key, value in scores.items()
+                    if key.endswith("_count") and value == 0})
+    if not empty:
+        return []
+    return [f"Nothing to score (no gold edge: every sentence one word or punctuation), recorded as null with count 0: "
+            f"{', '.join(empty)}; shown as —."]
+
+
 def _notes(runs: Sequence[Run]) -> list[str]:
     sentences = sorted({int(n) for r in runs if (n := r.record.data.get("train_sentences"))})
     return [
@@ -292,7 +304,8 @@ def structural_mdl_table(runs: Sequence[Run]) -> Table:
                           for name, v in PAPER.items()},
                        "linear_chain": {"uuas": PAPER_LINEAR_UUAS}},
              "baselines": chain_records}
-    return Table("Structural probes and MDL per encoder and layer", header, rows + chain_rows, _notes(runs),
+    return Table("Structural probes and MDL per encoder and layer", header, rows + chain_rows,
+                 _notes(runs) + _empty_notes(runs),
                  key="structural_mdl", records=records, extra=extra)
 
 
