@@ -332,3 +332,16 @@ def test_task_runs_no_table_compares_are_counted_with_their_reason(tmp_path):
         "ner run(s) with mix=learned and lambda, placement changed together (each task table varies one setting from "
         "the task's own)": 1,
         "srl sample-efficiency run(s) at a single training fraction (Figure 1 needs two)": 1}
+
+
+def test_wsd_probes_of_two_training_sizes_are_two_row_sets_not_one_mean(tmp_path):
+    from elmo_bench.report.tables import table5
+
+    for size, f1 in ((1000, 50.0), (20000, 60.0)):
+        path = tmp_path / str(size)
+        path.mkdir()
+        (path / "results.json").write_text(json.dumps({
+            "task": "wsd", "bilm": SHIPPED, "data": {"train_sentences": size},
+            "metrics": {"ALL": {"layer_0_f1": f1, "layer_1_f1": f1, "layer_2_f1": f1}}}))
+    rows = [row[:2] for row in table5(collect([tmp_path]).runs).rows if not row[0].startswith("paper")]
+    assert rows == [["ALL (1000 train sentences)", "50.00"], ["ALL (20000 train sentences)", "60.00"]]   # old: 55.00

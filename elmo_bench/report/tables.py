@@ -340,15 +340,26 @@ def _coverage(wsd: Sequence[Run], name: str, view: str) -> str:
     return MISSING
 
 
+def _wsd_size(run: Run) -> int:
+    """The SemCor sentences a WSD probe run trained on (0: not recorded)."""
+    found = run.record.data.get("train_sentences")
+    return int(found) if isinstance(found, (int, float)) and not isinstance(found, bool) else 0
+
+
 def _table5_rows(wsd: Sequence[Run], columns: Sequence[str]) -> list[list[str]]:
-    """One row per evaluation set of these WSD runs: F1 per column (mean over runs), coverage, n."""
-    sets = sorted({s for r in wsd for s, m in r.metrics.items() if isinstance(m, dict)}, key=_set_order)
+    """One row per evaluation set of these WSD runs: F1 per column (mean over runs), coverage, n. Runs of different
+    training sizes are never averaged (issue 45): each size is its own rows, the set labelled with it."""
+    sizes = sorted({_wsd_size(r) for r in wsd})
     rows = []
-    for name in sets:
-        values = [stat((r.metrics.get(name) or {}).get(c) for r in wsd) for c in columns]
-        n = max((v.n for v in values if v), default=0)
-        rows.append([name, *[fmt(_mean(v)) for v in values], _coverage(wsd, name, "layer_0"),
-                     _coverage(wsd, name, "wordnet_first_sense"), str(n)])
+    for size in sizes:
+        sized = [r for r in wsd if _wsd_size(r) == size]
+        sets = sorted({s for r in sized for s, m in r.metrics.items() if isinstance(m, dict)}, key=_set_order)
+        label = f" ({size} train sentences)" if len(sizes) > 1 and size else ""
+        for name in sets:
+            values = [stat((r.metrics.get(name) or {}).get(c) for r in sized) for c in columns]
+            n = max((v.n for v in values if v), default=0)
+            rows.append([name + label, *[fmt(_mean(v)) for v in values], _coverage(sized, name, "layer_0"),
+                         _coverage(sized, name, "wordnet_first_sense"), str(n)])
     return rows
 
 
