@@ -345,3 +345,15 @@ def test_wsd_probes_of_two_training_sizes_are_two_row_sets_not_one_mean(tmp_path
             "metrics": {"ALL": {"layer_0_f1": f1, "layer_1_f1": f1, "layer_2_f1": f1}}}))
     rows = [row[:2] for row in table5(collect([tmp_path]).runs).rows if not row[0].startswith("paper")]
     assert rows == [["ALL (1000 train sentences)", "50.00"], ["ALL (20000 train sentences)", "60.00"]]   # old: 55.00
+
+
+def test_pos_runs_table6_cannot_show_are_counted_with_their_reason(tmp_path):
+    from elmo_bench.report.unshown import unshown
+    from tests.test_report_golden import result, write
+
+    write(tmp_path, "layer1", result("pos", "elmo", 1, data="ud_ewt_pos", test=96.0, main="accuracy", mode="layer",
+                                     layer=1))
+    write(tmp_path, "top", result("pos", "elmo", 1, data="ud_ewt_pos", test=95.0, main="accuracy", mode="top",
+                                  mix={"name": "top"}))
+    assert dict(unshown(collect([tmp_path]).runs)) == {
+        "POS run(s) with mix=top (Table 6 shows single layers and the task's learned mix)": 1}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from elmo_bench.report.collect import Run
+from elmo_bench.report.collect import MIX_OVERRIDES, Run
 from elmo_bench.report.edge_report import PREFIX
 
 #: the mixes the task tables compare: Table 1 / Figure 2 the learned mix, Table 2 the top layer
@@ -43,6 +43,10 @@ def _reason(run: Run, fractions: dict[tuple[str, str], set[float]]) -> str | Non
         return None if run.has_elmo else "edge-probing run(s) without encoder layers (nothing to probe)"
     if run.task == "pos" and not run.has_elmo:
         return "POS run(s) without encoder layers (Table 6 compares layers)"
+    if run.task == "pos" and not (run.mode == "layer" and run.layer_index is not None
+                                  or run.mode == "learned" and not run.overrides(*MIX_OVERRIDES)):
+        return f"POS run(s) with mix={run.mode}{' and its settings changed' if run.mode == 'learned' else ''} " \
+               f"(Table 6 shows single layers and the task's learned mix)"
     if run.task in OWN_TABLES:
         return None
     if _scaled(run) and not run.adapted:               # Figure 1's runs: no other table reads them
