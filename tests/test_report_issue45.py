@@ -66,8 +66,8 @@ def test_one_probe_with_two_epoch_caps_is_two_rows_and_the_other_probes_cap_stay
     probe_record(tmp_path / "mdl", "mdl_probe", {"online_bits": 30000.0, "compression": 7.0}, epochs=40)
     rows = [row for row in _rows(structural_mdl_table(collect([tmp_path]).runs)) if row[2] == "layer_0"]
     assert [(row[1], row[3]) for row in rows] == [
-        ("trained, MDL linear 40 epochs; structural_probe 10 epochs", "50.00"),
-        ("trained, structural_probe 30 epochs", "60.00")]
+        ("trained, MDL linear 40 epochs; structural probes 10 epochs", "50.00"),
+        ("trained, structural probes 30 epochs", "60.00")]
     assert rows[0][7] == "30000" and rows[1][7] == "—"
 
 

@@ -111,7 +111,7 @@ class Group:
 
 def probe_kind(run: Run) -> str:
     """What a record measured: the structural probes, or one MDL probe (its epochs mean nothing to another's)."""
-    return STRUCTURAL if run.task == STRUCTURAL else f"MDL {PROBE_NAMES.get(mdl_probe(run), mdl_probe(run))}"
+    return "structural probes" if run.task == STRUCTURAL else f"MDL {PROBE_NAMES.get(mdl_probe(run), mdl_probe(run))}"
 
 
 def train_sentences(run: Run) -> int | None:
