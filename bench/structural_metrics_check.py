@@ -75,8 +75,8 @@ def main() -> int:
     depth_golds = [np.asarray(depths(h), dtype=np.float64) for h, _ in sentences]
     depth_preds = [d + rng.random(len(d)) * 2 for d in depth_golds]
     punct = [sm.punctuation(x, x) for _, x in sentences]
-    ours = {"uuas": sm.uuas(preds, golds, punct), "dspr": sm.dspr(preds, golds),
-            "root_acc": sm.root_accuracy(depth_preds, depth_golds, punct)}
+    ours = {"uuas": sm.uuas(preds, golds, punct).value, "dspr": sm.dspr(preds, golds),
+            "root_acc": sm.root_accuracy(depth_preds, depth_golds, punct).value}
     reference = theirs(reporter, sentences, preds, golds, depth_preds, depth_golds)
     same = all(abs(ours[k] - reference[k]) < 1e-9 for k in ours)
     print(json.dumps({"sentences": args.sentences, "ours": ours, "theirs": reference, "identical": same}))

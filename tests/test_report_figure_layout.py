@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from matplotlib.colors import to_hex
+from matplotlib.patches import Rectangle
 
-from elmo_bench.report import figures
+from elmo_bench.report import edge_figure, figures
 from elmo_bench.report.cli import build_report
 from tests.conftest import REPO
 from tests.test_report_encoders import make_tree as make_encoders_tree
@@ -54,30 +56,142 @@ def _overlaps(fig: Any) -> list[str]:
     return found
 
 
+def _panels(fig: Any) -> list[Any]:
+    return [ax for ax in fig.axes if ax.get_visible() and ax.axison]
+
+
+def _bars(ax: Any) -> list[Any]:
+    return [p for p in ax.patches if isinstance(p, Rectangle) and p.get_visible()]
+
+
+def _data_lines(ax: Any) -> list[Any]:
+    """Lines drawn in data coordinates (axhline / axvline span the axes and are left out)."""
+    return [line for line in ax.get_lines() if line.get_visible() and line.get_transform() == ax.transData]
+
+
+def _missing_labels(fig: Any) -> list[str]:
+    """Panels without an x or y label (a y axis that two quantities share must say so)."""
+    return [f"{ax.get_title()!r} has no {which} label" for ax in _panels(fig)
+            for which, label in (("x", ax.get_xlabel()), ("y", ax.get_ylabel())) if not label.strip()]
+
+
+def _empty_panels(fig: Any) -> list[str]:
+    """Panels with axes but nothing drawn, and legends without an entry."""
+    found = [f"{ax.get_title()!r} draws nothing" for ax in _panels(fig)
+             if not (_data_lines(ax) or _bars(ax) or ax.collections or ax.get_lines())]
+    legends = [ax.get_legend() for ax in fig.axes] + list(fig.legends)
+    return found + [f"an empty legend in {fig.axes.index(ax) if ax in fig.axes else 'the figure'}"
+                    for ax, legend in zip([*fig.axes, *fig.legends], legends)
+                    if legend is not None and legend.get_visible() and not any(t.get_text() for t in legend.get_texts())]
+
+
+def _clipped_bars(fig: Any) -> list[str]:
+    """Bars that the axes' view limits cut (a bar half outside reads as a shorter or narrower one)."""
+    found = []
+    for ax in _panels(fig):
+        (x0, x1), (y0, y1) = sorted(ax.get_xlim()), sorted(ax.get_ylim())
+        tol = 1e-9 * max(x1 - x0, y1 - y0, 1.0)
+        for bar in _bars(ax):
+            box = bar.get_bbox()
+            if box.xmin < x0 - tol or box.xmax > x1 + tol or box.ymin < y0 - tol or box.ymax > y1 + tol:
+                found.append(f"{ax.get_title()!r}: a bar [{box.xmin:.3g}, {box.xmax:.3g}] × [{box.ymin:.3g}, "
+                             f"{box.ymax:.3g}] is cut by the axes [{x0:.3g}, {x1:.3g}] × [{y0:.3g}, {y1:.3g}]")
+    return found
+
+
+def _covered_artists(fig: Any, renderer: Any) -> list[str]:
+    """A panel's own legend over one of its bars or plotted points, and a figure legend over any panel."""
+    found = []
+    for ax in _panels(fig):
+        legend = ax.get_legend()
+        if legend is None or not legend.get_visible():
+            continue
+        box = legend.get_window_extent(renderer)
+        if any(box.overlaps(bar.get_window_extent(renderer)) for bar in _bars(ax)):
+            found.append(f"{ax.get_title()!r}: the legend covers a bar")
+        points = [xy for line in _data_lines(ax) for xy in ax.transData.transform(line.get_xydata())]
+        if any(box.contains(x, y) for x, y in points):
+            found.append(f"{ax.get_title()!r}: the legend covers a plotted point")
+    for legend in fig.legends:
+        box = legend.get_window_extent(renderer)
+        found += [f"the figure legend overlaps {ax.get_title()!r}" for ax in fig.axes if ax.get_visible()
+                  and box.overlaps(ax.get_tightbbox(renderer))]
+    return found
+
+
+def _alike_series(fig: Any) -> list[str]:
+    """Series of one panel drawn alike (colour, line style, marker), or without a legend entry to name them."""
+    named = {t.get_text() for legend in [*(ax.get_legend() for ax in fig.axes), *fig.legends] if legend is not None
+             for t in legend.get_texts()}
+    found = []
+    for ax in _panels(fig):
+        seen: dict[tuple, str] = {}
+        for line in _data_lines(ax):
+            label = line.get_label()
+            if label.startswith("_"):
+                continue
+            style = (to_hex(line.get_color()), str(line.get_linestyle()), str(line.get_marker()))
+            if style in seen and seen[style] != label:
+                found.append(f"{ax.get_title()!r}: {seen[style]!r} and {label!r} are drawn alike {style}")
+            seen.setdefault(style, label)
+            if label not in named:
+                found.append(f"{ax.get_title()!r}: {label!r} is in no legend")
+    return found
+
+
+def layout_problems(fig: Any) -> list[str]:
+    """Everything the issue-45 figure check refuses, beyond overlapping panel text (``_overlaps``)."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    return (_missing_labels(fig) + _empty_panels(fig) + _clipped_bars(fig) + _covered_artists(fig, renderer)
+            + _alike_series(fig))
+
+
 @pytest.fixture
 def drawn(monkeypatch):
-    """Every figure a report draws: "<out dir>/<file>" → (overlaps, panel titles), measured before it is saved."""
-    seen: dict[str, tuple[list[str], list[str]]] = {}
+    """Every figure a report draws: "<out dir>/<file>" → (overlaps, panel titles, layout problems), measured before
+    it is saved (the edge figure imports ``_save`` itself: patched there too)."""
+    seen: dict[str, tuple[list[str], list[str], list[str]]] = {}
     save = figures._save
 
     def measuring_save(fig, path: Path) -> None:
         titles = [ax.get_title() for ax in fig.axes if ax.get_visible() and ax.axison]
-        seen[f"{Path(path).parent.name}/{Path(path).name}"] = (_overlaps(fig), titles)
+        seen[f"{Path(path).parent.name}/{Path(path).name}"] = (_overlaps(fig), titles, layout_problems(fig))
         save(fig, path)
 
     monkeypatch.setattr(figures, "_save", measuring_save)
+    monkeypatch.setattr(edge_figure, "_save", measuring_save)
     return seen
+
+
+def _edge_tree_without_a_full_mix(root: Path) -> None:
+    """Two edge tasks of the biLM; one of them has no full-mix run (mix=learned): a panel with nothing to draw."""
+    from tests.test_edge_report import edge
+    from tests.test_report_golden import write
+
+    for task in ("edge_ner", "edge_pos"):
+        for k, dev in enumerate((70.0, 84.0, 83.0)):
+            write(root, f"{task}/l{k}", {**edge(1, "layer", k, dev, dev - 1), "task": task})
+    write(root, "edge_ner/c1", {**edge(1, "cumulative", 1, 82.0, 81.0), "task": "edge_ner"})
+    write(root, "edge_ner/full", {**edge(1, "learned", None, 86.0, 85.0, [0.1, 0.6, 0.3]), "task": "edge_ner"})
 
 
 def test_every_report_figure_has_no_overlapping_text_and_distinct_panel_titles(drawn, tmp_path):
     build_report([str(REPO / "docs" / "results")], tmp_path / "committed", "json", significance=False)
     make_encoders_tree(tmp_path / "encoders")
     build_report([str(tmp_path / "encoders")], tmp_path / "several", "json", significance=False)
+    _edge_tree_without_a_full_mix(tmp_path / "edge")
+    build_report([str(tmp_path / "edge")], tmp_path / "edge_missing", "json", significance=False)
     assert {"committed/figure1_sample_efficiency.png", "committed/figure2_layer_weights.png",
-            "committed/dev_curves.png", "several/probe_depth.png"} <= set(drawn)
-    for name, (overlaps, titles) in drawn.items():
+            "committed/dev_curves.png", "committed/probe_selectivity.png", "committed/edge_pipeline.png",
+            "committed/structural_mdl_depth.png", "several/probe_depth.png",
+            "edge_missing/edge_pipeline.png"} <= set(drawn)
+    for name, (overlaps, titles, _) in drawn.items():
         assert overlaps == [], (name, overlaps)
         assert len(set(titles)) == len(titles), (name, titles)
-    _, titles = drawn["committed/figure2_layer_weights.png"]          # Figure 2's panels say which runs they show
+    _, titles, _ = drawn["committed/figure2_layer_weights.png"]       # Figure 2's panels say which runs they show
     assert "ner: conll2003 (0.1 of train)\ninput mix, 3 seeds" in titles
     assert "srl: conll2005 (0.01 of train)\ninput mix, 3 seeds" in titles
+    # issue 45: axis labels, no empty panel or legend, no bar cut or covered, every series told apart and named
+    for name, (_, _, problems) in drawn.items():
+        assert problems == [], (name, problems)

@@ -178,7 +178,8 @@ def test_depth_figure_written_without_overlaps(tmp_path, monkeypatch):
     assert overlaps == []
     assert titles == ["UUAS (test)", "DSpr (test)", "NSpr (test)", "MDL compression, linear probe (train)",
                       "MDL compression, MLP-1 probe (train)"]
-    assert lines == [4, 4, 4, 8, 2]          # a line per encoder × weights; MDL: task and control
+    assert lines == [5, 4, 4, 8, 2]          # a line per encoder × weights (UUAS: and the linear chain, issue 45);
+    #                                          MDL: task and control
 
 
 def test_without_such_records_nothing_changes(tmp_path):

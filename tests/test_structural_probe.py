@@ -30,12 +30,12 @@ def test_uuas_of_gold_distances_is_100_and_the_linear_chain_is_counted_exactly()
     gold = sm.tree_distances(HEADS)
     punct = sm.punctuation(XPOS, UPOS)
     assert punct.tolist() == [False] * 5 + [True]
-    assert sm.uuas([gold], [gold], [punct]) == 100.0
+    assert sm.uuas([gold], [gold], [punct]) == (100.0, 4)
     # gold edges over the 5 words: {0-2, 1-2, 2-3, 3-4}; the chain: {0-1, 1-2, 2-3, 3-4} → 3 of 4
-    assert sm.uuas([sm.linear_chain(6)], [gold], [punct]) == 75.0
+    assert sm.uuas([sm.linear_chain(6)], [gold], [punct]) == (75.0, 4)
     # micro average: a second sentence "a b" (1 gold edge, found) → 4 of 5
     two = sm.tree_distances([0, 1])
-    assert sm.uuas([sm.linear_chain(6), two], [gold, two], [punct, np.zeros(2, bool)]) == 80.0
+    assert sm.uuas([sm.linear_chain(6), two], [gold, two], [punct, np.zeros(2, bool)]) == (80.0, 5)
 
 
 def test_mst_on_a_hand_made_matrix_skips_punctuation():
@@ -67,7 +67,7 @@ def test_root_accuracy_on_hand_made_depths_skips_punctuation():
     right = np.array([3.0, 3, 2, 1, 2, 2])
     punct_lowest = np.array([3.0, 3, 2, 1, 2, 0])               # "." is lowest but is skipped → barked
     wrong = np.array([0.5, 3, 2, 1, 2, 2])                       # "The" lowest
-    assert sm.root_accuracy([right, punct_lowest, wrong], [deps] * 3, [punct] * 3) == pytest.approx(200 / 3)
+    assert sm.root_accuracy([right, punct_lowest, wrong], [deps] * 3, [punct] * 3) == (pytest.approx(200 / 3), 3)
     upos_punct = sm.punctuation(XPOS, UPOS, "upos")
     assert upos_punct.tolist() == punct.tolist()
 

@@ -11,13 +11,17 @@
 - root accuracy: the share of sentences whose non-punctuation word of smallest predicted depth is the gold root (all
   words punctuation: the plain argmin).
 
+UUAS and root accuracy come as ``Scored(value, count)``: a split without a gold edge (every sentence one word or
+punctuation) has nothing to score, so its value is None with the count 0, never UUAS 0.0 or root accuracy 100.0
+(issue 45). Where there is something to score the value is the authors' number, unchanged.
+
 Departure, recorded: scipy's Spearman of a constant row is NaN, which would make a whole average NaN; here it is
 0 (no rank information). Nothing changes for non-constant predictions.
 """
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
@@ -101,14 +105,22 @@ def linear_chain(n: int) -> np.ndarray:
     return np.abs(index[:, None] - index[None, :])
 
 
-def uuas(predicted: Sequence[np.ndarray], gold: Sequence[np.ndarray], punct: Sequence[np.ndarray]) -> float:
-    """Micro-averaged UUAS in percent over a split (0 when the split has no gold edge)."""
+class Scored(NamedTuple):
+    """A metric over a split and the size of its denominator: ``value`` None when that is 0 (nothing to score)."""
+
+    value: float | None
+    count: int
+
+
+def uuas(predicted: Sequence[np.ndarray], gold: Sequence[np.ndarray], punct: Sequence[np.ndarray]) -> Scored:
+    """Micro-averaged UUAS in percent over a split, with the gold edges it counts (None without any: 0.0 would
+    read as a probe that found no edge)."""
     correct = total = 0
     for p, g, mask in zip(predicted, gold, punct):
         c, t = uuas_counts(p, g, mask)
         correct += c
         total += t
-    return 100.0 * correct / total if total else 0.0
+    return Scored(100.0 * correct / total if total else None, total)
 
 
 def _ranks(x: np.ndarray) -> np.ndarray:
@@ -149,11 +161,15 @@ def nspr(predicted: Sequence[np.ndarray], gold: Sequence[np.ndarray]) -> float |
     return length_averaged(per_length)
 
 
-def root_accuracy(predicted: Sequence[np.ndarray], gold: Sequence[np.ndarray], punct: Sequence[np.ndarray]) -> float:
-    """Percent of sentences whose shallowest predicted non-punctuation word has gold depth 0."""
-    correct = 0
+def root_accuracy(predicted: Sequence[np.ndarray], gold: Sequence[np.ndarray], punct: Sequence[np.ndarray]
+                  ) -> Scored:
+    """Percent of sentences whose shallowest predicted non-punctuation word has gold depth 0 (over every sentence,
+    as the authors' reporter), with the count of sentences that had a root to choose (two or more non-punctuation
+    words, i.e. a gold edge): None when none had, since a one-word sentence is right whatever the probe says."""
+    correct = choices = 0
     for p, g, mask in zip(predicted, gold, punct):
         p = np.asarray(p, dtype=np.float64)
         guess = int(np.argmin(np.where(mask, np.inf, p))) if not mask.all() else int(np.argmin(p))
         correct += int(g[guess] == 0)
-    return 100.0 * correct / len(gold) if len(gold) else 0.0
+        choices += int((~np.asarray(mask, dtype=bool)).sum() >= 2)
+    return Scored(100.0 * correct / len(gold) if choices else None, choices)

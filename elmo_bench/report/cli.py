@@ -20,6 +20,7 @@ from elmo_bench.report import (
     probe_depth,
     structural_mdl,
     tables,
+    unshown,
 )
 from elmo_bench.report.collect import Collection, collect
 from elmo_bench.report.encoder_names import EncoderNames
@@ -101,9 +102,10 @@ def _sections(found: Collection, names: EncoderNames, p_value: Any, out: Path
 
 def _summary(found: Collection, names: EncoderNames) -> str:
     runs = found.runs
-    text = (f"{found.files} results.json files read, {len(runs)} runs used "
+    hidden = sum(count for _, count in unshown.unshown(runs))
+    text = (f"{found.files} results.json files read, {len(runs) - hidden} runs used "
             f"({found.duplicates} duplicate run(s) of one experiment kept once, "
-            f"{len(found.warnings)} skipped).")
+            f"{len(found.warnings) + hidden} skipped).") + unshown.summary(runs)
     runs = edge_report.without_edge(runs)
     if names.several(runs):
         text += (f" Encoders: {'; '.join(names.labels[k] for k in names.order)}. Tables 2 and 3, Figure 2, the dev "
@@ -160,6 +162,8 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
         report = {"summary": summary, "runs": len(runs), "files": found.files, "duplicates": found.duplicates,
                   "tables": {table.key: table.as_json() for table in sections},
                   "figures": sorted(name for name, exists in made.items() if exists)}
+        if hidden := unshown.unshown(found.runs):      # a new key only when some run read is in no table
+            report["unshown"] = [{"reason": reason, "runs": count} for reason, count in hidden]
         paper_runs = edge_report.without_edge(runs)
         if names.several(paper_runs):                 # new keys only when there are several encoders
             report["encoders"] = names.as_json()

@@ -5,7 +5,8 @@ Unreadable files, and records of a schema this version does not know (a newer el
 with a warning naming the file. A run whose metric is not finite (NaN, inf: a diverged run) is skipped with a warning,
 counted as skipped and kept in ``Collection.non_finite`` so the report shows it as such. Runs that are the same experiment (same task, data, embedder,
 seed, fraction, effective ELMo settings, head, trainer and biLM), e.g. a baseline that both the table1 and
-table2 sweeps trained, are kept once, so they do not count as extra seeds.
+table2 sweeps trained, are kept once, so they do not count as extra seeds; two such records that disagree in what
+the tables read (metrics, mix weights, a probe's extras) are refused, naming both files (``keep_once``).
 """
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
+from elmo_bench.base.errors import DataError
 from elmo_bench.records import lm_adaptation
 from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS
 from elmo_bench.records.run_record import REQUIRED_KEYS, RESULTS_FILE, SCHEMA_VERSION, RunRecord
@@ -188,6 +190,53 @@ def read_run(path: Path) -> Run:
         raise ValueError(f"{path}: bad field ({exc})") from exc
 
 
+def _difference(where: str, a: Any, b: Any) -> str | None:
+    """The first place (``metrics.test.f1``) where two JSON values differ, with both values; None when equal."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b), key=str):
+            found = _difference(f"{where}.{key}", a.get(key), b.get(key))
+            if found:
+                return found
+        return None
+    return None if a == b else f"{where}: {a!r} vs {b!r}"
+
+
+def disagreement(kept: Run, other: Run) -> str | None:
+    """Where two records of one experiment (one signature) differ in what the tables read: the metrics, the mix
+    weights, and the probes' extras both records carry (an older record without a newer key still agrees)."""
+    shared = sorted(set(kept.record.extra) & set(other.record.extra))
+    for name, a, b in (("metrics", kept.metrics, other.metrics), ("mixes", kept.mixes, other.mixes),
+                       *((key, kept.record.extra[key], other.record.extra[key]) for key in shared)):
+        found = _difference(name, a, b)
+        if found:
+            return found
+    return None
+
+
+def _fields(run: Run) -> int:
+    """How much a record says: its non-empty top-level fields (a newer format adds some)."""
+    return sum(1 for value in run.record.to_dict().values() if value not in (None, {}, [], ""))
+
+
+def keep_once(runs: Sequence[Run]) -> tuple[list[Run], int]:
+    """Each experiment once, and how many duplicates were dropped. Two records of one experiment that disagree are a
+    DataError naming both files (issue 45: which number survived depended on the directory names); records that
+    agree keep the one that says more (an older-format record beside a newer one: the newer), then the first path."""
+    kept: dict[str, Run] = {}
+    for run in runs:
+        first = kept.setdefault(run.signature(), run)
+        if first is run:
+            continue
+        found = disagreement(first, run)
+        if found:
+            raise DataError(f"{first.path} and {run.path} are records of one experiment that disagree ({found}, in "
+                            f"that order); "
+                            f"the report cannot tell which to show: move one out of the directories reported")
+        if _fields(run) > _fields(first):
+            kept[run.signature()] = run
+    return list(kept.values()), len(runs) - len(kept)
+
+
 def non_finite(run: Run) -> list[tuple[str, float]]:
     """``(split.metric, value)`` of every metric of the run that is NaN or infinite."""
     return [(f"{split}.{name}", float(value)) for split, scores in run.metrics.items()
@@ -252,8 +301,6 @@ def collect(dirs: Iterable[str | Path]) -> Collection:
             warnings.append(f"warning: skipping {exc}")
     runs: list[Run] = []
     non_finite_runs: list[tuple[Run, list[tuple[str, float]]]] = []
-    seen: set[str] = set()
-    duplicates = 0
     unique = sorted(set(paths))
     for path in unique:
         try:
@@ -270,11 +317,7 @@ def collect(dirs: Iterable[str | Path]) -> Collection:
         holder = next((d for d in path.parents if d in defaults_by_dir), None)
         if holder is not None and run.task in defaults_by_dir[holder]:
             run.current_elmo = defaults_by_dir[holder][run.task]
-        signature = run.signature()
-        if signature in seen:
-            duplicates += 1
-            continue
-        seen.add(signature)
         runs.append(run)
+    runs, duplicates = keep_once(runs)
     return Collection(runs=runs, files=len(unique), duplicates=duplicates, warnings=warnings, adaptations=adaptations,
                       non_finite=non_finite_runs, paper=read_declarations(dirs, warnings))

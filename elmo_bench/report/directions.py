@@ -61,6 +61,12 @@ def _paired_seed_wins(members: Sequence[Run]) -> str:
     return f" (above on {wins} of {len(scored)} paired seeds)"
 
 
+def _table1_tasks(declared: Sequence[str], records: Sequence[dict[str, Any]]) -> list[str]:
+    """The tasks the tasks row counts: the declared Table 1 tasks (those with a paper row); without declarations
+    (no task_declarations.json beside the runs) the tasks whose both arms ran, never "1 of 0 tasks" (issue 45)."""
+    return list(declared) or list(dict.fromkeys(r["task"] for r in records))
+
+
 def _goal_met(above: int, missing: int) -> bool | None:
     """Whether +ELMo is above on enough tasks; None while the tasks not run yet could still decide it."""
     if above >= TASKS_ABOVE_GOAL:
@@ -196,8 +202,8 @@ def directions_table(runs: Sequence[Run], adaptations: Sequence[dict[str, Any]] 
     """``adaptations``: the lm_adaptation.json records (Table 7's), for the biLM's perplexity on a task's text;
     ``numbers``: the paper's numbers the tasks declare (the Table 1 tasks are those with a paper row)."""
     records = _table1_rows(runs, adaptations, numbers)
-    table1_tasks = numbers.table1_order
-    decided = [r for r in records if r["holds"] is not None]
+    table1_tasks = _table1_tasks(numbers.table1_order, records)
+    decided = [r for r in records if r["holds"] is not None and r["task"] in table1_tasks]
     above = sum(r["holds"] for r in decided)
     missing = [t for t in table1_tasks if t not in {r["task"] for r in decided}]
     few = [r["task"] for r in decided if r["min_seeds"] < SEEDS_GOAL]
@@ -208,8 +214,10 @@ def directions_table(runs: Sequence[Run], adaptations: Sequence[dict[str, Any]] 
     records.append({"direction": "elmo_above_baseline_tasks", "scope": "Table 1 tasks",
                     "ours": f"{above} of {len(table1_tasks)} tasks" + (f" ({'; '.join(caveats)})"
                                                                        if caveats else ""),
-                    "paper": f"{len(table1_tasks)} of {len(table1_tasks)}",
-                    "holds": _goal_met(above, len(missing)), "n": MISSING})
+                    "paper": f"{len(numbers.table1_order)} of {len(numbers.table1_order)}" if numbers.table1_order
+                    else MISSING,
+                    "holds": _goal_met(above, len(missing) if numbers.table1_order else TASKS_ABOVE_GOAL),
+                    "n": MISSING})   # without declarations the tasks not run are unknown: the goal stays open
     layer1, layer2 = _probe_layers(runs, "pos_probe", lambda r: r.metrics.get("test"), "layer_{}_accuracy")
     if layer1 and layer2:
         records.append({"direction": "pos_layer1_above_layer2", "scope": "POS probe (test)",

@@ -9,12 +9,13 @@ edge runs there is no table (the report is unchanged).
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, Sequence
 
 from elmo_bench.report.collect import Run
 from elmo_bench.report.edge_depth import centre_of_gravity, differential_scores, expected_layer
 from elmo_bench.report.encoder_names import EncoderNames, layer_count
-from elmo_bench.report.tables import Table, _p_cell, fmt_stat, stat, stat_json
+from elmo_bench.report.tables import MISSING, Table, _data_label, _p_cell, fmt_stat, stat, stat_json
 
 PREFIX = "edge_"
 HEADER = ["encoder", "task", "data", "L", "lexical", "full", "gain", "best layer", "expected layer",
@@ -22,7 +23,15 @@ HEADER = ["encoder", "task", "data", "L", "lexical", "full", "gain", "best layer
 
 
 def edge_runs(runs: Sequence[Run]) -> list[Run]:
-    return [r for r in runs if r.task.startswith(PREFIX) and r.has_elmo and r.fraction == 1.0]
+    """Every edge-probing run with encoder layers, a run on part of the training data included: its data is
+    labelled with the fraction by edge_table, so it is its own row (issue 45: such runs were counted as used and
+    shown nowhere)."""
+    return [r for r in runs if r.task.startswith(PREFIX) and r.has_elmo]
+
+
+def skipped_edge_runs(runs: Sequence[Run]) -> list[Run]:
+    """Edge-probing runs without encoder layers (nothing to probe): counted as skipped, with the reason."""
+    return [r for r in runs if r.task.startswith(PREFIX) and not r.has_elmo]
 
 
 def without_edge(runs: Sequence[Run]) -> list[Run]:
@@ -49,6 +58,19 @@ def _full_weights(run: Run) -> list[float] | None:
     return list(mix["weights"]) if isinstance(mix, dict) and mix.get("weights") else None
 
 
+def _best_layer(runs: Sequence[Run], top: int, where: str, notes: list[str]) -> int | None:
+    """The layer whose single-layer probe scores best on dev (ties: the lower), or None with a note saying why
+    when some layer of 0..L was never probed alone: with the lexical run only, "best layer 0" would be no finding."""
+    single = {k: stat(r.value("dev") for r in _by_seed(runs, "layer", k).values()) for k in range(top + 1)}
+    scored = {k: s.mean for k, s in single.items() if s is not None}
+    if len(scored) < top + 1:
+        missing = ", ".join(str(k) for k in range(top + 1) if k not in scored)
+        notes.append(f"{where}: best layer —: no single-layer run of layer {missing} (mix=layer mix.layer=k), so "
+                     f"no layer can be called the best of 0..{top}.")
+        return None
+    return min(scored, key=lambda k: (-scored[k], k))
+
+
 def _row(label: str, task: str, data: str, runs: list[Run], top: int, p_value: Any,
          notes: list[str]) -> tuple[list[str], dict[str, Any]]:
     lexical, full = _by_seed(runs, "layer", 0), _by_seed(runs, "learned", None)
@@ -57,16 +79,14 @@ def _row(label: str, task: str, data: str, runs: list[Run], top: int, p_value: A
     ful = stat(full[s].value("test") for s in full)
     gain = stat(full[s].value("test") - lexical[s].value("test") for s in seeds
                 if full[s].value("test") is not None and lexical[s].value("test") is not None)
-    single = {k: stat(r.value("dev") for r in _by_seed(runs, "layer", k).values()) for k in range(top + 1)}
-    scored = {k: s.mean for k, s in single.items() if s is not None}
-    best = min(scored, key=lambda k: (-scored[k], k)) if scored else None
+    best = _best_layer(runs, top, f"{label} {task} ({data})", notes)
     curves = {s: c for s in sorted({r.seed for r in runs}) if (c := _cumulative(runs, top, s)) is not None}
     expected = stat(expected_layer(differential_scores(c)) for c in curves.values())
     weights = [w for r in full.values() if (w := _full_weights(r)) is not None]
     gravity = stat(centre_of_gravity(w) for w in weights)
     p_text, p = _p_cell(p_value, [full[s] for s in seeds], [lexical[s] for s in seeds], f"{label} {task}", notes)
     cells = [label, task, data, str(top), fmt_stat(lex), fmt_stat(ful), fmt_stat(gain),
-             "—" if best is None else str(best), fmt_stat(expected), fmt_stat(gravity), p_text]
+             MISSING if best is None else str(best), fmt_stat(expected), fmt_stat(gravity), p_text]
     record = {"encoder": label, "task": task, "data": data, "layers": top + 1, "lexical": stat_json(lex),
               "full": stat_json(ful), "gain": stat_json(gain), "best_layer": best,
               "expected_layer": stat_json(expected), "centre_of_gravity": stat_json(gravity), "p": p,
@@ -75,9 +95,33 @@ def _row(label: str, task: str, data: str, runs: list[Run], top: int, p_value: A
     return cells, record
 
 
+def trainer(run: Run) -> dict[str, Any]:
+    """The run's effective trainer settings (the task's, then the run's overrides), as its signature has them."""
+    config = run.record.config or {}
+    found = dict((config.get("task") or {}).get("trainer") or {})
+    found.update({k: v for k, v in (config.get("trainer") or {}).items() if v is not None and k != "scale_epochs"})
+    return found
+
+
+def _trainer_labels(runs: Sequence[Run]) -> list[Run]:
+    """Runs of one encoder, task and data trained with other trainer settings (epochs, learning rate, ...) get
+    those settings in their data label, so each is its own row: per seed and mode the table keeps one run, and two
+    budgets must never meet there (issue 45: one of them vanished)."""
+    groups: dict[tuple, list[Run]] = {}
+    for run in runs:
+        groups.setdefault((run.encoder_key, run.task, run.data), []).append(run)
+    out = []
+    for members in groups.values():
+        settings = [trainer(r) for r in members]
+        differing = sorted({k for s in settings for k in s if len({repr(t.get(k)) for t in settings}) > 1})
+        out += [dataclasses.replace(r, data=f"{r.data}, " + ", ".join(f"{k}={s.get(k)}" for k in differing))
+                if differing else r for r, s in zip(members, settings)]
+    return out
+
+
 def edge_table(runs: Sequence[Run], names: EncoderNames, p_value: Callable | None) -> Table | None:
     """The table, or None without edge-probing runs."""
-    found = edge_runs(runs)
+    found = _trainer_labels([dataclasses.replace(r, data=_data_label(r)) for r in edge_runs(runs)])
     if not found:
         return None
     rows, records, notes = [], [], []

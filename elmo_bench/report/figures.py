@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -13,6 +14,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 
 from elmo_bench.base.atomic import atomic_write_bytes  # noqa: E402
 from elmo_bench.report import structural_mdl  # noqa: E402
@@ -91,15 +94,28 @@ def figure2(runs: Sequence[Run], path: Path) -> bool:
     fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 2.9 * rows), squeeze=False,
                              layout="constrained")  # titles never overlap the row above's axis labels
     for ax, (task, data, where, weights, n) in zip(axes.flat, panels):
-        ax.bar(range(len(weights)), weights, color="tab:blue" if where == "input" else "tab:orange")
+        ax.bar(range(len(weights)), weights, color=MIX_COLOURS.get(where, "tab:green"))
         ax.axhline(1.0 / len(weights), color="gray", linestyle="--", linewidth=0.8)   # the plain average
         ax.set_xticks(range(len(weights)))
         ax.set_ylim(0, 1)
         ax.set_xlabel("biLM layer")
+        ax.set_ylabel("softmax weight s_j")
         ax.set_title(f"{task}: {data}\n{where} mix, {n} seed{'s' if n != 1 else ''}", fontsize="small")
     _hide_unused(axes, len(panels))
+    _figure2_legend(fig, sorted({where for _, _, where, _, _ in panels}))
     _save(fig, path)
     return True
+
+
+MIX_COLOURS = {"input": "tab:blue", "output": "tab:orange"}
+
+
+def _figure2_legend(fig: Any, places: Sequence[str]) -> None:
+    """Figure 2's one legend, below the panels: the mixes' colours and the dashed line (issue 45: it was unexplained)."""
+    handles = [Patch(color=MIX_COLOURS.get(where, "tab:green"), label=f"{where} mix") for where in places]
+    handles.append(Line2D([], [], color="gray", linestyle="--", linewidth=0.8,
+                          label="equal weights, 1 / number of layers (a plain average)"))
+    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize="small")
 
 
 def dev_curve_figure(runs: Sequence[Run], path: Path) -> bool:
@@ -152,33 +168,91 @@ def probe_depth_figure(runs: Sequence[Run], path: Path, names: EncoderNames | No
 
 def probe_selectivity_figure(runs: Sequence[Run], path: Path) -> bool:
     """The probe-depth figure for the control-task runs (elmo_bench.report.probe_controls): per probe type, test
-    accuracy and selectivity against relative layer depth, a line per encoder, trained solid and random dashed;
-    False (nothing written) without such runs."""
+    accuracy and selectivity against relative layer depth, a colour per encoder, a line style per weights (trained
+    solid, random dashed) and a marker per training size or seed set; one legend below the panels (issue 45: the
+    panels' legends covered their lines, and runs of two sizes were drawn alike). False (nothing written) without
+    such runs."""
     probes = [p for p in probe_kinds(runs) if depth_points(runs, p, "selectivity")]
     if not probes:
         return False
     fig, axes = plt.subplots(2, len(probes), figsize=(4.2 * len(probes), 6.4), squeeze=False, layout="constrained")
     colours: dict[str, str] = {}
+    styles = SeriesStyles()
     for col, probe in enumerate(probes):
         for row, what in enumerate(("accuracy", "selectivity")):
             ax = axes[row][col]
             for (encoder, weights), points in depth_points(runs, probe, what).items():
                 colour = colours.setdefault(encoder, f"C{len(colours)}")
-                ax.plot([x for x, _ in points], [y for _, y in points], marker="o", markersize=4, color=colour,
-                        linestyle="-" if weights.startswith("trained") else "--", label=f"{encoder}, {weights}")
+                ax.plot([x for x, _ in points], [y for _, y in points], markersize=4, color=colour,
+                        **styles.of(weights), label=f"{encoder}, {weights}")
             ax.set_xlim(-0.05, 1.05)
             ax.set_xlabel("relative layer depth")
             ax.set_ylabel(f"test {what} (points)")
-            _small_panel(ax, f"POS {what}: {PROBE_NAMES[probe]} probe")
+            ax.set_title(f"POS {what}: {PROBE_NAMES[probe]} probe", fontsize="small")
+            ax.grid(True, alpha=0.3)
+    _figure_legend(fig, axes)
     _save(fig, path)
     return True
 
 
+def _figure_legend(fig: Any, axes: Any) -> None:
+    """One legend below the panels, each series once: none of them hides a line."""
+    legend = {label: handle for ax in axes.flat for handle, label in zip(*ax.get_legend_handles_labels())}
+    fig.legend(list(legend.values()), list(legend), loc="outside lower center", ncols=2, fontsize="x-small")
+
+
+#: a line style per weights (trained, then each random twin) and a marker pair (tags, control task) per budget (the
+#: plain label, then ", N train sentences", ", seeds ..."), shared by a figure's panels: no two series alike
+STYLES = ("-", "--", ":", "-.")
+MARKERS = (("o", "x"), ("s", "+"), ("^", "1"), ("D", "2"), ("v", "3"), ("P", "4"))
+WEIGHTS = re.compile(r"trained|random \([^)]*\)")
+
+
+class SeriesStyles:
+    """Line style and marker of a weights label ("random (all, seed 0), 2000 train sentences"): the line style by
+    the weights (trained solid, each random twin its own dash), the marker by what follows (training size, seeds)."""
+
+    def __init__(self) -> None:
+        self.lines: dict[str, str] = {}
+        self.markers: dict[str, tuple[str, str]] = {}
+
+    def of(self, weights: str, control: bool = False) -> dict[str, str]:
+        found = WEIGHTS.match(weights)
+        base = found.group(0) if found else weights
+        line = self.lines.setdefault(base, STYLES[len(self.lines) % len(STYLES)])
+        marker = self.markers.setdefault(weights[len(base):], MARKERS[len(self.markers) % len(MARKERS)])
+        return {"linestyle": line, "marker": marker[1] if control else marker[0]}
+
+
+def _chain_baseline(ax: Any, runs: Sequence[Run]) -> None:
+    """The linear-chain UUAS (every word attached to the next) as a grey line: the layers above it beat it."""
+    for data, value in structural_mdl.chain_baselines(runs):
+        ax.axhline(value, color="black", linestyle=(0, (1, 1)), linewidth=1.2,
+                   label=f"baseline: linear chain ({data}) {value:.2f}")
+
+
+def _structural_panel(ax: Any, runs: Sequence[Run], metric: str, probe: str | None, colours: dict[str, str],
+                      styles: SeriesStyles) -> None:
+    """One quantity against depth: a colour per encoder, a line style per weights (trained, each random twin), a
+    marker per task (tags: circles, control: crosses)."""
+    for control in ((False, True) if probe and structural_mdl.has_control(runs, probe) else (False,)):
+        for group, points in structural_mdl.depth_points(runs, metric, probe, control):
+            colour = colours.setdefault(group.encoder, f"C{len(colours)}")
+            ax.plot([x for x, _ in points], [y for _, y in points], color=colour, markersize=4,
+                    **styles.of(group.weights, control), label=f"{group.encoder}, {group.weights}{', control' if control else ''}")
+    if metric == "uuas" and probe is None:
+        _chain_baseline(ax, runs)
+    ax.set_xlim(-0.05, 1.05)
+    ax.set_xlabel("relative layer depth")
+    ax.set_ylabel("compression (uniform / online)" if probe else "UUAS (%)" if metric == "uuas" else "Spearman")
+    ax.grid(True, alpha=0.3)
+
+
 def structural_mdl_figure(runs: Sequence[Run], path: Path) -> bool:
-    """The depth figure for the structural-probe and MDL runs (elmo_bench.report.structural_mdl): UUAS, DSpr and NSpr
-    (test), and each MDL probe's compression for the tags (circles) and the control task (crosses, train), against
-    relative layer depth; a colour per encoder, trained solid and random dashed. False (nothing written) without
-    such runs."""
+    """The depth figure for the structural-probe and MDL runs (elmo_bench.report.structural_mdl): UUAS (with the
+    linear-chain baseline), DSpr and NSpr (test), and each MDL probe's compression for the tags (circles) and the
+    control task (crosses, train), against relative layer depth; a colour per encoder, a line style per weights
+    (trained solid, each random twin its own dash). False (nothing written) without such runs."""
     panels = [(f"{label} (test)", metric, None) for metric, label in (("uuas", "UUAS"), ("dspr", "DSpr"),
                                                                        ("nspr", "NSpr"))
               if structural_mdl.depth_points(runs, metric)]
@@ -190,20 +264,11 @@ def structural_mdl_figure(runs: Sequence[Run], path: Path) -> bool:
     rows = math.ceil(len(panels) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.8 * rows), squeeze=False, layout="constrained")
     colours: dict[str, str] = {}
+    styles = SeriesStyles()
     for ax, (title, metric, probe) in zip(axes.flat, panels):
-        for control in ((False, True) if probe and structural_mdl.has_control(runs, probe) else (False,)):
-            for group, points in structural_mdl.depth_points(runs, metric, probe, control):
-                colour = colours.setdefault(group.encoder, f"C{len(colours)}")
-                ax.plot([x for x, _ in points], [y for _, y in points], color=colour, markersize=4,
-                        marker="x" if control else "o", linestyle="-" if group.weights == "trained" else "--",
-                        label=f"{group.encoder}, {group.weights}{', control' if control else ''}")
-        ax.set_xlim(-0.05, 1.05)
-        ax.set_xlabel("relative layer depth")
-        ax.set_ylabel("compression (uniform / online)" if probe else "UUAS (%)" if metric == "uuas" else "Spearman")
+        _structural_panel(ax, runs, metric, probe, colours, styles)
         ax.set_title(title, fontsize="small")
-        ax.grid(True, alpha=0.3)
     _hide_unused(axes, len(panels))
-    legend = {label: handle for ax in axes.flat for handle, label in zip(*ax.get_legend_handles_labels())}
-    fig.legend(list(legend.values()), list(legend), loc="outside lower center", ncols=2, fontsize="x-small")
-    _save(fig, path)                                  # one legend below the panels: none of them hides a line
+    _figure_legend(fig, axes)
+    _save(fig, path)
     return True

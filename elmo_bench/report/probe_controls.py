@@ -85,6 +85,33 @@ def cell(runs: Sequence[Run], what: str, split: str, probe: str, row: str) -> St
     return found
 
 
+def budget(run: Run) -> tuple[int, int]:
+    """The training budget of a record's probes (epoch cap, hidden units; 0 where unset): two budgets give two
+    numbers, never two seeds of one."""
+    config = run.record.config or {}
+    return tuple(int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+                 for v in (config.get("max_epochs"), config.get("hidden")))
+
+
+def _by_budget(members: Sequence[Run]) -> dict[str, list[Run]]:
+    """One block's records split where a probe was trained with two budgets (issue 45: they were averaged): per
+    record, the rank of its budget among its probes' budgets; records of one rank stay one block ("" when there is
+    only one, else labelled with its budgets, ", E epochs, hidden H")."""
+    seen: dict[str, set[tuple[int, int]]] = {}
+    for run in members:
+        for probe in run.record.extra["probing"].get("probes", []):
+            seen.setdefault(probe, set()).add(budget(run))
+    ranks = [max((sorted(seen[p]).index(budget(r)) for p in r.record.extra["probing"].get("probes", [])), default=0)
+             for r in members]
+    if max(ranks, default=0) == 0:
+        return {"": list(members)}
+    blocks: dict[int, list[Run]] = {}
+    for run, rank in zip(members, ranks):
+        blocks.setdefault(rank, []).append(run)
+    return {", " + "; ".join(f"{e or '?'} epochs, hidden {h or '?'}" for e, h in sorted({budget(r) for r in part})):
+            part for _, part in sorted(blocks.items())}
+
+
 def groups(runs: Sequence[Run]) -> list[tuple[tuple[str, str], list[Run]]]:
     """Runs by (encoder, weights): biLMs first, trained before random. Runs of one encoder on different training-set
     sizes are never averaged: the smallest size keeps the plain label, each other size is its own block labelled
@@ -97,6 +124,8 @@ def groups(runs: Sequence[Run]) -> list[tuple[tuple[str, str], list[Run]]]:
     for run in runs:
         label = encoder_label(run)
         out.setdefault((label, weights_label(run, smallest.get(label))), []).append(run)
+    out = {(label, weights + suffix): part for (label, weights), members in out.items()
+           for suffix, part in _by_budget(members).items()}
     return sorted(out.items(), key=lambda kv: (not kv[0][0].startswith("ELMo"), kv[0][0], not kv[0][1].startswith("trained"),
                                               kv[0][1]))
 

@@ -88,10 +88,14 @@ class _Keyed:
 
 @dataclass
 class Group:
+    """One row block: an encoder, its weights (trained or a random twin) and one training budget; ``weights`` is the
+    block's label (", N train sentences" and the epochs where those tell two blocks apart)."""
+
     encoder: str
     weights: str
     is_bilm: bool
     runs: list[Run]
+    trained: bool = True
 
     @property
     def layers(self) -> list[int]:
@@ -105,19 +109,64 @@ class Group:
         return max(counts) if counts else max(self.layers, default=0) + 1
 
 
+def probe_kind(run: Run) -> str:
+    """What a record measured: the structural probes, or one MDL probe (its epochs mean nothing to another's)."""
+    return "structural probes" if run.task == STRUCTURAL else f"MDL {PROBE_NAMES.get(mdl_probe(run), mdl_probe(run))}"
+
+
+def train_sentences(run: Run) -> int | None:
+    found = run.record.data.get("train_sentences")
+    return int(found) if found else None
+
+
+def epoch_budget(run: Run) -> int | None:
+    """The record's epoch cap (``--max-epochs``): two caps give two numbers, never two seeds of one."""
+    found = (run.record.config or {}).get("max_epochs")
+    return int(found) if isinstance(found, (int, float)) and not isinstance(found, bool) else None
+
+
+def _epoch_ranks(runs: Sequence[Run], keyed: Sequence[_Keyed]) -> list[int]:
+    """Per run, the position of its epoch cap among the caps of its probe kind within its encoder, weights and
+    training size: records of equal rank share a row block (a structural probe's 10 epochs beside an MDL probe's
+    40), records of one kind with two caps do not."""
+    caps: dict[tuple, set] = {}
+    for run, k in zip(runs, keyed):
+        caps.setdefault((k.encoder_key, weights_label(run.record), train_sentences(run), probe_kind(run)),
+                        set()).add(epoch_budget(run) or 0)
+    return [sorted(caps[(k.encoder_key, weights_label(r.record), train_sentences(r), probe_kind(r))]).index(
+        epoch_budget(r) or 0) for r, k in zip(runs, keyed)]
+
+
+def _budget_label(members: Sequence[Run], several_sizes: bool, several_caps: bool) -> str:
+    """", N train sentences" (when the table holds several sizes) and ", <kind> E epochs" (when one kind was run
+    with several epoch caps): what sets a row block apart from its neighbours."""
+    size = train_sentences(members[0])
+    label = f", {size} train sentences" if several_sizes and size else ""
+    if several_caps:
+        caps = sorted({(probe_kind(r), epoch_budget(r)) for r in members}, key=str)
+        label += ", " + "; ".join(f"{kind} {cap if cap else '?'} epochs" for kind, cap in caps)
+    return label
+
+
 def groups(runs: Sequence[Run]) -> list[Group]:
-    """Runs by (encoder, weights): encoders in report order (biLMs first), trained before random."""
+    """Runs by (encoder, weights, training size, epoch cap): encoders in report order (biLMs first), trained before
+    random, smaller training sets first. Records of different training sizes or epoch caps are never averaged as
+    if they were seeds (issue 45): each is its own row block, labelled with what sets it apart."""
     keyed = [_Keyed(r.record, base_identity(r.record)) for r in runs]
     names = EncoderNames(keyed)
-    out: dict[tuple[str, str], Group] = {}
-    for run, k in zip(runs, keyed):
-        label = names.label(k.encoder_key)
-        group = out.setdefault((k.encoder_key, weights_label(run.record)),
-                               Group(label, weights_label(run.record), names.is_bilm(k.encoder_key), []))
-        group.runs.append(run)
+    ranks = _epoch_ranks(runs, keyed)
+    found: dict[tuple, list[Run]] = {}
+    for run, k, rank in zip(runs, keyed, ranks):
+        key = (k.encoder_key, weights_label(run.record), train_sentences(run) or 0, rank)
+        found.setdefault(key, []).append(run)
+    several_sizes = len({key[2] for key in found}) > 1
+    several_caps = {key[:3] for key in found if key[3] > 0}
     order = {key: i for i, key in enumerate(names.order)}
-    return [g for (_, _), g in sorted(out.items(), key=lambda kv: (order.get(kv[0][0], len(order)),
-                                                                   kv[1].weights != "trained", kv[1].weights))]
+    out = [Group(names.label(key[0]), key[1] + _budget_label(members, several_sizes, key[:3] in several_caps),
+                 names.is_bilm(key[0]), members, key[1] == "trained") for key, members in found.items()]
+    ranked = sorted(zip(found, out), key=lambda kv: (order.get(kv[0][0], len(order)), kv[0][1] != "trained",
+                                                     kv[0][1], kv[0][2], kv[0][3]))
+    return [group for _, group in ranked]
 
 
 def mdl_probes(runs: Sequence[Run]) -> list[str]:
@@ -197,6 +246,26 @@ def _chain_rows(runs: Sequence[Run], width: int) -> tuple[list[list[str]], list[
     return rows, records
 
 
+def chain_baselines(runs: Sequence[Run]) -> list[tuple[str, float]]:
+    """(data and punctuation rule, linear-chain test UUAS) per data set and punctuation rule, for the figure: the
+    baseline every layer's UUAS is read against."""
+    _, records = _chain_rows(runs, 0)
+    return [(f"{r['data']}, punct {r['punct']}", r["test"]["uuas"]["mean"]) for r in records
+            if r["test"]["uuas"] is not None]
+
+
+def _empty_notes(runs: Sequence[Run]) -> list[str]:
+    """A note where a record has a metric with nothing to score (``<metric>_count`` 0 beside a null value): its cell
+    is — because the split had no gold edge, not because the run is missing."""
+    empty = sorted({f"{split} {key[: -len('_count')]}" for r in runs if r.task == STRUCTURAL
+                    for split, scores in r.metrics.items() for key, value in scores.items()
+                    if key.endswith("_count") and value == 0})
+    if not empty:
+        return []
+    return [f"Nothing to score (no gold edge: every sentence one word or punctuation), recorded as null with count 0: "
+            f"{', '.join(empty)}; shown as —."]
+
+
 def _notes(runs: Sequence[Run]) -> list[str]:
     sentences = sorted({int(n) for r in runs if (n := r.record.data.get("train_sentences"))})
     return [
@@ -235,7 +304,8 @@ def structural_mdl_table(runs: Sequence[Run]) -> Table:
                           for name, v in PAPER.items()},
                        "linear_chain": {"uuas": PAPER_LINEAR_UUAS}},
              "baselines": chain_records}
-    return Table("Structural probes and MDL per encoder and layer", header, rows + chain_rows, _notes(runs),
+    return Table("Structural probes and MDL per encoder and layer", header, rows + chain_rows,
+                 _notes(runs) + _empty_notes(runs),
                  key="structural_mdl", records=records, extra=extra)
 
 

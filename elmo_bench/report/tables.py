@@ -340,15 +340,26 @@ def _coverage(wsd: Sequence[Run], name: str, view: str) -> str:
     return MISSING
 
 
+def _wsd_size(run: Run) -> int:
+    """The SemCor sentences a WSD probe run trained on (0: not recorded)."""
+    found = run.record.data.get("train_sentences")
+    return int(found) if isinstance(found, (int, float)) and not isinstance(found, bool) else 0
+
+
 def _table5_rows(wsd: Sequence[Run], columns: Sequence[str]) -> list[list[str]]:
-    """One row per evaluation set of these WSD runs: F1 per column (mean over runs), coverage, n."""
-    sets = sorted({s for r in wsd for s, m in r.metrics.items() if isinstance(m, dict)}, key=_set_order)
+    """One row per evaluation set of these WSD runs: F1 per column (mean over runs), coverage, n. Runs of different
+    training sizes are never averaged (issue 45): each size is its own rows, the set labelled with it."""
+    sizes = sorted({_wsd_size(r) for r in wsd})
     rows = []
-    for name in sets:
-        values = [stat((r.metrics.get(name) or {}).get(c) for r in wsd) for c in columns]
-        n = max((v.n for v in values if v), default=0)
-        rows.append([name, *[fmt(_mean(v)) for v in values], _coverage(wsd, name, "layer_0"),
-                     _coverage(wsd, name, "wordnet_first_sense"), str(n)])
+    for size in sizes:
+        sized = [r for r in wsd if _wsd_size(r) == size]
+        sets = sorted({s for r in sized for s, m in r.metrics.items() if isinstance(m, dict)}, key=_set_order)
+        label = f" ({size} train sentences)" if len(sizes) > 1 and size else ""
+        for name in sets:
+            values = [stat((r.metrics.get(name) or {}).get(c) for r in sized) for c in columns]
+            n = max((v.n for v in values if v), default=0)
+            rows.append([name + label, *[fmt(_mean(v)) for v in values], _coverage(sized, name, "layer_0"),
+                         _coverage(sized, name, "wordnet_first_sense"), str(n)])
     return rows
 
 
@@ -385,12 +396,21 @@ def table5(runs: Sequence[Run], names: EncoderNames | None = None) -> Table:
              f"Paper, supervised systems on ALL: {others}."]
     if several:
         notes.append(ENCODER_BLOCKS_NOTE)
-    return Table("Table 5: WSD probe, F1 per biLM layer", [*(["Encoder"] if several else []), "Set", *labels,
-                                                            "coverage (layers)", "coverage (WordNet)", "n"],
-                 rows, notes, key="table5")
+    header = [*(["Encoder"] if several else []), "Set", *labels, "coverage (layers)", "coverage (WordNet)", "n"]
+    return Table(f"Table 5: WSD probe, F1 per {layer_title(names, wsd)}", header, rows, notes, key="table5")
 
 
 POS_PROBE_ROWS = ("average", "glove", "most_frequent_tag")
+
+
+def layer_title(names: EncoderNames, runs: Iterable[Run]) -> str:
+    """Whose layers a probe table shows, for its title: "biLM layer" when every run is a biLM's (the paper's
+    wording), "<encoder> layer" for one other encoder, "encoder layer" for several (issue 45: a MiniLM row under
+    "per biLM layer")."""
+    keys = list(dict.fromkeys(r.encoder_key for r in runs if r.encoder_key is not None))
+    if all(names.is_bilm(k) for k in keys):
+        return "biLM layer"
+    return f"{names.label(keys[0])} layer" if len(keys) == 1 else "encoder layer"
 
 
 def _pos_probe_label(run: Run) -> str:
@@ -422,7 +442,8 @@ def _table6_rows(pos: Sequence[Run], probe: Sequence[Run], layers: Sequence[int]
 def table6(runs: Sequence[Run], names: EncoderNames | None = None) -> Table:
     """POS accuracy per layer; with several encoders an Encoder column first and one row block per encoder (the
     paper's rows last, Encoder "paper")."""
-    pos = [r for r in runs if r.task == "pos" and r.fraction == 1.0 and r.has_elmo]
+    # a run on part of the training data is its own row, labelled with the fraction (issue 45: it was shown nowhere)
+    pos = [dataclasses.replace(r, data=_data_label(r)) for r in runs if r.task == "pos" and r.has_elmo]
     probe = [r for r in runs if r.task == "pos_probe"]
     names = names or EncoderNames([*pos, *probe])
     several = names.several([*pos, *probe])
@@ -456,7 +477,8 @@ def table6(runs: Sequence[Run], names: EncoderNames | None = None) -> Table:
     if several:
         notes.append(ENCODER_BLOCKS_NOTE)
     header = [*(["Encoder"] if several else []), "Data", *[f"layer {k}" for k in layers], "learned mix", *extra]
-    return Table("Table 6: POS probe, accuracy per biLM layer", header, rows, notes, key="table6")
+    return Table(f"Table 6: POS probe, accuracy per {layer_title(names, [*pos, *probe])}", header, rows, notes,
+                 key="table6")
 
 
 def table7(adaptations: Sequence[dict[str, Any]], numbers: PaperNumbers = NO_PAPER) -> Table:

@@ -1,0 +1,81 @@
+"""The runs a report reads but no table can show, each kind with its reason (issue 45: a run counted in "N runs
+used" must be in a table or counted as skipped, never silently nowhere). The summary names them; a report whose runs
+are all shown is unchanged."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from elmo_bench.report.collect import MIX_OVERRIDES, Run
+from elmo_bench.report.edge_report import PREFIX
+
+#: the mixes the task tables compare: Table 1 / Figure 2 the learned mix, Table 2 the top layer
+TABLE_MODES = ("learned", "top")
+#: tasks whose runs their own tables read whatever their mix (probes; edge runs have the edge table)
+OWN_TABLES = ("pos", "wsd", "pos_probe", "structural_probe", "mdl_probe")
+
+
+#: the ablation axes of the task tables: Table 2 varies lambda, Table 3 the placement, the scale ablation the rest
+AXES = (("lambda",), ("placement",), ("layer_norm", "gamma_init", "dropout"))
+
+
+def _scaled(run: Run) -> bool:
+    return bool((run.record.config.get("trainer") or {}).get("scale_epochs"))
+
+
+def _mix_reason(run: Run) -> str | None:
+    """A +ELMo task run whose mix no task table compares: another mode, the top layer with more than lambda
+    changed, or a learned mix changed along two ablation axes at once (each table varies one)."""
+    if run.mode not in TABLE_MODES:
+        return (f"{run.task} run(s) with mix={run.mode} (the task tables compare the learned mix and the top layer; "
+                f"single layers of the encoder are compared by the probes)")
+    axes = [keys for keys in AXES if run.overrides(*keys)]
+    if (run.mode == "top" and any(keys != ("lambda",) for keys in axes)) or len(axes) > 1:
+        changed = ", ".join(key for keys in axes for key in keys if run.overrides(key))
+        return (f"{run.task} run(s) with mix={run.mode} and {changed} changed together (each task table varies one "
+                f"setting from the task's own)")
+    return None
+
+
+def _reason(run: Run, fractions: dict[tuple[str, str], set[float]]) -> str | None:
+    """Why no table shows this run, or None when one does (``fractions``: the training fractions of each task's
+    sample-efficiency runs)."""
+    if run.task.startswith(PREFIX):
+        return None if run.has_elmo else "edge-probing run(s) without encoder layers (nothing to probe)"
+    if run.task == "pos" and not run.has_elmo:
+        return "POS run(s) without encoder layers (Table 6 compares layers)"
+    if run.task == "pos" and not (run.mode == "layer" and run.layer_index is not None
+                                  or run.mode == "learned" and not run.overrides(*MIX_OVERRIDES)):
+        return f"POS run(s) with mix={run.mode}{' and its settings changed' if run.mode == 'learned' else ''} " \
+               f"(Table 6 shows single layers and the task's learned mix)"
+    if run.task in OWN_TABLES:
+        return None
+    if _scaled(run) and not run.adapted:               # Figure 1's runs: no other table reads them
+        if not run.is_default:
+            return f"{run.task} sample-efficiency run(s) with another mix than the task's (Figure 1 shows the task's)"
+        if len(fractions.get((run.task, run.data), ())) < 2:
+            return f"{run.task} sample-efficiency run(s) at a single training fraction (Figure 1 needs two)"
+        return None
+    return _mix_reason(run) if run.has_elmo and not run.adapted else None
+
+
+def unshown(runs: Sequence[Run]) -> list[tuple[str, int]]:
+    """(reason, runs) for every kind of run read that no table shows, in the order first found."""
+    fractions: dict[tuple[str, str], set[float]] = {}
+    for run in runs:                                   # as tables.sample_efficiency_curves groups them
+        if run.is_default and not run.adapted and run.task not in OWN_TABLES:
+            fractions.setdefault((run.task, run.data), set()).add(run.fraction)
+    counts: dict[str, int] = {}
+    for run in runs:
+        reason = _reason(run, fractions)
+        if reason is not None:
+            counts[reason] = counts.get(reason, 0) + 1
+    return list(counts.items())
+
+
+def summary(runs: Sequence[Run]) -> str:
+    """The summary's sentence about them ("" when every run read is shown)."""
+    found = unshown(runs)
+    if not found:
+        return ""
+    listed = "; ".join(f"{count} {reason}" for reason, count in found)
+    return f" Read but in no table ({sum(count for _, count in found)}, counted as skipped): {listed}."
