@@ -32,8 +32,14 @@ def gold(splits: dict[str, list[Any]], punct_mode: str) -> dict[str, dict[str, l
             for s, sentences in splits.items()}
 
 
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 4)
+def _round(value: float | None, digits: int = 4) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def _scored(name: str, found: sm.Scored) -> dict[str, Any]:
+    """``{name: value}`` in percent to 2 digits; a metric with nothing to score is null with its count beside it
+    (``<name>_count``: 0), never a number that reads as a result."""
+    return {name: _round(found.value, 2)} if found.value is not None else {name: None, f"{name}_count": found.count}
 
 
 def probe_layer(k: int, layers: dict[str, Any], golds: dict[str, Any], settings: StructuralSettings, seed: int,
@@ -53,9 +59,9 @@ def probe_layer(k: int, layers: dict[str, Any], golds: dict[str, Any], settings:
             predicted = st.predict(probe, data[s], settings.batch_size)
             g, punct = golds[s][label], golds[s]["punct"]
             if name == "distance":
-                out[s].update(uuas=round(sm.uuas(predicted, g, punct), 2), dspr=_round(sm.dspr(predicted, g)))
+                out[s].update(_scored("uuas", sm.uuas(predicted, g, punct)), dspr=_round(sm.dspr(predicted, g)))
             else:
-                out[s].update(root_acc=round(sm.root_accuracy(predicted, g, punct), 2),
+                out[s].update(_scored("root_acc", sm.root_accuracy(predicted, g, punct)),
                               nspr=_round(sm.nspr(predicted, g)))
     return out, histories
 
@@ -78,7 +84,8 @@ def run(context: ProbeContext) -> ProbeOutcome:
             summary[s][f"layer_{k}"] = scores[s]
     chain = {s: sm.uuas([sm.linear_chain(len(g)) for g in golds[s]["depths"]], golds[s]["distances"],
                         golds[s]["punct"]) for s in ("dev", "test")}
-    summary["baselines"] = {"linear_chain": {"uuas": round(chain["test"], 2), "dev_uuas": round(chain["dev"], 2)}}
+    summary["baselines"] = {"linear_chain": {"uuas": _round(chain["test"].value, 2),
+                                             "dev_uuas": _round(chain["dev"].value, 2)}}
     metrics = {s: {f"{layer}_{m}": v for layer, row in summary[s].items() for m, v in row.items()}
                for s in ("dev", "test")}
     for s, key in (("test", "uuas"), ("dev", "dev_uuas")):
