@@ -12,6 +12,7 @@ from typing import Any, Iterable, Sequence
 
 from elmo_bench.report.collect import Run
 from elmo_bench.report.encoder_names import base_label
+from elmo_bench.report.probe_settings import probe_settings
 from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat
 
 #: Hewitt & Liang (2019), ELMo (the public 5.5B model) layer 1, PTB WSJ dev, 40,000 training sentences: accuracy,
@@ -88,7 +89,7 @@ def cell(runs: Sequence[Run], what: str, split: str, probe: str, row: str) -> St
 def budget(run: Run) -> tuple[int, int]:
     """The training budget of a record's probes (epoch cap, hidden units; 0 where unset): two budgets give two
     numbers, never two seeds of one."""
-    config = run.record.config or {}
+    config = probe_settings(run.record)
     return tuple(int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
                  for v in (config.get("max_epochs"), config.get("hidden")))
 

@@ -18,6 +18,7 @@ from elmo_bench.records.run_record import RunRecord
 from elmo_bench.report.collect import Run
 from elmo_bench.report.encoder_names import BILM, EncoderNames, identity, key_of, layer_count
 from elmo_bench.report.probe_controls import PROBE_NAMES
+from elmo_bench.report.probe_settings import probe_settings
 from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat, stat_json
 
 STRUCTURAL = "structural_probe"
@@ -70,8 +71,9 @@ def weights_label(record: RunRecord) -> str:
 
 
 def mdl_probe(run: Run) -> str:
-    """Which probe coded an MDL record (``config.probe``; records before ``--probe`` existed: linear)."""
-    return str(run.record.config.get("probe") or "linear")
+    """Which probe coded an MDL record: ``config.probe.probe`` (a probe run's settings, ``python run.py probe=mdl``),
+    ``config.probe`` (the probe-mdl command's records before probe runs), else linear (records before ``--probe``)."""
+    return str(probe_settings(run.record).get("probe") or "linear")
 
 
 @dataclass
@@ -121,7 +123,7 @@ def train_sentences(run: Run) -> int | None:
 
 def epoch_budget(run: Run) -> int | None:
     """The record's epoch cap (``--max-epochs``): two caps give two numbers, never two seeds of one."""
-    found = (run.record.config or {}).get("max_epochs")
+    found = probe_settings(run.record).get("max_epochs")
     return int(found) if isinstance(found, (int, float)) and not isinstance(found, bool) else None
 
 
