@@ -28,6 +28,7 @@ class ProbeContext:
     data_root: Path                  # paths.data_root: where a probe's default data lives
     run_dir: Path                    # the run's directory (a probe may write files there: WSD's answer keys)
     max_segment: int = 256
+    cache_dir: str | None = None     # the activation cache's directory (None: cache=false)
     vetted: bool = False             # the encoder checked itself on the first sentence asked for
 
     def layers(self, sentences: Sequence[Sequence[str]], name: str) -> Any:
@@ -46,6 +47,22 @@ class ProbeContext:
         if self.cache is not None:
             return self.cache.layers(sequences, name=name)
         return LiveLayers(self.encoder, sequences, self.max_segment)
+
+    def random_twin(self, seed: int = 0) -> "ProbeContext":
+        """The same probe context on the encoder's ``random_init=all`` twin (weights drawn under ``seed``), with its
+        own activation-cache entries; one line for an encoder kind without one (hdf5, manylangs, python)."""
+        from elmo_bench.encoders.cache import ActivationCache  # lazy: torch
+        from elmo_bench.encoders.cli_options import encoder_info  # lazy: torch
+        from elmo_bench.encoders.random_init import check_random_init, randomise  # lazy: torch
+
+        check_random_init(str(self.encoder_record["encoder"].get("kind")), "all", "probe.baseline=random")
+        twin = randomise(self.encoder, "all", seed)
+        info = encoder_info(twin)
+        record = {"hash": info["hash"], "layers": info["layers"], "dim": info["dim"], "encoder": info["encoder"]}
+        cache = None if self.cache_dir is None else ActivationCache(self.cache_dir, twin, max_segment=self.max_segment,
+                                                                    progress=self.progress)
+        return ProbeContext(self.settings, twin, record, cache, self.device, self.seed, self.progress, self.data_root,
+                            self.run_dir, self.max_segment, self.cache_dir)
 
     def data_dir(self, configured: str | None, default: str) -> Path:
         """``probe.data_dir`` when set, else ``default`` below ``paths.data_root``."""

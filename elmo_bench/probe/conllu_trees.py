@@ -24,6 +24,7 @@ class TreeSentence:
     xpos: list[str] = field(default_factory=list)
     upos: list[str] = field(default_factory=list)
     heads: list[int] = field(default_factory=list)
+    deprel: list[str] = field(default_factory=list)   # the universal relation (the part before ":")
     lines: list[int] = field(default_factory=list)
     first_line: int = 0
 
@@ -43,12 +44,13 @@ def _word(path: Path, lineno: int, line: str, sentence: TreeSentence) -> None:
     expected = len(sentence.tokens) + 1
     if cols[0] != str(expected):
         raise DataError(f"{path}:{lineno}: expected word ID {expected} (IDs count up from 1), found {cols[0]!r}")
-    if not cols[6].isdigit():
+    if not (cols[6].isascii() and cols[6].isdigit()):  # "²".isdigit() is True, int("²") an error
         raise DataError(f"{path}:{lineno}: expected an integer HEAD in column 7, found {cols[6]!r}")
     sentence.tokens.append(cols[1])
     sentence.upos.append(cols[3])
     sentence.xpos.append(cols[4])
     sentence.heads.append(int(cols[6]))
+    sentence.deprel.append(cols[7].split(":", 1)[0])
     sentence.lines.append(lineno)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import torch
 from torch.nn import functional as F
@@ -80,17 +80,29 @@ def fit_softmax(x: torch.Tensor, y: torch.Tensor, num_classes: int, l2: float = 
     else:
         weight = torch.zeros(num_classes, x.shape[1], dtype=dtype, requires_grad=True)
         bias = torch.zeros(num_classes, dtype=dtype, requires_grad=True)
-    optimiser = torch.optim.LBFGS([weight, bias], lr=1.0, max_iter=max_iter, history_size=20,
-                                  tolerance_grad=tol, tolerance_change=0.0, line_search_fn="strong_wolfe")
+    loss, iterations, grad_norm = minimise([weight, bias], lambda: objective(weight, bias, x, y, l2), max_iter, tol)
+    converged = grad_norm <= tol
+    if not converged:
+        log.warning("L-BFGS stopped after %d iterations with gradient max-norm %.2e (tolerance %.0e, l2 %g)",
+                    iterations, grad_norm, tol, l2)
+    return SoftmaxProbe(weight.detach(), bias.detach(), l2, iterations, float(loss.detach()), grad_norm, converged)
+
+
+def minimise(params: list[torch.Tensor], loss_of: Callable[[], torch.Tensor], max_iter: int, tol: float
+             ) -> tuple[torch.Tensor, int, float]:
+    """Minimise the convex ``loss_of()`` over ``params`` with full-batch L-BFGS (strong-Wolfe line search) until the
+    gradient's max-norm is below ``tol`` or ``max_iter`` iterations in all: (final loss, iterations, grad max-norm).
+    One step() also stops when the line search makes no progress (rounding near the optimum); restarting with a
+    fresh curvature history then often goes on, so it restarts a few times."""
+    optimiser = torch.optim.LBFGS(params, lr=1.0, max_iter=max_iter, history_size=20, tolerance_grad=tol,
+                                  tolerance_change=0.0, line_search_fn="strong_wolfe")
 
     def closure() -> torch.Tensor:
         optimiser.zero_grad()
-        loss = objective(weight, bias, x, y, l2)
+        loss = loss_of()
         loss.backward()
         return loss
 
-    # one step() runs up to max_iter iterations but also stops when the line search makes no progress (rounding
-    # near the optimum); restarting with a fresh curvature history then often goes on, so restart a few times
     iterations = 0
     for _ in range(5):
         optimiser.state.clear()
@@ -99,14 +111,10 @@ def fit_softmax(x: torch.Tensor, y: torch.Tensor, num_classes: int, l2: float = 
         optimiser.step(closure)
         iterations += int(optimiser.state[optimiser._params[0]].get("n_iter", 0))
         loss = closure()
-        grad_norm = max(float(weight.grad.abs().max()), float(bias.grad.abs().max()))
+        grad_norm = max(float(p.grad.abs().max()) for p in params)
         if grad_norm <= tol or iterations >= max_iter:
             break
-    converged = grad_norm <= tol
-    if not converged:
-        log.warning("L-BFGS stopped after %d iterations with gradient max-norm %.2e (tolerance %.0e, l2 %g)",
-                    iterations, grad_norm, tol, l2)
-    return SoftmaxProbe(weight.detach(), bias.detach(), l2, iterations, float(loss.detach()), grad_norm, converged)
+    return loss.detach(), iterations, grad_norm
 
 
 def accuracy(probe: SoftmaxProbe, x: torch.Tensor, y: torch.Tensor) -> float:

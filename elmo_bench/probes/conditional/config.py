@@ -1,0 +1,45 @@
+"""Probe ``conditional``: for each layer ℓ and each baseline B, the bits per token ℓ adds about the labels beyond B,
+H_V(Y | B) − H_V(Y | B, ℓ), with V the converged linear softmax probe at one fixed L2 (elmo_bench.probe.
+conditional). Torch-free."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from elmo_bench.base.errors import ConfigError
+from elmo_bench.base.ranges import ranged
+from elmo_bench.probe.declaration import ProbeDeclaration
+from elmo_bench.probe.settings import UdSettings, check_choice
+
+#: the labels: UD's universal POS, the PTB tags, or each word's relation to its head (the part before ":")
+TAGS = ("upos", "xpos", "deprel")
+#: none: the constant (training label prior); layer0: the encoder's own first layer; word: the word type as a
+#: learned lookup (unknown types share one row); random: the same layer of the encoder's random_init=all twin
+BASELINES = ("none", "layer0", "word", "random")
+
+
+@dataclass(frozen=True)
+class ConditionalSettings(UdSettings):
+    """``probe.<key>`` of probe conditional."""
+
+    tags: str = "upos"
+    baseline: str = "none,layer0,word"          # one baseline or a comma list of them (BASELINES)
+    l2: float = ranged(1e-4, float, 0)          # the probe's fixed L2 on its weights (never chosen on dev)
+    max_iter: int = ranged(1000, int, 1)        # L-BFGS iterations per fit at most
+    tol: float = ranged(1e-5, float, 0, low_open=True)   # converged when the gradient max-norm is below this
+    bootstrap: int = ranged(1000, int, 1)       # paired bootstrap resamples of the test sentences (95% interval)
+
+    @property
+    def baselines(self) -> list[str]:
+        return [b.strip() for b in self.baseline.split(",") if b.strip()]
+
+    def check(self) -> None:
+        check_choice("tags", self.tags, TAGS)
+        found = self.baselines
+        if not found or any(b not in BASELINES for b in found) or len(set(found)) != len(found):
+            raise ConfigError(f"config: probe.baseline expected one or a comma list of {', '.join(BASELINES)} "
+                              f"(each once), found {self.baseline!r}")
+
+
+PROBE = ProbeDeclaration("conditional", ".probe:run", ConditionalSettings, data="ud_ewt",
+                         predicts="bits per token a layer adds about a word's label beyond a baseline",
+                         record_task="conditional_probe")

@@ -1,0 +1,165 @@
+"""Probe conditional: per baseline B (none, layer0, word, random) and layer ℓ, H_V(Y | B), H_V(Y | B, ℓ), the gain,
+its paired bootstrap 95% interval over test sentences and the joint probe's accuracy, on the test split, in bits per
+token (elmo_bench.probe.conditional has the definitions). Test tokens whose label never occurs in training are left
+out of every H and counted (``test_unseen``).
+
+Printed: ``{"data", "tags", "train_sentences", "l2", "h_constant", "test_unseen", "baselines": {B: {"layer_<k>":
+{"h_baseline", "h_joint", "gain", "gain_lo", "gain_hi", "accuracy"}}}}``; results.json ``metrics.test``: the same
+flat (``h_constant``, ``test_unseen``, ``B/layer_<k>_<key>``), task ``conditional_probe``.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from elmo_bench.base.errors import ConfigError
+from elmo_bench.probe import conditional as cp
+from elmo_bench.probe.api import ProbeContext, ProbeOutcome
+from elmo_bench.probe.linear import Standardiser
+from elmo_bench.probe.pos import layer_features
+from elmo_bench.probe.settings import UD_EWT, layer_indices
+from elmo_bench.probe.ud_data import UdSplits, read_tagged, read_tree_splits
+from elmo_bench.probes.conditional.config import ConditionalSettings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Labelled:
+    """The train and test tokens: words, label ids (test: -1 for a label unseen in training), sentence lengths."""
+
+    words: dict[str, list[str]]
+    y: dict[str, np.ndarray]
+    lengths: dict[str, list[int]]
+    classes: list[str]
+
+
+def read(context: ProbeContext, settings: ConditionalSettings) -> UdSplits:
+    """The checked splits as ``{"tokens", "tags"}`` (UPOS/XPOS, or each word's universal dependency relation)."""
+    directory = context.data_dir(settings.data_dir, UD_EWT)
+    if settings.tags != "deprel":
+        return read_tagged(directory, settings.tags, settings.max_train_sentences)
+    found = read_tree_splits(directory, settings.max_train_sentences)
+    found.splits = {s: [{"tokens": t.tokens, "tags": t.deprel} for t in trees] for s, trees in found.splits.items()}
+    return found
+
+
+def labelled(splits: dict[str, list[dict[str, Any]]]) -> Labelled:
+    """Label ids of train and test from the training labels; one line when training has a single label."""
+    classes = sorted({t for ex in splits["train"] for t in ex["tags"]})
+    if len(classes) < 2:
+        raise ConfigError(f"probe conditional: the training split has {len(classes)} label(s) ({classes}); expected "
+                          f"at least 2 to measure information about them")
+    index = {c: i for i, c in enumerate(classes)}
+    words = {s: [w for ex in splits[s] for w in ex["tokens"]] for s in ("train", "test")}
+    y = {s: np.array([index.get(t, -1) for ex in splits[s] for t in ex["tags"]], dtype=np.int64)
+         for s in ("train", "test")}
+    lengths = {s: [len(ex["tokens"]) for ex in splits[s]] for s in ("train", "test")}
+    return Labelled(words, y, lengths, classes)
+
+
+def features(context: ProbeContext, splits: dict[str, list[dict[str, Any]]]) -> dict[str, np.ndarray]:
+    """{train, test}: (tokens, L+1, dim) float32 from the activation cache."""
+    return {s: layer_features(context.layers([ex["tokens"] for ex in splits[s]], f"ud_ewt/{s}"), len(splits[s]))
+            for s in ("train", "test")}
+
+
+class Fitter:
+    """Fits the family's probe on a given input and returns the test tokens' bits (seen labels only)."""
+
+    def __init__(self, data: Labelled, settings: ConditionalSettings) -> None:
+        self.data, self.settings = data, settings
+        self.seen = data.y["test"] >= 0
+        self.vocabulary = cp.Vocabulary.of(data.words["train"])
+        self.ids = {s: self.vocabulary.ids(data.words[s]) for s in ("train", "test")}
+
+    def bits(self, dense: dict[str, np.ndarray] | None, word: bool) -> tuple[np.ndarray, float]:
+        """(bits of each seen test token, accuracy % on them) of the probe on ``dense`` (standardised on train)
+        and/or the word lookup."""
+        x = None
+        if dense is not None:
+            train = torch.from_numpy(np.ascontiguousarray(dense["train"], dtype=np.float64))
+            scale = Standardiser.fit(train)
+            x = {"train": scale(train), "test": scale(torch.from_numpy(np.ascontiguousarray(dense["test"],
+                                                                                          dtype=np.float64)))}
+        y = torch.from_numpy(self.data.y["train"])
+        probe = cp.fit_lookup_softmax(x["train"] if x else None, self.ids["train"] if word else None, y,
+                                      len(self.data.classes), len(self.vocabulary), self.settings.l2,
+                                      self.settings.max_iter, self.settings.tol)
+        seen = torch.from_numpy(self.seen)
+        test_x = x["test"][seen] if x else None
+        test_words = self.ids["test"][seen] if word else None
+        gold = torch.from_numpy(self.data.y["test"][self.seen])
+        accuracy = 100.0 * float((probe.predict(test_x, test_words) == gold).double().mean()) if len(gold) else 0.0
+        return probe.bits(test_x, test_words, gold), accuracy
+
+
+def row(fitter: Fitter, base: np.ndarray, joint: np.ndarray, accuracy: float, seed: int) -> dict[str, float]:
+    """One (baseline, layer) row: both H, the gain, its paired bootstrap interval over test sentences, accuracy."""
+    seen, lengths = fitter.seen, fitter.data.lengths["test"]
+    spread = {}
+    for name, values in (("base", base), ("joint", joint)):
+        full = np.zeros(len(seen))
+        full[seen] = values
+        spread[name] = cp.per_sentence(full, lengths)
+    tokens = cp.per_sentence(seen.astype(np.float64), lengths)
+    low, high = cp.bootstrap_gain(spread["base"], spread["joint"], tokens, fitter.settings.bootstrap, seed)
+    h_base, h_joint = float(base.mean()), float(joint.mean())
+    return {"h_baseline": h_base, "h_joint": h_joint, "gain": h_base - h_joint, "gain_lo": low, "gain_hi": high,
+            "accuracy": accuracy}
+
+
+def baseline_rows(name: str, fitter: Fitter, layers: dict[str, np.ndarray], twin: dict[str, np.ndarray] | None,
+                  probed: list[int], constant: np.ndarray, seed: int) -> dict[str, dict[str, float]]:
+    """Every probed layer's row against baseline ``name``; a baseline that does not depend on the layer is fitted
+    once."""
+    def layer(k: int, source: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return {s: source[s][:, k] for s in ("train", "test")}
+
+    def joined(k: int, source: dict[str, np.ndarray], base_k: int) -> dict[str, np.ndarray]:
+        return {s: np.concatenate([source[s][:, base_k], layers[s][:, k]], axis=1) for s in ("train", "test")}
+
+    fixed = {"none": lambda: (constant, 0.0), "layer0": lambda: fitter.bits(layer(0, layers), False),
+             "word": lambda: fitter.bits(None, True)}
+    base = fixed[name]() if name in fixed else None
+    out = {}
+    for k in probed:
+        log.info("baseline %s, layer %d", name, k)
+        if name == "random":
+            base = fitter.bits(layer(k, twin), False)
+            joint = fitter.bits(joined(k, twin, k), False)
+        elif name == "layer0":
+            joint = fitter.bits(joined(k, layers, 0), False)
+        else:
+            joint = fitter.bits(layer(k, layers), name == "word")
+        out[f"layer_{k}"] = row(fitter, base[0], joint[0], joint[1], seed)
+    return out
+
+
+def run(context: ProbeContext) -> ProbeOutcome:
+    """Probe conditional on ``context``'s encoder (see the module docstring)."""
+    settings: ConditionalSettings = context.settings
+    read_ = read(context, settings)
+    data = labelled(read_.splits)
+    twin = None
+    if "random" in settings.baselines:   # checked before any layer is computed: hdf5 has no random twin
+        twin = features(context.random_twin(0), read_.splits)
+    layers = features(context, read_.splits)
+    fitter = Fitter(data, settings)
+    constant = cp.constant_bits(data.y["train"], data.y["test"][fitter.seen], len(data.classes))
+    probed = layer_indices(settings.layers, int(context.encoder_record["layers"]))
+    rows = {b: baseline_rows(b, fitter, layers, twin, probed, constant, context.seed) for b in settings.baselines}
+    printed = {"data": "ud_ewt", "tags": settings.tags, "train_sentences": len(read_.splits["train"]),
+               "l2": settings.l2, "h_constant": float(constant.mean()), "test_unseen": int((~fitter.seen).sum()),
+               "baselines": rows}
+    metrics = {"test": {"h_constant": printed["h_constant"], "test_unseen": printed["test_unseen"],
+                        **{f"{b}/{layer}_{key}": value for b, by_layer in rows.items()
+                           for layer, values in by_layer.items() for key, value in values.items()}}}
+    block = {"name": "ud_ewt", "fraction": 1.0, "train_sentences": len(read_.splits["train"]), "tags": settings.tags,
+             "num_classes": len(data.classes), "split_overlap": read_.overlap}
+    main = f"{settings.baselines[0]}/layer_{probed[-1]}_gain"
+    return ProbeOutcome(printed, metrics, main, block)

@@ -1,0 +1,31 @@
+"""Probe ``erasure``: per layer, LEACE (Belrose et al. 2023; the ``concept-erasure`` package's LeaceFitter) fitted
+on the training split's features and one-hot labels, and how complete the erasure is: a linear probe fitted on
+erased training features scored on erased test features, beside the majority class's share and the prior's bits,
+and the rank of the change (k − 1 for k classes). Torch-free."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from elmo_bench.base.ranges import ranged
+from elmo_bench.probe.declaration import ProbeDeclaration
+from elmo_bench.probe.settings import UdSettings, check_choice
+from elmo_bench.probes.conditional.config import TAGS
+
+
+@dataclass(frozen=True)
+class ErasureSettings(UdSettings):
+    """``probe.<key>`` of probe erasure; the LEACE settings are recorded with every eraser."""
+
+    tags: str = "upos"                                   # the concept erased: upos | xpos | deprel
+    l2: float = ranged(1e-4, float, 0)                   # the scoring probe's fixed L2
+    max_iter: int = ranged(1000, int, 1)
+    tol: float = ranged(1e-5, float, 0, low_open=True)
+    svd_tol: float = ranged(1e-8, float, 0, low_open=True)   # LeaceFitter's (its default 0.01 drops rare classes)
+
+    def check(self) -> None:
+        check_choice("tags", self.tags, TAGS)
+
+
+PROBE = ProbeDeclaration("erasure", ".probe:run", ErasureSettings, data="ud_ewt",
+                         predicts="a word's label before and after erasing it from a layer",
+                         record_task="erasure_probe")

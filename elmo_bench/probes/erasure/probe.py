@@ -1,0 +1,101 @@
+"""Probe erasure: per layer k, a LEACE eraser fitted on the training split (``LeaceFitter(d, k, method="leace",
+dtype=float64, svd_tol, constrain_cov_trace=False)`` on one-hot labels of the k training classes: integer labels
+in one column would give a rank-1 eraser without an error, and the default svd_tol 0.01 drops rare classes), saved
+with its identity under ``erasers/layer_<k>.pt``, and scored: the converged linear probe (fixed L2) fitted and
+scored before and after erasure on test tokens whose label occurs in training.
+
+Printed and recorded (task ``erasure_probe``): ``metrics.test.majority`` (the training-majority class's test share,
+%), ``prior_bits`` (the test labels' cross-entropy under the training label distribution), and per layer
+``layer_<k>_accuracy_before/after`` (%), ``layer_<k>_bits_before/after`` and ``layer_<k>_rank`` (must be k − 1).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+import torch
+from concept_erasure import LeaceFitter
+
+from elmo_bench.base.errors import ConfigError
+from elmo_bench.probe import conditional as cp
+from elmo_bench.probe.api import ProbeContext, ProbeOutcome
+from elmo_bench.probe.linear import Standardiser
+from elmo_bench.probe.settings import layer_indices
+from elmo_bench.probes.conditional.probe import Labelled, features, labelled, read
+from elmo_bench.probes.erasure.config import ErasureSettings
+
+log = logging.getLogger(__name__)
+#: the package's settings every eraser is fitted with (recorded beside it)
+LEACE = {"method": "leace", "dtype": "float64", "constrain_cov_trace": False}
+
+
+def fit_eraser(x: torch.Tensor, y: torch.Tensor, classes: int, svd_tol: float) -> Any:
+    """The LEACE eraser of one-hot ``y`` (n,) from ``x`` (n, d) float64."""
+    fitter = LeaceFitter(x.shape[1], classes, method="leace", dtype=torch.float64, svd_tol=svd_tol,
+                         constrain_cov_trace=False)
+    fitter.update(x, torch.nn.functional.one_hot(y, classes).to(torch.float64))
+    return fitter.eraser
+
+
+def change_rank(eraser: Any) -> int:
+    """The rank of x ↦ eraser(x) − x (the erased subspace's dimension)."""
+    return int(torch.linalg.matrix_rank(eraser.proj_left @ eraser.proj_right))
+
+
+def scored(x: dict[str, torch.Tensor], data: Labelled, seen: np.ndarray, settings: ErasureSettings
+           ) -> tuple[float, float]:
+    """(accuracy %, bits per token) on the seen test tokens of the linear probe fitted on ``x["train"]``."""
+    scale = Standardiser.fit(x["train"])
+    probe = cp.fit_lookup_softmax(scale(x["train"]), None, torch.from_numpy(data.y["train"]), len(data.classes), 1,
+                                  settings.l2, settings.max_iter, settings.tol)
+    test = scale(x["test"])[torch.from_numpy(seen)]
+    gold = torch.from_numpy(data.y["test"][seen])
+    return 100.0 * float((probe.predict(test, None) == gold).double().mean()), float(probe.bits(test, None, gold).mean())
+
+
+def erase_layer(k: int, layers: dict[str, np.ndarray], data: Labelled, seen: np.ndarray, settings: ErasureSettings,
+                context: ProbeContext) -> dict[str, float]:
+    """Layer k's eraser (saved with its identity) and its scores before and after; ConfigError when the change's
+    rank is below k − 1 (a class the eraser could not separate)."""
+    x = {s: torch.from_numpy(np.ascontiguousarray(layers[s][:, k], dtype=np.float64)) for s in ("train", "test")}
+    classes = len(data.classes)
+    eraser = fit_eraser(x["train"], torch.from_numpy(data.y["train"]), classes, settings.svd_tol)
+    rank = change_rank(eraser)
+    if rank != classes - 1:
+        raise ConfigError(f"probe erasure: layer {k}'s eraser has rank {rank}, expected {classes - 1} for the "
+                          f"{classes} classes {data.classes} (a class whose mean the layer cannot separate)")
+    before = scored(x, data, seen, settings)
+    after = scored({s: eraser(v) for s, v in x.items()}, data, seen, settings)
+    identity = {"encoder": context.encoder_record["hash"], "layer": k, "concept": settings.tags,
+                "classes": data.classes, "train_tokens": int(len(data.y["train"])), "settings": asdict(settings),
+                "leace": {**LEACE, "svd_tol": settings.svd_tol}}
+    target = context.run_dir / "erasers" / f"layer_{k}.pt"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"identity": identity, "proj_left": eraser.proj_left, "proj_right": eraser.proj_right,
+                "bias": eraser.bias}, target)
+    return {"accuracy_before": before[0], "accuracy_after": after[0], "bits_before": before[1],
+            "bits_after": after[1], "rank": rank}
+
+
+def run(context: ProbeContext) -> ProbeOutcome:
+    """Probe erasure on ``context``'s encoder (see the module docstring)."""
+    settings: ErasureSettings = context.settings
+    read_ = read(context, settings)
+    data = labelled(read_.splits)
+    layers = features(context, read_.splits)
+    seen = data.y["test"] >= 0
+    counts = np.bincount(data.y["train"], minlength=len(data.classes))
+    majority = 100.0 * float((data.y["test"][seen] == counts.argmax()).mean())
+    prior = float(cp.constant_bits(data.y["train"], data.y["test"][seen], len(data.classes)).mean())
+    rows = {f"layer_{k}": erase_layer(k, layers, data, seen, settings, context)
+            for k in layer_indices(settings.layers, int(context.encoder_record["layers"]))}
+    metrics = {"test": {"majority": majority, "prior_bits": prior, "test_unseen": int((~seen).sum()),
+                        **{f"{layer}_{key}": value for layer, row in rows.items() for key, value in row.items()}}}
+    printed = {"data": "ud_ewt", "tags": settings.tags, "train_sentences": len(read_.splits["train"]),
+               "majority": majority, "prior_bits": prior, "leace": {**LEACE, "svd_tol": settings.svd_tol},
+               "layers": rows}
+    block = {"name": "ud_ewt", "fraction": 1.0, "train_sentences": len(read_.splits["train"]), "tags": settings.tags,
+             "num_classes": len(data.classes), "split_overlap": read_.overlap}
+    return ProbeOutcome(printed, metrics, f"{next(iter(rows))}_accuracy_after", block)
