@@ -44,7 +44,7 @@ def _copy(source: Path, target: Path, *names: str) -> Path:
     ("batch_size", 0, r"encoder.batch_size expected an integer >= 1, found 0"),
     ("batch_size", 2.5, r"encoder.batch_size expected an integer >= 1, found 2.5"),
     ("max_length", 0, r"encoder.max_length expected an integer >= 1 or null, found 0"),
-    ("pooling", "max", r"encoder.pooling expected one of first, last, mean, found 'max'"),
+    ("pooling", "max", r"encoder.pooling expected one of auto, first, last, mean, found 'max'"),
     ("amp", "fp8", r"encoder.amp expected one of off, bf16, fp16, found 'fp8'"),
     ("cache_dtype", "fp64", r"encoder.cache_dtype expected one of fp16, fp32, found 'fp64'"),
     ("path", "???", r"encoder=transformers needs encoder.path \(a model directory or a hub name\); found none"),

@@ -19,6 +19,7 @@ import torch
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.bilm.model import BiLM
 from elmo_bench.encoders.bilm import BiLMEncoder
+from elmo_bench.encoders.transformers import frozen
 
 MODES = ("all", "lstm")
 RANDOMISABLE = {"bilm": MODES, "transformers": ("all",)}
@@ -80,9 +81,7 @@ def randomise_transformer(encoder: Any, mode: str, seed: int) -> Any:
         model = AutoModel.from_config(encoder.model.config)
     if getattr(model.config, "is_encoder_decoder", False):
         model = model.get_encoder()
-    encoder.model = model.eval().float()
-    for parameter in encoder.model.parameters():
-        parameter.requires_grad_(False)
+    encoder.model = frozen(model, getattr(encoder, "dtype", "float32"))  # in the dtype the trained one runs in
     encoder.randomised = {"random_init": mode, "random_seed": seed}
     return encoder
 

@@ -46,12 +46,18 @@ import torch
 
 from elmo_bench.base.device import AMP_DTYPES, normalise_amp
 from elmo_bench.base.errors import ConfigError, DataError
+from elmo_bench.encoders.hf_forward import find_blocks, full_states, hooked_states, hooks_match, is_causal, \
+    token_batches
 from elmo_bench.encoders.kinds import EncoderKind, need_path
-from elmo_bench.encoders.settings import check_encoder_settings, path_like
+from elmo_bench.encoders.layer_select import all_or, layer_indices
+from elmo_bench.encoders.settings import DEFAULT_DTYPE, check_encoder_settings, path_like
 
 log = logging.getLogger(__name__)
 
-POOLINGS = ("first", "last", "mean")
+POOLINGS = ("auto", "first", "last", "mean")
+#: ``encoder.dtype`` → the torch dtype the weights are loaded in, and the ``precision`` the identity records
+TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+DTYPE_PRECISION = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
 #: weight, config and tokenizer files that decide a local model's vectors (hashed for its identity)
 _MODEL_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt",
                 "vocab.json", "merges.txt", "spiece.model", "sentencepiece.bpe.model", "model.safetensors",
@@ -203,6 +209,35 @@ def load_tokenizer(name: str, revision: str | None = None, local: bool = True) -
     return tokenizer
 
 
+def _dtype_keyword() -> str:
+    """The ``from_pretrained`` keyword of the weights' dtype: ``dtype`` from transformers 4.56, ``torch_dtype``
+    before."""
+    import transformers  # lazy: transformers
+
+    major, minor = (int(part) for part in transformers.__version__.split(".")[:2])
+    return "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
+
+
+def _load_model(name: str, revision: str | None, local: bool, dtype: str) -> Any:
+    """The AutoModel of ``name``, its weights loaded in ``dtype`` (float32: exactly today's call, cast after);
+    of an encoder-decoder model (T5, BART) only its encoder, whose hidden states are the layers."""
+    from transformers import AutoModel  # lazy: transformers
+
+    extra = {} if dtype == DEFAULT_DTYPE else {_dtype_keyword(): TORCH_DTYPES[dtype]}
+    model = _load(AutoModel, name, revision, local, **extra)
+    if getattr(model.config, "is_encoder_decoder", False):
+        model = model.get_encoder()
+    return model
+
+
+def frozen(model: Any, dtype: str = DEFAULT_DTYPE) -> Any:
+    """``model`` in eval mode, in ``dtype`` (float32 by ``.float()``, as always), without gradients."""
+    model = model.eval().float() if dtype == DEFAULT_DTYPE else model.eval().to(TORCH_DTYPES[dtype])
+    for parameter in model.parameters():
+        parameter.requires_grad_(False)
+    return model
+
+
 def position_limit(model: Any) -> int | None:
     """The model's position table (RoBERTa-style tables hold two more rows than positions: the padding offset);
     None for a model without one (relative positions)."""
@@ -278,25 +313,43 @@ class TransformersEncoder:
     #: set by elmo_bench.encoders.random_init on a model rebuilt with random weights (random_init, random_seed)
     randomised: dict[str, Any] = {}
 
-    def __init__(self, path: str, pooling: str = "first", revision: str | None = None, amp: Any = "off",
-                 max_length: int | None = None, batch_size: int = 32) -> None:
-        from transformers import AutoModel
-
+    def __init__(self, path: str, pooling: str = "auto", revision: str | None = None, amp: Any = "off",
+                 max_length: int | None = None, batch_size: int = 32, layers: Any = None,
+                 dtype: str = DEFAULT_DTYPE, max_tokens: int | None = None) -> None:
         check_encoder_settings({"kind": "transformers", "path": path, "pooling": pooling, "revision": revision,
-                                "max_length": max_length, "batch_size": batch_size})
-        self.path, self.pooling, self.revision = str(path), pooling, revision
+                                "max_length": max_length, "batch_size": batch_size, "layers": layers,
+                                "dtype": dtype, "max_tokens": max_tokens})
+        self.path, self.pooling_asked, self.revision = str(path), pooling, revision
         self.amp = normalise_amp(amp, "encoder.amp")
+        self.dtype = str(dtype or DEFAULT_DTYPE)
         directory = check_model_directory(self.path)
         local = directory is not None
         if local:
             self.path = str(directory)
         self.tokenizer = load_tokenizer(self.path, revision, local)
-        model = _load(AutoModel, self.path, revision, local)
-        if getattr(model.config, "is_encoder_decoder", False):
-            model = model.get_encoder()  # T5, BART: the encoder's hidden states are the layers
-        self.model = model.eval().float()
-        for parameter in self.model.parameters():
-            parameter.requires_grad_(False)
+        self.model = frozen(_load_model(self.path, revision, local, self.dtype), self.dtype)
+        self._set_window(max_length)
+        config = self.model.config
+        self.total_layers = int(config.num_hidden_layers) + 1
+        self.indices = layer_indices(layers, self.total_layers, model=f"{Path(self.path).name} ({self.total_layers} "
+                                                                        f"layers)")
+        self.num_layers = len(all_or(self.indices, self.total_layers))
+        self.dim = int(config.hidden_size)
+        self.batch_size = int(batch_size)
+        self.max_tokens = None if max_tokens is None else int(max_tokens)
+        if self.max_tokens is not None and self.max_tokens < self.window:
+            raise ConfigError(f"config: encoder.max_tokens {self.max_tokens} is smaller than the model window "
+                              f"({self.window} tokens): one sentence's window must fit one forward pass; raise "
+                              f"encoder.max_tokens or set encoder.max_length <= {self.max_tokens}")
+        self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        self.model_hash = directory_hash(Path(self.path)) if local else str(
+            getattr(config, "_commit_hash", None) or revision or "unknown")
+        self.causal = self._behaves_causal(torch.device("cpu"))
+        self.pooling = pooling if pooling != "auto" else ("last" if self.causal else "first")
+        self._hooks_checked: dict[tuple[int, str], bool] = {}
+
+    def _set_window(self, max_length: int | None) -> None:
+        """The window (tokens per forward pass of one sentence), its special tokens and the content left."""
         self.window = model_window(self.model, self.tokenizer, max_length)
         self.specials = len(self.tokenizer([["a"]], is_split_into_words=True)["input_ids"][0]) - len(
             self.tokenizer([["a"]], is_split_into_words=True, add_special_tokens=False)["input_ids"][0])
@@ -304,26 +357,63 @@ class TransformersEncoder:
         if self.content < 2:
             raise ConfigError(f"config: encoder.max_length {self.window} leaves no room for words after "
                               f"{self.specials} special tokens")
-        config = self.model.config
-        self.num_layers = int(config.num_hidden_layers) + 1
-        self.dim = int(config.hidden_size)
-        self.batch_size = int(batch_size)
-        self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        self.model_hash = directory_hash(Path(self.path)) if local else str(
-            getattr(config, "_commit_hash", None) or revision or "unknown")
+
+    def _probe_ids(self) -> tuple[list[int], int]:
+        """A short input of plain vocabulary ids (within the model's embedding) and another id for its last."""
+        limit = int(getattr(self.model.config, "vocab_size", 0) or 1 << 30)
+        plain = sorted(set(self.tokenizer.get_vocab().values()) - set(self.tokenizer.all_special_ids))
+        plain = [i for i in plain if i < limit][:7]
+        return plain[1:], plain[0]
+
+    def _behaves_causal(self, device: torch.device) -> bool:
+        """:func:`elmo_bench.encoders.hf_forward.is_causal` on a short input; doubles as the check that the model
+        runs in ``encoder.dtype`` on ``device`` (one ConfigError line where it cannot)."""
+        ids, other = self._probe_ids()
+        try:
+            return is_causal(self.model, ids, other)
+        except (RuntimeError, NotImplementedError) as exc:
+            raise ConfigError(f"config: encoder.dtype={self.dtype}: {Path(self.path).name} cannot run in {self.dtype} "
+                              f"on {device} ({_one_line(exc)[:200]}); choose another encoder.dtype") from None
 
     def identity(self) -> dict[str, Any]:
-        return {"kind": "transformers", "model": self.path if not Path(self.path).is_dir() else Path(self.path).name,
-                "revision": self.revision, "hash": self.model_hash, "pooling": self.pooling, "window": self.window,
-                "precision": self.amp if self.amp != "off" else "fp32",
-                "model_type": getattr(self.model.config, "model_type", None), **self.randomised}
+        """What keys the cache and the run: today's dict exactly for every layer in float32 of an encoder-only model;
+        a layer subset, a dtype other than float32 and a causal model each add their entry."""
+        precision = self.amp if self.amp != "off" else DTYPE_PRECISION[self.dtype]
+        ident = {"kind": "transformers", "model": self.path if not Path(self.path).is_dir() else Path(self.path).name,
+                 "revision": self.revision, "hash": self.model_hash, "pooling": self.pooling, "window": self.window,
+                 "precision": precision, "model_type": getattr(self.model.config, "model_type", None),
+                 **self.randomised}
+        if self.indices is not None:
+            ident["encoder_layer_indices"] = list(self.indices)
+        if self.dtype != DEFAULT_DTYPE:
+            ident["dtype"] = self.dtype
+        if self.causal:
+            ident["causal"] = True
+        return ident
+
+    def extras(self) -> dict[str, Any]:
+        """Facts recorded beside the identity (the cache entry's meta.json): how pooling was chosen, whether the
+        model behaved causally, the model's layer indices kept."""
+        return {"pooling_asked": self.pooling_asked, "pooling": self.pooling, "causal": self.causal,
+                "encoder_layer_indices": all_or(self.indices, self.total_layers), "dtype": self.dtype,
+                "max_tokens": self.max_tokens}
 
     @property
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
 
     def to(self, device: torch.device | str) -> "TransformersEncoder":
-        self.model.to(device)
+        """The encoder on ``device``; a dtype other than float32 is tried there at once (one ConfigError line
+        where the device cannot run it: bfloat16 on a GPU without it, say)."""
+        before = self.device
+        target = torch.device(device)
+        if target.type == "cuda" and self.dtype == "bfloat16" and torch.cuda.is_available() and \
+                not torch.cuda.is_bf16_supported():
+            raise ConfigError(f"config: encoder.dtype=bfloat16: {target} does not support bfloat16; choose "
+                              f"encoder.dtype=float16 or float32")
+        self.model.to(target)
+        if self.dtype != DEFAULT_DTYPE and self.device != before:
+            self._behaves_causal(self.device)
         return self
 
     def _tokenize(self, sentences: Sequence[Sequence[str]]) -> list[tuple[list[int], list[int | None]]]:
@@ -446,7 +536,9 @@ class TransformersEncoder:
 
     @torch.no_grad()
     def layers(self, sentences: Sequence[Sequence[str]]) -> tuple[torch.Tensor, torch.Tensor]:
-        """(batch, layers, words, dim) float32 and (batch, words) mask on the model's device."""
+        """(batch, layers, words, dim) float32 and (batch, words) mask on the model's device; ``layers`` counts the
+        kept layers only (``encoder.layers``), in the order asked. Each forward pass is pooled on the device at
+        once, so no more than one pass's hidden states (``max_tokens`` tokens when set) are ever held."""
         device = self.device
         longest = max((len(s) for s in sentences), default=0)
         out = torch.zeros(len(sentences), self.num_layers, longest, self.dim, device=device)
@@ -456,52 +548,68 @@ class TransformersEncoder:
         windows, picks = self.plan(sentences)
         if not picks:
             return out, mask
-        hidden = self._run(windows)  # (windows, layers, positions, dim)
-        index = torch.tensor(picks, device=device)
-        sentence, word, rows, first, last = index.unbind(1)
-        if self.pooling == "first":
-            vectors = hidden[rows, :, first]
-        elif self.pooling == "last":
-            vectors = hidden[rows, :, last]
-        else:  # mean over positions [first, last] through prefix sums
-            sums = torch.nn.functional.pad(hidden.cumsum(dim=2), (0, 0, 1, 0))
-            count = (last - first + 1).to(hidden.dtype)[:, None, None]
-            vectors = (sums[rows, :, last + 1] - sums[rows, :, first]) / count
-        out[sentence, :, word] = vectors
+        index = torch.tensor(picks, device=device)  # (words, 5): sentence, word, window, first, last
+        slot = torch.full((len(windows),), -1, dtype=torch.long, device=device)
+        for batch in token_batches([len(w) for w in windows], self.max_tokens, self.batch_size):
+            hidden = self._forward([windows[i] for i in batch])  # (passes' windows, layers, T, dim)
+            slot.fill_(-1)
+            slot[torch.tensor(batch, device=device)] = torch.arange(len(batch), device=device)
+            mine = index[slot[index[:, 2]] >= 0]
+            sentence, word, window, first, last = mine.unbind(1)
+            out[sentence, :, word] = self._pool(hidden, slot[window], first, last)
         return out, mask
 
-    def _run(self, windows: list[list[int]]) -> torch.Tensor:
-        """Hidden states of token windows, ``batch_size`` windows at a time, right-padded: (n, layers, T, dim)."""
+    def _pool(self, hidden: torch.Tensor, rows: torch.Tensor, first: torch.Tensor,
+              last: torch.Tensor) -> torch.Tensor:
+        """Words' vectors (words, layers, dim) float32 from one pass's hidden states (windows, layers, T, dim)."""
+        if self.pooling == "first":
+            return hidden[rows, :, first].float()
+        if self.pooling == "last":
+            return hidden[rows, :, last].float()
+        hidden = hidden.float()  # mean over positions [first, last] through prefix sums
+        sums = torch.nn.functional.pad(hidden.cumsum(dim=2), (0, 0, 1, 0))
+        count = (last - first + 1).to(hidden.dtype)[:, None, None]
+        return (sums[rows, :, last + 1] - sums[rows, :, first]) / count
+
+    def _forward(self, chunk: list[list[int]]) -> torch.Tensor:
+        """The kept hidden states of one forward pass over token windows, right-padded: (windows, layers, T, dim)
+        in the model's dtype."""
         device = self.device
-        width = max(len(w) for w in windows)
-        out = torch.zeros(len(windows), self.num_layers, width, self.dim, device=device)
+        longest = max(len(w) for w in chunk)
+        ids = torch.full((len(chunk), longest), self.pad_id, dtype=torch.long)
+        attention = torch.zeros(len(chunk), longest, dtype=torch.long)
+        for row, window in enumerate(chunk):
+            ids[row, : len(window)] = torch.tensor(window, dtype=torch.long)
+            attention[row, : len(window)] = 1
+        inputs = {"input_ids": ids.to(device), "attention_mask": attention.to(device)}
         dtype = AMP_DTYPES[self.amp]
-        for start in range(0, len(windows), self.batch_size):
-            chunk = windows[start: start + self.batch_size]
-            longest = max(len(w) for w in chunk)
-            ids = torch.full((len(chunk), longest), self.pad_id, dtype=torch.long)
-            attention = torch.zeros(len(chunk), longest, dtype=torch.long)
-            for row, window in enumerate(chunk):
-                ids[row, : len(window)] = torch.tensor(window, dtype=torch.long)
-                attention[row, : len(window)] = 1
-            ids, attention = ids.to(device), attention.to(device)
-            if dtype is None:
-                result = self.model(input_ids=ids, attention_mask=attention, output_hidden_states=True)
-            else:
-                with torch.autocast(device_type=device.type, dtype=dtype):
-                    result = self.model(input_ids=ids, attention_mask=attention, output_hidden_states=True)
-            states = torch.stack([h.float() for h in result.hidden_states], dim=1)  # (chunk, layers, T, dim)
-            out[start: start + len(chunk), :, :longest] = states
-        return out
+        if dtype is None:
+            return self._states(inputs)
+        with torch.autocast(device_type=device.type, dtype=dtype):
+            return self._states(inputs)
+
+    def _states(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Every hidden state (no subset asked), or the subset through block hooks when they were found to give
+        exactly what ``output_hidden_states`` gives on this model (else selected from the full pass)."""
+        if self.indices is None:
+            return full_states(self.model, None, **inputs)
+        memo = (id(self.model), str(self.device))
+        if memo not in self._hooks_checked:
+            self._hooks_checked[memo] = hooks_match(self.model, find_blocks(self.model), self.indices,
+                                                    self._probe_ids()[0])
+        if self._hooks_checked[memo]:
+            return hooked_states(self.model, find_blocks(self.model), self.indices, **inputs)
+        return full_states(self.model, self.indices, **inputs)
 
 
 def from_spec(spec: Mapping[str, Any], amp: Any = "off") -> TransformersEncoder:
     """``encoder=transformers``: ``encoder.path`` (a directory or hub name) and its options; the run's ``amp`` is
     the default precision."""
-    return TransformersEncoder(need_path(spec), pooling=str(spec.get("pooling") or "first"),
+    return TransformersEncoder(need_path(spec), pooling=str(spec.get("pooling") or "auto"),
                                revision=spec.get("revision"), amp=spec.get("amp") if spec.get("amp") is not None
                                else amp, max_length=spec.get("max_length"),
-                               batch_size=int(spec.get("batch_size") or 32))
+                               batch_size=int(spec.get("batch_size") or 32), layers=spec.get("layers"),
+                               dtype=str(spec.get("dtype") or DEFAULT_DTYPE), max_tokens=spec.get("max_tokens"))
 
 
 #: ``encoder=transformers`` (elmo_bench.encoders.kinds)
