@@ -46,8 +46,14 @@ import torch
 
 from elmo_bench.base.device import AMP_DTYPES, normalise_amp
 from elmo_bench.base.errors import ConfigError, DataError
-from elmo_bench.encoders.hf_forward import find_blocks, full_states, hooked_states, hooks_match, is_causal, \
-    token_batches
+from elmo_bench.encoders.hf_forward import (
+    find_blocks,
+    full_states,
+    hooked_states,
+    hooks_match,
+    is_causal,
+    token_batches,
+)
 from elmo_bench.encoders.kinds import EncoderKind, need_path
 from elmo_bench.encoders.layer_select import all_or, layer_indices
 from elmo_bench.encoders.settings import DEFAULT_DTYPE, check_encoder_settings, path_like
@@ -209,7 +215,7 @@ def load_tokenizer(name: str, revision: str | None = None, local: bool = True) -
     return tokenizer
 
 
-def _dtype_keyword() -> str:
+def dtype_keyword() -> str:
     """The ``from_pretrained`` keyword of the weights' dtype: ``dtype`` from transformers 4.56, ``torch_dtype``
     before."""
     import transformers  # lazy: transformers
@@ -223,7 +229,7 @@ def _load_model(name: str, revision: str | None, local: bool, dtype: str) -> Any
     of an encoder-decoder model (T5, BART) only its encoder, whose hidden states are the layers."""
     from transformers import AutoModel  # lazy: transformers
 
-    extra = {} if dtype == DEFAULT_DTYPE else {_dtype_keyword(): TORCH_DTYPES[dtype]}
+    extra = {} if dtype == DEFAULT_DTYPE else {dtype_keyword(): TORCH_DTYPES[dtype]}
     model = _load(AutoModel, name, revision, local, **extra)
     if getattr(model.config, "is_encoder_decoder", False):
         model = model.get_encoder()
@@ -231,8 +237,10 @@ def _load_model(name: str, revision: str | None, local: bool, dtype: str) -> Any
 
 
 def frozen(model: Any, dtype: str = DEFAULT_DTYPE) -> Any:
-    """``model`` in eval mode, in ``dtype`` (float32 by ``.float()``, as always), without gradients."""
-    model = model.eval().float() if dtype == DEFAULT_DTYPE else model.eval().to(TORCH_DTYPES[dtype])
+    """``model`` in eval mode without gradients; float32 made sure of by ``.float()``, as always. A model loaded
+    or built in another dtype is left as loaded: ``.to(dtype)`` would also round the buffers that Hugging Face
+    keeps in float32 on purpose (rotary frequencies), and the layers would no longer be the model's."""
+    model = model.eval().float() if dtype == DEFAULT_DTYPE else model.eval()
     for parameter in model.parameters():
         parameter.requires_grad_(False)
     return model
@@ -240,8 +248,8 @@ def frozen(model: Any, dtype: str = DEFAULT_DTYPE) -> Any:
 
 def position_limit(model: Any) -> int | None:
     """The model's position table (RoBERTa-style tables hold two more rows than positions: the padding offset);
-    None for a model without one (relative positions)."""
-    config = model.config
+    None for a model without one (relative positions). ``model``: the model or its config."""
+    config = getattr(model, "config", model)
     for key in ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length"):
         value = getattr(config, key, None)
         if isinstance(value, int) and value > 0:
@@ -327,20 +335,14 @@ class TransformersEncoder:
         if local:
             self.path = str(directory)
         self.tokenizer = load_tokenizer(self.path, revision, local)
-        self.model = frozen(_load_model(self.path, revision, local, self.dtype), self.dtype)
-        self._set_window(max_length)
-        config = self.model.config
-        self.total_layers = int(config.num_hidden_layers) + 1
-        self.indices = layer_indices(layers, self.total_layers, model=f"{Path(self.path).name} ({self.total_layers} "
-                                                                        f"layers)")
-        self.num_layers = len(all_or(self.indices, self.total_layers))
-        self.dim = int(config.hidden_size)
+        from transformers import AutoConfig  # lazy: transformers
+
+        config = _load(AutoConfig, self.path, revision, local)  # every check below before any weight is read
+        self._set_window(config, max_length)
+        self._set_layers(config, layers, max_tokens)
         self.batch_size = int(batch_size)
-        self.max_tokens = None if max_tokens is None else int(max_tokens)
-        if self.max_tokens is not None and self.max_tokens < self.window:
-            raise ConfigError(f"config: encoder.max_tokens {self.max_tokens} is smaller than the model window "
-                              f"({self.window} tokens): one sentence's window must fit one forward pass; raise "
-                              f"encoder.max_tokens or set encoder.max_length <= {self.max_tokens}")
+        self.model = frozen(_load_model(self.path, revision, local, self.dtype), self.dtype)
+        config = self.model.config
         self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         self.model_hash = directory_hash(Path(self.path)) if local else str(
             getattr(config, "_commit_hash", None) or revision or "unknown")
@@ -348,15 +350,29 @@ class TransformersEncoder:
         self.pooling = pooling if pooling != "auto" else ("last" if self.causal else "first")
         self._hooks_checked: dict[tuple[int, str], bool] = {}
 
-    def _set_window(self, max_length: int | None) -> None:
+    def _set_window(self, config: Any, max_length: int | None) -> None:
         """The window (tokens per forward pass of one sentence), its special tokens and the content left."""
-        self.window = model_window(self.model, self.tokenizer, max_length)
+        self.window = model_window(config, self.tokenizer, max_length)
         self.specials = len(self.tokenizer([["a"]], is_split_into_words=True)["input_ids"][0]) - len(
             self.tokenizer([["a"]], is_split_into_words=True, add_special_tokens=False)["input_ids"][0])
         self.content = self.window - self.specials
         if self.content < 2:
             raise ConfigError(f"config: encoder.max_length {self.window} leaves no room for words after "
                               f"{self.specials} special tokens")
+
+    def _set_layers(self, config: Any, layers: Any, max_tokens: int | None) -> None:
+        """The model's layer indices kept (``encoder.layers``: None = every one), their count and width, and
+        ``max_tokens`` checked against the window (one ConfigError line each, before any weight is read)."""
+        self.total_layers = int(config.num_hidden_layers) + 1
+        self.indices = layer_indices(layers, self.total_layers, model=f"{Path(self.path).name} ({self.total_layers} "
+                                                                        f"layers)")
+        self.num_layers = len(all_or(self.indices, self.total_layers))
+        self.dim = int(config.hidden_size)
+        self.max_tokens = None if max_tokens is None else int(max_tokens)
+        if self.max_tokens is not None and self.max_tokens < self.window:
+            raise ConfigError(f"config: encoder.max_tokens {self.max_tokens} is smaller than the model window "
+                              f"({self.window} tokens): one sentence's window must fit one forward pass; raise "
+                              f"encoder.max_tokens or set encoder.max_length <= {self.max_tokens}")
 
     def _probe_ids(self) -> tuple[list[int], int]:
         """A short input of plain vocabulary ids (within the model's embedding) and another id for its last."""
