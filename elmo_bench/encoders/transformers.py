@@ -1,14 +1,14 @@
 """``encoder=transformers``: any Hugging Face ``AutoModel`` as a frozen encoder of words.
 
-Every hidden state is a layer: the embedding output, then one per block (BERT-base: 13 layers of 768). Encoder-only
-and decoder-only models are used whole; of an encoder-decoder model (T5, BART) only its encoder. Words are the
-tasks' own tokens: each sentence goes through the fast tokenizer pre-split (``is_split_into_words=True``; byte-level
-BPE tokenizers, GPT-2 and RoBERTa, are loaded with ``add_prefix_space=True``, set on the pre-tokenizer itself, so
-that a word inside a sentence is tokenised as it would be in running text; a tokenizer where that cannot be done is
-refused), ``word_ids()`` maps subwords to words, and a word's vector is its first
-subword's (``pooling=first``, the default, as BERT's NER recipe), its last (``last``, natural for left-to-right
-models) or the mean of its subwords (``mean``). A word the tokenizer turns into no subword at all (a lone control
-character) is given the unknown token.
+Every hidden state is a layer: the embedding output, then one per block (BERT-base: 13 layers of 768;
+``encoder.layers`` keeps a subset). Encoder-only and decoder-only models are used whole; of an encoder-decoder model
+(T5, BART) only its encoder. Words are the tasks' own tokens: each sentence goes through the fast tokenizer
+pre-split (``is_split_into_words=True``; byte-level BPE tokenizers, GPT-2 and RoBERTa, are loaded with
+``add_prefix_space=True``, set on the pre-tokenizer itself, so that a word inside a sentence is tokenised as it
+would be in running text; a tokenizer where that cannot be done is refused), ``word_ids()`` maps subwords to words,
+and a word's vector is its first subword's (``pooling=first``, what ``auto`` gives an encoder-only model, as BERT's
+NER recipe), its last (``last``, natural for left-to-right models) or the mean of its subwords (``mean``). A word
+the tokenizer turns into no subword at all (a lone control character) is given the unknown token.
 
 Long sequences: a sentence whose tokens (with the model's special tokens) exceed the model window is encoded in
 overlapping windows of whole words, each holding at most ``content`` subwords (``content`` = window minus the
@@ -27,8 +27,16 @@ Checks before any layer is trusted: a path-like ``encoder.path`` (see :func:`pat
 special tokens only (a model directory without its tokenizer files) is refused, and so is one that turns more than
 half the words of the run's first training sentence into the unknown token (:meth:`check_sentence`).
 
-Precision: fp32 unless ``amp`` (the run's ``amp`` by default: ``bf16`` / ``fp16`` run the model under autocast);
+Precision: weights in ``encoder.dtype`` (float32, the default, or bfloat16 / float16: loaded in that dtype, and a
+device that cannot run it is one line), and under autocast when ``amp`` says so (the run's ``amp`` by default);
 layers always come back as float32. Device: wherever :meth:`TransformersEncoder.to` put the model.
+
+Large models (issue 46): ``encoder.layers`` keeps only the model's layers asked for (indices, or ``every:K``) and
+stops the forward pass after the deepest requested block (elmo_bench.encoders.hf_forward); ``encoder.max_tokens``
+fills each forward pass up to that many subword tokens, shortest windows first, and every pass is pooled on the
+device at once. ``pooling=auto`` (the default) is ``last`` for a model that behaves causally (changing its last
+token leaves every earlier position's states bit-identical) and ``first`` otherwise. With every layer, float32 and
+an encoder-only model the identity is exactly what it was before these settings existed.
 
 Offline use: a hub name is looked up in the local Hugging Face cache only when ``HF_HUB_OFFLINE`` is set, when the
 hub cannot be reached (a 3 s connection test, so no minute of retries), or after the online look-up failed; a model that is in neither is one line naming it and suggesting ``encoder.path=DIR``.
@@ -188,12 +196,24 @@ def _byte_level(tokenizer: Any) -> bool:
     return '"ByteLevel"' in json.dumps(json.loads(tokenizer.backend_tokenizer.to_str()).get("pre_tokenizer"))
 
 
+def check_tokenizer_files(name: str, local: bool) -> None:
+    """ConfigError (one line) for a model directory holding ``tokenizer.json`` without ``tokenizer_config.json``:
+    the class the tokenizer was saved with is then unknown, and Hugging Face would build the class of config.json's
+    model type around it (BertTokenizer re-lowercases a cased vocabulary): other ids, other layers, no error."""
+    directory = Path(name)
+    if local and (directory / "tokenizer.json").is_file() and not (directory / "tokenizer_config.json").is_file():
+        raise ConfigError(f"encoder=transformers: {directory} has tokenizer.json but no tokenizer_config.json: the "
+                          f"tokenizer class it was saved with is unknown (loading it as another class gives other "
+                          f"ids); copy tokenizer_config.json from the model's source (save_pretrained writes both)")
+
+
 def load_tokenizer(name: str, revision: str | None = None, local: bool = True) -> Any:
     """The model's fast tokenizer, byte-level BPE ones adding the prefix space (needed for pre-split words), checked:
     a vocabulary of special tokens only, or a byte-level one that still encodes a word inside a sentence as at its
     start, is one ConfigError line."""
     from transformers import AutoTokenizer
 
+    check_tokenizer_files(name, local)
     tokenizer = _load(AutoTokenizer, name, revision, local, use_fast=True)
     if not getattr(tokenizer, "is_fast", False):
         raise ConfigError(f"encoder=transformers: {name} has no fast tokenizer (tokenizer.json); word alignment "
@@ -230,10 +250,36 @@ def _load_model(name: str, revision: str | None, local: bool, dtype: str) -> Any
     from transformers import AutoModel  # lazy: transformers
 
     extra = {} if dtype == DEFAULT_DTYPE else {dtype_keyword(): TORCH_DTYPES[dtype]}
-    model = _load(AutoModel, name, revision, local, **extra)
+    try:
+        model = _load(AutoModel, name, revision, local, **extra)
+    except Exception as exc:  # safetensors' SafetensorError is a bare Exception; torch.load's are many
+        broken = broken_weights(Path(name)) if local else None
+        if broken is None:
+            raise
+        raise ConfigError(f"encoder=transformers: {broken}: cannot be read ({_one_line(exc)[:200]}); the weights "
+                          f"file is truncated or corrupt: copy or download it again") from None
     if getattr(model.config, "is_encoder_decoder", False):
         model = model.get_encoder()
     return model
+
+
+def broken_weights(directory: Path) -> Path | None:
+    """The first weights file of a model directory that does not open (a truncated ``model.safetensors``, a cut
+    ``pytorch_model.bin``), None when they all do."""
+    from safetensors import safe_open  # lazy: safetensors
+
+    for path in sorted(directory.glob("*.safetensors")):
+        try:
+            with safe_open(str(path), "pt") as handle:
+                handle.keys()
+        except Exception:  # SafetensorError derives from Exception only
+            return path
+    for path in sorted(directory.glob("pytorch_model*.bin")):
+        try:
+            torch.load(path, map_location="cpu", weights_only=True)
+        except Exception:  # RuntimeError, EOFError, UnpicklingError...
+            return path
+    return None
 
 
 def frozen(model: Any, dtype: str = DEFAULT_DTYPE) -> Any:
