@@ -238,3 +238,16 @@ def test_a_run_made_before_the_issue_still_matches_and_auto_is_compared_as_the_p
     assert "nothing to do" in caplog.text
     with pytest.raises(ConfigError, match="encoder.layers"):  # another layer set is another run
         _run(tmp_path, "run", *overrides, "encoder.layers=[0,2]")
+
+
+def test_a_dtype_the_device_cannot_run_is_one_line(models, monkeypatch):
+    import elmo_bench.encoders.transformers as module
+
+    def no_kernel(*args, **kwargs):
+        raise RuntimeError('"addmm_impl_cpu_" not implemented for \'Half\'\nsecond line')
+
+    monkeypatch.setattr(module, "is_causal", no_kernel)
+    with pytest.raises(ConfigError, match=r"encoder.dtype=float16: bert cannot run in float16 on cpu \(RuntimeError: "
+                                          r"\"addmm_impl_cpu_\" not implemented .*choose another encoder.dtype") as caught:
+        TransformersEncoder(str(models["bert"]), dtype="float16")
+    assert "\n" not in str(caught.value)
