@@ -251,3 +251,29 @@ def test_a_dtype_the_device_cannot_run_is_one_line(models, monkeypatch):
                                           r"\"addmm_impl_cpu_\" not implemented .*choose another encoder.dtype") as caught:
         TransformersEncoder(str(models["bert"]), dtype="float16")
     assert "\n" not in str(caught.value)
+
+
+def test_the_cache_keeps_only_the_requested_layers_under_a_key_of_their_own(models, tmp_path):
+    from elmo_bench.encoders.cache import ActivationCache
+
+    full = ActivationCache(tmp_path, TransformersEncoder(str(models["qwen2"])), progress=False)
+    subset = ActivationCache(tmp_path, TransformersEncoder(str(models["qwen2"]), layers=[3, 1]), progress=False)
+    assert full.key(SENTENCES) != subset.key(SENTENCES)
+    everything, kept = full.layers(SENTENCES), subset.layers(SENTENCES)
+    assert kept.num_layers == 2 and kept.data.shape[1:] == (2, 32)  # only the two layers are stored
+    assert kept.meta["encoder_facts"]["encoder_layer_indices"] == [3, 1] and kept.meta["encoder_facts"]["causal"]
+    for i in range(len(SENTENCES)):
+        assert (kept.get(i) == everything.get(i)[[3, 1]]).all()
+
+
+def test_plans_cache_bytes_are_the_bytes_a_real_extraction_of_a_layer_subset_writes(models, tmp_path, capsys):
+    from elmo_bench.commands.main import main
+    from tests.test_encoder_transformers import _run
+
+    overrides = ["embedder=elmo", "encoder=transformers", f"encoder.path={models['llama']}", "encoder.layers=every:2"]
+    _run(tmp_path, "run", *overrides)
+    written = sum(p.stat().st_size for p in (tmp_path / "cache").glob("*/layers.f16"))
+    assert main(["plan", "task=ner", "data=ner_sample", *overrides, "--format", "json", "--sample-batches", "1"]) == 0
+    planned = json.loads(capsys.readouterr().out)["runs"][0]
+    assert planned["encoder_layer_indices"] == [0, 2, 3]
+    assert abs(planned["cache_bytes"] - written) <= 0.05 * written, (planned["cache_bytes"], written)
