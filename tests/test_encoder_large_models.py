@@ -277,3 +277,16 @@ def test_plans_cache_bytes_are_the_bytes_a_real_extraction_of_a_layer_subset_wri
     planned = json.loads(capsys.readouterr().out)["runs"][0]
     assert planned["encoder_layer_indices"] == [0, 2, 3]
     assert abs(planned["cache_bytes"] - written) <= 0.05 * written, (planned["cache_bytes"], written)
+
+
+def test_a_random_twin_keeps_the_layer_subset_and_the_dtype(models):
+    from elmo_bench.encoders.random_init import randomise
+
+    twin = randomise(TransformersEncoder(str(models["llama"]), layers=[0, 1], dtype="bfloat16"), "all", 3)
+    whole = randomise(TransformersEncoder(str(models["llama"]), dtype="bfloat16"), "all", 3)
+    assert next(twin.model.parameters()).dtype == torch.bfloat16
+    assert twin.identity()["random_init"] == "all" and twin.identity()["encoder_layer_indices"] == [0, 1]
+    kept, _ = twin.layers(SENTENCES)
+    assert torch.equal(kept, whole.layers(SENTENCES)[0][:, [0, 1]])
+    trained, _ = TransformersEncoder(str(models["llama"]), layers=[0, 1], dtype="bfloat16").layers(SENTENCES)
+    assert not torch.equal(kept, trained)

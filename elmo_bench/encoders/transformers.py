@@ -395,6 +395,7 @@ class TransformersEncoder:
         self.causal = self._behaves_causal(torch.device("cpu"))
         self.pooling = pooling if pooling != "auto" else ("last" if self.causal else "first")
         self._hooks_checked: dict[tuple[int, str], bool] = {}
+        self._blocks: dict[tuple[int, str], Any] = {}
 
     def _set_window(self, config: Any, max_length: int | None) -> None:
         """The window (tokens per forward pass of one sentence), its special tokens and the content left."""
@@ -656,11 +657,12 @@ class TransformersEncoder:
         if self.indices is None:
             return full_states(self.model, None, **inputs)
         memo = (id(self.model), str(self.device))
-        if memo not in self._hooks_checked:
-            self._hooks_checked[memo] = hooks_match(self.model, find_blocks(self.model), self.indices,
+        if memo not in self._hooks_checked:  # once per model and device (a random twin is another model)
+            self._blocks[memo] = find_blocks(self.model)
+            self._hooks_checked[memo] = hooks_match(self.model, self._blocks[memo], self.indices,
                                                     self._probe_ids()[0])
         if self._hooks_checked[memo]:
-            return hooked_states(self.model, find_blocks(self.model), self.indices, **inputs)
+            return hooked_states(self.model, self._blocks[memo], self.indices, **inputs)
         return full_states(self.model, self.indices, **inputs)
 
 
