@@ -61,6 +61,7 @@ from elmo_bench.encoders.hf_forward import (
     hooks_match,
     is_causal,
     token_batches,
+    without_kv_cache,
 )
 from elmo_bench.encoders.kinds import EncoderKind, need_path
 from elmo_bench.encoders.layer_select import all_or, layer_indices
@@ -644,7 +645,7 @@ class TransformersEncoder:
         for row, window in enumerate(chunk):
             ids[row, : len(window)] = torch.tensor(window, dtype=torch.long)
             attention[row, : len(window)] = 1
-        inputs = {"input_ids": ids.to(device), "attention_mask": attention.to(device)}
+        inputs = {"input_ids": ids.to(device), "attention_mask": attention.to(device), **without_kv_cache(self.model)}
         dtype = AMP_DTYPES[self.amp]
         if dtype is None:
             return self._states(inputs)
