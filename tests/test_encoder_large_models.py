@@ -247,8 +247,9 @@ def test_a_dtype_the_device_cannot_run_is_one_line(models, monkeypatch):
         raise RuntimeError('"addmm_impl_cpu_" not implemented for \'Half\'\nsecond line')
 
     monkeypatch.setattr(module, "is_causal", no_kernel)
-    with pytest.raises(ConfigError, match=r"encoder.dtype=float16: bert cannot run in float16 on cpu \(RuntimeError: "
-                                          r"\"addmm_impl_cpu_\" not implemented .*choose another encoder.dtype") as caught:
+    expected = (r"encoder.dtype=float16: bert cannot run in float16 on cpu \(RuntimeError: \"addmm_impl_cpu_\" not "
+                r"implemented .*choose another encoder.dtype")
+    with pytest.raises(ConfigError, match=expected) as caught:
         TransformersEncoder(str(models["bert"]), dtype="float16")
     assert "\n" not in str(caught.value)
 
@@ -290,3 +291,14 @@ def test_a_random_twin_keeps_the_layer_subset_and_the_dtype(models):
     assert torch.equal(kept, whole.layers(SENTENCES)[0][:, [0, 1]])
     trained, _ = TransformersEncoder(str(models["llama"]), layers=[0, 1], dtype="bfloat16").layers(SENTENCES)
     assert not torch.equal(kept, trained)
+
+
+@pytest.mark.parametrize("spec", [{"kind": "bilm", "layers": [0, 1]},
+                                  {"kind": "hdf5", "path": "f", "dtype": "float16"},
+                                  {"kind": "manylangs", "path": "d", "max_tokens": 512}])
+def test_a_large_model_key_on_a_kind_that_does_not_read_it_is_one_line_not_ignored(spec):
+    key = next(k for k in ("layers", "dtype", "max_tokens") if k in spec)
+    with pytest.raises(ConfigError, match=rf"encoder.{key} applies to encoder=transformers only \(found "
+                                          rf"encoder={spec['kind']}\)"):
+        check_encoder_settings(spec)
+    check_encoder_settings({**spec, key: None})  # unset: nothing to refuse

@@ -3,10 +3,10 @@ command. The encoder is any elmo_bench.encoders kind (the biLM by default; ``--e
 
 Dataset ``"i"`` holds line i's layers — (L+1, n_tokens, dim) for ``all``, (n_tokens, dim) for ``top`` / ``average``,
 (requested layers, n_tokens, dim) for ``--layers 0,2`` (the model's layer indices in the order given, named by the
-root attribute ``layer_indices``; a transformer then stops its pass after the deepest one) — always float32
-whatever ``--dtype`` the model ran in, with the sentence boundaries removed, and ``sentence_to_index`` holds a JSON string mapping each sentence to its
-index. Sentences are batched by length (less padding, same results: the biLM is stateless) and the output file
-appears only when complete.
+root attribute ``layer_indices``; a transformer then stops its pass after the deepest one) — always float32 whatever
+``--dtype`` the model ran in, with the sentence boundaries removed, and ``sentence_to_index`` holds a JSON string
+mapping each sentence to its index. Sentences are batched by length (less padding, same results: the biLM is
+stateless) and the output file appears only when complete.
 
 The output never destroys a user's file: it may not be the input (by any path spelling or symlink), not a
 directory, and an existing file is replaced only if ``embed`` wrote it (the root attribute :data:`EMBED_MARK`), or

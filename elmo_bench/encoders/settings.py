@@ -87,7 +87,12 @@ def check_encoder_settings(spec: Mapping[str, Any], prefix: str = "encoder") -> 
 
 
 def _check_large_model_keys(spec: Mapping[str, Any], prefix: str) -> None:
-    """``layers`` (elmo_bench.encoders.layer_select), ``dtype`` and ``max_tokens`` (>= 1 or null), when present."""
+    """``layers`` (elmo_bench.encoders.layer_select), ``dtype`` and ``max_tokens`` (>= 1 or null), when present;
+    set on a kind that does not read them (``+encoder.layers`` on the biLM), one line rather than ignored."""
+    given = [key for key in ("layers", "dtype", "max_tokens") if spec.get(key) not in (None, DEFAULT_DTYPE)]
+    if given and spec.get("kind") != "transformers":
+        raise ConfigError(f"config: {prefix}.{given[0]} applies to encoder=transformers only (found "
+                          f"encoder={spec.get('kind')}); remove it")
     if "layers" in spec:
         check_layer_spec(spec["layers"], f"{prefix}.layers")
     if "dtype" in spec and spec["dtype"] is not None:
