@@ -201,6 +201,11 @@ def test_embed_layers_writes_the_requested_layers_in_order_float32_whatever_the_
             assert (some[str(i)][()] == full[[3, 0]]).all()
             assert rounded[str(i)].dtype == "float32" and rounded[str(i)].shape == (3, len(sentence), 32)
             assert not (rounded[str(i)][()] == full[[0, 2, 3]]).all()  # it did run in bfloat16
+    from elmo_bench.encoders.hdf5 import Hdf5Encoder
+
+    read = Hdf5Encoder(chosen)  # encoder=hdf5 reads the subset and names its layers by their model indices
+    assert read.num_layers == 2 and read.identity()["encoder_layer_indices"] == [3, 0]
+    assert "encoder_layer_indices" not in Hdf5Encoder(tmp_path / "all.hdf5").identity()  # as before the issue
 
 
 @pytest.mark.parametrize("flags, message", [
