@@ -101,6 +101,41 @@ def _gpt2(directory: Path, lines: list[str]) -> None:
     GPT2Model(config).save_pretrained(directory)
 
 
+def _decoder(directory: Path, lines: list[str], kind: str) -> None:
+    """A Llama- or Qwen2-style decoder (pre-norm blocks, rotary positions, a final RMSNorm), three blocks, with a
+    byte-level BPE tokenizer."""
+    from transformers import GPT2TokenizerFast, LlamaConfig, LlamaModel, Qwen2Config, Qwen2Model
+
+    tok = _byte_level(lines)
+    work = directory / "_raw"
+    work.mkdir(parents=True)
+    tok.model.save(str(work))
+    fast = GPT2TokenizerFast(vocab=str(work / "vocab.json"), merges=str(work / "merges.txt"), unk_token="<unk>",
+                             bos_token="<s>", eos_token="</s>", pad_token="<pad>", model_max_length=MAX_LENGTH)
+    fast.save_pretrained(directory)
+    shape = dict(vocab_size=tok.get_vocab_size(), hidden_size=32, num_hidden_layers=3, num_attention_heads=2,
+                 num_key_value_heads=1, intermediate_size=64, max_position_embeddings=MAX_LENGTH)
+    config, model = (LlamaConfig, LlamaModel) if kind == "llama" else (Qwen2Config, Qwen2Model)
+    model(config(**shape)).save_pretrained(directory)
+
+
+@functools.lru_cache(maxsize=None)
+def decoder_models() -> dict[str, Path]:
+    """{kind: model directory} for tiny llama and qwen2 decoders (built on first call, reused for the session)."""
+    import torch
+
+    root = Path(tempfile.mkdtemp(prefix="elmo_bench_hf_dec_"))
+    lines = _sample_lines()
+    out = {}
+    for kind in ("llama", "qwen2"):
+        torch.manual_seed(0)
+        directory = root / kind
+        directory.mkdir()
+        _decoder(directory, lines, kind)
+        out[kind] = directory
+    return out
+
+
 @functools.lru_cache(maxsize=None)
 def tiny_models() -> dict[str, Path]:
     """{kind: model directory} for bert, roberta and gpt2 (built on first call, reused for the session)."""

@@ -44,7 +44,7 @@ def _copy(source: Path, target: Path, *names: str) -> Path:
     ("batch_size", 0, r"encoder.batch_size expected an integer >= 1, found 0"),
     ("batch_size", 2.5, r"encoder.batch_size expected an integer >= 1, found 2.5"),
     ("max_length", 0, r"encoder.max_length expected an integer >= 1 or null, found 0"),
-    ("pooling", "max", r"encoder.pooling expected one of first, last, mean, found 'max'"),
+    ("pooling", "max", r"encoder.pooling expected one of auto, first, last, mean, found 'max'"),
     ("amp", "fp8", r"encoder.amp expected one of off, bf16, fp16, found 'fp8'"),
     ("cache_dtype", "fp64", r"encoder.cache_dtype expected one of fp16, fp32, found 'fp64'"),
     ("path", "???", r"encoder=transformers needs encoder.path \(a model directory or a hub name\); found none"),
@@ -259,3 +259,28 @@ def test_the_probe_commands_vet_the_encoder_on_the_first_training_sentence(model
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip() and not line.startswith("Loading")]
     assert len(err) == 1 and "3 of the 4 words of the first training sentence" in err[0]   # (transformers' bar aside)
     assert not cache.exists() or not any(cache.rglob("meta.json"))
+
+
+def test_a_tokenizer_json_without_its_tokenizer_config_is_refused_not_loaded_as_another_class(models, tmp_path):
+    # issue 45: BertTokenizer was built around the cased vocabulary and lowercased it: other ids, exit 0
+    loose = _copy(models["bert"], tmp_path / "loose")
+    (loose / "tokenizer_config.json").unlink()
+    with pytest.raises(ConfigError, match=r"has tokenizer.json but no tokenizer_config.json: the tokenizer class "
+                                          r"it was saved with is unknown") as caught:
+        TransformersEncoder(str(loose))
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("name", ["model.safetensors", "pytorch_model.bin"])
+def test_truncated_weights_are_one_line_naming_the_file(models, tmp_path, name):
+    cut = _copy(models["bert"], tmp_path / "cut")
+    if name == "pytorch_model.bin":  # the same weights as torch.save writes them
+        from safetensors.torch import load_file
+
+        torch.save(load_file(cut / "model.safetensors"), cut / name)
+        (cut / "model.safetensors").unlink()
+    data = (cut / name).read_bytes()
+    (cut / name).write_bytes(data[: len(data) // 2])
+    with pytest.raises(ConfigError, match=rf"{cut / name}: cannot be read \(.*truncated or corrupt") as caught:
+        TransformersEncoder(str(cut))
+    assert "\n" not in str(caught.value)

@@ -73,3 +73,49 @@ def test_the_bilm_keeps_its_numbers_under_both_names(capsys):
     run = _plan(capsys)
     assert run["encoder_flops"] == run["bilm_flops"] > 0
     assert run["encoder_flops_per_token"] == run["bilm_flops_per_token"] and run["encoder"] == run["bilm"]
+
+
+def _copy(source, target, *names):
+    import shutil
+
+    target.mkdir()
+    for name in names:
+        shutil.copy(source / name, target / name)
+    return target
+
+
+def test_a_directory_of_config_json_alone_is_priced_from_the_config_without_weights(capsys, tmp_path):
+    # issue 46 item 8: parameters on the meta device, weight bytes in the dtype, the layers kept, estimated subwords
+    from transformers import AutoModel
+
+    from tests.hf_tiny import decoder_models
+
+    source = decoder_models()["llama"]
+    bare = _copy(source, tmp_path / "llama", "config.json")
+    run = _plan(capsys, "encoder=transformers", f"encoder.path={bare}", "encoder.layers=every:2",
+                "encoder.dtype=bfloat16")
+    model = AutoModel.from_pretrained(source)
+    params = sum(p.numel() for p in model.parameters())
+    assert run["encoder_params"] == params and run["weight_bytes"] == 2 * params
+    assert run["encoder_layer_indices"] == [0, 2, 3] and run["encoder_layers"] == 3
+    assert run["cache_bytes"] == _distinct_words() * 3 * 32 * 2  # fp16 rows of the 3 kept layers
+    assert "priced from config.json alone" in run["encoder_note"] and "estimated at 1.3 a word" in run["encoder_note"]
+    # with its tokenizer beside it (still no weights) the subwords are counted: the numbers of the real model
+    counted = _copy(source, tmp_path / "counted", "config.json", "tokenizer.json", "tokenizer_config.json")
+    run = _plan(capsys, "encoder=transformers", f"encoder.path={counted}")
+    real = _plan(capsys, "encoder=transformers", f"encoder.path={source}")
+    assert "estimated" not in run["encoder_note"] and run["encoder_layer_indices"] == [0, 1, 2, 3]
+    for key in ("encoder_params", "weight_bytes", "encoder_flops_per_token", "cache_bytes"):
+        assert run[key] == real[key], key
+
+
+def test_a_layer_subset_prices_only_the_blocks_that_run(capsys):
+    from tests.hf_tiny import decoder_models
+
+    path = decoder_models()["llama"]
+    every = _plan(capsys, "encoder=transformers", f"encoder.path={path}")
+    low = _plan(capsys, "encoder=transformers", f"encoder.path={path}", "encoder.layers=[0,1]")
+    top = _plan(capsys, "encoder=transformers", f"encoder.path={path}", "encoder.layers=[3]")
+    assert low["encoder_layer_indices"] == [0, 1] and low["cache_bytes"] * 2 == every["cache_bytes"]
+    assert low["encoder_flops_per_token"] < every["encoder_flops_per_token"] / 2  # one block of three runs
+    assert top["encoder_flops_per_token"] == every["encoder_flops_per_token"]   # the last runs them all

@@ -41,7 +41,13 @@ def build_embed_parser() -> ArgumentParser:
     parser.add_argument("--output", required=True, help="hdf5 file to write (never the input; an existing file "
                         "only if embed wrote it, or with --overwrite)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --output that embed did not write")
-    parser.add_argument("--layers", default="all", choices=["all", "top", "average"])
+    parser.add_argument("--layers", default="all",
+                        help="all | top | average | every:K | comma-separated layer indices such as 0,2 (0 = the "
+                             "embedding output; a transformer stops after the deepest one)")
+    parser.add_argument("--dtype", default=None, choices=["float32", "bfloat16", "float16"],
+                        help="transformers: the weights' dtype (default float32); the file is float32 always")
+    parser.add_argument("--max-tokens", type=positive_int, default=None,
+                        help="transformers: subword tokens per forward pass (default: --encoder's windows per pass)")
     parser.add_argument("--batch-size", type=positive_int, default=64, help="sentences per encoder batch (>= 1)")
     parser.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N (default auto)")
     return parser
@@ -50,13 +56,15 @@ def build_embed_parser() -> ArgumentParser:
 def _embed(argv: Sequence[str]) -> int:
     args = build_embed_parser().parse_args(argv)
     from elmo_bench.base.device import resolve_device  # lazy: torch
-    from elmo_bench.commands.embed import check_output, embed_file  # lazy: h5py, torch
+    from elmo_bench.commands.embed import LAYER_CHOICES, check_output, embed_file, layer_choice  # lazy: h5py
     from elmo_bench.encoders.cli_options import encoder_from_args  # lazy: torch
     from elmo_bench.encoders.protocol import moved  # lazy: torch
 
     check_output(args.input, args.output, args.overwrite)  # before the biLM loads: a refusal costs nothing
+    layers = layer_choice(args.layers)
     device = resolve_device(args.device, "--device")
-    encoder = moved(encoder_from_args(args), device)
+    encoder = moved(encoder_from_args(args, layers=None if isinstance(layers, str) and layers in LAYER_CHOICES
+                                      else layers), device)
     count = embed_file(encoder, args.input, args.output, layers=args.layers, batch_size=args.batch_size,
                        overwrite=args.overwrite)
     print(json.dumps({"sentences": count, "output": args.output, "layers": args.layers}))

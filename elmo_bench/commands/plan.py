@@ -459,6 +459,7 @@ def plan_run(overrides: Sequence[str], run: RunConfig, device: torch.device, n_b
         "eval_flops_per_epoch": int(eval_flops), "head_flops_total": int(head_flops),
         "bilm": options_source if cost.kind == "bilm" else None, "encoder": cost.source,
         "encoder_flops_per_token": cost.flops_per_position, "bilm_flops_per_token": cost.flops_per_position,
+        "encoder_params": cost.params, "weight_bytes": cost.weight_bytes, "encoder_layer_indices": cost.indices(),
         **({"encoder_note": cost.note} if cost.note else {}),
         "cache_key": data_key if use_elmo and run.runtime.cache else None,
         "memory_method": measured.memory_method, "memory_device": str(device),
@@ -605,7 +606,22 @@ def _table(result: dict[str, Any]) -> str:
                  f" (head {head_rate}, encoder {encoder_rate}, "
                  f"{rates['run_overhead_s']:g} s per run; {rates['source']})")
     notes = sorted({f"{r['task']}/{r['data']}: {r['size_source']}" for r in result["runs"] if r["sizes"] != "measured"})
-    return "\n".join(lines + [f"  {n}" for n in notes])
+    return "\n".join(lines + [f"  {n}" for n in notes] + _encoder_lines(result["runs"]))
+
+
+def _encoder_lines(runs: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per distinct counted encoder: parameters, FLOPs per word position, weight bytes, the layers kept,
+    and its note (a config-only model's estimated subword counts)."""
+    lines: dict[str, str] = {}
+    for r in runs:
+        if r.get("encoder_params") is None or r["encoder"] in lines:
+            continue
+        flops = "?" if r["encoder_flops_per_token"] is None else f"{r['encoder_flops_per_token']:.3g}"
+        note = f"; {r['encoder_note']}" if r.get("encoder_note") else ""
+        lines[r["encoder"]] = (f"encoder {r['encoder']}: {r['encoder_params']:,} parameters, {flops} FLOPs a word, "
+                               f"weights {r['weight_bytes'] / 1e9:.2f} GB, cache layers {r['encoder_layer_indices']} "
+                               f"x {r['encoder_dim']} ({r['cache_bytes'] / 1e9:.3f} GB){note}")
+    return list(lines.values())
 
 
 def build_parser() -> ArgumentParser:

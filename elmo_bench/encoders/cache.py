@@ -271,6 +271,9 @@ class ActivationCache:
                     "distinct_sequences": len(distinct), "computed_tokens": int(offsets[-1]),
                     "num_layers": self.encoder.num_layers, "dim": self.encoder.dim, "max_segment": self.max_segment,
                     "encoder": self.encoder.identity(), "dtype": self.dtype}
+            extras = getattr(self.encoder, "extras", None)  # how pooling was chosen, the layer indices kept...
+            if callable(extras):
+                meta["encoder_facts"] = extras()
             forced = forced_unknown_words(self.encoder, distinct, rows)
             if forced is not None:
                 meta["forced_unknown_words"] = forced

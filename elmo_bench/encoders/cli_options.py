@@ -1,8 +1,8 @@
 """The ``--encoder/--model/--pooling/--revision`` options shared by ``embed``, ``probe-pos`` and ``probe-wsd``.
 
 ``--encoder bilm`` (default) keeps each command's ``--options/--weights``; ``--encoder transformers --model DIR|NAME
-[--pooling first] [--revision REV]``; ``--encoder hdf5 --model FILE``; ``--encoder manylangs --model DIR``;
-``--encoder python --model pkg.module.Class``.
+[--pooling auto] [--revision REV]`` (embed adds ``--dtype`` and ``--max-tokens``); ``--encoder hdf5 --model FILE``;
+``--encoder manylangs --model DIR``; ``--encoder python --model pkg.module.Class``.
 """
 from __future__ import annotations
 
@@ -22,8 +22,9 @@ def add_encoder_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default=None,
                         help="transformers: model directory or hub name; hdf5: the file; manylangs: the model "
                              "directory; python: pkg.module.Class")
-    parser.add_argument("--pooling", default="first", choices=["first", "last", "mean"],
-                        help="transformers: a word's vector from its subwords (default first)")
+    parser.add_argument("--pooling", default="auto", choices=["auto", "first", "last", "mean"],
+                        help="transformers: a word's vector from its subwords (default auto: last for a model that "
+                             "behaves causally, first otherwise)")
     parser.add_argument("--revision", default=None, help="transformers: hub revision (default: the main branch)")
 
 
@@ -53,16 +54,29 @@ def add_probe_encoder_arguments(parser: argparse.ArgumentParser) -> None:
     add_random_init_arguments(parser)
 
 
-def encoder_from_args(args: argparse.Namespace, bilm_name: str | None = None) -> Any:
-    """The Encoder the command line asks for (a BiLMEncoder for ``--encoder bilm``)."""
+def _transformers_only(args: argparse.Namespace, kind: str) -> dict[str, Any]:
+    """``--dtype`` and ``--max-tokens`` (embed) as encoder settings; one ConfigError line for another kind."""
+    given = {key: getattr(args, key, None) for key in ("dtype", "max_tokens")}
+    given = {key: value for key, value in given.items() if value is not None}
+    if given and kind != "transformers":
+        flag = "--" + next(iter(given)).replace("_", "-")
+        raise ConfigError(f"{flag} applies to --encoder transformers only (found --encoder {kind})")
+    return given
+
+
+def encoder_from_args(args: argparse.Namespace, bilm_name: str | None = None, layers: Any = None) -> Any:
+    """The Encoder the command line asks for (a BiLMEncoder for ``--encoder bilm``). ``layers`` (embed's
+    ``--layers 0,2`` or ``every:K``): a transformer keeps only those and stops after the deepest; other kinds give
+    every layer (embed picks them out)."""
     kind = getattr(args, "encoder", "bilm")
+    extra = _transformers_only(args, kind)
     if kind == "bilm":
         return load_bilm_encoder(args.options, args.weights, bilm_name)
     if not args.model:
         raise ConfigError(f"--encoder {kind} needs --model (a directory, file or class; see --help)")
     spec: dict[str, Any] = {"kind": kind, "path": args.model}
     if kind == "transformers":
-        spec.update(pooling=args.pooling, revision=args.revision)
+        spec.update(pooling=args.pooling, revision=args.revision, layers=layers, **extra)
     if kind == "python":
         spec = {"kind": kind, "_target_": args.model}
     return build_encoder(spec)

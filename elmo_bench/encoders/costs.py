@@ -5,7 +5,10 @@ position (the positions the cache stores) and the layers and width the cache kee
 - ``manylangs``: the same formula from the model's own config (char CNN, highway, projection, LSTMs);
 - ``transformers``: counted from the model itself: Kaplan et al. (2020)'s forward count per subword token,
   2 x (non-embedding parameters) + 2 x n_layers x n_ctx x d_model (attention over a window of n_ctx tokens), with
-  n_ctx the mean window the encoder builds on the sample, times the subword tokens it runs per word;
+  n_ctx the mean window the encoder builds on the sample, times the subword tokens it runs per word; over the
+  blocks that run when ``encoder.layers`` keeps a subset; a directory of a config.json and no weights is priced
+  from the config alone (elmo_bench.encoders.model_size: parameters on the meta device, subwords estimated without
+  a tokenizer, and said so);
 - ``hdf5``: 0 (the layers were computed elsewhere); the cache is the file, so its size is the cache's bytes;
 - ``python``: unknown (None) with a note: nothing in a user class says what it computes.
 Layers and width are the encoder's own (``num_layers``, ``dim``); for a biLM the options' (L + 1, 2 x projection).
@@ -15,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
+
+from elmo_bench.encoders.model_size import blocks_run, config_cost_numbers, config_only, flops_per_token
 
 #: the cost kinds this module prices (elmo_bench.encoders.build.KINDS)
 PRICED = ("bilm", "manylangs", "transformers", "hdf5", "python")
@@ -32,6 +37,13 @@ class EncoderCost:
     note: str | None = None
     file_bytes: int | None = None       # hdf5: the cache is this file
     segment_markers: bool = False       # bilm, manylangs: each segment adds <S> and </S> positions
+    params: int | None = None           # transformers: the model's parameters (None: not counted)
+    weight_bytes: int | None = None     # transformers: its weights in encoder.dtype
+    layer_indices: tuple[int, ...] | None = None  # the model's layers the cache keeps (None: 0..num_layers-1)
+
+    def indices(self) -> list[int]:
+        """The model's layer indices the cache keeps (``encoder_layer_indices`` in plan's JSON)."""
+        return list(self.layer_indices) if self.layer_indices is not None else list(range(self.num_layers))
 
 
 def lstm_bilm_flops(chars: int, char_dim: int, filters: Sequence[Sequence[int]], n_highway: int, token_width: int,
@@ -79,14 +91,16 @@ def manylangs_cost(encoder: Any) -> EncoderCost:
                        segment_markers=True)
 
 
-def transformer_flops_per_token(model: Any, n_ctx: float) -> int:
-    """Kaplan et al. (2020), forward: 2 N + 2 n_layer n_ctx d_model, N the parameters outside embedding tables."""
+def transformer_flops_per_token(model: Any, n_ctx: float, indices: Sequence[int] | None = None) -> int:
+    """Kaplan et al. (2020), forward: 2 N + 2 n_layer n_ctx d_model, N the parameters outside embedding tables,
+    over the blocks a pass runs when only ``indices`` are kept (elmo_bench.encoders.model_size.blocks_run)."""
     from torch import nn  # lazy: torch
 
     embedding = {id(p) for m in model.modules() if isinstance(m, nn.Embedding) for p in m.parameters()}
     n = sum(p.numel() for p in model.parameters() if id(p) not in embedding)
     config = model.config
-    return int(round(2 * n + 2 * int(config.num_hidden_layers) * n_ctx * int(config.hidden_size)))
+    blocks = int(config.num_hidden_layers)
+    return flops_per_token(n, blocks, blocks_run(indices, blocks), n_ctx, int(config.hidden_size))
 
 
 def transformers_cost(encoder: Any, sentences: Sequence[Sequence[str]]) -> EncoderCost:
@@ -97,11 +111,28 @@ def transformers_cost(encoder: Any, sentences: Sequence[Sequence[str]]) -> Encod
     words = sum(len(s) for s in sentences)
     tokens = sum(len(w) for w in windows)
     n_ctx = tokens / len(windows) if windows else float(encoder.window)
-    per_token = transformer_flops_per_token(encoder.model, n_ctx)
+    indices = getattr(encoder, "indices", None)
+    per_token = transformer_flops_per_token(encoder.model, n_ctx, indices)
     per_word = tokens / words if words else 1.0
     note = None if words else "no sample text: one subword token a word assumed"
+    params = list(encoder.model.parameters())
     return EncoderCost("transformers", int(round(per_token * per_word)), encoder.num_layers, encoder.dim,
-                       f"transformers {encoder.identity().get('model', '')}".strip(), note)
+                       f"transformers {encoder.identity().get('model', '')}".strip(), note,
+                       params=sum(p.numel() for p in params),
+                       weight_bytes=sum(p.numel() * p.element_size() for p in params),
+                       layer_indices=None if indices is None else tuple(indices))
+
+
+def config_transformers_cost(directory: Path, spec: Mapping[str, Any],
+                             sentences: Sequence[Sequence[str]]) -> EncoderCost:
+    """A Hugging Face model directory of a config.json and no weights: priced from the config alone
+    (elmo_bench.encoders.model_size), without loading or needing any weight."""
+    numbers = config_cost_numbers(directory, spec, sentences)
+    indices = numbers["layer_indices"]
+    note = "priced from config.json alone (no weights read)" + (f"; {numbers['note']}" if numbers["note"] else "")
+    return EncoderCost("transformers", numbers["flops_per_position"], len(indices), numbers["dim"],
+                       f"transformers {directory.name} (config.json)", note, params=numbers["params"],
+                       weight_bytes=numbers["weight_bytes"], layer_indices=tuple(indices))
 
 
 def encoder_cost(spec: Mapping[str, Any], options: Any, options_source: str,
@@ -111,6 +142,9 @@ def encoder_cost(spec: Mapping[str, Any], options: Any, options_source: str,
     kind = str(spec["kind"])
     if kind == "bilm":
         return bilm_cost(options, options_source)
+    bare = config_only(spec)
+    if bare is not None:  # config.json only: no tokenizer or weights needed, none loaded
+        return config_transformers_cost(bare, spec, sentences)
     from elmo_bench.encoders.build import build_encoder  # lazy: torch
 
     encoder = build_encoder(spec, amp=amp)

@@ -1,7 +1,8 @@
 """``encoder=hdf5 encoder.path=FILE``: layers computed elsewhere, read from the layout ``elmo-bench embed --layers
 all`` writes (AllenNLP's old ``elmo`` command, contextual-repr-analysis): dataset ``"i"`` = line i's layers
 (layers, tokens, dim), and ``sentence_to_index`` = a JSON string mapping a sentence (its tokens joined by single
-spaces) to ``"i"``. A file written with ``--layers top|average`` (tokens, dim) is read as one layer.
+spaces) to ``"i"``. A file written with ``--layers top|average`` (tokens, dim) is read as one layer; one written
+with ``--layers 0,2`` holds those layers, and its root attribute ``layer_indices`` is recorded in the identity.
 
 FILE must hold every sentence of every split a run reads; a sentence that is missing, or whose stored token count
 differs from the task's, is one DataError line naming the file and the sentence. The identity is the file's sha256.
@@ -59,6 +60,9 @@ class Hdf5Encoder:
         self.num_layers = 1 if self.one_layer else int(first.shape[0])
         self.dim = int(first.shape[-1])
         self.hash = _sha256(self.path)
+        #: the model's layer indices of a file written by ``embed --layers 0,2`` (its root attribute), else None
+        self.indices = ([int(i) for i in self.file.attrs["layer_indices"]] if "layer_indices" in self.file.attrs
+                        else None)
 
     def _read_index(self) -> dict[str, str]:
         """``sentence_to_index`` as a dict of sentence -> dataset name; DataError (one line) when it is not that."""
@@ -94,7 +98,12 @@ class Hdf5Encoder:
         return found
 
     def identity(self) -> dict[str, Any]:
-        return {"kind": "hdf5", "file": self.path.name, "hash": self.hash}
+        """The file's name and hash; a file of some of a model's layers (``embed --layers 0,2``) adds their
+        indices, so a probe over it names each layer by its index in the model."""
+        ident = {"kind": "hdf5", "file": self.path.name, "hash": self.hash}
+        if self.indices is not None:
+            ident["encoder_layer_indices"] = self.indices
+        return ident
 
     def sentence_layers(self, tokens: Sequence[str]) -> torch.Tensor:
         """(layers, tokens, dim) float32 of one sentence; DataError naming it when absent or of another length."""

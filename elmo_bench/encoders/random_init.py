@@ -19,6 +19,7 @@ import torch
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.bilm.model import BiLM
 from elmo_bench.encoders.bilm import BiLMEncoder
+from elmo_bench.encoders.transformers import TORCH_DTYPES, dtype_keyword, frozen
 
 MODES = ("all", "lstm")
 RANDOMISABLE = {"bilm": MODES, "transformers": ("all",)}
@@ -77,12 +78,12 @@ def randomise_transformer(encoder: Any, mode: str, seed: int) -> Any:
     check_random_init("transformers", mode)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = AutoModel.from_config(encoder.model.config)
+        dtype = getattr(encoder, "dtype", "float32")  # built in the dtype the trained one runs in
+        model = AutoModel.from_config(encoder.model.config, **({} if dtype == "float32" else {
+            dtype_keyword(): TORCH_DTYPES[dtype]}))
     if getattr(model.config, "is_encoder_decoder", False):
         model = model.get_encoder()
-    encoder.model = model.eval().float()
-    for parameter in encoder.model.parameters():
-        parameter.requires_grad_(False)
+    encoder.model = frozen(model, dtype)
     encoder.randomised = {"random_init": mode, "random_seed": seed}
     return encoder
 

@@ -14,12 +14,17 @@ from typing import Any, Mapping
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import check_number
 from elmo_bench.encoders.kinds import encoder_kinds
+from elmo_bench.encoders.layer_select import check_layer_spec
 
 #: the kinds this package ships; :func:`known_kinds` adds any module that declares ``ENCODER_KIND``
 KINDS = ("bilm", "hdf5", "manylangs", "python", "transformers")
 #: kinds whose ``encoder.path`` is required (a directory, a file or a hub name)
 NEEDS_PATH = ("transformers", "hdf5", "manylangs")
-POOLINGS = ("first", "last", "mean")
+#: ``auto`` (the default): ``last`` for a causal model, ``first`` otherwise (decided by the model's behaviour)
+POOLINGS = ("auto", "first", "last", "mean")
+#: ``encoder.dtype``: the weights' dtype (float32, the default, keeps today's identities)
+DTYPES = ("float32", "bfloat16", "float16")
+DEFAULT_DTYPE = "float32"
 AMPS = ("off", "bf16", "fp16")
 #: how the activation cache stores layers: fp16 (the default: the old entries and keys) or fp32 (for encoders whose
 #: layers exceed fp16's range, +-65504)
@@ -56,7 +61,8 @@ def cache_dtype(spec: Mapping[str, Any] | None) -> str:
 def check_encoder_settings(spec: Mapping[str, Any], prefix: str = "encoder") -> None:
     """Range-check an ``encoder`` group (a plain mapping): kind (required: a run's comes from conf/encoder/, or
     engine.run_config.EncoderPart for a config without the group), path where needed, batch_size >= 1, max_length
-    >= 1 or null, pooling, amp and cache_dtype in their sets. Keys a kind does not use are checked when present."""
+    >= 1 or null, pooling, amp, dtype and cache_dtype in their sets, layers well formed, max_tokens >= 1 or null.
+    Keys a kind does not use are checked when present."""
     kind = spec.get("kind")
     _choice(f"{prefix}.kind", kind, known_kinds())
     if kind in NEEDS_PATH and missing(spec.get("path")):
@@ -73,6 +79,7 @@ def check_encoder_settings(spec: Mapping[str, Any], prefix: str = "encoder") -> 
         check_number(f"{prefix}.max_length", spec["max_length"], int, low=1, optional=True)
     if "pooling" in spec:
         _choice(f"{prefix}.pooling", spec["pooling"], POOLINGS)
+    _check_large_model_keys(spec, prefix)
     if "amp" in spec and spec["amp"] not in (None, False):
         _choice(f"{prefix}.amp", spec["amp"], AMPS)
     check_random_init(spec, prefix)
@@ -80,6 +87,21 @@ def check_encoder_settings(spec: Mapping[str, Any], prefix: str = "encoder") -> 
         raise ConfigError(f"config: {prefix}.revision expected a branch, tag or commit (a string) or null, "
                           f"found {spec['revision']!r}")
     cache_dtype(spec)
+
+
+def _check_large_model_keys(spec: Mapping[str, Any], prefix: str) -> None:
+    """``layers`` (elmo_bench.encoders.layer_select), ``dtype`` and ``max_tokens`` (>= 1 or null), when present;
+    set on a kind that does not read them (``+encoder.layers`` on the biLM), one line rather than ignored."""
+    given = [key for key in ("layers", "dtype", "max_tokens") if spec.get(key) not in (None, DEFAULT_DTYPE)]
+    if given and spec.get("kind") != "transformers":
+        raise ConfigError(f"config: {prefix}.{given[0]} applies to encoder=transformers only (found "
+                          f"encoder={spec.get('kind')}); remove it")
+    if "layers" in spec:
+        check_layer_spec(spec["layers"], f"{prefix}.layers")
+    if "dtype" in spec and spec["dtype"] is not None:
+        _choice(f"{prefix}.dtype", spec["dtype"], DTYPES)
+    if "max_tokens" in spec:
+        check_number(f"{prefix}.max_tokens", spec["max_tokens"], int, low=1, optional=True)
 
 
 _HUB_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")

@@ -1,14 +1,14 @@
 """``encoder=transformers``: any Hugging Face ``AutoModel`` as a frozen encoder of words.
 
-Every hidden state is a layer: the embedding output, then one per block (BERT-base: 13 layers of 768). Encoder-only
-and decoder-only models are used whole; of an encoder-decoder model (T5, BART) only its encoder. Words are the
-tasks' own tokens: each sentence goes through the fast tokenizer pre-split (``is_split_into_words=True``; byte-level
-BPE tokenizers, GPT-2 and RoBERTa, are loaded with ``add_prefix_space=True``, set on the pre-tokenizer itself, so
-that a word inside a sentence is tokenised as it would be in running text; a tokenizer where that cannot be done is
-refused), ``word_ids()`` maps subwords to words, and a word's vector is its first
-subword's (``pooling=first``, the default, as BERT's NER recipe), its last (``last``, natural for left-to-right
-models) or the mean of its subwords (``mean``). A word the tokenizer turns into no subword at all (a lone control
-character) is given the unknown token.
+Every hidden state is a layer: the embedding output, then one per block (BERT-base: 13 layers of 768;
+``encoder.layers`` keeps a subset). Encoder-only and decoder-only models are used whole; of an encoder-decoder model
+(T5, BART) only its encoder. Words are the tasks' own tokens: each sentence goes through the fast tokenizer
+pre-split (``is_split_into_words=True``; byte-level BPE tokenizers, GPT-2 and RoBERTa, are loaded with
+``add_prefix_space=True``, set on the pre-tokenizer itself, so that a word inside a sentence is tokenised as it
+would be in running text; a tokenizer where that cannot be done is refused), ``word_ids()`` maps subwords to words,
+and a word's vector is its first subword's (``pooling=first``, what ``auto`` gives an encoder-only model, as BERT's
+NER recipe), its last (``last``, natural for left-to-right models) or the mean of its subwords (``mean``). A word
+the tokenizer turns into no subword at all (a lone control character) is given the unknown token.
 
 Long sequences: a sentence whose tokens (with the model's special tokens) exceed the model window is encoded in
 overlapping windows of whole words, each holding at most ``content`` subwords (``content`` = window minus the
@@ -27,8 +27,16 @@ Checks before any layer is trusted: a path-like ``encoder.path`` (see :func:`pat
 special tokens only (a model directory without its tokenizer files) is refused, and so is one that turns more than
 half the words of the run's first training sentence into the unknown token (:meth:`check_sentence`).
 
-Precision: fp32 unless ``amp`` (the run's ``amp`` by default: ``bf16`` / ``fp16`` run the model under autocast);
+Precision: weights in ``encoder.dtype`` (float32, the default, or bfloat16 / float16: loaded in that dtype, and a
+device that cannot run it is one line), and under autocast when ``amp`` says so (the run's ``amp`` by default);
 layers always come back as float32. Device: wherever :meth:`TransformersEncoder.to` put the model.
+
+Large models (issue 46): ``encoder.layers`` keeps only the model's layers asked for (indices, or ``every:K``) and
+stops the forward pass after the deepest requested block (elmo_bench.encoders.hf_forward); ``encoder.max_tokens``
+fills each forward pass up to that many subword tokens, shortest windows first, and every pass is pooled on the
+device at once. ``pooling=auto`` (the default) is ``last`` for a model that behaves causally (changing its last
+token leaves every earlier position's states bit-identical) and ``first`` otherwise. With every layer, float32 and
+an encoder-only model the identity is exactly what it was before these settings existed.
 
 Offline use: a hub name is looked up in the local Hugging Face cache only when ``HF_HUB_OFFLINE`` is set, when the
 hub cannot be reached (a 3 s connection test, so no minute of retries), or after the online look-up failed; a model that is in neither is one line naming it and suggesting ``encoder.path=DIR``.
@@ -46,12 +54,25 @@ import torch
 
 from elmo_bench.base.device import AMP_DTYPES, normalise_amp
 from elmo_bench.base.errors import ConfigError, DataError
+from elmo_bench.encoders.hf_forward import (
+    find_blocks,
+    full_states,
+    hooked_states,
+    hooks_match,
+    is_causal,
+    token_batches,
+    without_kv_cache,
+)
 from elmo_bench.encoders.kinds import EncoderKind, need_path
-from elmo_bench.encoders.settings import check_encoder_settings, path_like
+from elmo_bench.encoders.layer_select import all_or, layer_indices
+from elmo_bench.encoders.settings import DEFAULT_DTYPE, check_encoder_settings, path_like
 
 log = logging.getLogger(__name__)
 
-POOLINGS = ("first", "last", "mean")
+POOLINGS = ("auto", "first", "last", "mean")
+#: ``encoder.dtype`` → the torch dtype the weights are loaded in, and the ``precision`` the identity records
+TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+DTYPE_PRECISION = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
 #: weight, config and tokenizer files that decide a local model's vectors (hashed for its identity)
 _MODEL_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt",
                 "vocab.json", "merges.txt", "spiece.model", "sentencepiece.bpe.model", "model.safetensors",
@@ -176,12 +197,24 @@ def _byte_level(tokenizer: Any) -> bool:
     return '"ByteLevel"' in json.dumps(json.loads(tokenizer.backend_tokenizer.to_str()).get("pre_tokenizer"))
 
 
+def check_tokenizer_files(name: str, local: bool) -> None:
+    """ConfigError (one line) for a model directory holding ``tokenizer.json`` without ``tokenizer_config.json``:
+    the class the tokenizer was saved with is then unknown, and Hugging Face would build the class of config.json's
+    model type around it (BertTokenizer re-lowercases a cased vocabulary): other ids, other layers, no error."""
+    directory = Path(name)
+    if local and (directory / "tokenizer.json").is_file() and not (directory / "tokenizer_config.json").is_file():
+        raise ConfigError(f"encoder=transformers: {directory} has tokenizer.json but no tokenizer_config.json: the "
+                          f"tokenizer class it was saved with is unknown (loading it as another class gives other "
+                          f"ids); copy tokenizer_config.json from the model's source (save_pretrained writes both)")
+
+
 def load_tokenizer(name: str, revision: str | None = None, local: bool = True) -> Any:
     """The model's fast tokenizer, byte-level BPE ones adding the prefix space (needed for pre-split words), checked:
     a vocabulary of special tokens only, or a byte-level one that still encodes a word inside a sentence as at its
     start, is one ConfigError line."""
     from transformers import AutoTokenizer
 
+    check_tokenizer_files(name, local)
     tokenizer = _load(AutoTokenizer, name, revision, local, use_fast=True)
     if not getattr(tokenizer, "is_fast", False):
         raise ConfigError(f"encoder=transformers: {name} has no fast tokenizer (tokenizer.json); word alignment "
@@ -203,10 +236,67 @@ def load_tokenizer(name: str, revision: str | None = None, local: bool = True) -
     return tokenizer
 
 
+def dtype_keyword() -> str:
+    """The ``from_pretrained`` keyword of the weights' dtype: ``dtype`` from transformers 4.56, ``torch_dtype``
+    before."""
+    import transformers  # lazy: transformers
+
+    major, minor = (int(part) for part in transformers.__version__.split(".")[:2])
+    return "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
+
+
+def _load_model(name: str, revision: str | None, local: bool, dtype: str) -> Any:
+    """The AutoModel of ``name``, its weights loaded in ``dtype`` (float32: exactly today's call, cast after);
+    of an encoder-decoder model (T5, BART) only its encoder, whose hidden states are the layers."""
+    from transformers import AutoModel  # lazy: transformers
+
+    extra = {} if dtype == DEFAULT_DTYPE else {dtype_keyword(): TORCH_DTYPES[dtype]}
+    try:
+        model = _load(AutoModel, name, revision, local, **extra)
+    except Exception as exc:  # safetensors' SafetensorError is a bare Exception; torch.load's are many
+        broken = broken_weights(Path(name)) if local else None
+        if broken is None:
+            raise
+        raise ConfigError(f"encoder=transformers: {broken}: cannot be read ({_one_line(exc)[:200]}); the weights "
+                          f"file is truncated or corrupt: copy or download it again") from None
+    if getattr(model.config, "is_encoder_decoder", False):
+        model = model.get_encoder()
+    return model
+
+
+def broken_weights(directory: Path) -> Path | None:
+    """The first weights file of a model directory that does not open (a truncated ``model.safetensors``, a cut
+    ``pytorch_model.bin``), None when they all do."""
+    from safetensors import safe_open  # lazy: safetensors
+
+    for path in sorted(directory.glob("*.safetensors")):
+        try:
+            with safe_open(str(path), "pt") as handle:
+                handle.keys()
+        except Exception:  # SafetensorError derives from Exception only
+            return path
+    for path in sorted(directory.glob("pytorch_model*.bin")):
+        try:
+            torch.load(path, map_location="cpu", weights_only=True)
+        except Exception:  # RuntimeError, EOFError, UnpicklingError...
+            return path
+    return None
+
+
+def frozen(model: Any, dtype: str = DEFAULT_DTYPE) -> Any:
+    """``model`` in eval mode without gradients; float32 made sure of by ``.float()``, as always. A model loaded
+    or built in another dtype is left as loaded: ``.to(dtype)`` would also round the buffers that Hugging Face
+    keeps in float32 on purpose (rotary frequencies), and the layers would no longer be the model's."""
+    model = model.eval().float() if dtype == DEFAULT_DTYPE else model.eval()
+    for parameter in model.parameters():
+        parameter.requires_grad_(False)
+    return model
+
+
 def position_limit(model: Any) -> int | None:
     """The model's position table (RoBERTa-style tables hold two more rows than positions: the padding offset);
-    None for a model without one (relative positions)."""
-    config = model.config
+    None for a model without one (relative positions). ``model``: the model or its config."""
+    config = getattr(model, "config", model)
     for key in ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length"):
         value = getattr(config, key, None)
         if isinstance(value, int) and value > 0:
@@ -278,52 +368,116 @@ class TransformersEncoder:
     #: set by elmo_bench.encoders.random_init on a model rebuilt with random weights (random_init, random_seed)
     randomised: dict[str, Any] = {}
 
-    def __init__(self, path: str, pooling: str = "first", revision: str | None = None, amp: Any = "off",
-                 max_length: int | None = None, batch_size: int = 32) -> None:
-        from transformers import AutoModel
-
+    def __init__(self, path: str, pooling: str = "auto", revision: str | None = None, amp: Any = "off",
+                 max_length: int | None = None, batch_size: int = 32, layers: Any = None,
+                 dtype: str = DEFAULT_DTYPE, max_tokens: int | None = None) -> None:
         check_encoder_settings({"kind": "transformers", "path": path, "pooling": pooling, "revision": revision,
-                                "max_length": max_length, "batch_size": batch_size})
-        self.path, self.pooling, self.revision = str(path), pooling, revision
+                                "max_length": max_length, "batch_size": batch_size, "layers": layers,
+                                "dtype": dtype, "max_tokens": max_tokens})
+        self.path, self.pooling_asked, self.revision = str(path), pooling, revision
         self.amp = normalise_amp(amp, "encoder.amp")
+        self.dtype = str(dtype or DEFAULT_DTYPE)
         directory = check_model_directory(self.path)
         local = directory is not None
         if local:
             self.path = str(directory)
         self.tokenizer = load_tokenizer(self.path, revision, local)
-        model = _load(AutoModel, self.path, revision, local)
-        if getattr(model.config, "is_encoder_decoder", False):
-            model = model.get_encoder()  # T5, BART: the encoder's hidden states are the layers
-        self.model = model.eval().float()
-        for parameter in self.model.parameters():
-            parameter.requires_grad_(False)
-        self.window = model_window(self.model, self.tokenizer, max_length)
+        from transformers import AutoConfig  # lazy: transformers
+
+        config = _load(AutoConfig, self.path, revision, local)  # every check below before any weight is read
+        self._set_window(config, max_length)
+        self._set_layers(config, layers, max_tokens)
+        self.batch_size = int(batch_size)
+        self.model = frozen(_load_model(self.path, revision, local, self.dtype), self.dtype)
+        config = self.model.config
+        self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        self.model_hash = directory_hash(Path(self.path)) if local else str(
+            getattr(config, "_commit_hash", None) or revision or "unknown")
+        self.causal = self._behaves_causal(torch.device("cpu"))
+        self.pooling = pooling if pooling != "auto" else ("last" if self.causal else "first")
+        self._hooks_checked: dict[tuple[int, str], bool] = {}
+        self._blocks: dict[tuple[int, str], Any] = {}
+
+    def _set_window(self, config: Any, max_length: int | None) -> None:
+        """The window (tokens per forward pass of one sentence), its special tokens and the content left."""
+        self.window = model_window(config, self.tokenizer, max_length)
         self.specials = len(self.tokenizer([["a"]], is_split_into_words=True)["input_ids"][0]) - len(
             self.tokenizer([["a"]], is_split_into_words=True, add_special_tokens=False)["input_ids"][0])
         self.content = self.window - self.specials
         if self.content < 2:
             raise ConfigError(f"config: encoder.max_length {self.window} leaves no room for words after "
                               f"{self.specials} special tokens")
-        config = self.model.config
-        self.num_layers = int(config.num_hidden_layers) + 1
+
+    def _set_layers(self, config: Any, layers: Any, max_tokens: int | None) -> None:
+        """The model's layer indices kept (``encoder.layers``: None = every one), their count and width, and
+        ``max_tokens`` checked against the window (one ConfigError line each, before any weight is read)."""
+        self.total_layers = int(config.num_hidden_layers) + 1
+        self.indices = layer_indices(layers, self.total_layers, model=f"{Path(self.path).name} ({self.total_layers} "
+                                                                        f"layers)")
+        self.num_layers = len(all_or(self.indices, self.total_layers))
         self.dim = int(config.hidden_size)
-        self.batch_size = int(batch_size)
-        self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        self.model_hash = directory_hash(Path(self.path)) if local else str(
-            getattr(config, "_commit_hash", None) or revision or "unknown")
+        self.max_tokens = None if max_tokens is None else int(max_tokens)
+        if self.max_tokens is not None and self.max_tokens < self.window:
+            raise ConfigError(f"config: encoder.max_tokens {self.max_tokens} is smaller than the model window "
+                              f"({self.window} tokens): one sentence's window must fit one forward pass; raise "
+                              f"encoder.max_tokens or set encoder.max_length <= {self.max_tokens}")
+
+    def _probe_ids(self) -> tuple[list[int], int]:
+        """A short input of plain vocabulary ids (within the model's embedding) and another id for its last."""
+        limit = int(getattr(self.model.config, "vocab_size", 0) or 1 << 30)
+        plain = sorted(set(self.tokenizer.get_vocab().values()) - set(self.tokenizer.all_special_ids))
+        plain = [i for i in plain if i < limit][:7]
+        return plain[1:], plain[0]
+
+    def _behaves_causal(self, device: torch.device) -> bool:
+        """:func:`elmo_bench.encoders.hf_forward.is_causal` on a short input; doubles as the check that the model
+        runs in ``encoder.dtype`` on ``device`` (one ConfigError line where it cannot)."""
+        ids, other = self._probe_ids()
+        try:
+            return is_causal(self.model, ids, other)
+        except (RuntimeError, NotImplementedError) as exc:
+            raise ConfigError(f"config: encoder.dtype={self.dtype}: {Path(self.path).name} cannot run in {self.dtype} "
+                              f"on {device} ({_one_line(exc)[:200]}); choose another encoder.dtype") from None
 
     def identity(self) -> dict[str, Any]:
-        return {"kind": "transformers", "model": self.path if not Path(self.path).is_dir() else Path(self.path).name,
-                "revision": self.revision, "hash": self.model_hash, "pooling": self.pooling, "window": self.window,
-                "precision": self.amp if self.amp != "off" else "fp32",
-                "model_type": getattr(self.model.config, "model_type", None), **self.randomised}
+        """What keys the cache and the run: today's dict exactly for every layer in float32 of an encoder-only model;
+        a layer subset, a dtype other than float32 and a causal model each add their entry."""
+        precision = self.amp if self.amp != "off" else DTYPE_PRECISION[self.dtype]
+        ident = {"kind": "transformers", "model": self.path if not Path(self.path).is_dir() else Path(self.path).name,
+                 "revision": self.revision, "hash": self.model_hash, "pooling": self.pooling, "window": self.window,
+                 "precision": precision, "model_type": getattr(self.model.config, "model_type", None),
+                 **self.randomised}
+        if self.indices is not None:
+            ident["encoder_layer_indices"] = list(self.indices)
+        if self.dtype != DEFAULT_DTYPE:
+            ident["dtype"] = self.dtype
+        if self.causal:
+            ident["causal"] = True
+        return ident
+
+    def extras(self) -> dict[str, Any]:
+        """Facts recorded beside the identity (the cache entry's meta.json): how pooling was chosen, whether the
+        model behaved causally, the model's layer indices kept."""
+        return {"pooling_asked": self.pooling_asked, "pooling": self.pooling, "causal": self.causal,
+                "encoder_layer_indices": all_or(self.indices, self.total_layers), "dtype": self.dtype,
+                "max_tokens": self.max_tokens}
 
     @property
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
 
     def to(self, device: torch.device | str) -> "TransformersEncoder":
-        self.model.to(device)
+        """The encoder on ``device``; a dtype other than float32 is tried there at once (one ConfigError line
+        where the device cannot run it: bfloat16 on a GPU without it, say)."""
+        before = self.device
+        target = torch.device(device)
+        if target.type == "cuda" and self.dtype == "bfloat16" and torch.cuda.is_available() and \
+                not torch.cuda.is_bf16_supported():
+            raise ConfigError(f"config: encoder.dtype=bfloat16: {target} does not support bfloat16; choose "
+                              f"encoder.dtype=float16 or float32")
+        self.model.to(target)
+        if self.dtype != DEFAULT_DTYPE and self.device != before:
+            self._behaves_causal(self.device)
         return self
 
     def _tokenize(self, sentences: Sequence[Sequence[str]]) -> list[tuple[list[int], list[int | None]]]:
@@ -446,7 +600,9 @@ class TransformersEncoder:
 
     @torch.no_grad()
     def layers(self, sentences: Sequence[Sequence[str]]) -> tuple[torch.Tensor, torch.Tensor]:
-        """(batch, layers, words, dim) float32 and (batch, words) mask on the model's device."""
+        """(batch, layers, words, dim) float32 and (batch, words) mask on the model's device; ``layers`` counts the
+        kept layers only (``encoder.layers``), in the order asked. Each forward pass is pooled on the device at
+        once, so no more than one pass's hidden states (``max_tokens`` tokens when set) are ever held."""
         device = self.device
         longest = max((len(s) for s in sentences), default=0)
         out = torch.zeros(len(sentences), self.num_layers, longest, self.dim, device=device)
@@ -456,52 +612,69 @@ class TransformersEncoder:
         windows, picks = self.plan(sentences)
         if not picks:
             return out, mask
-        hidden = self._run(windows)  # (windows, layers, positions, dim)
-        index = torch.tensor(picks, device=device)
-        sentence, word, rows, first, last = index.unbind(1)
-        if self.pooling == "first":
-            vectors = hidden[rows, :, first]
-        elif self.pooling == "last":
-            vectors = hidden[rows, :, last]
-        else:  # mean over positions [first, last] through prefix sums
-            sums = torch.nn.functional.pad(hidden.cumsum(dim=2), (0, 0, 1, 0))
-            count = (last - first + 1).to(hidden.dtype)[:, None, None]
-            vectors = (sums[rows, :, last + 1] - sums[rows, :, first]) / count
-        out[sentence, :, word] = vectors
+        index = torch.tensor(picks, device=device)  # (words, 5): sentence, word, window, first, last
+        slot = torch.full((len(windows),), -1, dtype=torch.long, device=device)
+        for batch in token_batches([len(w) for w in windows], self.max_tokens, self.batch_size):
+            hidden = self._forward([windows[i] for i in batch])  # (passes' windows, layers, T, dim)
+            slot.fill_(-1)
+            slot[torch.tensor(batch, device=device)] = torch.arange(len(batch), device=device)
+            mine = index[slot[index[:, 2]] >= 0]
+            sentence, word, window, first, last = mine.unbind(1)
+            out[sentence, :, word] = self._pool(hidden, slot[window], first, last)
         return out, mask
 
-    def _run(self, windows: list[list[int]]) -> torch.Tensor:
-        """Hidden states of token windows, ``batch_size`` windows at a time, right-padded: (n, layers, T, dim)."""
+    def _pool(self, hidden: torch.Tensor, rows: torch.Tensor, first: torch.Tensor,
+              last: torch.Tensor) -> torch.Tensor:
+        """Words' vectors (words, layers, dim) float32 from one pass's hidden states (windows, layers, T, dim)."""
+        if self.pooling == "first":
+            return hidden[rows, :, first].float()
+        if self.pooling == "last":
+            return hidden[rows, :, last].float()
+        hidden = hidden.float()  # mean over positions [first, last] through prefix sums
+        sums = torch.nn.functional.pad(hidden.cumsum(dim=2), (0, 0, 1, 0))
+        count = (last - first + 1).to(hidden.dtype)[:, None, None]
+        return (sums[rows, :, last + 1] - sums[rows, :, first]) / count
+
+    def _forward(self, chunk: list[list[int]]) -> torch.Tensor:
+        """The kept hidden states of one forward pass over token windows, right-padded: (windows, layers, T, dim)
+        in the model's dtype."""
         device = self.device
-        width = max(len(w) for w in windows)
-        out = torch.zeros(len(windows), self.num_layers, width, self.dim, device=device)
+        longest = max(len(w) for w in chunk)
+        ids = torch.full((len(chunk), longest), self.pad_id, dtype=torch.long)
+        attention = torch.zeros(len(chunk), longest, dtype=torch.long)
+        for row, window in enumerate(chunk):
+            ids[row, : len(window)] = torch.tensor(window, dtype=torch.long)
+            attention[row, : len(window)] = 1
+        inputs = {"input_ids": ids.to(device), "attention_mask": attention.to(device), **without_kv_cache(self.model)}
         dtype = AMP_DTYPES[self.amp]
-        for start in range(0, len(windows), self.batch_size):
-            chunk = windows[start: start + self.batch_size]
-            longest = max(len(w) for w in chunk)
-            ids = torch.full((len(chunk), longest), self.pad_id, dtype=torch.long)
-            attention = torch.zeros(len(chunk), longest, dtype=torch.long)
-            for row, window in enumerate(chunk):
-                ids[row, : len(window)] = torch.tensor(window, dtype=torch.long)
-                attention[row, : len(window)] = 1
-            ids, attention = ids.to(device), attention.to(device)
-            if dtype is None:
-                result = self.model(input_ids=ids, attention_mask=attention, output_hidden_states=True)
-            else:
-                with torch.autocast(device_type=device.type, dtype=dtype):
-                    result = self.model(input_ids=ids, attention_mask=attention, output_hidden_states=True)
-            states = torch.stack([h.float() for h in result.hidden_states], dim=1)  # (chunk, layers, T, dim)
-            out[start: start + len(chunk), :, :longest] = states
-        return out
+        if dtype is None:
+            return self._states(inputs)
+        with torch.autocast(device_type=device.type, dtype=dtype):
+            return self._states(inputs)
+
+    def _states(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Every hidden state (no subset asked), or the subset through block hooks when they were found to give
+        exactly what ``output_hidden_states`` gives on this model (else selected from the full pass)."""
+        if self.indices is None:
+            return full_states(self.model, None, **inputs)
+        memo = (id(self.model), str(self.device))
+        if memo not in self._hooks_checked:  # once per model and device (a random twin is another model)
+            self._blocks[memo] = find_blocks(self.model)
+            self._hooks_checked[memo] = hooks_match(self.model, self._blocks[memo], self.indices,
+                                                    self._probe_ids()[0])
+        if self._hooks_checked[memo]:
+            return hooked_states(self.model, self._blocks[memo], self.indices, **inputs)
+        return full_states(self.model, self.indices, **inputs)
 
 
 def from_spec(spec: Mapping[str, Any], amp: Any = "off") -> TransformersEncoder:
     """``encoder=transformers``: ``encoder.path`` (a directory or hub name) and its options; the run's ``amp`` is
     the default precision."""
-    return TransformersEncoder(need_path(spec), pooling=str(spec.get("pooling") or "first"),
+    return TransformersEncoder(need_path(spec), pooling=str(spec.get("pooling") or "auto"),
                                revision=spec.get("revision"), amp=spec.get("amp") if spec.get("amp") is not None
                                else amp, max_length=spec.get("max_length"),
-                               batch_size=int(spec.get("batch_size") or 32))
+                               batch_size=int(spec.get("batch_size") or 32), layers=spec.get("layers"),
+                               dtype=str(spec.get("dtype") or DEFAULT_DTYPE), max_tokens=spec.get("max_tokens"))
 
 
 #: ``encoder=transformers`` (elmo_bench.encoders.kinds)

@@ -390,6 +390,8 @@ def _run_locked(run: RunConfig, run_dir: Path, on_claimed: Callable[[Path], None
     current = identity(run, bilm_info["hash"] if bilm_info else None, task_code_hash(task_package))
     if bilm is not None and bilm_info is None:  # another encoder kind: its identity stands where the biLM hash did
         current["encoder.hash"] = cache_id(bilm)
+        if current.get("encoder.pooling") == "auto":  # the pooling auto chose: auto on an encoder-only model is
+            current["encoder.pooling"] = getattr(bilm, "pooling", "auto")  # first, as the runs before auto say
     extending = check_run_dir(run_dir, current, run, task_code_dir(task_package))
     results_path = run_dir / RESULTS_FILE
     if results_path.exists() and not extending:

@@ -53,7 +53,9 @@ ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.ep
                                    "encoder.random_init": None, "encoder.random_seed": None,
                                    # issue 38: jiant's plateau halving of the lr (the edge tasks set it)
                                    "trainer.lr_plateau_factor": None, "trainer.lr_plateau_patience": None,
-                                   "trainer.lr_plateau_threshold": None, "trainer.lr_plateau_min_lr": None}
+                                   "trainer.lr_plateau_threshold": None, "trainer.lr_plateau_min_lr": None,
+                                   # issue 46: large models (encoder=transformers)
+                                   "encoder.layers": None, "encoder.dtype": "float32", "encoder.max_tokens": None}
 #: keys earlier versions had in every composed config and read nowhere: dropped from a stored identity before
 #: comparing (``task.default_data``: each task YAML named a dataset that conf/config.yaml's ``data: default_<task>``
 #: chose anyway; removed in issue 35)
