@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from elmo_bench.base.errors import ConfigError
+
 
 @dataclass
 class ProbeContext:
@@ -63,6 +65,22 @@ class ProbeContext:
                                                                     progress=self.progress)
         return ProbeContext(self.settings, twin, record, cache, self.device, self.seed, self.progress, self.data_root,
                             self.run_dir, self.max_segment, self.cache_dir)
+
+    def model_indices(self) -> list[int]:
+        """The model's index of each layer the encoder gives (``encoder.layers=[0,8,16]``: those; else 0..L)."""
+        found = (self.encoder_record.get("encoder") or {}).get("encoder_layer_indices")
+        return [int(i) for i in found] if found else list(range(int(self.encoder_record["layers"])))
+
+    def probed_layers(self, chosen: list[int] | None) -> list[tuple[int, int]]:
+        """(position in the encoder's output, index in the model) of each layer ``probe.layers`` names by its index
+        in the model (null: every layer the encoder gives); one ConfigError line for another index."""
+        indices = self.model_indices()
+        if chosen is None:
+            return list(enumerate(indices))
+        if not chosen or len(set(chosen)) != len(chosen) or any(k not in indices for k in chosen):
+            raise ConfigError(f"config: probe.layers expected distinct layer indices of this encoder ({indices}), "
+                              f"found {list(chosen)}")
+        return [(indices.index(k), k) for k in chosen]
 
     def data_dir(self, configured: str | None, default: str) -> Path:
         """``probe.data_dir`` when set, else ``default`` below ``paths.data_root``."""

@@ -44,14 +44,3 @@ def settings_of(cls: type, values: Mapping[str, Any]) -> Any:
     if check is not None:
         check()
     return settings
-
-
-def layer_indices(chosen: list[int] | None, count: int) -> list[int]:
-    """The layers ``probe.layers`` names (null: every layer), each in 0..count−1; one ConfigError line otherwise."""
-    if chosen is None:
-        return list(range(count))
-    if not chosen or any(not isinstance(k, int) or isinstance(k, bool) or not 0 <= k < count for k in chosen) \
-            or len(set(chosen)) != len(chosen):
-        raise ConfigError(f"config: probe.layers expected distinct layer indices in 0..{count - 1} (this encoder "
-                          f"has {count} layers), found {list(chosen)}")
-    return list(chosen)

@@ -21,7 +21,7 @@ from elmo_bench.probe import conditional as cp
 from elmo_bench.probe.api import ProbeContext, ProbeOutcome
 from elmo_bench.probe.linear import Standardiser
 from elmo_bench.probe.pos import layer_features
-from elmo_bench.probe.settings import UD_EWT, layer_indices
+from elmo_bench.probe.settings import UD_EWT
 from elmo_bench.probe.ud_data import UdSplits, read_tagged, read_tree_splits
 from elmo_bench.probes.conditional.config import ConditionalSettings
 
@@ -114,7 +114,7 @@ def row(fitter: Fitter, base: np.ndarray, joint: np.ndarray, accuracy: float, se
 
 
 def baseline_rows(name: str, fitter: Fitter, layers: dict[str, np.ndarray], twin: dict[str, np.ndarray] | None,
-                  probed: list[int], constant: np.ndarray, seed: int) -> dict[str, dict[str, float]]:
+                  probed: list[tuple[int, int]], constant: np.ndarray, seed: int) -> dict[str, dict[str, float]]:
     """Every probed layer's row against baseline ``name``; a baseline that does not depend on the layer is fitted
     once."""
     def layer(k: int, source: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -127,15 +127,15 @@ def baseline_rows(name: str, fitter: Fitter, layers: dict[str, np.ndarray], twin
              "word": lambda: fitter.bits(None, True)}
     base = fixed[name]() if name in fixed else None
     out = {}
-    for k in probed:
+    for at, k in probed:                 # at: the layer's position in the encoder's output; k: its index in the model
         log.info("baseline %s, layer %d", name, k)
         if name == "random":
-            base = fitter.bits(layer(k, twin), False)
-            joint = fitter.bits(joined(k, twin, k), False)
+            base = fitter.bits(layer(at, twin), False)
+            joint = fitter.bits(joined(at, twin, at), False)
         elif name == "layer0":
-            joint = fitter.bits(joined(k, layers, 0), False)
+            joint = fitter.bits(joined(at, layers, 0), False)
         else:
-            joint = fitter.bits(layer(k, layers), name == "word")
+            joint = fitter.bits(layer(at, layers), name == "word")
         out[f"layer_{k}"] = row(fitter, base[0], joint[0], joint[1], seed)
     return out
 
@@ -151,7 +151,7 @@ def run(context: ProbeContext) -> ProbeOutcome:
     layers = features(context, read_.splits)
     fitter = Fitter(data, settings)
     constant = cp.constant_bits(data.y["train"], data.y["test"][fitter.seen], len(data.classes))
-    probed = layer_indices(settings.layers, int(context.encoder_record["layers"]))
+    probed = context.probed_layers(settings.layers)
     rows = {b: baseline_rows(b, fitter, layers, twin, probed, constant, context.seed) for b in settings.baselines}
     printed = {"data": "ud_ewt", "tags": settings.tags, "train_sentences": len(read_.splits["train"]),
                "l2": settings.l2, "h_constant": float(constant.mean()), "test_unseen": int((~fitter.seen).sum()),
@@ -161,5 +161,5 @@ def run(context: ProbeContext) -> ProbeOutcome:
                            for layer, values in by_layer.items() for key, value in values.items()}}}
     block = {"name": "ud_ewt", "fraction": 1.0, "train_sentences": len(read_.splits["train"]), "tags": settings.tags,
              "num_classes": len(data.classes), "split_overlap": read_.overlap}
-    main = f"{settings.baselines[0]}/layer_{probed[-1]}_gain"
+    main = f"{settings.baselines[0]}/layer_{probed[-1][1]}_gain"
     return ProbeOutcome(printed, metrics, main, block)

@@ -22,7 +22,6 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.probe import conditional as cp
 from elmo_bench.probe.api import ProbeContext, ProbeOutcome
 from elmo_bench.probe.linear import Standardiser
-from elmo_bench.probe.settings import layer_indices
 from elmo_bench.probes.conditional.probe import Labelled, features, labelled, read
 from elmo_bench.probes.erasure.config import ErasureSettings
 
@@ -55,11 +54,12 @@ def scored(x: dict[str, torch.Tensor], data: Labelled, seen: np.ndarray, setting
     return 100.0 * float((probe.predict(test, None) == gold).double().mean()), float(probe.bits(test, None, gold).mean())
 
 
-def erase_layer(k: int, layers: dict[str, np.ndarray], data: Labelled, seen: np.ndarray, settings: ErasureSettings,
-                context: ProbeContext) -> dict[str, float]:
-    """Layer k's eraser (saved with its identity) and its scores before and after; ConfigError when the change's
+def erase_layer(at: int, k: int, layers: dict[str, np.ndarray], data: Labelled, seen: np.ndarray,
+                settings: ErasureSettings, context: ProbeContext) -> dict[str, float]:
+    """Layer k's eraser (at: its position in the output; saved with its identity) and its scores before and after;
+    ConfigError when the change's
     rank is below k − 1 (a class the eraser could not separate)."""
-    x = {s: torch.from_numpy(np.ascontiguousarray(layers[s][:, k], dtype=np.float64)) for s in ("train", "test")}
+    x = {s: torch.from_numpy(np.ascontiguousarray(layers[s][:, at], dtype=np.float64)) for s in ("train", "test")}
     classes = len(data.classes)
     eraser = fit_eraser(x["train"], torch.from_numpy(data.y["train"]), classes, settings.svd_tol)
     rank = change_rank(eraser)
@@ -89,8 +89,8 @@ def run(context: ProbeContext) -> ProbeOutcome:
     counts = np.bincount(data.y["train"], minlength=len(data.classes))
     majority = 100.0 * float((data.y["test"][seen] == counts.argmax()).mean())
     prior = float(cp.constant_bits(data.y["train"], data.y["test"][seen], len(data.classes)).mean())
-    rows = {f"layer_{k}": erase_layer(k, layers, data, seen, settings, context)
-            for k in layer_indices(settings.layers, int(context.encoder_record["layers"]))}
+    rows = {f"layer_{k}": erase_layer(at, k, layers, data, seen, settings, context)
+            for at, k in context.probed_layers(settings.layers)}
     metrics = {"test": {"majority": majority, "prior_bits": prior, "test_unseen": int((~seen).sum()),
                         **{f"{layer}_{key}": value for layer, row in rows.items() for key, value in row.items()}}}
     printed = {"data": "ud_ewt", "tags": settings.tags, "train_sentences": len(read_.splits["train"]),

@@ -20,7 +20,7 @@ from elmo_bench.probe.classifiers import ProbeSpec
 from elmo_bench.probe.pos import layer_features, tag_ids
 from elmo_bench.probe.pos_controls import control_tags
 from elmo_bench.probe.regimen import Regimen, train_probe
-from elmo_bench.probe.settings import UD_EWT, layer_indices
+from elmo_bench.probe.settings import UD_EWT
 from elmo_bench.probe.ud_data import SPLITS, read_tagged
 from elmo_bench.probes.mdl.config import MdlSettings
 
@@ -79,11 +79,13 @@ def token_data(features: np.ndarray, examples: Sequence[Any], labels: Any) -> md
 
 
 def online_codes(features: dict[str, np.ndarray], splits: dict[str, Any], labels: dict[str, Any],
-                 layers: Sequence[int], trainer: Any, seed: int, num_classes: int) -> dict[str, dict[str, Any]]:
-    """``{"train": {layer_<k>: codelength summary}, "test": {layer_<k>: {"accuracy"}}}`` of one labelling."""
+                 layers: Sequence[tuple[int, int]], trainer: Any, seed: int, num_classes: int
+                 ) -> dict[str, dict[str, Any]]:
+    """``{"train": {layer_<k>: codelength summary}, "test": {layer_<k>: {"accuracy"}}}`` of one labelling; each
+    layer (its position in the output, its index k in the model) named by k."""
     out: dict[str, dict[str, Any]] = {"train": {}, "test": {}}
-    for k in layers:
-        data = {s: token_data(features[s][:, k], splits[s], labels[s]) for s in splits}
+    for at, k in layers:
+        data = {s: token_data(features[s][:, at], splits[s], labels[s]) for s in splits}
         code = mdl.online_codelength(data["train"], data["dev"], num_classes, trainer, seed=seed)
         out["train"][f"layer_{k}"] = code.summary()
         out["test"][f"layer_{k}"] = {"accuracy": round(mdl.accuracy(code.final, data["test"]), 2)}
@@ -120,7 +122,7 @@ def run(context: ProbeContext) -> ProbeOutcome:
                                "train_sentences": len(splits["train"]), "fractions": list(mdl.FRACTIONS),
                                "units": "bits", "probe": settings.probe, "encoder": record["hash"]}
     trainer = FACTORIES[settings.probe](len(classes), settings, context.device)
-    layers = layer_indices(settings.layers, int(record["layers"]))
+    layers = context.probed_layers(settings.layers)
     for which, labels in targets.items():
         codes = online_codes(features, splits, labels, layers, trainer, context.seed, len(classes))
         summary.update(codes) if which == "task" else summary.update(control=codes)

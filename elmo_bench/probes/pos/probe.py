@@ -20,7 +20,7 @@ from elmo_bench.probe.classifiers import ProbeSpec
 from elmo_bench.probe.pos import SPLITS, baseline_accuracy, glove_features, layer_features, probe_features, tag_ids
 from elmo_bench.probe.pos_controls import ProbeSettings, probe_details, rounded, run_probes, summarise
 from elmo_bench.probe.regimen import Regimen
-from elmo_bench.probe.settings import UD_EWT, layer_indices
+from elmo_bench.probe.settings import UD_EWT
 from elmo_bench.probe.ud_data import UdSplits, read_tagged
 from elmo_bench.probes.pos.config import PosSettings
 
@@ -42,10 +42,10 @@ def probe_settings(settings: PosSettings) -> ProbeSettings:
 
 
 def views(settings: PosSettings, splits: Mapping[str, Sequence[dict]], layers: Mapping[str, np.ndarray],
-          count: int) -> dict[str, dict[str, np.ndarray]]:
+          probed: Sequence[tuple[int, int]]) -> dict[str, dict[str, np.ndarray]]:
     """{row: {split: (n_tokens, dim)}}: each probed layer, the average of all layers and (``probe.glove``) GloVe;
     ``probe.rows`` keeps only the rows it names."""
-    out = {f"layer_{k}": {s: layers[s][:, k] for s in SPLITS} for k in layer_indices(settings.layers, count)}
+    out = {f"layer_{index}": {s: layers[s][:, at] for s in SPLITS} for at, index in probed}   # named as in the model
     out["average"] = {s: layers[s].mean(axis=1) for s in SPLITS}
     wanted = set(out) | ({"glove"} if settings.glove else set())
     if settings.rows is not None:
@@ -80,7 +80,7 @@ def run(context: ProbeContext) -> ProbeOutcome:
     y = {s: tag_ids(splits[s], labels) for s in SPLITS}
     layers = {s: layer_features(context.layers([ex["tokens"] for ex in splits[s]], f"pos/{s}"), len(splits[s]))
               for s in SPLITS}
-    rows = views(settings, splits, layers, int(context.encoder_record["layers"]))
+    rows = views(settings, splits, layers, context.probed_layers(settings.layers))
     baseline = {s: baseline_accuracy(splits["train"], splits[s]) for s in ("dev", "test")}
     head = {"data": "ud_ewt_pos", "tag_column": settings.tags, "train_sentences": len(splits["train"]),
             **{f"{s}_tokens": int(len(y[s])) for s in SPLITS}, "bilm": context.encoder_record["hash"]}

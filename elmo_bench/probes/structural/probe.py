@@ -17,7 +17,7 @@ from elmo_bench.probe import structural as st
 from elmo_bench.probe import structural_metrics as sm
 from elmo_bench.probe.api import ProbeContext, ProbeOutcome
 from elmo_bench.probe.conllu_trees import depths
-from elmo_bench.probe.settings import UD_EWT, layer_indices
+from elmo_bench.probe.settings import UD_EWT
 from elmo_bench.probe.ud_data import SPLITS, read_tree_splits
 from elmo_bench.probes.structural.config import StructuralSettings
 
@@ -77,9 +77,9 @@ def run(context: ProbeContext) -> ProbeOutcome:
     summary: dict[str, Any] = {"data": "ud_ewt", "punct": settings.punct, "train_sentences": len(splits["train"]),
                                "encoder": record["hash"], "dev": {}, "test": {}}
     histories = {}
-    for k in layer_indices(settings.layers, int(record["layers"])):
+    for at, k in context.probed_layers(settings.layers):   # at: the layer's position in the output; k: in the model
         log.info("layer %d", k)
-        scores, histories[f"layer_{k}"] = probe_layer(k, layers, golds, settings, context.seed, int(record["dim"]))
+        scores, histories[f"layer_{k}"] = probe_layer(at, layers, golds, settings, context.seed, int(record["dim"]))
         for s in ("dev", "test"):
             summary[s][f"layer_{k}"] = scores[s]
     chain = {s: sm.uuas([sm.linear_chain(len(g)) for g in golds[s]["depths"]], golds[s]["distances"],
