@@ -22,7 +22,8 @@ class ConditionalSettings(UdSettings):
     """``probe.<key>`` of probe conditional."""
 
     tags: str = "upos"
-    baseline: str = "none,layer0,word"          # one baseline or a comma list of them (BASELINES)
+    baseline: str = "layer0"                    # a baseline of BASELINES, or several quoted: 'none,layer0,word'
+    #                                             (or -m probe.baseline=none,layer0,word: one run each)
     l2: float = ranged(1e-4, float, 0)          # the probe's fixed L2 on its weights (never chosen on dev)
     max_iter: int = ranged(1000, int, 1)        # L-BFGS iterations per fit at most
     tol: float = ranged(1e-5, float, 0, low_open=True)   # converged when the gradient max-norm is below this
