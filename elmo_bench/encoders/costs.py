@@ -12,9 +12,12 @@ Layers and width are the encoder's own (``num_layers``, ``dim``); for a biLM the
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
+
+from elmo_bench.bilm.options import BiLMOptions
 
 #: the cost kinds this module prices (elmo_bench.encoders.build.KINDS)
 PRICED = ("bilm", "manylangs", "transformers", "hdf5", "python")
@@ -32,6 +35,23 @@ class EncoderCost:
     note: str | None = None
     file_bytes: int | None = None       # hdf5: the cache is this file
     segment_markers: bool = False       # bilm, manylangs: each segment adds <S> and </S> positions
+
+
+def segment_positions(length: int, max_segment: int) -> int:
+    """Positions the biLM computes for one sequence: its tokens plus <S> and </S> around every segment."""
+    if length == 0:
+        return 0
+    return length + 2 * math.ceil(length / max_segment)
+
+
+def bilm_options(path: Any) -> tuple[Any, str]:
+    """The biLM's options (the file at ``path``, or the public ELMo architecture when it is not readable here)."""
+    from elmo_bench.bilm.public import public_options  # lazy: torch
+
+    if path and Path(str(path)).exists():
+        return BiLMOptions.load(str(path)), str(path)
+    return BiLMOptions.from_dict(public_options(), "public ELMo options"), \
+        "public ELMo 2x4096_512_2048cnn_2xhighway (bilm.options not readable here)"
 
 
 def lstm_bilm_flops(chars: int, char_dim: int, filters: Sequence[Sequence[int]], n_highway: int, token_width: int,
