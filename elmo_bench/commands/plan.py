@@ -138,8 +138,10 @@ def expand_sweep(overrides: Sequence[str]) -> list[list[str]]:
     every_mode = [o for o in overrides if o == ALL_MODES]   # not a config option: expanded below
     overrides = [o for o in overrides if o != ALL_MODES]
     parser = OverridesParser.create()
-    fixed = [o.input_line for o in parser.parse_overrides(list(overrides)) if not o.is_sweep_override()]
-    cfg = compose_job(fixed, check=False)          # the experiment's own sweep, before the command line's
+    # the experiment's own sweep, before the command line's, read from the command line's first job (a key below a
+    # swept group, probe=structural,mdl probe.max_epochs=5, composes only with a value of that group chosen)
+    first = BasicSweeper.split_arguments(parser.parse_overrides(list(overrides)), None)[0][0]
+    cfg = compose_job(first, check=False)
     params = cfg.hydra.get("sweeper", {}).get("params") or {}
     swept = [f"{k}={v}" for k, v in params.items()]
     parsed = parser.parse_overrides([*swept, *overrides])
