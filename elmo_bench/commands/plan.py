@@ -32,6 +32,23 @@ a slice). Per run:
 * ``cpu_seconds``: the run's predicted wall time on a CPU, one thread, and ``total_cpu_seconds`` the sweep's, run
   after run (the first run over each cache entry fills it): elmo_bench.commands.plan_cpu, at the rates measured
   here, or timed on this machine with ``--measure-cpu``.
+
+Probe runs (``probe=<name>``, issue 44) are planned too, one row each beside the task runs (elmo_bench.commands.
+plan_probe: every number and formula). ``-m`` is accepted as run.py takes it (plan always expands the sweep)::
+
+    elmo-bench plan probe=structural                          # one probe on the shipped biLM
+    elmo-bench plan probe=mdl probe.max_train_sentences=2000 encoder=transformers encoder.path=DIR
+    elmo-bench plan -m probe=structural,mdl                   # a sweep: a row per probe
+    elmo-bench plan -m experiment=probe_suite budget=cpu      # the suite: five rows under the cpu budget
+    elmo-bench plan probe=wsd --format json                   # runs[]: probe, encoder, seed, splits, ...
+
+A probe row gives the sentences and tokens per split the probe sends through the encoder (read here as the probe
+reads them, ``probe.max_train_sentences`` applied; its documented sizes, ``sizes: documented``, when the data is not
+readable here), the encoder's FLOPs and the activation cache's bytes over them (each split one cache entry: fp16
+layers of its distinct sentences plus their index), the probe's training FLOPs from its declared formula (an upper
+bound: ``max_epochs`` epochs, ``max_iter`` L-BFGS passes per L2 value), and GPU hours and CPU time as for a task
+run; probes that read the same sentences share the cache, so a suite fills it once. ``--measure-cpu`` times task
+runs only; probe rows keep the given rates.
 """
 from __future__ import annotations
 
@@ -604,8 +621,8 @@ def _table(result: dict[str, Any]) -> str:
     if probes:
         bounds += "; probe training FLOPs are upper bounds (max_epochs, max_iter)"
     lines.append(f"\n{len(result['runs'])} runs, {result['total_gpu_hours']:.1f} GPU hours in total at "
-                 f"{result['gpu_tflops']:g} TFLOP/s sustained (each activation cache counted once; {bounds}); "
-                 f"memory measured on {result['device']}")
+                 f"{result['gpu_tflops']:g} TFLOP/s sustained (each activation cache counted once; {bounds})"
+                 + (f"; memory measured on {result['device']}" if tasks else ""))
     rates = result["cpu_rates"]
     head_rate, encoder_rate = ("per task" if rates[k] is None else f"{rates[k]:.1f} GFLOP/s"
                                for k in ("head_gflops", "encoder_gflops"))
