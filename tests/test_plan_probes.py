@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from elmo_bench.base.errors import ConfigError
 from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.commands.main import main
 from elmo_bench.encoders.costs import bilm_flops_per_position
@@ -176,3 +177,12 @@ def test_the_converged_pos_probe_is_bounded_by_max_iter_passes_per_l2_value() ->
     assert pos_cost(settings, SIZES, layers=3, dim=16).train_flops == pytest.approx(bound)
     with_control = PosSettings(glove=False, layers=[1], max_iter=10, l2_grid=[0.1, 0.01], control=True, seeds=[1, 2])
     assert pos_cost(with_control, SIZES, 3, 16).train_flops == pytest.approx(2 * bound)   # + one fit per seed
+
+
+def test_run_pys_sweep_check_composes_a_key_below_the_swept_probe_group() -> None:
+    from elmo_bench.commands.sweep_check import check_sweep
+
+    # probe.max_epochs exists only once a probe is chosen: the check composes the sweep's jobs, not the fixed part
+    assert check_sweep(["run.py", "-m", "probe=structural,mdl", "probe.max_epochs=2"]) == 2
+    with pytest.raises(ConfigError, match="probe.max_epochs expected an integer >= 1"):
+        check_sweep(["run.py", "-m", "probe=structural,mdl", "probe.max_epochs=0"])
