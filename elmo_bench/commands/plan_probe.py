@@ -186,7 +186,7 @@ def probe_table(rows: Sequence[Mapping[str, Any]]) -> list[str]:
         table.append((r["probe"], r["encoder"], str(r["seed"]), r["sizes"], f"{r['sentences']:,}",
                       f"{sum(s['tokens'] for s in r['splits'].values()):,}",
                       "?" if r["encoder_flops"] is None else f"{r['encoder_flops']:.2e}",
-                      f"{r['cache_bytes'] / 1e9:.2f}", f"{r['train_flops']:.2e}", f"{r['gpu_hours']:.2f}",
+                      f"{r['cache_bytes'] / 1e9:.2f}", f"{r['train_flops']:.2e}", f"{r['gpu_hours']:.3f}",
                       f"{r['cpu_seconds'] / 60:.1f}"))
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) if i < 4 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
