@@ -32,6 +32,23 @@ a slice). Per run:
 * ``cpu_seconds``: the run's predicted wall time on a CPU, one thread, and ``total_cpu_seconds`` the sweep's, run
   after run (the first run over each cache entry fills it): elmo_bench.commands.plan_cpu, at the rates measured
   here, or timed on this machine with ``--measure-cpu``.
+
+Probe runs (``probe=<name>``, issue 44) are planned too, one row each beside the task runs (elmo_bench.commands.
+plan_probe: every number and formula). ``-m`` is accepted as run.py takes it (plan always expands the sweep)::
+
+    elmo-bench plan probe=structural                          # one probe on the shipped biLM
+    elmo-bench plan probe=mdl probe.max_train_sentences=2000 encoder=transformers encoder.path=DIR
+    elmo-bench plan -m probe=structural,mdl                   # a sweep: a row per probe
+    elmo-bench plan -m experiment=probe_suite budget=cpu      # the suite: five rows under the cpu budget
+    elmo-bench plan probe=wsd --format json                   # runs[]: probe, encoder, seed, splits, ...
+
+A probe row gives the sentences and tokens per split the probe sends through the encoder (read here as the probe
+reads them, ``probe.max_train_sentences`` applied; its documented sizes, ``sizes: documented``, when the data is not
+readable here), the encoder's FLOPs and the activation cache's bytes over them (each split one cache entry: fp16
+layers of its distinct sentences plus their index), the probe's training FLOPs from its declared formula (an upper
+bound: ``max_epochs`` epochs, ``max_iter`` L-BFGS passes per L2 value), and GPU hours and CPU time as for a task
+run; probes that read the same sentences share the cache, so a suite fills it once. ``--measure-cpu`` times task
+runs only; probe rows keep the given rates.
 """
 from __future__ import annotations
 
@@ -52,8 +69,6 @@ from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.device import resolve_device
 from elmo_bench.base.errors import ConfigError, DataError
 from elmo_bench.base.paths import CONF_DIR
-from elmo_bench.bilm.options import BiLMOptions
-from elmo_bench.bilm.public import public_options
 from elmo_bench.commands.modes import ALL_MODES, expand_modes
 from elmo_bench.commands.plan_cpu import (
     MEASURED,
@@ -64,8 +79,9 @@ from elmo_bench.commands.plan_cpu import (
     time_encoder,
     time_training_steps,
 )
+from elmo_bench.commands.plan_probe import plan_probe_run, probe_table
 from elmo_bench.commands.rows import expand_rows
-from elmo_bench.encoders.costs import EncoderCost, cache_numbers, encoder_cost
+from elmo_bench.encoders.costs import EncoderCost, bilm_options, cache_numbers, encoder_cost, segment_positions
 from elmo_bench.engine.collate import length_batches
 from elmo_bench.engine.experiment import (
     Prepared,
@@ -90,13 +106,6 @@ GPU_PEAKS = {"a100": 312, "h100": 989, "h200": 989, "v100": 125, "t4": 65, "l4":
 
 #: the local stand-in data whose tokens per example (and distinct-sequence share) fill in a documented dataset
 STAND_IN = "default_{task}"
-
-
-def segment_positions(length: int, max_segment: int) -> int:
-    """Positions the biLM computes for one sequence: its tokens plus <S> and </S> around every segment."""
-    if length == 0:
-        return 0
-    return length + 2 * math.ceil(length / max_segment)
 
 
 # ----------------------------------------------------------------------------------------------------------- sweep
@@ -146,8 +155,10 @@ def expand_sweep(overrides: Sequence[str]) -> list[list[str]]:
     every_mode = [o for o in overrides if o == ALL_MODES]   # not a config option: expanded below
     overrides = [o for o in overrides if o != ALL_MODES]
     parser = OverridesParser.create()
-    fixed = [o.input_line for o in parser.parse_overrides(list(overrides)) if not o.is_sweep_override()]
-    cfg = compose_job(fixed, check=False)          # the experiment's own sweep, before the command line's
+    # the experiment's own sweep, before the command line's, read from the command line's first job (a key below a
+    # swept group, probe=structural,mdl probe.max_epochs=5, composes only with a value of that group chosen)
+    first = BasicSweeper.split_arguments(parser.parse_overrides(list(overrides)), None)[0][0]
+    cfg = compose_job(first, check=False)
     params = cfg.hydra.get("sweeper", {}).get("params") or {}
     swept = [f"{k}={v}" for k, v in params.items()]
     parsed = parser.parse_overrides([*swept, *overrides])
@@ -364,11 +375,7 @@ def measure_model(run: RunConfig, task: Any, train: list[dict], num_layers: int,
 
 def _bilm_options(run: RunConfig) -> tuple[Any, str]:
     """The biLM's options (the configured file, or the public ELMo architecture when it is not readable here)."""
-    path = run.encoder.bilm.options
-    if path and Path(str(path)).exists():
-        return BiLMOptions.load(str(path)), str(path)
-    return BiLMOptions.from_dict(public_options(), "public ELMo options"), \
-        "public ELMo 2x4096_512_2048cnn_2xhighway (bilm.options not readable here)"
+    return bilm_options(run.encoder.bilm.options)
 
 
 def _glove_dim(run: RunConfig) -> int:
@@ -544,6 +551,8 @@ def _cpu_prices(configs: Sequence[RunConfig], runs: list[dict[str, Any]], cpu_ra
     if measure_cpu:
         timed: dict[str, CpuRates] = {}
         for i, (config, run) in enumerate(zip(configs, runs)):
+            if isinstance(config, ProbeRunConfig):          # a probe row keeps the given rates
+                continue
             if run["task"] not in timed:
                 timed[run["task"]] = measured_cpu_rates(config, run, cpu_rates)
             per_run[i] = timed[run["task"]]
@@ -565,7 +574,9 @@ def plan(overrides: Sequence[str], gpu_tflops: float, device: torch.device, n_ba
     jobs = expand_sweep(overrides)
     configs = [job_run(job) for job in jobs]  # every job through the door before any is priced
     memo: dict[str, Any] = {}
-    runs = [plan_run(job, run, device, n_batches, memo) for job, run in zip(jobs, configs)]
+    runs = [plan_probe_run(run, memo) if isinstance(run, ProbeRunConfig) else plan_run(job, run, device, n_batches,
+                                                                                       memo)
+            for job, run in zip(jobs, configs)]
     cpu = _cpu_prices(configs, runs, cpu_rates, measure_cpu)
     rate = gpu_tflops * 1e12 * 3600
     total, seen = 0.0, set()
@@ -582,13 +593,14 @@ def plan(overrides: Sequence[str], gpu_tflops: float, device: torch.device, n_ba
 
 # -------------------------------------------------------------------------------------------------------------- CLI
 
-def _table(result: dict[str, Any]) -> str:
+def _task_table(runs: Sequence[dict[str, Any]]) -> list[str]:
     head = ("task", "embedder", "seed", "sizes", "train ex", "tokens", "enc. FLOPs", "cache GB", "head params",
             "train FLOPs/ep", "peak mem GB", "epochs", "GPU h", "CPU min")
     rows = [head]
-    for r in result["runs"]:
+    for r in runs:
         rows.append((r["task"], r["embedder"], str(r["seed"]), r["sizes"], f"{r['train_examples']:,}",
-                     f"{r['tokens']:,}", "?" if r["encoder_flops"] is None else f"{r['encoder_flops']:.2e}", f"{r['cache_bytes'] / 1e9:.2f}",
+                     f"{r['tokens']:,}", "?" if r["encoder_flops"] is None else f"{r['encoder_flops']:.2e}",
+                     f"{r['cache_bytes'] / 1e9:.2f}",
                      f"{r['head_params']:,}", f"{r['train_flops_per_epoch']:.2e}",
                      f"{r['peak_memory_bytes'] / 1e9:.2f}", str(r["epochs"]), f"{r['gpu_hours']:.2f}",
                      f"{r['cpu_seconds'] / 60:.1f}"))
@@ -596,17 +608,31 @@ def _table(result: dict[str, Any]) -> str:
     lines = ["  ".join(c.ljust(w) if i < 4 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
              for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
+    return lines
+
+
+def _table(result: dict[str, Any]) -> str:
+    """Task rows, then probe rows (each kind its own columns), then the sweep's totals and the size notes."""
+    tasks = [r for r in result["runs"] if "task" in r]
+    probes = [r for r in result["runs"] if "probe" in r]
+    lines = _task_table(tasks) if tasks else []
+    if probes:
+        lines += ([""] if lines else []) + probe_table(probes)
+    bounds = "epochs are max_epochs, early stopping ends most runs sooner"
+    if probes:
+        bounds += "; probe training FLOPs are upper bounds (max_epochs, max_iter)"
     lines.append(f"\n{len(result['runs'])} runs, {result['total_gpu_hours']:.1f} GPU hours in total at "
-                 f"{result['gpu_tflops']:g} TFLOP/s sustained (each activation cache counted once; epochs are "
-                 f"max_epochs, early stopping ends most runs sooner); memory measured on {result['device']}")
+                 f"{result['gpu_tflops']:g} TFLOP/s sustained (each activation cache counted once; {bounds})"
+                 + (f"; memory measured on {result['device']}" if tasks else ""))
     rates = result["cpu_rates"]
     head_rate, encoder_rate = ("per task" if rates[k] is None else f"{rates[k]:.1f} GFLOP/s"
                                for k in ("head_gflops", "encoder_gflops"))
     lines.append(f"predicted CPU wall time, run after run, one thread: {format_minutes(result['total_cpu_seconds'])}"
                  f" (head {head_rate}, encoder {encoder_rate}, "
                  f"{rates['run_overhead_s']:g} s per run; {rates['source']})")
-    notes = sorted({f"{r['task']}/{r['data']}: {r['size_source']}" for r in result["runs"] if r["sizes"] != "measured"})
-    return "\n".join(lines + [f"  {n}" for n in notes] + _encoder_lines(result["runs"]))
+    notes = sorted({f"{r['task']}/{r['data']}: {r['size_source']}" for r in tasks if r["sizes"] != "measured"}
+                   | {f"probe {r['probe']}: {r['size_source']}" for r in probes if r["sizes"] != "measured"})
+    return "\n".join(lines + [f"  {n}" for n in notes] + _encoder_lines(tasks))
 
 
 def _encoder_lines(runs: Sequence[dict[str, Any]]) -> list[str]:
@@ -634,6 +660,8 @@ def build_parser() -> ArgumentParser:
                     "per epoch, peak memory of one batch, epochs, GPU hours.",
         epilog=f"--gpu presets, sustained TFLOP/s = 30% of the dense bf16 peak (V100, T4: fp16): {presets}.")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides, as run.py takes them")
+    parser.add_argument("-m", "--multirun", action="store_true",
+                        help="accepted as run.py takes it; plan always expands a sweep into its runs")
     parser.add_argument("--format", choices=["table", "json"], default="table")
     parser.add_argument("--gpu", choices=sorted(GPU_TFLOPS), default="a100",
                         help="GPU whose sustained throughput prices the runs (default a100: 94 TFLOP/s)")

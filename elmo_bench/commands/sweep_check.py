@@ -39,10 +39,12 @@ def check_sweep(args: Sequence[str]) -> int:
     parsed = OverridesParser.create().parse_overrides(overrides)
     if not any(o.is_sweep_override() for o in parsed):
         return 0
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+
     from elmo_bench.commands.plan import compose_job, expand_sweep  # lazy: torch
 
-    fixed = [o.input_line for o in parsed if not o.is_sweep_override()]
-    mode = compose_job(fixed, check=False).hydra.mode
+    first = BasicSweeper.split_arguments(parsed, None)[0][0]   # probe=a,b probe.<key>=v composes with a probe chosen
+    mode = compose_job(first, check=False).hydra.mode
     if not (flags & set(MULTIRUN) or getattr(mode, "name", mode) == "MULTIRUN"):
         return 0  # Hydra refuses a sweep value outside a sweep itself
     jobs = covering(expand_sweep(overrides))

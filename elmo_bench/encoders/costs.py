@@ -15,10 +15,12 @@ Layers and width are the encoder's own (``num_layers``, ``dim``); for a biLM the
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.encoders.model_size import blocks_run, config_cost_numbers, config_only, flops_per_token
 
 #: the cost kinds this module prices (elmo_bench.encoders.build.KINDS)
@@ -44,6 +46,23 @@ class EncoderCost:
     def indices(self) -> list[int]:
         """The model's layer indices the cache keeps (``encoder_layer_indices`` in plan's JSON)."""
         return list(self.layer_indices) if self.layer_indices is not None else list(range(self.num_layers))
+
+
+def segment_positions(length: int, max_segment: int) -> int:
+    """Positions the biLM computes for one sequence: its tokens plus <S> and </S> around every segment."""
+    if length == 0:
+        return 0
+    return length + 2 * math.ceil(length / max_segment)
+
+
+def bilm_options(path: Any) -> tuple[Any, str]:
+    """The biLM's options (the file at ``path``, or the public ELMo architecture when it is not readable here)."""
+    from elmo_bench.bilm.public import public_options  # lazy: torch
+
+    if path and Path(str(path)).exists():
+        return BiLMOptions.load(str(path)), str(path)
+    return BiLMOptions.from_dict(public_options(), "public ELMo options"), \
+        "public ELMo 2x4096_512_2048cnn_2xhighway (bilm.options not readable here)"
 
 
 def lstm_bilm_flops(chars: int, char_dim: int, filters: Sequence[Sequence[int]], n_highway: int, token_width: int,

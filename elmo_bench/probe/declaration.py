@@ -12,11 +12,19 @@ entry-point group; nothing else names a probe, as nothing names a task (tasks/de
 - ``predicts``: what it predicts (token labels, arcs and depths, senses), for ``elmo-bench config`` and the docs;
 - ``record_task``: the ``task`` its results.json carries (``pos_probe``, ``structural_probe``, ...), which the
   report's tables select by;
+- ``sentences``: optional ``"module:function"`` (``(settings, data_root) -> {split: list[list[str]]}``): the sentences
+  per split the probe sends through the encoder, read as the probe reads them, for ``elmo-bench plan``; it raises
+  DataError when the data is not readable here;
+- ``cost``: optional ``"module:function"`` (``(settings, sizes, layers, dim) -> ProbeCost``, elmo_bench.probe.
+  probe_cost): the FLOPs of the probe's training over cached layers, for ``elmo-bench plan``;
+- ``documented``: the sizes plan prices with when the data is not readable here (elmo_bench.probe.probe_cost.
+  SplitCount per split of the full data; a ``max_train_sentences`` cut scales train);
 - ``package``: filled in by the registry.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Mapping
 
 
 @dataclass(frozen=True)
@@ -29,11 +37,18 @@ class ProbeDeclaration:
     data: str
     predicts: str
     record_task: str
+    sentences: str | None = None
+    cost: str | None = None
+    documented: Mapping[str, Any] | None = None
     package: str = ""
 
     def resolved_target(self) -> str:
         """``target`` with a relative module made absolute against ``package``."""
-        module, _, function = self.target.partition(":")
+        return self.resolved(self.target)
+
+    def resolved(self, target: str) -> str:
+        """A declared ``"module:function"`` with a relative module made absolute against ``package``."""
+        module, _, function = target.partition(":")
         if module.startswith("."):
             module = self.package + module
         return f"{module}:{function}"

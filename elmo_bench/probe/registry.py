@@ -99,5 +99,10 @@ def probe_declaration(name: str) -> ProbeDeclaration:
 
 def probe_runner(declared: ProbeDeclaration):
     """The run function a declaration names (imports the probe's code: torch)."""
-    module, _, function = declared.resolved_target().partition(":")
+    return declared_function(declared, declared.target)
+
+
+def declared_function(declared: ProbeDeclaration, target: str):
+    """The function a declaration names by ``target`` (its run function, its ``sentences`` or ``cost``)."""
+    module, _, function = declared.resolved(target).partition(":")
     return getattr(importlib.import_module(module), function)  # checked: a declared target

@@ -83,3 +83,17 @@ def read_tree_splits(directory: Path, max_train: int | None) -> UdSplits:
     if max_train:
         splits["train"] = splits["train"][:max_train]
     return UdSplits(splits, shares, total)
+
+
+def tagged_sentences(directory: Path, tag_column: str, max_train: int | None,
+                     max_dev: int | None = None) -> dict[str, list[list[str]]]:
+    """The words per split a tagging probe (pos, mdl) sends through the encoder: :func:`read_tagged`'s, checked
+    and cut as the probe reads them (for ``elmo-bench plan``)."""
+    read = read_tagged(directory, tag_column, max_train, max_dev)
+    return {s: [list(ex["tokens"]) for ex in examples] for s, examples in read.splits.items()}
+
+
+def tree_sentences(directory: Path, max_train: int | None) -> dict[str, list[list[str]]]:
+    """The words per split the structural probe sends through the encoder (:func:`read_tree_splits`)."""
+    read = read_tree_splits(directory, max_train)
+    return {s: [list(tree.tokens) for tree in trees] for s, trees in read.splits.items()}

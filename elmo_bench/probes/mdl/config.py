@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from elmo_bench.base.ranges import ranged
 from elmo_bench.probe.declaration import ProbeDeclaration
+from elmo_bench.probe.probe_cost import UD_EWT_SIZES
 from elmo_bench.probe.settings import TAG_COLUMNS, UdSettings, check_choice
 
 #: the probes trained per block (a ProbeFactory each: elmo_bench/probes/mdl/probe.py FACTORIES)
@@ -28,4 +29,5 @@ class MdlSettings(UdSettings):
 
 
 PROBE = ProbeDeclaration("mdl", ".probe:run", MdlSettings, data="ud_ewt_pos",
-                         predicts="the bits to transmit every training word's tag", record_task="mdl_probe")
+                         predicts="the bits to transmit every training word's tag", record_task="mdl_probe",
+                         sentences=".cost:sentences", cost=".cost:cost", documented=UD_EWT_SIZES)

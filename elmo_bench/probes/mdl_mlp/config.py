@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from elmo_bench.probe.declaration import ProbeDeclaration
+from elmo_bench.probe.probe_cost import UD_EWT_SIZES
 from elmo_bench.probes.mdl.config import MdlSettings
 
 
@@ -16,4 +17,6 @@ class MdlMlpSettings(MdlSettings):
 
 
 PROBE = ProbeDeclaration("mdl_mlp", "elmo_bench.probes.mdl.probe:run", MdlMlpSettings, data="ud_ewt_pos",
-                         predicts="the bits to transmit every training word's tag", record_task="mdl_probe")
+                         predicts="the bits to transmit every training word's tag", record_task="mdl_probe",
+                         sentences="elmo_bench.probes.mdl.cost:sentences",
+                         cost="elmo_bench.probes.mdl.cost:cost", documented=UD_EWT_SIZES)

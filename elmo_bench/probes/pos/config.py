@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import MAX_SEED, ranged
 from elmo_bench.probe.declaration import ProbeDeclaration
+from elmo_bench.probe.probe_cost import UD_EWT_SIZES
 from elmo_bench.probe.settings import TAG_COLUMNS, UdSettings, check_choice
 
 #: the probes ``probe.probe`` may name: the converged L-BFGS probe and the papers' Adam-trained ones
@@ -56,4 +57,5 @@ class PosSettings(UdSettings):
 
 
 PROBE = ProbeDeclaration("pos", ".probe:run", PosSettings, data="ud_ewt_pos",
-                         predicts="a part-of-speech tag per word", record_task="pos_probe")
+                         predicts="a part-of-speech tag per word", record_task="pos_probe",
+                         sentences=".cost:sentences", cost=".cost:cost", documented=UD_EWT_SIZES)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from elmo_bench.probe.declaration import ProbeDeclaration
+from elmo_bench.probe.probe_cost import UD_EWT_SIZES
 from elmo_bench.probes.pos.config import PosSettings
 
 
@@ -19,4 +20,6 @@ class PosControlsSettings(PosSettings):
 
 PROBE = ProbeDeclaration("pos_controls", "elmo_bench.probes.pos.probe:run", PosControlsSettings, data="ud_ewt_pos",
                          predicts="a part-of-speech tag per word, and the control task's tag per word type",
-                         record_task="pos_probe")
+                         record_task="pos_probe",
+                         sentences="elmo_bench.probes.pos.cost:sentences",
+                         cost="elmo_bench.probes.pos.cost:cost", documented=UD_EWT_SIZES)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from elmo_bench.base.ranges import ranged
 from elmo_bench.probe.declaration import ProbeDeclaration
+from elmo_bench.probe.probe_cost import UD_EWT_SIZES
 from elmo_bench.probe.settings import UdSettings, check_choice
 
 PUNCT = ("xpos", "upos")
@@ -25,4 +26,5 @@ class StructuralSettings(UdSettings):
 
 
 PROBE = ProbeDeclaration("structural", ".probe:run", StructuralSettings, data="ud_ewt",
-                         predicts="tree distances between words and each word's depth", record_task="structural_probe")
+                         predicts="tree distances between words and each word's depth", record_task="structural_probe",
+                         sentences=".cost:sentences", cost=".cost:cost", documented=UD_EWT_SIZES)

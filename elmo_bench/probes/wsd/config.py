@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import ranged
 from elmo_bench.probe.declaration import ProbeDeclaration
+from elmo_bench.probe.probe_cost import WSD_SIZES
 
 #: the evaluation sets of Raganato et al.'s framework (elmo_bench.probe.wsd_data.EVAL_SETS, written here torch-free)
 EVAL_SETS = ("senseval2", "senseval3", "semeval2007", "semeval2013", "semeval2015", "ALL")
@@ -33,4 +34,5 @@ class WsdSettings:
 
 
 PROBE = ProbeDeclaration("wsd", ".probe:run", WsdSettings, data="semcor", predicts="a WordNet sense per tagged word",
-                         record_task="wsd")
+                         record_task="wsd",
+                         sentences=".cost:sentences", cost=".cost:cost", documented=WSD_SIZES)

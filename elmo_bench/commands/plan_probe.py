@@ -1,0 +1,202 @@
+"""``elmo-bench plan probe=<name> ...``: the cost of a probe run (issue 44), one row per probe job of the sweep, priced
+with the encoder cost machinery the task rows use (elmo_bench.encoders.costs) and plan's CPU rates (plan_cpu).
+
+Per probe run:
+
+* ``splits``: sentences and tokens of every split the probe sends through the encoder, read here as the probe reads
+  them (its declaration's ``sentences`` function: the train split cut to ``probe.max_train_sentences``); where the
+  data is not readable here, the probe's documented full sizes (``sizes: documented``, ``size_source`` says why;
+  train cut by ``max_train_sentences``, every sentence counted distinct);
+* ``encoder_flops``: the encoder's forward FLOPs to fill the activation cache, one entry per split, each over its
+  distinct sentences (a biLM: with ``<S>``/``</S>`` around every segment); with ``cache=false`` every read of a
+  split computes its layers again (the probe's ``reads``: structural reads each split once per probed layer);
+* ``cache_bytes``: per split entry (elmo_bench.encoders.cache), the fp16 layers (distinct tokens x layers x dim x 2
+  bytes) plus its two index arrays (``offsets.npy``: distinct sentences + 1 int64, ``rows.npy``: one int64 a
+  sentence, each with numpy's 128-byte header); an hdf5 encoder: the file's size;
+* ``train_flops``: the probe's training and scoring over cached layers (its declaration's ``cost`` function, whose
+  docstring states the formula: ``train_formula``), an upper bound where epochs or L-BFGS iterations stop early;
+  also ``head_flops_total`` (the same number, as the task rows name it) so the sweep's totals add both kinds;
+* ``gpu_hours`` and ``cpu_seconds`` as for a task run: (encoder + train FLOPs) at the chosen throughput, and the run
+  overhead + train FLOPs at the head's GFLOP/s + a cold cache's encoder FLOPs at the encoder's (plan_cpu). Probes
+  that read the same sentences share the cache entries (``cache_key``), so a sweep fills them once.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from elmo_bench.base.errors import ConfigError, DataError
+from elmo_bench.encoders.costs import EncoderCost, bilm_options, cache_numbers, encoder_cost, segment_positions
+from elmo_bench.engine.probe_config import ProbeRunConfig
+from elmo_bench.engine.probe_run import DATA_SETTINGS, data_root
+from elmo_bench.probe.probe_cost import ProbeCost, SplitCount, counted, cut_train
+from elmo_bench.probe.registry import declared_function
+
+#: numpy's .npy header (format 1.0, padded to 64 bytes: 128 for a one-dimensional int64 array)
+NPY_HEADER = 128
+#: the sentences the encoder's subword count (transformers) is sampled from
+COST_SAMPLE = 200
+
+
+@dataclass
+class ProbeSizes:
+    """A probe's splits as the encoder sees them: counts per split, the distinct sentences' tokens and encoder
+    positions (the cache entry's rows and the fill's work), the positions of every sentence (a live read)."""
+
+    splits: dict[str, SplitCount]
+    distinct: dict[str, SplitCount]
+    positions: dict[str, int]
+    all_positions: dict[str, int]
+    kind: str                     # measured | documented
+    source: str
+    key: str                      # fingerprint of the sentences: probes that read the same share cache entries
+    sample: list[list[str]]
+
+
+def measured_sizes(splits: Mapping[str, Sequence[Sequence[str]]], max_segment: int, source: str) -> ProbeSizes:
+    """Sizes of sentences read here (each split one cache entry, deduplicated as the cache does)."""
+    distinct = {s: sorted({tuple(x) for x in v}) for s, v in splits.items()}
+    digest = hashlib.sha256(json.dumps({s: list(map(list, v)) for s, v in splits.items()}).encode()).hexdigest()
+    return ProbeSizes({s: counted(v) for s, v in splits.items()}, {s: counted(v) for s, v in distinct.items()},
+                      {s: sum(segment_positions(len(x), max_segment) for x in v) for s, v in distinct.items()},
+                      {s: sum(segment_positions(len(x), max_segment) for x in v) for s, v in splits.items()},
+                      "measured", source, digest[:16], [list(x) for x in splits["train"][:COST_SAMPLE]])
+
+
+def documented_sizes(run: ProbeRunConfig, why: str) -> ProbeSizes:
+    """The probe's documented sizes (every sentence distinct, one segment each), train cut to
+    ``max_train_sentences``; DataError when the probe documents none."""
+    declared = run.probe.declaration
+    if declared.documented is None:
+        raise DataError(f"plan: {why}; probe {declared.name} documents no sizes to price it with")
+    names = {spec.name for spec in fields(run.probe.settings)}
+    cut = run.probe.settings.max_train_sentences if "max_train_sentences" in names else None
+    sizes = cut_train(declared.documented, cut)
+    positions = {s: c.tokens + 2 * c.sentences for s, c in sizes.items()}
+    key = json.dumps({s: asdict(c) for s, c in sizes.items()}, sort_keys=True)
+    return ProbeSizes(sizes, dict(sizes), positions, dict(positions), "documented",
+                      f"{why}: the probe's documented sizes ({declared.data})", key, [])
+
+
+def data_here(run: ProbeRunConfig) -> bool:
+    """Every data directory the probe reads exists (so a failure to read it is the data's fault)."""
+    settings = asdict(run.probe.settings)
+    paths = [Path(settings[k]) if settings[k] else data_root(run) / d for k, d in DATA_SETTINGS.items()
+             if k in settings]
+    return bool(paths) and all(p.exists() for p in paths)
+
+
+def probe_sizes(run: ProbeRunConfig, max_segment: int) -> ProbeSizes:
+    """The probe's sentences read here, or its documented sizes when the data is not here (data that is here but
+    bad is the run's one line)."""
+    declared = run.probe.declaration
+    if declared.sentences is None:
+        return documented_sizes(run, f"probe {declared.name} declares no sentences function")
+    try:
+        splits = declared_function(declared, declared.sentences)(run.probe.settings, data_root(run))
+    except (DataError, OSError) as exc:
+        if data_here(run):
+            raise
+        return documented_sizes(run, f"{declared.data} not readable here ({str(exc).splitlines()[0]})")
+    return measured_sizes(splits, max_segment, f"{declared.data} read here")
+
+
+def probe_encoder_cost(run: ProbeRunConfig, sample: list[list[str]], memo: dict[str, Any]
+                       ) -> tuple[EncoderCost, str]:
+    """The run's encoder cost (once per encoder config) and where the biLM's options came from."""
+    options, options_source = bilm_options(run.encoder.bilm.options)
+    spec = run.encoder.plain()
+    key = json.dumps(["encoder", spec, options.to_dict()], sort_keys=True, default=str)
+    if key not in memo:
+        memo[key] = encoder_cost(spec, options, options_source, sample, amp=run.runtime.amp)
+    return memo[key], options_source
+
+
+def encoder_numbers(cost: EncoderCost, sizes: ProbeSizes, reads: int, cache: bool) -> dict[str, Any]:
+    """``encoder_flops`` and ``cache_bytes`` over every split's entry (:func:`cache_numbers`), the index arrays
+    added (see the module docstring)."""
+    positions = sum(sizes.positions.values())
+    distinct = sum(c.tokens for c in sizes.distinct.values())
+    live = reads * (sum(sizes.all_positions.values()) if cost.segment_markers
+                    else sum(c.tokens for c in sizes.splits.values()))
+    numbers = cache_numbers(cost, positions, distinct, live, cache)
+    if cache and cost.file_bytes is None:
+        numbers["cache_bytes"] += sum(2 * NPY_HEADER + 8 * (sizes.distinct[s].sentences + 1) + 8 * c.sentences
+                                      for s, c in sizes.splits.items())
+    return numbers
+
+
+def check_probed_layers(chosen: Sequence[int] | None, indices: Sequence[int]) -> None:
+    """``probe.layers`` (the model's layer indices) against the layers the encoder gives, as the run checks them
+    (elmo_bench.probe.api.ProbeContext.probed_layers): one ConfigError line."""
+    if chosen is not None and (not chosen or len(set(chosen)) != len(chosen) or any(k not in indices for k in chosen)):
+        raise ConfigError(f"config: probe.layers expected distinct layer indices of this encoder ({list(indices)}), "
+                          f"found {list(chosen)}")
+
+
+def plan_probe_run(run: ProbeRunConfig, memo: dict[str, Any]) -> dict[str, Any]:
+    """One planned probe run (see the module docstring); ``run``: its ProbeRunConfig, through the door."""
+    declared, settings = run.probe.declaration, run.probe.settings
+    max_segment = int(run.runtime.max_segment)
+    data_key = json.dumps(["probe-data", declared.name, asdict(settings), str(data_root(run)), max_segment],
+                          sort_keys=True, default=str)
+    if data_key not in memo:
+        memo[data_key] = probe_sizes(run, max_segment)
+    sizes: ProbeSizes = memo[data_key]
+    cost, options_source = probe_encoder_cost(run, sizes.sample, memo)
+    if "layers" in {spec.name for spec in fields(settings)}:   # probe.layers past the encoder's: the run's line
+        check_probed_layers(settings.layers, cost.indices())
+    if declared.cost is None:
+        raise DataError(f"plan: probe {declared.name} declares no cost function (its PROBE's cost=)")
+    trained: ProbeCost = declared_function(declared, declared.cost)(settings, sizes.splits, cost.num_layers,
+                                                                    cost.dim)
+    encoder = encoder_numbers(cost, sizes, trained.reads, bool(run.runtime.cache))
+    return probe_row(run, sizes, cost, options_source, encoder, trained)
+
+
+def probe_row(run: ProbeRunConfig, sizes: ProbeSizes, cost: EncoderCost, options_source: str,
+              encoder: Mapping[str, Any], trained: ProbeCost) -> dict[str, Any]:
+    """The row ``plan --format json`` prints for a probe run."""
+    train = sizes.splits["train"]
+    cache_key = json.dumps([cost.source, int(run.runtime.max_segment), sizes.key]) if run.runtime.cache else None
+    return {
+        "probe": run.probe.name, "encoder": encoder_name(run), "encoder_source": cost.source,
+        "seed": int(run.runtime.seed),
+        "data": run.probe.declaration.data,
+        "sizes": sizes.kind, "size_source": sizes.source, "sentences": train.sentences, "tokens": train.tokens,
+        "splits": {s: {"sentences": c.sentences, "tokens": c.tokens} for s, c in sizes.splits.items()},
+        "encoder_flops": encoder["encoder_flops"], "cache_bytes": int(encoder["cache_bytes"]),
+        "train_flops": int(trained.train_flops), "head_flops_total": int(trained.train_flops),
+        "train_formula": trained.formula, "encoder_layers": cost.num_layers, "encoder_dim": cost.dim,
+        "encoder_flops_per_token": cost.flops_per_position, "bilm": options_source if cost.kind == "bilm" else None,
+        **({"encoder_note": cost.note} if cost.note else {}),
+        "settings": asdict(run.probe.settings), "gpu_hours": None, "cache_key": cache_key,
+    }
+
+
+def encoder_name(run: ProbeRunConfig) -> str:
+    """The encoder as the command line chose it: ``bilm/shipped``, ``transformers``, ... (its kind otherwise)."""
+    name = str(run.choices.get("encoder") or run.encoder.kind)
+    bilm = run.choices.get("bilm")
+    return f"{name}/{bilm}" if run.encoder.kind == "bilm" and bilm else name
+
+
+def probe_table(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The probe rows of ``plan``'s table (the sweep's totals follow it, as for task rows)."""
+    head = ("probe", "encoder", "seed", "sizes", "train sent.", "tokens (all)", "enc. FLOPs", "cache GB", "train FLOPs",
+            "GPU h", "CPU min")
+    table = [head]
+    for r in rows:
+        table.append((r["probe"], r["encoder"], str(r["seed"]), r["sizes"], f"{r['sentences']:,}",
+                      f"{sum(s['tokens'] for s in r['splits'].values()):,}",
+                      "?" if r["encoder_flops"] is None else f"{r['encoder_flops']:.2e}",
+                      f"{r['cache_bytes'] / 1e9:.2f}", f"{r['train_flops']:.2e}", f"{r['gpu_hours']:.3f}",
+                      f"{r['cpu_seconds'] / 60:.1f}"))
+    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) if i < 4 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+             for row in table]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return lines

@@ -1,0 +1,94 @@
+"""What ``elmo-bench plan`` needs to price a probe run, torch-free: the sizes of the sentences a probe sends through
+the encoder (:class:`SplitCount` per split) and the FLOPs of its training over the cached layers
+(:class:`ProbeCost`), which each probe's ``cost`` function (its declaration's ``cost`` target) estimates from its
+settings. The FLOP counts are matrix products only (2 FLOPs a multiply-add); a training step over a token costs
+3x its forward (forward, and backward into the weights and the inputs), as for any dense layer.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+#: UD English-EWT's tag sets (the classes a POS probe predicts): the Penn tags seen in its training split, and UPOS
+TAG_CLASSES = {"xpos": 49, "upos": 17}
+
+
+@dataclass(frozen=True)
+class SplitCount:
+    """One split as the encoder sees it: sentences, tokens, and the sum of squared sentence lengths (the pairwise
+    terms of the structural distance probe)."""
+
+    sentences: int
+    tokens: int
+    squared: int
+
+    @property
+    def pair_length(self) -> float:
+        """Σn² / Σn: the sentence length a token sees on average (token-weighted)."""
+        return self.squared / self.tokens if self.tokens else 0.0
+
+
+@dataclass(frozen=True)
+class ProbeCost:
+    """A probe run's training FLOPs over cached layers (an upper bound where epochs or iterations can stop early),
+    how many times it reads each split's layers (with ``cache=false`` each read computes them again), and the
+    formula in words (the row's ``train_formula``)."""
+
+    train_flops: float
+    formula: str
+    reads: int = 1
+
+
+def counted(sentences: Sequence[Sequence[str]]) -> SplitCount:
+    return SplitCount(len(sentences), sum(len(s) for s in sentences), sum(len(s) ** 2 for s in sentences))
+
+
+def cut_train(documented: Mapping[str, SplitCount], max_train: int | None) -> dict[str, SplitCount]:
+    """Documented full-data sizes with train cut to its first ``max_train`` sentences (tokens scaled)."""
+    out = dict(documented)
+    train = documented["train"]
+    if max_train and max_train < train.sentences:
+        share = max_train / train.sentences
+        out["train"] = SplitCount(max_train, round(train.tokens * share), round(train.squared * share))
+    return out
+
+
+def probed(layers: Sequence[int] | None, count: int) -> int:
+    """How many layers ``probe.layers`` probes (null: every one of the encoder's ``count``)."""
+    return count if layers is None else len(layers)
+
+
+def classifier_params(kind: str, width: int, classes: int, hidden: int, rank: int) -> int:
+    """Weights of one of the papers' probes (elmo_bench.probe.classifiers.build_probe): linear ``width x rank +
+    rank x K``, MLP-1 ``width x h + h x K``, MLP-2 ``width x h + h x h + h x K``; the converged probe ``width x K``."""
+    if kind == "linear":
+        return width * rank + rank * classes
+    if kind == "mlp1":
+        return width * hidden + hidden * classes
+    if kind == "mlp2":
+        return width * hidden + hidden * hidden + hidden * classes
+    return width * classes
+
+
+def epochs_flops(params: int, sizes: Mapping[str, SplitCount], epochs: int, passes: float = 1.0) -> float:
+    """A probe of ``params`` weights trained ``epochs`` epochs by minibatches: each epoch a training step over
+    ``passes`` x the train tokens (6 P a token) and the dev split's forward for early stopping (2 P a token); then
+    dev and test scored once (2 P a token)."""
+    train, dev, test = sizes["train"].tokens, sizes["dev"].tokens, sizes["test"].tokens
+    return epochs * (6 * params * train * passes + 2 * params * dev) + 2 * params * (dev + test)
+
+
+def log_classes(classes: int) -> float:
+    return math.log2(max(classes, 2))
+
+
+#: UD English-EWT v2.16 as shared/data/SOURCES.md lists it (sentences, words, Σ words²: counted by the probes'
+#: readers there), for a plan where the data is not readable
+UD_EWT_SIZES = {"train": SplitCount(12544, 204577, 5265593), "dev": SplitCount(2001, 25147, 533021),
+                "test": SplitCount(2077, 25094, 536688)}
+#: SemCor 3.0 (train) and Raganato et al.'s evaluation sets, counted by elmo_bench.probe.wsd_data's readers
+WSD_SIZES = {"train": SplitCount(37087, 817823, 25265575), "senseval2": SplitCount(242, 5829, 167715),
+             "senseval3": SplitCount(352, 5640, 143994), "semeval2007": SplitCount(135, 3219, 102827),
+             "semeval2013": SplitCount(306, 8533, 305305), "semeval2015": SplitCount(138, 2643, 69741),
+             "ALL": SplitCount(1173, 25864, 789582)}

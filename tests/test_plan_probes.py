@@ -1,0 +1,188 @@
+"""``elmo-bench plan probe=...`` (issue 44): a probe run's row carries encoder FLOPs and cache bytes over the probe's
+own sentences (checked against a count made here from the CoNLL-U files and the cache's layout), its training FLOPs
+from the probe's declared formula, and CPU / GPU time; sweeps give a row per job, the suite's cpu budget cuts the
+data, a bad setting is the door's one line, and data not readable here is priced from documented sizes."""
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from elmo_bench.base.errors import ConfigError
+from elmo_bench.bilm.options import BiLMOptions
+from elmo_bench.commands.main import main
+from elmo_bench.encoders.costs import bilm_flops_per_position
+from elmo_bench.probe.probe_cost import UD_EWT_SIZES, SplitCount
+from elmo_bench.probes.mdl.config import MdlSettings
+from elmo_bench.probes.mdl.cost import cost as mdl_cost
+from elmo_bench.probes.pos.config import PosSettings
+from elmo_bench.probes.pos.cost import cost as pos_cost
+from elmo_bench.probes.structural.config import StructuralSettings
+from elmo_bench.probes.structural.cost import cost as structural_cost
+from tests.conftest import DATA, REPO
+
+EWT = DATA / "pos" / "ud_english_ewt"
+needs_ewt = pytest.mark.skipif(not EWT.exists(), reason="../shared/data/pos/ud_english_ewt not present (UD EWT)")
+SHIPPED = REPO / "elmo_bench" / "resources" / "bilm" / "options.json"
+#: what every probe row of ``plan --format json`` carries
+CONTRACT = {"probe", "encoder", "seed", "sentences", "tokens", "splits", "encoder_flops", "cache_bytes", "train_flops",
+            "cpu_seconds", "gpu_hours", "encoder_layers", "encoder_dim", "sizes", "size_source"}
+SIZES = {"train": SplitCount(10, 200, 5000), "dev": SplitCount(5, 100, 2500), "test": SplitCount(5, 80, 2000)}
+
+
+def planned(capsys, *args: str) -> dict:
+    assert main(["plan", *args, "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def conllu_words(path: Path) -> list[tuple[str, ...]]:
+    """Each sentence's words (integer ids: no multiword ranges, no empty nodes), read here without the project."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    sentences, words = [], []
+    with opener(path, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            cols = line.rstrip("\n").split("\t")
+            if not line.strip():
+                if words:
+                    sentences.append(tuple(words))
+                words = []
+            elif not line.startswith("#") and cols[0].isdigit():
+                words.append(cols[1])
+    if words:
+        sentences.append(tuple(words))
+    return sentences
+
+
+def npy_bytes(n: int) -> int:
+    buffer = io.BytesIO()
+    np.save(buffer, np.zeros(n, dtype=np.int64))
+    return len(buffer.getvalue())
+
+
+@needs_ewt
+def test_structural_row_prices_the_cache_of_its_own_sentences(capsys) -> None:
+    result = planned(capsys, "probe=structural")
+    (row,) = result["runs"]
+    assert CONTRACT <= set(row) and row["probe"] == "structural" and row["sizes"] == "measured"
+    options = BiLMOptions.load(str(SHIPPED))
+    layers, dim = options.n_layers + 1, options.output_dim
+    assert (row["encoder_layers"], row["encoder_dim"]) == (layers, dim) == (3, 256)
+    files = {"train": EWT / "en_ewt-ud-train.conllu.gz", "dev": EWT / "en_ewt-ud-dev.conllu",
+             "test": EWT / "en_ewt-ud-test.conllu"}
+    cache_bytes = positions = 0
+    for split, path in files.items():
+        sentences = conllu_words(path)
+        assert row["splits"][split] == {"sentences": len(sentences), "tokens": sum(map(len, sentences))}
+        distinct = set(sentences)
+        # one cache entry per split: fp16 layers of its distinct sentences, offsets.npy and rows.npy
+        cache_bytes += sum(map(len, distinct)) * layers * dim * 2 + npy_bytes(len(distinct) + 1) + npy_bytes(
+            len(sentences))
+        positions += sum(len(s) + 2 * math.ceil(len(s) / 256) for s in distinct)
+    assert row["cache_bytes"] == cache_bytes
+    assert row["encoder_flops"] == positions * bilm_flops_per_position(options)
+    assert row["sentences"] == 12544 and row["train_flops"] > 0
+    seconds = result["cpu_rates"]["run_overhead_s"] + row["train_flops"] / (result["cpu_rates"]["head_gflops"] * 1e9) \
+        + row["encoder_flops"] / (result["cpu_rates"]["encoder_gflops"] * 1e9)
+    assert row["cpu_seconds"] == pytest.approx(seconds)
+    assert row["gpu_hours"] == pytest.approx((row["encoder_flops"] + row["train_flops"]) / (94e12 * 3600))
+
+
+@needs_ewt
+def test_a_sweep_of_two_probes_gives_two_rows(capsys) -> None:
+    result = planned(capsys, "-m", "probe=structural,mdl", "probe.max_train_sentences=300")
+    assert [r["probe"] for r in result["runs"]] == ["structural", "mdl"]
+    assert all(CONTRACT <= set(r) and r["sentences"] == 300 for r in result["runs"])
+    assert main(["plan", "-m", "probe=structural,mdl", "probe.max_train_sentences=300"]) == 0
+    table = capsys.readouterr().out
+    assert "structural" in table and "mdl" in table and "2 runs" in table
+
+
+@needs_ewt
+def test_probe_suite_on_the_cpu_budget_gives_five_rows_that_follow_the_budget(capsys) -> None:
+    result = planned(capsys, "-m", "experiment=probe_suite", "budget=cpu")
+    rows = {r["probe"]: r for r in result["runs"]}
+    assert list(rows) == ["pos", "pos_controls", "structural", "mdl", "mdl_mlp"]
+    first = conllu_words(EWT / "en_ewt-ud-train.conllu.gz")[:2000]
+    for row in rows.values():
+        assert row["sentences"] == 2000 and row["tokens"] == sum(map(len, first)) < UD_EWT_SIZES["train"].tokens
+        assert row["seed"] == 0
+    assert rows["structural"]["settings"]["max_epochs"] == 10 and rows["mdl_mlp"]["settings"]["hidden"] == 256
+    assert rows["mdl"]["settings"]["control"] is True and rows["pos"]["settings"]["glove"] is False
+    # the five probes read the same sentences: the first fills the activation cache, the others read it
+    rates = result["cpu_rates"]
+    for name, row in rows.items():
+        cold = name == "pos"
+        expected = rates["run_overhead_s"] + row["train_flops"] / (rates["head_gflops"] * 1e9) \
+            + (row["encoder_flops"] / (rates["encoder_gflops"] * 1e9) if cold else 0)
+        assert row["cpu_seconds"] == pytest.approx(expected), name
+    assert result["total_cpu_seconds"] == pytest.approx(sum(r["cpu_seconds"] for r in rows.values()))
+
+
+def test_a_bad_probe_setting_is_the_doors_one_line(capsys) -> None:
+    assert main(["plan", "probe=structural", "probe.max_epochs=0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "probe.max_epochs expected an integer >= 1, found 0" in err and len(err.splitlines()) == 1
+    assert main(["plan", "probe=structural", "probe.layers=[5]", "probe.data_dir=/nonexistent/ud"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "probe.layers expected distinct layer indices in 0..2" in err and len(err.splitlines()) == 1
+
+
+def test_data_not_readable_here_is_priced_from_documented_sizes(capsys) -> None:
+    result = planned(capsys, "probe=structural", "probe.data_dir=/nonexistent/ud", "probe.max_train_sentences=6272")
+    (row,) = result["runs"]
+    assert row["sizes"] == "documented" and "not readable here" in row["size_source"]
+    assert row["splits"]["train"] == {"sentences": 6272, "tokens": round(UD_EWT_SIZES["train"].tokens / 2)}
+    assert row["splits"]["dev"]["tokens"] == UD_EWT_SIZES["dev"].tokens
+    distinct = sum(c["tokens"] for c in row["splits"].values())
+    index = sum(2 * 128 + 16 * c["sentences"] + 8 for c in row["splits"].values())
+    options = BiLMOptions.load(str(SHIPPED))
+    assert row["cache_bytes"] == distinct * (options.n_layers + 1) * options.output_dim * 2 + index
+    assert main(["plan", "probe=structural", "probe.data_dir=/nonexistent/ud"]) == 0
+    assert "probe structural: ud_ewt not readable here" in capsys.readouterr().out
+
+
+def test_without_the_cache_structural_computes_each_split_once_per_probed_layer(capsys) -> None:
+    cached = planned(capsys, "probe=structural", "probe.data_dir=/nonexistent/ud")["runs"][0]
+    live = planned(capsys, "probe=structural", "probe.data_dir=/nonexistent/ud", "cache=false",
+                   "probe.layers=[0,2]")["runs"][0]
+    assert live["cache_bytes"] == 0 and live["encoder_flops"] == 2 * cached["encoder_flops"]
+
+
+def test_structural_training_flops_follow_the_stated_formula() -> None:
+    settings = StructuralSettings(rank=8, max_epochs=3, layers=[0, 2])
+    forward = 2 * (2 * 16 * 8) + 3 * (5000 / 200) * 8 + 3 * 8
+    per_layer = 3 * (3 * forward * 200 + forward * 100) + forward * (100 + 80)
+    assert structural_cost(settings, SIZES, layers=3, dim=16).train_flops == pytest.approx(2 * per_layer)
+    assert structural_cost(settings, SIZES, 3, 16).reads == 2
+
+
+def test_mdl_control_doubles_the_work_and_the_blocks_train_on_twice_the_tokens() -> None:
+    plain = mdl_cost(MdlSettings(max_epochs=1), SIZES, layers=3, dim=16).train_flops
+    assert mdl_cost(MdlSettings(max_epochs=1, control=True), SIZES, 3, 16).train_flops == pytest.approx(2 * plain)
+    params = 16 * 49
+    share = 0.001 + 0.002 + 0.004 + 0.008 + 0.016 + 0.032 + 0.0625 + 0.125 + 0.25 + 0.5 + 1.0
+    one_layer = 6 * params * 200 * share + 11 * (2 * params * 100 + 2 * params * 180) + 2 * params * 200
+    assert plain == pytest.approx(3 * one_layer)
+
+
+def test_the_converged_pos_probe_is_bounded_by_max_iter_passes_per_l2_value() -> None:
+    settings = PosSettings(glove=False, layers=[1], max_iter=10, l2_grid=[0.1, 0.01])
+    rows = 2                                                        # layer_1 and the average
+    bound = rows * 2 * (10 * 6 * 16 * 49 * 200 + 2 * 16 * 49 * 180)
+    assert pos_cost(settings, SIZES, layers=3, dim=16).train_flops == pytest.approx(bound)
+    with_control = PosSettings(glove=False, layers=[1], max_iter=10, l2_grid=[0.1, 0.01], control=True, seeds=[1, 2])
+    assert pos_cost(with_control, SIZES, 3, 16).train_flops == pytest.approx(2 * bound)   # + one fit per seed
+
+
+def test_run_pys_sweep_check_composes_a_key_below_the_swept_probe_group() -> None:
+    from elmo_bench.commands.sweep_check import check_sweep
+
+    # probe.max_epochs exists only once a probe is chosen: the check composes the sweep's jobs, not the fixed part
+    assert check_sweep(["run.py", "-m", "probe=structural,mdl", "probe.max_epochs=2"]) == 2
+    with pytest.raises(ConfigError, match="probe.max_epochs expected an integer >= 1"):
+        check_sweep(["run.py", "-m", "probe=structural,mdl", "probe.max_epochs=0"])
