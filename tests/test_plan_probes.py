@@ -129,7 +129,7 @@ def test_a_bad_probe_setting_is_the_doors_one_line(capsys) -> None:
     assert "probe.max_epochs expected an integer >= 1, found 0" in err and len(err.splitlines()) == 1
     assert main(["plan", "probe=structural", "probe.layers=[5]", "probe.data_dir=/nonexistent/ud"]) == 2
     err = capsys.readouterr().err.strip()
-    assert "probe.layers expected distinct layer indices in 0..2" in err and len(err.splitlines()) == 1
+    assert "probe.layers expected distinct layer indices of this encoder ([0, 1, 2])" in err and len(err.splitlines()) == 1
 
 
 def test_data_not_readable_here_is_priced_from_documented_sizes(capsys) -> None:

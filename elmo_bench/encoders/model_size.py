@@ -53,7 +53,7 @@ def model_size(directory: Path) -> ModelSize:
     import torch  # lazy: torch
     from transformers import AutoConfig, AutoModel  # lazy: transformers
 
-    from elmo_bench.encoders.transformers import _load, position_limit
+    from elmo_bench.encoders.transformers import _load, position_limit  # lazy: torch
 
     config = _load(AutoConfig, str(directory), None, True)
     with torch.device("meta"):
@@ -81,7 +81,7 @@ def subword_counts(directory: Path, sentences: Sequence[Sequence[str]]) -> tuple
     """Subword tokens (special tokens included) of each sentence, from the model's tokenizer when its files are
     there, else estimated; and the note that says they were estimated (None when counted)."""
     if any((directory / name).is_file() for name in TOKENIZER_FILES):
-        from elmo_bench.encoders.transformers import load_tokenizer
+        from elmo_bench.encoders.transformers import load_tokenizer  # lazy: torch
 
         tokenizer = load_tokenizer(str(directory))
         encoded = tokenizer([list(s) for s in sentences], is_split_into_words=True) if sentences else None
