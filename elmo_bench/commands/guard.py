@@ -13,6 +13,7 @@ import sys
 from typing import Callable, NoReturn, TypeVar
 
 from elmo_bench.base.errors import EXIT_USER_ERROR, UserError
+from elmo_bench.probe.registry import probe_problem
 from elmo_bench.tasks.registry import problem as task_problem
 
 T = TypeVar("T")
@@ -74,7 +75,8 @@ def one_line(exc: BaseException) -> str:
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     if not lines:
         return type(exc).__name__
-    unregistered = task_problem(lines[0])  # Hydra's "Could not find 'task/NAME'": why NAME is no registered task
+    unregistered = task_problem(lines[0]) or probe_problem(lines[0])  # Hydra's "Could not find 'task/NAME'" or
+    #                                                                   'probe/NAME': why NAME is not registered
     if unregistered is not None:
         return unregistered
     text = lines[0] + _lexer_hint(exc, lines[0])

@@ -14,6 +14,7 @@ import functools
 import importlib
 import logging
 import pkgutil
+import re
 from dataclasses import replace
 from importlib.metadata import entry_points
 
@@ -22,10 +23,21 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.probe.declaration import ProbeDeclaration
 
 log = logging.getLogger(__name__)
+#: Hydra's line for a ``probe=NAME`` it has no option for
+MISSING_PROBE = re.compile(r"(?:find|load) 'probe/([^'/]+)'")
+#: why a folder's probe is not registered (folder name → the line), filled by the scan
+PROBLEMS: dict[str, str] = {}
 #: the entry-point group through which other distributions add probes
 ENTRY_POINT_GROUP = "elmo_bench.probes"
 #: the module of a probe folder that declares it, and the name of the declaration there
 DECLARING_MODULE, DECLARATION = "config", "PROBE"
+
+
+def _skipped(package: str, reason: str) -> None:
+    """A broken plug-in: one warning, and its line kept for ``probe=<folder name>`` (:func:`probe_problem`)."""
+    line = f"probe plug-in {package} is skipped: {reason}"
+    PROBLEMS[package.rpartition(".")[2]] = line
+    log.warning("%s", line)
 
 
 def _declared(package: str) -> ProbeDeclaration | None:
@@ -33,21 +45,29 @@ def _declared(package: str) -> ProbeDeclaration | None:
     try:
         module = importlib.import_module(f"{package}.{DECLARING_MODULE}")  # checked: a package this scan found
     except ModuleNotFoundError as missing:
-        if missing.name == f"{package}.{DECLARING_MODULE}":
-            return None
-        log.warning("probe plug-in %s skipped: its %s.py imports %r, which is not installed", package,
-                    DECLARING_MODULE, missing.name)
+        if missing.name != f"{package}.{DECLARING_MODULE}":
+            _skipped(package, f"its {DECLARING_MODULE}.py imports {missing.name!r}, which is not installed")
         return None
     except Exception as exc:  # a broken plug-in must not take the others down (SyntaxError, NameError, ...)
-        log.warning("probe plug-in %s skipped: %s.py fails to import (%s: %s)", package, DECLARING_MODULE,
-                    type(exc).__name__, exc)
+        _skipped(package, f"its {DECLARING_MODULE}.py fails to import ({type(exc).__name__}: "
+                          f"{str(exc).splitlines()[0] if str(exc) else ''})")
         return None
     found = getattr(module, DECLARATION, None)
     if found is not None and not isinstance(found, ProbeDeclaration):
-        log.warning("probe plug-in %s skipped: %s is a %s; expected a ProbeDeclaration", module.__file__, DECLARATION,
-                    type(found).__name__)
+        _skipped(package, f"{DECLARATION} in {module.__file__} is a {type(found).__name__}; expected a "
+                          f"ProbeDeclaration")
         return None
     return None if found is None else replace(found, package=package)
+
+
+def probe_problem(message: str) -> str | None:
+    """The registry's line for the probe a Hydra message could not find (``Could not find 'probe/NAME'``) when a
+    broken plug-in folder of that name was skipped; None otherwise (Hydra's line, with the available probes)."""
+    match = MISSING_PROBE.search(message)
+    if match is None:
+        return None
+    registered_probes()
+    return PROBLEMS.get(match.group(1))
 
 
 def _from_entry_point(point) -> ProbeDeclaration | None:
