@@ -80,9 +80,10 @@ def test_sample_efficiency_sweep():
     assert _sweep_dir("sample_efficiency") == "${paths.results_dir}/sample_efficiency"
 
 
-def test_probe_wsd_is_a_valid_config():
+def test_probe_wsd_is_the_wsd_probe_run():
+    """experiment=probe_wsd is probe=wsd (Table 5) filed under results/probe_wsd; its alias is named."""
     cfg = _compose(["experiment=probe_wsd"], hydra_cfg=True)
-    assert cfg.embedder.elmo and not cfg.embedder.glove
+    assert cfg.probe.name == "wsd" and cfg.probe.sets[-1] == "ALL"
     assert OmegaConf.to_container(cfg.hydra.sweep, resolve=False)["dir"] == "${paths.results_dir}/probe_wsd"
     assert "elmo-bench probe-wsd" in (CONF / "experiment" / "probe_wsd.yaml").read_text()
 
