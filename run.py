@@ -52,6 +52,12 @@ def composed_run(overrides: list[str]):
     return job_run(overrides, check=False, files=False)
 
 
+def _remove_if_empty(run_dir: Path) -> None:
+    """Bad input writes nothing: the run directory Hydra made (empty) before the door refused goes again."""
+    if run_dir.is_dir() and not any(run_dir.iterdir()):
+        run_dir.rmdir()
+
+
 def _run(cfg: DictConfig) -> float | None:
     from elmo_bench.engine.config_door import resolve_run_config
     from elmo_bench.engine.experiment import run_experiment
@@ -62,7 +68,11 @@ def _run(cfg: DictConfig) -> float | None:
     record = HydraRecord.of(cfg, HydraConfig.instance().cfg)  # .hydra/, written once the run owns its directory
     overrides = list(hydra_cfg.overrides.task)
     # the door plan and evaluate use too: unknown +key/++key, ranges, data files; errors: one line via guarded()
-    run = resolve_run_config(cfg, overrides, hydra_cfg.runtime.choices, forced_base(overrides))  # a RunConfig
+    try:
+        run = resolve_run_config(cfg, overrides, hydra_cfg.runtime.choices, forced_base(overrides))  # a RunConfig
+    except BaseException:
+        _remove_if_empty(Path(hydra_cfg.runtime.output_dir))
+        raise
     if isinstance(run, ProbeRunConfig):  # probe=<name>: the probe's one JSON object, printed last
         results = run_probe(run, Path(hydra_cfg.runtime.output_dir), on_claimed=record.claim)
         print(json.dumps(results.get(PRINTED)), flush=True)
