@@ -114,7 +114,7 @@ def structural_args(tmp_path: Path, data: Path, out: Path, epochs: int = 3) -> l
 
 
 def test_kill_9_then_the_same_command_gives_an_uninterrupted_runs_metrics(tmp_path):
-    data = ewt(tmp_path / "ewt")
+    data = ewt(tmp_path / "ewt", train=40)
     clean, killed = tmp_path / "clean", tmp_path / "killed"
     assert run_py(*structural_args(tmp_path, data, clean)).returncode == 0
     process = subprocess.Popen([sys.executable, "run.py", *structural_args(tmp_path, data, killed)], cwd=REPO,
