@@ -30,6 +30,7 @@ from elmo_bench.commands.guard import debug_requested, exit_cleanly_on_sigterm, 
 from elmo_bench.commands.hydra_records import HydraRecord
 from elmo_bench.commands.hydra_setup import forced_base, register_resolvers
 from elmo_bench.commands.main_args import main_args
+from elmo_bench.commands.probe_sweep_args import probe_sweep_args
 from elmo_bench.commands.rows import with_rows
 from elmo_bench.commands.sweep_check import check_sweep
 
@@ -84,6 +85,7 @@ def _run(cfg: DictConfig) -> float | None:
 
 if __name__ == "__main__":
     sys.argv[:] = main_args(sys.argv)  # no task=/experiment= → the quickstart; -v → hydra.verbose=true
+    sys.argv[:] = probe_sweep_args(sys.argv)  # -m probe=a,b probe.<key>=v: ++probe.<key>=v (Hydra's multirun)
     sys.argv[:] = guarded(lambda: with_rows(sys.argv, composed_run), DEBUG)  # experiment=probe_pos row=all
     exit_cleanly_on_sigterm()
     guarded(lambda: check_sweep(sys.argv), DEBUG)  # -m seed=1,abc: every swept value through the door first

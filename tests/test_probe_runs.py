@@ -80,9 +80,8 @@ def metrics(path: Path) -> dict:
 def test_a_sweep_finishes_skips_never_reuses_and_a_forced_dir_is_refused(tmp_path):
     pytest.importorskip("hydra_plugins.hydra_submitit_launcher", reason="hydra-submitit-launcher not installed")
     data, sweep = ewt(tmp_path / "ewt"), tmp_path / "sweep"
-    # note: under -m probe=a,b a plain probe.<key>=v is refused by Hydra's primary compose (no probe chosen yet);
-    # ++probe.<key>=v is the spelling that works for a sweep over probes
-    args = ["-m", "probe=structural,mdl", *common(tmp_path, data), "++probe.max_epochs=1",
+    # the plain probe.<key>=v spelling in a sweep over probes (run.py passes it as ++probe.<key>: probe_sweep_args)
+    args = ["-m", "probe=structural,mdl", *common(tmp_path, data)[:-1], f"probe.data_dir={data}", "probe.max_epochs=1",
             "hydra/launcher=submitit_local", f"hydra.sweep.dir={sweep}"]
     done = run_py(*args)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -166,6 +165,17 @@ def test_two_processes_into_one_run_dir_the_second_is_one_line(tmp_path):
         holder.wait()
 
 
+def test_a_probe_setting_in_a_sweep_over_probes_is_passed_with_plus_plus():
+    from elmo_bench.commands.probe_sweep_args import probe_sweep_args
+
+    assert probe_sweep_args(["run.py", "-m", "probe=structural,mdl", "probe.max_epochs=2", "seed=1"]) == \
+        ["run.py", "-m", "probe=structural,mdl", "++probe.max_epochs=2", "seed=1"]
+    assert probe_sweep_args(["run.py", "-m", "experiment=probe_suite", "probe.layers=[0]"])[-1] == "++probe.layers=[0]"
+    for kept in (["run.py", "probe=structural", "probe.max_epochs=2"], ["run.py", "-m", "task=ner", "seed=1,2"],
+                 ["run.py", "-m", "experiment=probe_pos", "row=all"]):
+        assert probe_sweep_args(kept) == kept
+
+
 def bad_dirs(tmp_path: Path) -> dict[str, Path]:
     same = ewt(tmp_path / "same", test=DEV)                   # test identical to dev
     empty = ewt(tmp_path / "empty", dev=None)
@@ -175,7 +185,8 @@ def bad_dirs(tmp_path: Path) -> dict[str, Path]:
     return {"same": same, "empty": empty, "fifo": fifo}
 
 
-@pytest.mark.parametrize("case", ["unknown", "task", "layers", "epochs", "same", "empty", "fifo", "sweep"])
+@pytest.mark.parametrize("case", ["unknown", "task", "layers", "epochs", "same", "empty", "fifo", "sweep", "suite",
+                                  "suite_key"])
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, case):
     data = ewt(tmp_path / "ewt", train=8)
     dirs = bad_dirs(tmp_path) if case in ("same", "empty", "fifo") else {}
@@ -185,13 +196,16 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, case):
             "task": ["probe=structural", "task=ner", *base],
             "layers": ["probe=structural", *base, "++probe.layers=[7]"],
             "epochs": ["probe=structural", *base[:-1], "++probe.max_epochs=0"],
-            "sweep": ["-m", "probe=structural", *base[:-1], "++probe.max_epochs=1,0", f"hydra.sweep.dir={out}"],
+            "sweep": ["-m", "probe=structural,mdl", *base[:-1], "probe.max_epochs=1,0", f"hydra.sweep.dir={out}"],
+            "suite": ["-m", "experiment=probe_suite", *base[:-1], "probe.max_epochs=0", f"hydra.sweep.dir={out}"],
+            "suite_key": ["experiment=probe_suite", *base[:-1], "probe.no_such_key=1", f"hydra.sweep.dir={out}"],
             }.get(case, ["probe=structural", *base])
-    if case != "sweep":
+    if case not in ("sweep", "suite", "suite_key"):
         args.append(f"hydra.run.dir={out}")
     line = one_line(run_py(*args, timeout=120))
     expected = {"unknown": "no_such_probe", "task": "task=ner", "layers": "probe.layers", "epochs": "probe.max_epochs",
-                "same": "dev", "empty": "dev", "fifo": "dev", "sweep": "probe.max_epochs"}[case]
+                "same": "dev", "empty": "dev", "fifo": "dev", "sweep": "probe.max_epochs", "suite": "probe.max_epochs",
+                "suite_key": "probe.no_such_key"}[case]
     assert expected in line, line
     assert not out.exists(), sorted(p.name for p in out.rglob("*"))
     assert not (tmp_path / "results").exists()
