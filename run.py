@@ -30,6 +30,7 @@ from elmo_bench.commands.guard import debug_requested, exit_cleanly_on_sigterm, 
 from elmo_bench.commands.hydra_records import HydraRecord
 from elmo_bench.commands.hydra_setup import forced_base, register_resolvers
 from elmo_bench.commands.main_args import main_args
+from elmo_bench.commands.probe_sweep_args import probe_sweep_args
 from elmo_bench.commands.rows import with_rows
 from elmo_bench.commands.sweep_check import check_sweep
 
@@ -52,6 +53,12 @@ def composed_run(overrides: list[str]):
     return job_run(overrides, check=False, files=False)
 
 
+def _remove_if_empty(run_dir: Path) -> None:
+    """Bad input writes nothing: the run directory Hydra made (empty) before the door refused goes again."""
+    if run_dir.is_dir() and not any(run_dir.iterdir()):
+        run_dir.rmdir()
+
+
 def _run(cfg: DictConfig) -> float | None:
     from elmo_bench.engine.config_door import resolve_run_config
     from elmo_bench.engine.experiment import run_experiment
@@ -62,7 +69,11 @@ def _run(cfg: DictConfig) -> float | None:
     record = HydraRecord.of(cfg, HydraConfig.instance().cfg)  # .hydra/, written once the run owns its directory
     overrides = list(hydra_cfg.overrides.task)
     # the door plan and evaluate use too: unknown +key/++key, ranges, data files; errors: one line via guarded()
-    run = resolve_run_config(cfg, overrides, hydra_cfg.runtime.choices, forced_base(overrides))  # a RunConfig
+    try:
+        run = resolve_run_config(cfg, overrides, hydra_cfg.runtime.choices, forced_base(overrides))  # a RunConfig
+    except BaseException:
+        _remove_if_empty(Path(hydra_cfg.runtime.output_dir))
+        raise
     if isinstance(run, ProbeRunConfig):  # probe=<name>: the probe's one JSON object, printed last
         results = run_probe(run, Path(hydra_cfg.runtime.output_dir), on_claimed=record.claim)
         print(json.dumps(results.get(PRINTED)), flush=True)
@@ -74,6 +85,7 @@ def _run(cfg: DictConfig) -> float | None:
 
 if __name__ == "__main__":
     sys.argv[:] = main_args(sys.argv)  # no task=/experiment= → the quickstart; -v → hydra.verbose=true
+    sys.argv[:] = probe_sweep_args(sys.argv)  # -m probe=a,b probe.<key>=v: ++probe.<key>=v (Hydra's multirun)
     sys.argv[:] = guarded(lambda: with_rows(sys.argv, composed_run), DEBUG)  # experiment=probe_pos row=all
     exit_cleanly_on_sigterm()
     guarded(lambda: check_sweep(sys.argv), DEBUG)  # -m seed=1,abc: every swept value through the door first

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from elmo_bench.commands.main_args import LEAVE_ALONE, _override_positions
+from elmo_bench.commands.probe_sweep_args import sweeps_probes
 
 #: flags that only describe the run (nothing is launched): no check
 DESCRIBE = ("-c", "--cfg", "-i", "--info", "-h", "--help", "--resolve")
@@ -37,8 +38,8 @@ def check_sweep(args: Sequence[str]) -> int:
         return 0
     overrides = [rest[i] for i in _override_positions(rest)]
     parsed = OverridesParser.create().parse_overrides(overrides)
-    if not any(o.is_sweep_override() for o in parsed):
-        return 0
+    if not any(o.is_sweep_override() for o in parsed) and not sweeps_probes(overrides):
+        return 0  # (experiment=probe_suite sweeps probe in its own sweeper: its jobs are checked too)
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 
     from elmo_bench.commands.plan import compose_job, expand_sweep  # lazy: torch

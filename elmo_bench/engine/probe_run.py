@@ -146,9 +146,11 @@ def run_probe(run: ProbeRunConfig, run_dir: Path, on_claimed: Callable[[Path], N
               ) -> dict[str, Any]:
     """One probe run in ``run_dir``, holding its lock; returns its results.json (a finished run's as it is).
     ``on_claimed(run_dir)``: called once the run owns the directory and will compute (Hydra's records)."""
-    new = not run_dir.exists()
+    new = not run_dir.exists() or not any(run_dir.iterdir())   # run.py: Hydra makes the directory, empty, first
+    locked, had_lock = False, (run_dir / LOCK_FILE).exists()
     try:
         with run_dir_lock(run_dir):
+            locked = True                  # only a run that held the lock removes what it wrote (never another's)
             started = time.perf_counter()
             declared = run.probe.declaration
             encoder, record, bilm_info = load_probe_encoder(run)
@@ -162,8 +164,10 @@ def run_probe(run: ProbeRunConfig, run_dir: Path, on_claimed: Callable[[Path], N
             (on_claimed or (lambda where: None))(run_dir)
             return _probe_and_record(run, run_dir, encoder, record, bilm_info, started)
     except UserError:
-        if new:  # bad input found before anything was computed: the directory this run made goes again
+        if new and locked:  # bad input found before anything was computed: the directory this run made goes
             remove_new_run_dir(run_dir)
+        elif locked and not had_lock:      # a refused directory that is not ours keeps no lock file of ours
+            (run_dir / LOCK_FILE).unlink(missing_ok=True)
         raise
 
 
