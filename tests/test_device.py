@@ -195,11 +195,16 @@ def test_the_static_check_catches_a_cpu_tensor(tmp_path):
     assert _factory_calls_without_device(sample, tmp_path) == ["m.py:6 torch.arange in forward()"]
 
 
+#: the one place the meta device is meant: plan counts a model's parameters from its config.json alone (issue 46
+#: item 8), building the model with no memory and no weights read; nothing computed there reaches a run
+META_ALLOWED = {"elmo_bench/encoders/model_size.py"}
+
+
 def test_production_code_never_uses_the_meta_device_or_hard_coded_cuda():
     meta = re.compile(r"""device\(\s*["']meta|device\s*=\s*["']meta|\.to\(\s*["']meta|\.cuda\(\)""")
     sources = [*(REPO / "elmo_bench").rglob("*.py"), *(REPO / "tasks").rglob("*.py"), REPO / "run.py"]
     offenders = [f"{p.relative_to(REPO)}:{i}" for p in sources for i, line in enumerate(p.read_text().splitlines(), 1)
-                 if meta.search(line)]
+                 if meta.search(line) and not (str(p.relative_to(REPO)) in META_ALLOWED and ".cuda()" not in line)]
     assert not offenders, offenders
 
 

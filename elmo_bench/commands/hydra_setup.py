@@ -84,10 +84,11 @@ def encoder_label(root: Any) -> str:
 
 
 def probe_suffix(override_dirname: str) -> str:
-    """The probe-run overrides not already in the path and naming no file (``_PROBE_PATHS``), as run_suffix."""
-    items = [item for item in _items(override_dirname)
+    """The probe-run overrides not already in the path and naming no file (``_PROBE_PATHS``), as run_suffix; a
+    ``++probe.<key>`` (how run.py passes a probe setting in a sweep over probes) named as ``probe.<key>``."""
+    items = [item.lstrip("+") for item in _items(override_dirname)
              if item and item.split("=", 1)[0].lstrip("+~") not in _PROBE_PATHS]
-    return run_suffix(",".join(items))
+    return run_suffix(",".join(sorted(items)))
 
 
 def run_path(override_dirname: str, *, _root_: Any) -> str:

@@ -398,9 +398,9 @@ class TransformersEncoder:
         self._hooks_checked: dict[tuple[int, str], bool] = {}
         self._blocks: dict[tuple[int, str], Any] = {}
 
-    def _set_window(self, config: Any, max_length: int | None) -> None:
+    def _set_window(self, architecture: Any, max_length: int | None) -> None:
         """The window (tokens per forward pass of one sentence), its special tokens and the content left."""
-        self.window = model_window(config, self.tokenizer, max_length)
+        self.window = model_window(architecture, self.tokenizer, max_length)
         self.specials = len(self.tokenizer([["a"]], is_split_into_words=True)["input_ids"][0]) - len(
             self.tokenizer([["a"]], is_split_into_words=True, add_special_tokens=False)["input_ids"][0])
         self.content = self.window - self.specials
@@ -408,14 +408,14 @@ class TransformersEncoder:
             raise ConfigError(f"config: encoder.max_length {self.window} leaves no room for words after "
                               f"{self.specials} special tokens")
 
-    def _set_layers(self, config: Any, layers: Any, max_tokens: int | None) -> None:
+    def _set_layers(self, architecture: Any, layers: Any, max_tokens: int | None) -> None:
         """The model's layer indices kept (``encoder.layers``: None = every one), their count and width, and
         ``max_tokens`` checked against the window (one ConfigError line each, before any weight is read)."""
-        self.total_layers = int(config.num_hidden_layers) + 1
+        self.total_layers = int(architecture.num_hidden_layers) + 1
         self.indices = layer_indices(layers, self.total_layers, model=f"{Path(self.path).name} ({self.total_layers} "
                                                                         f"layers)")
         self.num_layers = len(all_or(self.indices, self.total_layers))
-        self.dim = int(config.hidden_size)
+        self.dim = int(architecture.hidden_size)
         self.max_tokens = None if max_tokens is None else int(max_tokens)
         if self.max_tokens is not None and self.max_tokens < self.window:
             raise ConfigError(f"config: encoder.max_tokens {self.max_tokens} is smaller than the model window "

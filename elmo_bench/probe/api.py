@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.encoders.segments import MAX_SEGMENT
 
 
 @dataclass
@@ -29,7 +30,7 @@ class ProbeContext:
     progress: bool
     data_root: Path                  # paths.data_root: where a probe's default data lives
     run_dir: Path                    # the run's directory (a probe may write files there: WSD's answer keys)
-    max_segment: int = 256
+    max_segment: int = MAX_SEGMENT
     cache_dir: str | None = None     # the activation cache's directory (None: cache=false)
     vetted: bool = False             # the encoder checked itself on the first sentence asked for
 
