@@ -25,6 +25,7 @@ relative to the markdown file; a ``#fragment`` must be one of the target's headi
 from __future__ import annotations
 
 import ast
+import copy
 import importlib
 import os
 import re
@@ -230,11 +231,31 @@ def _pip(args: Sequence[str]) -> str:
     return "pip"
 
 
+#: each override list composed once per test process: the docs repeat commands (README and guides) and a sweep's
+#: check composes its fixed overrides several times; a composition depends on nothing else here
+_COMPOSED: dict[tuple[str, ...], Any] = {}
+
+
+def _compose_once(original: Any) -> Any:
+    def compose(overrides: Sequence[str]) -> Any:
+        key = tuple(overrides)
+        if key not in _COMPOSED:
+            _COMPOSED[key] = original(list(overrides))
+        return copy.deepcopy(_COMPOSED[key])          # callers add keys to what they get
+
+    return compose
+
+
 def check_command(command: DocCommand) -> str:
     """Check one documented command by the module docstring's rule; returns the kind checked. Errors name the
     file and line."""
+    from unittest import mock
+
+    from elmo_bench.commands import hydra_setup
+
     try:
-        return _check(list(command.words))
+        with mock.patch.object(hydra_setup, "compose_config", _compose_once(hydra_setup.compose_config)):
+            return _check(list(command.words))
     except Exception as exc:                      # noqa: BLE001 - every failure is reported with its place
         raise AssertionError(f"{command.where()}: {' '.join(command.words)}\n  {type(exc).__name__}: {exc}") from exc
 

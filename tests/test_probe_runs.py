@@ -186,8 +186,28 @@ def bad_dirs(tmp_path: Path) -> dict[str, Path]:
     return {"same": same, "empty": empty, "fifo": fifo}
 
 
-@pytest.mark.parametrize("case", ["unknown", "task", "layers", "epochs", "same", "empty", "fifo", "sweep", "suite",
-                                  "suite_key"])
+@pytest.mark.parametrize("case", ["layers", "epochs", "same", "empty"])
+def test_bad_settings_and_data_stop_the_engine_before_it_writes(tmp_path, case):
+    """The same refusals as run.py's below, through the engine in this process (run.py's own part, the one line and
+    the directory Hydra made, is shown by the cases run below as a subprocess)."""
+    from elmo_bench.base.errors import UserError
+    from elmo_bench.commands.plan import job_run
+    from elmo_bench.engine.probe_run import run_probe
+
+    data = ewt(tmp_path / "ewt", train=8)
+    dirs = bad_dirs(tmp_path) if case in ("same", "empty") else {}
+    out = tmp_path / "out"
+    base = [*common(tmp_path, dirs.get(case, data)), "++probe.max_epochs=1"]
+    args = {"layers": ["probe=structural", *base, "++probe.layers=[7]"],
+            "epochs": ["probe=structural", *base[:-1], "++probe.max_epochs=0"]}.get(case, ["probe=structural", *base])
+    with pytest.raises(UserError) as refused:
+        run_probe(job_run(args), out)
+    expected = {"layers": "probe.layers", "epochs": "probe.max_epochs", "same": "dev", "empty": "dev"}[case]
+    assert expected in str(refused.value) and "\n" not in str(refused.value)
+    assert not out.exists() and not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("case", ["unknown", "task", "fifo", "sweep", "suite", "suite_key"])
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, case):
     data = ewt(tmp_path / "ewt", train=8)
     dirs = bad_dirs(tmp_path) if case in ("same", "empty", "fifo") else {}
