@@ -81,6 +81,7 @@ from elmo_bench.commands.plan_cpu import (
 )
 from elmo_bench.commands.plan_probe import plan_probe_run, probe_table
 from elmo_bench.commands.rows import expand_rows
+from elmo_bench.commands.text_table import aligned
 from elmo_bench.encoders.costs import EncoderCost, bilm_options, cache_numbers, encoder_cost, segment_positions
 from elmo_bench.engine.collate import length_batches
 from elmo_bench.engine.experiment import (
@@ -604,11 +605,7 @@ def _task_table(runs: Sequence[dict[str, Any]]) -> list[str]:
                      f"{r['head_params']:,}", f"{r['train_flops_per_epoch']:.2e}",
                      f"{r['peak_memory_bytes'] / 1e9:.2f}", str(r["epochs"]), f"{r['gpu_hours']:.2f}",
                      f"{r['cpu_seconds'] / 60:.1f}"))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
-    lines = ["  ".join(c.ljust(w) if i < 4 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
-             for row in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return lines
+    return aligned(rows)
 
 
 def _table(result: dict[str, Any]) -> str:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from elmo_bench.base.errors import ConfigError, DataError
+from elmo_bench.commands.text_table import aligned
 from elmo_bench.encoders.costs import EncoderCost, bilm_options, cache_numbers, encoder_cost, segment_positions
 from elmo_bench.engine.probe_config import ProbeRunConfig
 from elmo_bench.engine.probe_run import DATA_SETTINGS, data_root
@@ -195,8 +196,4 @@ def probe_table(rows: Sequence[Mapping[str, Any]]) -> list[str]:
                       "?" if r["encoder_flops"] is None else f"{r['encoder_flops']:.2e}",
                       f"{r['cache_bytes'] / 1e9:.2f}", f"{r['train_flops']:.2e}", f"{r['gpu_hours']:.3f}",
                       f"{r['cpu_seconds'] / 60:.1f}"))
-    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
-    lines = ["  ".join(c.ljust(w) if i < 4 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
-             for row in table]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return lines
+    return aligned(table)
