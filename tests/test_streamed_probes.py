@@ -15,11 +15,13 @@ import pytest
 import torch
 
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.probe.probe_cost import SplitCount
 from elmo_bench.probe.ridge import solve, standardised_weights
 from elmo_bench.probe.streamed import Moments, layer_matrix, token_batches
 from elmo_bench.probes.erasure.config import ErasureSettings
 from elmo_bench.probes.erasure.probe import fit_eraser, streamed_erasers
 from elmo_bench.probes.ridge.config import RidgeSettings
+from elmo_bench.probes.ridge.cost import cost as ridge_cost
 from elmo_bench.probes.ridge.probe import correct, fit
 from tests.conftest import DATA, FIXTURES, needs_fixtures
 
@@ -155,9 +157,25 @@ def _relative(a: torch.Tensor, b: torch.Tensor) -> float:
 
 
 def test_a_ridge_value_that_is_not_positive_is_refused():
+    from elmo_bench.commands.plan import job_run
+
     for grid in ([0.0, 1.0], [-1.0], [], [1.0, 1.0], [float("inf")]):
         with pytest.raises(ConfigError, match=r"probe.ridge_grid expected distinct positive finite numbers"):
             RidgeSettings(ridge_grid=grid).check()
+    with pytest.raises(ConfigError, match=r"found \[0.0, 1.0\]"):                       # the door, before any data
+        job_run(["probe=ridge", "probe.ridge_grid=[0,1]", "probe.data_dir=/nonexistent/ud"])
+
+
+def test_plan_prices_ridge_by_its_stated_formula(capsys):
+    from elmo_bench.commands.main import main
+
+    sizes = {"train": SplitCount(10, 200, 5000), "dev": SplitCount(5, 100, 2500), "test": SplitCount(5, 80, 2000)}
+    settings = RidgeSettings(tags="upos", layers=[0, 2], ridge_grid=[0.1, 1.0])
+    per_layer = 2 * 16 * (16 + 17) * 200 + 9 * 16 ** 3 + 2 * (4 * 16 * 16 * 17 + 2 * 16 * 17 * 180)
+    assert ridge_cost(settings, sizes, layers=3, dim=16).train_flops == pytest.approx(2 * per_layer)
+    assert main(["plan", "probe=ridge", "probe.data_dir=/nonexistent/ud", "--format", "json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["runs"]
+    assert row["probe"] == "ridge" and row["sizes"] == "documented" and row["train_flops"] > 0
 
 
 def _ewt_slice(root: Path, counts: dict[str, int]) -> Path:

@@ -23,13 +23,14 @@ BATCH_TOKENS = 4096
 
 
 def _stacked(pending: list[np.ndarray]) -> np.ndarray:
-    """Sentences' (P, n_i, dim) arrays → (Σ n_i, P, dim) float64."""
-    return np.concatenate([a.transpose(1, 0, 2) for a in pending], axis=0).astype(np.float64)
+    """Sentences' (P, n_i, dim) arrays → (Σ n_i, P, dim) in the source's dtype (float32: the consumers widen one
+    layer at a time, so a batch of every probed layer is held once, at half the bytes)."""
+    return np.concatenate([a.transpose(1, 0, 2) for a in pending], axis=0)
 
 
 def token_batches(source: Any, count: int, positions: Sequence[int], batch_tokens: int = BATCH_TOKENS
                   ) -> Iterator[tuple[int, np.ndarray]]:
-    """(offset of the first token, (tokens, len(positions), dim) float64) over sentences 0..count−1 of ``source``
+    """(offset of the first token, (tokens, len(positions), dim)) over sentences 0..count−1 of ``source``
     (``get(i)`` → (layers, n_i, dim)), at most ``batch_tokens`` tokens a batch unless one sentence is longer."""
     chosen = list(positions)
     pending: list[np.ndarray] = []

@@ -16,7 +16,7 @@ from elmo_bench.probe.settings import TAG_COLUMNS, UdSettings, check_choice
 from elmo_bench.probe.streamed import BATCH_TOKENS
 
 #: per-token ridge strengths tried on dev (features standardised: one grid suits every layer and width)
-DEFAULT_RIDGES = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0)
+DEFAULT_RIDGES = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 
 
 @dataclass(frozen=True)

@@ -40,8 +40,7 @@ def batches(source: Any, count: int, positions: Sequence[int], settings: RidgeSe
     if settings.stream:
         yield from token_batches(source, count, positions, settings.batch_tokens)
         return
-    gathered = layer_features(source, count)
-    yield 0, np.asarray(gathered[:, list(positions)], dtype=np.float64)
+    yield 0, layer_features(source, count)[:, list(positions)]
 
 
 def fit(source: Any, count: int, y: np.ndarray, positions: Sequence[int], dim: int, classes: int,
