@@ -1,7 +1,8 @@
 """Probe ``erasure``: per layer, LEACE (Belrose et al. 2023; the ``concept-erasure`` package's LeaceFitter) fitted
 on the training split's features and one-hot labels, and how complete the erasure is: a linear probe fitted on
 erased training features scored on erased test features, beside the majority class's share and the prior's bits,
-and the rank of the change (k − 1 for k classes). Torch-free."""
+and the rank of the change (k − 1 for k classes). ``probe.stream=true`` fits the erasers from batches of the
+training split (no split's layers gathered; the scoring probe reads one layer's matrix at a time). Torch-free."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 from elmo_bench.base.ranges import ranged
 from elmo_bench.probe.declaration import ProbeDeclaration
 from elmo_bench.probe.settings import UdSettings, check_choice
+from elmo_bench.probe.streamed import BATCH_TOKENS
 from elmo_bench.probes.conditional.config import TAGS
 
 
@@ -21,6 +23,8 @@ class ErasureSettings(UdSettings):
     max_iter: int = ranged(1000, int, 1)
     tol: float = ranged(1e-5, float, 0, low_open=True)
     svd_tol: float = ranged(1e-8, float, 0, low_open=True)   # LeaceFitter's (its default 0.01 drops rare classes)
+    stream: bool = False             # LeaceFitter.update over batches (true) or once over the gathered layers (false)
+    batch_tokens: int = ranged(BATCH_TOKENS, int, 1)     # tokens per streamed batch at most
 
     def check(self) -> None:
         check_choice("tags", self.tags, TAGS)

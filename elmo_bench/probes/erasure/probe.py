@@ -2,7 +2,10 @@
 dtype=float64, svd_tol, constrain_cov_trace=False)`` on one-hot labels of the k training classes: integer labels
 in one column would give a rank-1 eraser without an error, and the default svd_tol 0.01 drops rare classes), saved
 with its identity under ``erasers/layer_<k>.pt``, and scored: the converged linear probe (fixed L2) fitted and
-scored before and after erasure on test tokens whose label occurs in training.
+scored before and after erasure on test tokens whose label occurs in training. ``probe.stream=true`` feeds
+``LeaceFitter.update`` batch by batch (elmo_bench.probe.streamed.token_batches) instead of once with every training
+token, and the scoring probe reads one layer's matrix at a time instead of every layer's: the same erasers and
+numbers to rounding.
 
 Printed and recorded (task ``erasure_probe``): ``metrics.test.majority`` (the training-majority class's test share,
 %), ``prior_bits`` (the test labels' cross-entropy under the training label distribution), and per layer
@@ -12,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 import torch
@@ -22,6 +25,7 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.probe import conditional as cp
 from elmo_bench.probe.api import ProbeContext, ProbeOutcome
 from elmo_bench.probe.linear import Standardiser
+from elmo_bench.probe.streamed import layer_matrix, token_batches
 from elmo_bench.probes.conditional.probe import Labelled, features, labelled, read
 from elmo_bench.probes.erasure.config import ErasureSettings
 
@@ -30,12 +34,33 @@ log = logging.getLogger(__name__)
 LEACE = {"method": "leace", "dtype": "float64", "constrain_cov_trace": False}
 
 
+def fitter(dim: int, classes: int, svd_tol: float) -> LeaceFitter:
+    """The LEACE fitter with the recorded settings (``LEACE``)."""
+    return LeaceFitter(dim, classes, method="leace", dtype=torch.float64, svd_tol=svd_tol, constrain_cov_trace=False)
+
+
+def one_hot(y: torch.Tensor, classes: int) -> torch.Tensor:
+    """Label ids (n,) → (n, classes) float64: one column per class (never one integer column: a rank-1 eraser)."""
+    return torch.nn.functional.one_hot(y, classes).to(torch.float64)
+
+
 def fit_eraser(x: torch.Tensor, y: torch.Tensor, classes: int, svd_tol: float) -> Any:
-    """The LEACE eraser of one-hot ``y`` (n,) from ``x`` (n, d) float64."""
-    fitter = LeaceFitter(x.shape[1], classes, method="leace", dtype=torch.float64, svd_tol=svd_tol,
-                         constrain_cov_trace=False)
-    fitter.update(x, torch.nn.functional.one_hot(y, classes).to(torch.float64))
-    return fitter.eraser
+    """The LEACE eraser of one-hot ``y`` (n,) from ``x`` (n, d) float64, in one update."""
+    fitted = fitter(x.shape[1], classes, svd_tol)
+    fitted.update(x, one_hot(y, classes))
+    return fitted.eraser
+
+
+def streamed_erasers(source: Any, count: int, y: np.ndarray, positions: list[int], dim: int, classes: int,
+                     settings: ErasureSettings) -> list[Any]:
+    """Each probed layer's eraser from ``LeaceFitter.update`` over batches of at most ``probe.batch_tokens`` training
+    tokens (one pass over the split for every layer; no layer's (tokens, dim) matrix is built)."""
+    fitters = [fitter(dim, classes, settings.svd_tol) for _ in positions]
+    for start, batch in token_batches(source, count, positions, settings.batch_tokens):
+        labels = one_hot(torch.from_numpy(y[start: start + len(batch)]), classes)
+        for j, fitted in enumerate(fitters):
+            fitted.update(torch.from_numpy(np.ascontiguousarray(batch[:, j])), labels)
+    return [fitted.eraser for fitted in fitters]
 
 
 def change_rank(eraser: Any) -> int:
@@ -54,14 +79,11 @@ def scored(x: dict[str, torch.Tensor], data: Labelled, seen: np.ndarray, setting
     return 100.0 * float((probe.predict(test, None) == gold).double().mean()), float(probe.bits(test, None, gold).mean())
 
 
-def erase_layer(at: int, k: int, layers: dict[str, np.ndarray], data: Labelled, seen: np.ndarray,
+def erase_layer(k: int, x: dict[str, torch.Tensor], eraser: Any, data: Labelled, seen: np.ndarray,
                 settings: ErasureSettings, context: ProbeContext) -> dict[str, float]:
-    """Layer k's eraser (at: its position in the output; saved with its identity) and its scores before and after;
-    ConfigError when the change's
-    rank is below k − 1 (a class the eraser could not separate)."""
-    x = {s: torch.from_numpy(np.ascontiguousarray(layers[s][:, at], dtype=np.float64)) for s in ("train", "test")}
+    """Layer k's eraser (saved with its identity) and its scores before and after on ``x`` (train and test, (n, d)
+    float64); ConfigError when the change's rank is below k − 1 (a class the eraser could not separate)."""
     classes = len(data.classes)
-    eraser = fit_eraser(x["train"], torch.from_numpy(data.y["train"]), classes, settings.svd_tol)
     rank = change_rank(eraser)
     if rank != classes - 1:
         raise ConfigError(f"probe erasure: layer {k}'s eraser has rank {rank}, expected {classes - 1} for the "
@@ -79,22 +101,42 @@ def erase_layer(at: int, k: int, layers: dict[str, np.ndarray], data: Labelled, 
             "bits_after": after[1], "rank": rank}
 
 
+def layer_erasers(context: ProbeContext, splits: dict[str, list[dict[str, Any]]], data: Labelled,
+                  settings: ErasureSettings) -> Iterator[tuple[int, dict[str, torch.Tensor], Any]]:
+    """(index in the model, {train, test} (n, d) float64, eraser) per probed layer: erasers from streamed batches
+    and one layer's matrices at a time (``probe.stream=true``), or every layer gathered and one update each."""
+    probed = context.probed_layers(settings.layers)
+    classes = len(data.classes)
+    if not settings.stream:
+        layers = features(context, splits)
+        for at, k in probed:
+            x = {s: torch.from_numpy(np.ascontiguousarray(layers[s][:, at], dtype=np.float64))
+                 for s in ("train", "test")}
+            yield k, x, fit_eraser(x["train"], torch.from_numpy(data.y["train"]), classes, settings.svd_tol)
+        return
+    sources = {s: context.layers([ex["tokens"] for ex in splits[s]], f"ud_ewt/{s}") for s in ("train", "test")}
+    erasers = streamed_erasers(sources["train"], len(splits["train"]), data.y["train"], [at for at, _ in probed],
+                               int(context.encoder_record["dim"]), classes, settings)
+    for (at, k), eraser in zip(probed, erasers):
+        yield k, {s: torch.from_numpy(layer_matrix(sources[s], len(splits[s]), at)) for s in ("train", "test")}, eraser
+
+
 def run(context: ProbeContext) -> ProbeOutcome:
     """Probe erasure on ``context``'s encoder (see the module docstring)."""
     settings: ErasureSettings = context.settings
     read_ = read(context, settings)
     data = labelled(read_.splits)
-    layers = features(context, read_.splits)
     seen = data.y["test"] >= 0
     counts = np.bincount(data.y["train"], minlength=len(data.classes))
     majority = 100.0 * float((data.y["test"][seen] == counts.argmax()).mean())
     prior = float(cp.constant_bits(data.y["train"], data.y["test"][seen], len(data.classes)).mean())
-    rows = {f"layer_{k}": erase_layer(at, k, layers, data, seen, settings, context)
-            for at, k in context.probed_layers(settings.layers)}
+    rows = {f"layer_{k}": erase_layer(k, x, eraser, data, seen, settings, context)
+            for k, x, eraser in layer_erasers(context, read_.splits, data, settings)}
     metrics = {"test": {"majority": majority, "prior_bits": prior, "test_unseen": int((~seen).sum()),
                         **{f"{layer}_{key}": value for layer, row in rows.items() for key, value in row.items()}}}
     printed = {"data": "ud_ewt", "tags": settings.tags, "train_sentences": len(read_.splits["train"]),
                "majority": majority, "prior_bits": prior, "leace": {**LEACE, "svd_tol": settings.svd_tol},
+               "stream": settings.stream,
                "layers": rows}
     block = {"name": "ud_ewt", "fraction": 1.0, "train_sentences": len(read_.splits["train"]), "tags": settings.tags,
              "num_classes": len(data.classes), "split_overlap": read_.overlap}
