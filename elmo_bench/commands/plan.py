@@ -432,7 +432,7 @@ def plan_run(overrides: Sequence[str], run: RunConfig, device: torch.device, n_b
     use_elmo = bool(run.embedder.elmo)
     cost = _encoder_cost(run, options, options_source, data, memo)
     if use_elmo:  # mix.layer past the encoder's top: the line run.py gives, not the model's traceback
-        canonical_run_mix(run, cost.num_layers)
+        canonical_run_mix(run, cost.indices())
     model_key = _model_key(run, data_key, options) + cost.source
     if model_key not in memo:
         memo[model_key] = measure_model(run, task, data["sample_train"], cost.num_layers, cost.dim,
