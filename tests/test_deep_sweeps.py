@@ -15,6 +15,7 @@ pytest.importorskip("transformers", reason="transformers is not installed (pip i
 from elmo_bench.base.errors import ConfigError  # noqa: E402
 from elmo_bench.commands.main import main  # noqa: E402
 from elmo_bench.commands.modes import mode_overrides, strided  # noqa: E402
+from elmo_bench.records.elmo_settings import ElmoSettings, canonical_mix, mix_position  # noqa: E402
 from tests.hf_tiny import deep_model  # noqa: E402
 
 EVERY_8 = [0, 8, 16, 24, 32]
@@ -39,6 +40,13 @@ def test_strided_is_every_kth_layer_and_the_last():
         strided(range(3), 0)
     names = [name for name, _ in mode_overrides(list(range(33)), 16)]
     assert names == ["lexical", "layer 16", "layer 32", "cumulative 16", "full"]
+
+
+def test_a_mix_layer_is_the_models_index_and_the_mix_takes_its_position():
+    settings = ElmoSettings(mode="layer", layer_index=16)
+    assert mix_position(settings, EVERY_8).layer_index == 2 and settings.layer_index == 16     # the record keeps 16
+    assert mix_position(settings, list(range(33))) is settings
+    assert mix_position(ElmoSettings(), EVERY_8).layer_index is None
 
 
 def test_modes_sweeps_all_33_layers_of_a_deep_model_or_every_kth_and_the_last(deep, capsys):
@@ -97,8 +105,10 @@ def test_mix_layer_names_the_models_index_and_the_record_names_the_encoder(deep,
     assert str(deep.parent) not in json.dumps(encoder)
     assert record["bilm"] is None and "bilm" not in record["config"]
     assert json.loads((tmp_path / "run" / "run.json").read_text())["config"]["bilm"]   # the identity's input: whole
-    top = run_experiment(run_config(_cfg(tmp_path, *common, "mix=cumulative", "mix.layer=32")), tmp_path / "top")
-    assert top["elmo"]["mode"] == "learned"                                       # cumulative to the last = the mix
+    cumulative = {"name": "cumulative", "mode": "cumulative"}
+    assert canonical_mix({**cumulative, "layer": 32}, EVERY_8)["mode"] == "learned"   # to the last kept: the mix
+    assert canonical_mix({**cumulative, "layer": 0}, EVERY_8) == {"name": "layer", "mode": "layer", "layer": 0}
+    assert canonical_mix({**cumulative, "layer": 16}, EVERY_8)["mode"] == "cumulative"
     with pytest.raises(ConfigError, match=r"among the encoder's layers \[0, 8, 16, 24, 32\].*found 5"):
         run_experiment(run_config(_cfg(tmp_path, *common, "mix=layer", "mix.layer=5")), tmp_path / "bad")
     assert not (tmp_path / "bad" / "results.json").exists()
