@@ -32,8 +32,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from elmo_bench.base.atomic import atomic_write_text  # noqa: E402
+from elmo_bench.base.paths import DATA_ROOT  # noqa: E402
 
-EWT = REPO.parent / "shared" / "data" / "pos" / "ud_english_ewt"
+EWT = DATA_ROOT / "pos" / "ud_english_ewt"
 #: the model's shape, the vocabulary, the data cut and the pass size of each size
 SIZES: dict[str, dict[str, Any]] = {
     "1b": {"model": dict(hidden_size=2048, num_hidden_layers=24, num_attention_heads=32, num_key_value_heads=8,
@@ -174,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from elmo_bench.base.device import resolve_device
 
+    if not split_file(args.data, "train").exists():
+        raise SystemExit(f"error: gpu_check_large: no UD EWT training file in {args.data} (give --data DIR)")
     result = large_check(resolve_device(args.device), args.size, args.data)
     atomic_write_text(Path(args.out), json.dumps(result, indent=2) + "\n")
     print(json.dumps(result))

@@ -68,6 +68,17 @@ def test_modes_sweeps_all_33_layers_of_a_deep_model_or_every_kth_and_the_last(de
     assert capsys.readouterr().err.strip() == "error: config: a layer stride expected an integer >= 1, found 0"
 
 
+def test_plan_expands_all_modes_with_the_same_stride(deep):
+    from elmo_bench.commands.plan import build_parser, expand_sweep
+
+    jobs = expand_sweep(["task=edge_pos", "embedder=elmo", "encoder=transformers", f"encoder.path={deep}",
+                         "mix=all_modes"], stride=8)
+    assert [" ".join(job[-2:]) for job in jobs] == [
+        *(f"mix=layer mix.layer={k}" for k in EVERY_8), *(f"mix=cumulative mix.layer={k}" for k in (8, 16, 24)),
+        f"encoder.path={deep} mix=learned"]
+    assert build_parser().parse_args(["task=edge_pos", "mix=all_modes", "--stride", "8"]).stride == 8
+
+
 def test_probe_pos_rows_are_the_encoders_layers_all_or_every_kth(deep):
     from elmo_bench.commands.plan import expand_sweep
 
