@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The prepared check for a session that has a GPU (at most ten minutes; every step has its own time limit and a
-# failed step does not stop the others). Results: one JSON file per step under $OUT, and $OUT/summary.json.
+# The prepared check for a session that has a GPU (every step has its own time limit and a failed step does not
+# stop the others). Results: one JSON file per step under $OUT, and $OUT/summary.json.
 #
-#   scripts/gpu_check.sh                 # DEVICE=cuda: the full check
-#   DEVICE=cpu scripts/gpu_check.sh      # (or: scripts/gpu_check.sh cpu) a dry run of every step on the CPU, ~1 min
+#   scripts/gpu_check.sh                                  # DEVICE=cuda: every step (steps 1-6 ~10 min, 7 ~8 min)
+#   GPU_CHECK_STEPS=large scripts/gpu_check.sh            # only step 7 (the ~1B model): under 8 minutes on an H100
+#   GPU_CHECK_STEPS="tests quickstart bilm head plan compare" scripts/gpu_check.sh     # steps 1-6 only
+#   DEVICE=cpu scripts/gpu_check.sh      # (or: scripts/gpu_check.sh cpu) a dry run of every step on the CPU
+#   DEVICE=cpu GPU_CHECK_STEPS=large GPU_CHECK_SIZE=tiny scripts/gpu_check.sh     # step 7's path on a tiny model
 #
 # Steps (seconds allowed on cuda):
 #   1. tests (150)       the CUDA tests: tests/test_device.py (its has_cuda tests run where a GPU is) and the
@@ -14,6 +17,11 @@
 #   4. head (90)         the paper-size SRL head's steps/s under amp=bf16 at its paper batch size (80)
 #   5. plan (90)         elmo-bench plan of that SRL run, memory measured on the device
 #   6. compare           the plan's priced seconds against steps 3 and 4 (what --gpu-tflops this GPU reaches)
+#   7. large (480)       issue 46: a ~1.1B-parameter Llama-style model built from a config (random weights, a
+#                        tokenizer trained on EWT here; nothing downloaded), every 4th layer in bf16 over UD EWT
+#                        through probe=pos (encoder.layers=every:4 encoder.dtype=bfloat16 encoder.max_tokens=16384):
+#                        subword tokens/s, peak GPU memory (torch.cuda.max_memory_allocated), the probe's accuracies
+#                        (scripts/gpu_check_large.py; GPU_CHECK_SIZE=tiny: width 64, 8 blocks, 200 sentences)
 # bilm=custom without its files: the plan prices the public biLM's architecture, the one steps 3-4 time.
 # The CPU dry run shrinks each step: test_device.py only, one quickstart epoch, 8 sentences, one step of the paper
 # NER head on the NER sample in fp32 (bf16 autocast on a CPU is slow and says nothing about a GPU).
@@ -25,24 +33,30 @@ OUT=${OUT:-$(mktemp -d -t gpu_check.XXXXXX)}
 WORK=$(mktemp -d -t gpu_check_work.XXXXXX)       # caches and run directories: not results, not sent back
 trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$OUT"
+: >"$WORK/steps.tsv"
 cd "$REPO" || exit 2
 export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"
 PY=${PYTHON:-python}
+STEPS=" ${GPU_CHECK_STEPS:-tests quickstart bilm head plan compare large} "
+wanted() { [[ "$STEPS" == *" $1 "* ]]; }
 
 if [ "$DEVICE" = cpu ]; then
   T_TESTS=120; T_QUICK=120; T_STEP=120
   TESTS=(tests/test_device.py)
   QUICK_EXTRA=(trainer.max_epochs=1)
   SENTENCES=8; HEAD_TASK=ner; HEAD_DATA=ner_sample; HEAD_STEPS=1; HEAD_AMP=off; PLAN_BATCHES=1
+  T_LARGE=900; LARGE_SIZE=${GPU_CHECK_SIZE:-tiny}
 else
   T_TESTS=150; T_QUICK=120; T_STEP=90
   TESTS=(tests/test_device.py tests/test_paper_scale_smoke.py)
   QUICK_EXTRA=()
   SENTENCES=2000; HEAD_TASK=srl; HEAD_DATA=default_srl; HEAD_STEPS=20; HEAD_AMP=bf16; PLAN_BATCHES=2
+  T_LARGE=480; LARGE_SIZE=${GPU_CHECK_SIZE:-1b}
 fi
 
 step() {  # step NAME LIMIT COMMAND...: run with a time limit, log to $OUT/NAME.log, note rc and seconds
   local name=$1 limit=$2 rc; shift 2
+  wanted "$name" || return 0
   local start=$SECONDS
   echo "== $name (limit ${limit}s): $*" >&2
   timeout --kill-after=10 "$limit" "$@" >"$OUT/$name.log" 2>&1
@@ -53,7 +67,7 @@ step() {  # step NAME LIMIT COMMAND...: run with a time limit, log to $OUT/NAME.
 
 step tests "$T_TESTS" env ELMO_BENCH_TEST_DEVICE="$DEVICE" ELMO_BENCH_TEST_AMP=bf16 \
   "$PY" -m pytest -q -p no:cacheprovider -rs "${TESTS[@]}" --junitxml="$OUT/tests.xml"
-"$PY" - "$OUT/tests.xml" "$OUT/tests.json" <<'EOF'
+wanted tests && "$PY" - "$OUT/tests.xml" "$OUT/tests.json" <<'EOF'
 import json, sys, xml.etree.ElementTree as ET
 try:
     suite = ET.parse(sys.argv[1]).getroot()
@@ -67,7 +81,7 @@ EOF
 
 step quickstart "$T_QUICK" "$PY" run.py experiment=quickstart "device=$DEVICE" logger=disabled progress=false \
   "paths.results_dir=$WORK/results" "paths.cache_dir=$WORK/cache" "${QUICK_EXTRA[@]}"
-"$PY" - "$WORK/results/quickstart" "$OUT/quickstart.json" <<'EOF'
+wanted quickstart && "$PY" - "$WORK/results/quickstart" "$OUT/quickstart.json" <<'EOF'
 import json, sys
 from pathlib import Path
 runs = []
@@ -91,6 +105,7 @@ step plan "$T_STEP" sh -c "\"$PY\" -m elmo_bench plan task=$HEAD_TASK head=paper
   ${GPU_FLAG[*]} --format json > \"$OUT/plan.json\""
 step compare 60 "$PY" scripts/gpu_check.py compare --bilm "$OUT/bilm.json" --head "$OUT/head.json" \
   --plan "$OUT/plan.json" --out "$OUT/compare.json"
+step large "$T_LARGE" "$PY" scripts/gpu_check_large.py --device "$DEVICE" --size "$LARGE_SIZE" --out "$OUT/large.json"
 
 "$PY" - "$OUT" "$DEVICE" "$WORK/steps.tsv" <<'EOF'
 import json, sys

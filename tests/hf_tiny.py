@@ -101,9 +101,9 @@ def _gpt2(directory: Path, lines: list[str]) -> None:
     GPT2Model(config).save_pretrained(directory)
 
 
-def _decoder(directory: Path, lines: list[str], kind: str) -> None:
-    """A Llama- or Qwen2-style decoder (pre-norm blocks, rotary positions, a final RMSNorm), three blocks, with a
-    byte-level BPE tokenizer."""
+def _decoder(directory: Path, lines: list[str], kind: str, blocks: int = 3, width: int = 32) -> None:
+    """A Llama- or Qwen2-style decoder (pre-norm blocks, rotary positions, a final RMSNorm), three blocks (or
+    ``blocks`` of width ``width``), with a byte-level BPE tokenizer."""
     from transformers import GPT2TokenizerFast, LlamaConfig, LlamaModel, Qwen2Config, Qwen2Model
 
     tok = _byte_level(lines)
@@ -113,8 +113,8 @@ def _decoder(directory: Path, lines: list[str], kind: str) -> None:
     fast = GPT2TokenizerFast(vocab=str(work / "vocab.json"), merges=str(work / "merges.txt"), unk_token="<unk>",
                              bos_token="<s>", eos_token="</s>", pad_token="<pad>", model_max_length=MAX_LENGTH)
     fast.save_pretrained(directory)
-    shape = dict(vocab_size=tok.get_vocab_size(), hidden_size=32, num_hidden_layers=3, num_attention_heads=2,
-                 num_key_value_heads=1, intermediate_size=64, max_position_embeddings=MAX_LENGTH)
+    shape = dict(vocab_size=tok.get_vocab_size(), hidden_size=width, num_hidden_layers=blocks, num_attention_heads=2,
+                 num_key_value_heads=1, intermediate_size=2 * width, max_position_embeddings=MAX_LENGTH)
     config, model = (LlamaConfig, LlamaModel) if kind == "llama" else (Qwen2Config, Qwen2Model)
     model(config(**shape)).save_pretrained(directory)
 
@@ -134,6 +134,19 @@ def decoder_models() -> dict[str, Path]:
         _decoder(directory, lines, kind)
         out[kind] = directory
     return out
+
+
+@functools.lru_cache(maxsize=None)
+def deep_model(blocks: int = 32) -> Path:
+    """A Llama-style decoder of ``blocks`` tiny blocks (width 16): ``blocks`` + 1 layers, as deep as an 8B model and
+    as small as a test needs (deep sweeps: every layer, or every K-th and the last)."""
+    import torch
+
+    directory = Path(tempfile.mkdtemp(prefix="elmo_bench_hf_deep_")) / f"llama{blocks}"
+    directory.mkdir()
+    torch.manual_seed(0)
+    _decoder(directory, _sample_lines(), "llama", blocks=blocks, width=16)
+    return directory
 
 
 @functools.lru_cache(maxsize=None)

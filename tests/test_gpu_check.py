@@ -53,3 +53,37 @@ def test_compare_prices_the_plan_against_the_measured_rates() -> None:
 
 def test_gpu_check_script_parses() -> None:
     assert subprocess.run(["bash", "-n", str(REPO / "scripts" / "gpu_check.sh")]).returncode == 0
+
+
+large_spec = importlib.util.spec_from_file_location("gpu_check_large", REPO / "scripts" / "gpu_check_large.py")
+gpu_check_large = importlib.util.module_from_spec(large_spec)
+large_spec.loader.exec_module(gpu_check_large)
+
+
+def test_the_large_step_builds_a_1b_model_and_a_tiny_one_that_the_encoder_reads_at_every_4th_layer(tmp_path) -> None:
+    """The 1b size is about 1.1B parameters (counted on the meta device: nothing allocated); the tiny size, built
+    and saved as the step builds it, is read by encoder=transformers at layers 0, 4, 8 in bfloat16, causal; the
+    tiny data cut keeps the first sentences of each split and their words."""
+    pytest.importorskip("transformers")
+    from transformers import LlamaConfig, LlamaModel
+
+    from elmo_bench.encoders.transformers import TransformersEncoder
+
+    with torch.device("meta"):
+        big = LlamaModel(LlamaConfig(vocab_size=8000, **gpu_check_large.SIZES["1b"]["model"]))
+    assert sum(p.numel() for p in big.parameters()) == 1_098_614_784
+    source = tmp_path / "ewt"
+    source.mkdir()
+    block = "# sent_id = {0}\n1\tA{0}\ta\tDET\tDT\t_\t2\tdet\t_\t_\n2-3\tdon't\t_\t_\t_\t_\t_\t_\t_\t_\n2\tdo\tdo\tAUX\tVBP\t_\t0" \
+            "\troot\t_\t_\n3\tn't\tnot\tPART\tRB\t_\t2\tadvmod\t_\t_\n"
+    for split in ("train", "dev", "test"):
+        (source / f"en_ewt-ud-{split}.conllu").write_text("\n".join(block.format(i) for i in range(5)) + "\n")
+    cut = gpu_check_large.cut_ewt(source, tmp_path / "cut", {"train": 3, "dev": 2, "test": 1})
+    blocks = gpu_check_large.conllu_blocks(cut / "en_ewt-ud-train.conllu")
+    assert len(blocks) == 3 and gpu_check_large.words_of(blocks[2]) == ["A2", "do", "n't"]
+    lines = [" ".join(gpu_check_large.words_of(b)) for b in blocks] + ["the committee said on tuesday"] * 20
+    built = gpu_check_large.build_model(tmp_path / "tiny", "tiny", lines, torch.device("cpu"))
+    assert built["blocks"] == 8 and built["hidden"] == 64
+    encoder = TransformersEncoder(str(tmp_path / "tiny"), layers="every:4", dtype="bfloat16")
+    assert encoder.identity()["encoder_layer_indices"] == [0, 4, 8] and encoder.causal and encoder.pooling == "last"
+    assert encoder.layers([["A0", "do", "n't"]])[0].shape == (1, 3, 3, 64)

@@ -1,4 +1,5 @@
-"""``elmo-bench modes OVERRIDES...``: the jobs of edge probing's every-mode sweep over one encoder, one per line.
+"""``elmo-bench modes OVERRIDES... [--stride K]``: the jobs of edge probing's every-mode sweep over one encoder, one
+per line.
 
 The modes (Tenney et al. 2019; Tenney, Das & Pavlick 2019) of an encoder with layers 0..L: lexical (layer 0), each
 single layer k, each cumulative prefix 0..k and the full learned mix. Lexical, layer 0 and cumulative 0 are one
@@ -8,9 +9,13 @@ run, and so are the full mix and cumulative L, so the distinct runs are::
     mix=cumulative mix.layer=k   k = 1..L-1
     mix=learned                               (the full mix = cumulative L)
 
-2L + 1 runs. L depends on the encoder, so no static Hydra list can hold them: the sweep key ``mix=all_modes`` is
-expanded here from the encoder's layer count (the biLM's options file, else the encoder itself), and
-``elmo-bench plan`` expands it the same way (:func:`expand_modes`). Each printed line is one ``python run.py`` job.
+2L + 1 runs. The layers are the encoder's: every layer, or those ``encoder.layers`` keeps (``every:8`` on a
+33-layer model: 0, 8, 16, 24, 32), each named by its index in the model (``mix.layer=16``). ``--stride K`` keeps
+every K-th of them and the last (the rule of ``encoder.layers=every:K``), so a deep model is swept at 2n - 1 runs
+for n layers kept, never at a fixed 0..2. The layers depend on the encoder, so no static Hydra list can hold them:
+the sweep key ``mix=all_modes`` is expanded here from the encoder (the biLM's options file, a transformers model's
+config.json, else the encoder itself), and ``elmo-bench plan`` expands it the same way (:func:`expand_modes`).
+Each printed line is one ``python run.py`` job.
 """
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import CONF_DIR
 from elmo_bench.bilm.options import BiLMOptions
+from elmo_bench.encoders.layer_select import all_or, layer_indices
 
 if TYPE_CHECKING:  # the annotations only: commands.modes stays light to import
     from elmo_bench.engine.run_config import EncoderPart, RunConfig
@@ -31,32 +37,56 @@ if TYPE_CHECKING:  # the annotations only: commands.modes stays light to import
 ALL_MODES = "mix=all_modes"
 
 
-def mode_overrides(num_layers: int) -> list[tuple[str, list[str]]]:
-    """(mode name, its overrides) of every distinct run for an encoder of ``num_layers`` layers (L + 1)."""
-    if num_layers < 1:
-        raise ConfigError(f"config: an encoder needs at least one layer for edge probing, found {num_layers}")
-    top = num_layers - 1
-    runs = [("lexical" if k == 0 else f"layer {k}", ["mix=layer", f"mix.layer={k}"]) for k in range(num_layers)]
-    runs += [(f"cumulative {k}", ["mix=cumulative", f"mix.layer={k}"]) for k in range(1, top)]
-    return runs + ([("full", ["mix=learned"])] if top > 0 else [])
+def strided(layers: Sequence[int], stride: int | None) -> list[int]:
+    """Every ``stride``-th of ``layers`` (the model's indices) from the first, and the last: ``encoder.layers=every:K``'s
+    rule over the layers an encoder gives (None or 1: all of them)."""
+    layers = [int(k) for k in layers]
+    if stride is None:
+        return layers
+    if isinstance(stride, bool) or not isinstance(stride, int) or stride < 1:
+        raise ConfigError(f"config: a layer stride expected an integer >= 1, found {stride!r}")
+    kept = layers[::stride]
+    return kept + ([layers[-1]] if layers and kept[-1] != layers[-1] else [])
 
 
-def encoder_num_layers(encoder: EncoderPart, amp: str = "off") -> int:
-    """The layer count (L + 1) of a run's encoder: from the biLM's options file for ``encoder=bilm`` (nothing
-    loaded), else from the encoder built as a run builds it (with the run's ``amp``)."""
+def mode_overrides(layers: int | Sequence[int], stride: int | None = None) -> list[tuple[str, list[str]]]:
+    """(mode name, its overrides) of every distinct run for an encoder of ``layers`` (its layer count, or the
+    model's index of each layer it gives), every ``stride``-th layer and the last when a stride is given; the full
+    mix is always the learned mix of all the encoder's layers."""
+    ids = list(range(layers)) if isinstance(layers, int) else [int(k) for k in layers]
+    if not ids:
+        raise ConfigError(f"config: an encoder needs at least one layer for edge probing, found {len(ids)}")
+    swept = strided(ids, stride)
+    runs = [("lexical" if k == 0 else f"layer {k}", ["mix=layer", f"mix.layer={k}"]) for k in swept]
+    runs += [(f"cumulative {k}", ["mix=cumulative", f"mix.layer={k}"]) for k in swept[1:-1]]
+    return runs + ([("full", ["mix=learned"])] if len(ids) > 1 else [])
+
+
+def encoder_layer_ids(encoder: EncoderPart, amp: str = "off") -> list[int]:
+    """The model's index of each layer a run's encoder gives (all, or those ``encoder.layers`` keeps), read as
+    cheaply as it can be: the biLM's options file, a transformers model directory's config.json (no weight read),
+    else the encoder built as a run builds it (with the run's ``amp``)."""
     if encoder.kind == "bilm":
         path = Path(str(encoder.bilm.options))
         if not path.exists():
             raise ConfigError(f"{path}: biLM options not found (expected the options.json of bilm={encoder.bilm.name})")
-        return BiLMOptions.load(str(path)).n_layers + 1
-    from elmo_bench.encoders.build import build_encoder  # lazy: torch
+        return list(range(BiLMOptions.load(str(path)).n_layers + 1))
+    spec = encoder.plain()
+    directory = Path(str(spec.get("path")))
+    if encoder.kind == "transformers" and (directory / "config.json").is_file():
+        from transformers import AutoConfig  # lazy: transformers
 
-    return int(build_encoder(encoder.plain(), amp).num_layers)
+        total = int(AutoConfig.from_pretrained(str(directory)).num_hidden_layers) + 1
+        return all_or(layer_indices(spec.get("layers"), total, model=f"{directory.name} ({total} layers)"), total)
+    from elmo_bench.encoders.build import build_encoder, layer_ids  # lazy: torch
+
+    return layer_ids(build_encoder(spec, amp))
 
 
-def expand_modes(jobs: Sequence[Sequence[str]], compose: Callable[[list[str]], Any]) -> list[list[str]]:
+def expand_modes(jobs: Sequence[Sequence[str]], compose: Callable[[list[str]], Any],
+                 stride: int | None = None) -> list[list[str]]:
     """Each job holding ``mix=all_modes`` → one job per mode (its other overrides kept, the mode's appended);
-    ``compose(overrides)`` makes a job's RunConfig (to read its encoder's layer count)."""
+    ``compose(overrides)`` makes a job's RunConfig (to read its encoder's layers)."""
     out: list[list[str]] = []
     for job in jobs:
         if ALL_MODES not in job:
@@ -66,8 +96,8 @@ def expand_modes(jobs: Sequence[Sequence[str]], compose: Callable[[list[str]], A
         if any(o.startswith("mix.layer=") for o in rest):
             raise ConfigError("config: mix=all_modes sets mix.layer itself; drop the mix.layer override")
         run = compose(rest)
-        num_layers = encoder_num_layers(run.encoder, run.runtime.amp)
-        out.extend([*rest, *overrides] for _, overrides in mode_overrides(num_layers))
+        layers = encoder_layer_ids(run.encoder, run.runtime.amp)
+        out.extend([*rest, *overrides] for _, overrides in mode_overrides(layers, stride))
     return out
 
 
@@ -76,6 +106,9 @@ def build_parser() -> ArgumentParser:
                             description="The jobs of edge probing's every-mode sweep (lexical, each layer, each "
                                         "cumulative prefix, the full mix) for the encoder the overrides choose.")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides as run.py takes them (mix=all_modes is added)")
+    parser.add_argument("--stride", type=int, default=None, metavar="K",
+                        help="every K-th of the encoder's layers and the last (as encoder.layers=every:K), "
+                             "each with its single-layer and cumulative run, and the full mix; default: every layer")
     parser.add_argument("--format", choices=["lines", "json"], default="lines",
                         help="lines: one job's overrides per line (default); json: [{mode, overrides}]")
     return parser
@@ -100,7 +133,7 @@ def modes_main(argv: Sequence[str] | None = None) -> int:
     if any(o.startswith(("mix=", "mix.layer=")) for o in rest):
         raise ConfigError("config: elmo-bench modes chooses the mix itself; drop the mix= and mix.layer= overrides")
     run = compose(rest)
-    runs = mode_overrides(encoder_num_layers(run.encoder, run.runtime.amp))
+    runs = mode_overrides(encoder_layer_ids(run.encoder, run.runtime.amp), args.stride)
     if args.format == "json":
         sys.stdout.write(json.dumps([{"mode": name, "overrides": [*rest, *o]} for name, o in runs]) + "\n")
     else:

@@ -146,9 +146,10 @@ def job_run(overrides: Sequence[str], check: bool = True, files: bool = True) ->
     return run_config(cfg)
 
 
-def expand_sweep(overrides: Sequence[str]) -> list[list[str]]:
+def expand_sweep(overrides: Sequence[str], stride: int | None = None) -> list[list[str]]:
     """The override lists of every job the command would launch: the experiment's ``hydra.sweeper.params`` then
-    the command line (later keys win), comma lists and ranges expanded as Hydra's basic sweeper does."""
+    the command line (later keys win), comma lists and ranges expanded as Hydra's basic sweeper does; ``stride``:
+    ``mix=all_modes`` over every ``stride``-th of the encoder's layers and the last (``plan --stride K``)."""
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
@@ -164,7 +165,7 @@ def expand_sweep(overrides: Sequence[str]) -> list[list[str]]:
     swept = [f"{k}={v}" for k, v in params.items()]
     parsed = parser.parse_overrides([*swept, *overrides])
     jobs = [[*job, *every_mode] for job in BasicSweeper.split_arguments(parsed, None)[0]]
-    return expand_modes(jobs, job_run)  # mix=all_modes: every edge-probing mode of the encoder
+    return expand_modes(jobs, job_run, stride)  # mix=all_modes: every edge-probing mode of the encoder
 
 
 # ------------------------------------------------------------------------------------------------------------ data
@@ -432,7 +433,7 @@ def plan_run(overrides: Sequence[str], run: RunConfig, device: torch.device, n_b
     use_elmo = bool(run.embedder.elmo)
     cost = _encoder_cost(run, options, options_source, data, memo)
     if use_elmo:  # mix.layer past the encoder's top: the line run.py gives, not the model's traceback
-        canonical_run_mix(run, cost.num_layers)
+        canonical_run_mix(run, cost.indices())
     model_key = _model_key(run, data_key, options) + cost.source
     if model_key not in memo:
         memo[model_key] = measure_model(run, task, data["sample_train"], cost.num_layers, cost.dim,
@@ -569,10 +570,10 @@ def _cpu_prices(configs: Sequence[RunConfig], runs: list[dict[str, Any]], cpu_ra
 
 
 def plan(overrides: Sequence[str], gpu_tflops: float, device: torch.device, n_batches: int = 2,
-         cpu_rates: CpuRates = MEASURED, measure_cpu: bool = False) -> dict[str, Any]:
+         cpu_rates: CpuRates = MEASURED, measure_cpu: bool = False, stride: int | None = None) -> dict[str, Any]:
     """Every planned run with its GPU hours at ``gpu_tflops`` sustained and its CPU seconds at ``cpu_rates``
-    (timed here first with ``measure_cpu``), and the totals (shared caches once)."""
-    jobs = expand_sweep(overrides)
+    (timed here first with ``measure_cpu``), and the totals (shared caches once); ``stride``: mix=all_modes's."""
+    jobs = expand_sweep(overrides, stride)
     configs = [job_run(job) for job in jobs]  # every job through the door before any is priced
     memo: dict[str, Any] = {}
     runs = [plan_probe_run(run, memo) if isinstance(run, ProbeRunConfig) else plan_run(job, run, device, n_batches,
@@ -667,6 +668,9 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--device", default="auto",
                         help="where peak memory is measured: auto (a GPU when torch sees one) | cpu | cuda | cuda:N")
     parser.add_argument("--sample-batches", type=int, default=2, help="train batches measured per distinct model")
+    parser.add_argument("--stride", type=int, default=None, metavar="K",
+                        help="mix=all_modes over every K-th of the encoder's layers and the last, as "
+                             "elmo-bench modes --stride K (default: every layer)")
     parser.add_argument("--online", action="store_true", help="let hub datasets download (default: local cache only)")
     parser.add_argument("--cpu-gflops", type=float, default=None,
                         help=f"a CPU thread's sustained GFLOP/s for the task head (default {MEASURED.head_gflops:g}, "
@@ -693,7 +697,7 @@ def plan_main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--cpu-gflops {args.cpu_gflops:g} and --measure-cpu both set the head's CPU rate (given by "
                      f"hand, or timed here); give one")
     rates = MEASURED if args.cpu_gflops is None else MEASURED.with_head(args.cpu_gflops, "--cpu-gflops")
-    result = plan(args.overrides, tflops, device, args.sample_batches, rates, args.measure_cpu)
+    result = plan(args.overrides, tflops, device, args.sample_batches, rates, args.measure_cpu, args.stride)
     if args.format == "json":
         sys.stdout.write(json.dumps(result) + "\n")
     else:

@@ -20,5 +20,6 @@ def row_layer(row: str) -> int | None:
         return None
     name, _, index = str(row).partition("_")
     if name != "layer" or not index.isdigit():
-        raise ConfigError(f"config: row expected layer_<k> (k = 0..L), learned or all, found {row!r}")
+        raise ConfigError(f"config: row expected layer_<k> (k = a layer's index in the model), learned, all or every:K, "
+                          f"found {row!r}")
     return int(index)

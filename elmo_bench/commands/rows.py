@@ -1,21 +1,31 @@
-"""``experiment=probe_pos``'s sweep key ``row``: ``layer_<k>`` (the engine's POS head on layer k alone) or ``learned``
-(the learned mix), and ``row=all``, every layer of the run's encoder and the learned mix, expanded here from the
-encoder's layer count before Hydra launches (run.py, ``elmo-bench plan`` and ``config`` alike), since no static
-Hydra list can hold it (as ``mix=all_modes``, elmo_bench.commands.modes). The old spelling ``probe=layer_0`` is
-refused with one line naming ``row=``: ``probe`` names a Probe now (``python run.py probe=<name>``).
+"""``experiment=probe_pos``'s sweep key ``row``: ``layer_<k>`` (the engine's POS head on layer k alone, k the layer's
+index in the model) or ``learned`` (the learned mix), and two values expanded here from the run's encoder before
+Hydra launches (run.py, ``elmo-bench plan`` and ``config`` alike), since no static Hydra list can hold them (as
+``mix=all_modes``, elmo_bench.commands.modes):
+
+- ``row=all``: every layer the encoder gives (all of the model's, or those ``encoder.layers`` keeps) and the
+  learned mix;
+- ``row=every:K``: every K-th of those layers and the last (the rule of ``encoder.layers=every:K``), and the
+  learned mix of all of them: a 33-layer model at ``every:8`` is rows layer_0, layer_8, ..., layer_32, learned.
+
+The old spelling ``probe=layer_0`` is refused with one line naming ``row=``: ``probe`` names a Probe now
+(``python run.py probe=<name>``).
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Sequence
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.commands.main_args import _override_positions
-from elmo_bench.commands.modes import encoder_num_layers
+from elmo_bench.commands.modes import encoder_layer_ids, strided
 
 #: the experiment whose sweep key ``row`` is
 ROWS_EXPERIMENT = "experiment=probe_pos"
 #: the value that stands for every layer and the learned mix
 ALL_ROWS = "all"
+#: ``row=every:K``: every K-th layer, the last, and the learned mix
+_EVERY = re.compile(r"^every:(\d+)$")
 
 
 def refuse_old_key(overrides: Sequence[str]) -> None:
@@ -28,24 +38,43 @@ def refuse_old_key(overrides: Sequence[str]) -> None:
                               f"mix); probe= names a probe run (python run.py probe=<name>, docs/probes.md)")
 
 
-def rows_of(num_layers: int) -> str:
-    """``layer_0,...,layer_<L>,learned``."""
-    return ",".join([*(f"layer_{k}" for k in range(num_layers)), "learned"])
+def rows_of(layers: int | Sequence[int]) -> str:
+    """``layer_<k>,...,learned`` for each of ``layers`` (the model's indices; a count n: 0..n-1)."""
+    ids = range(layers) if isinstance(layers, int) else layers
+    return ",".join([*(f"layer_{k}" for k in ids), "learned"])
+
+
+def row_stride(value: str) -> int | None:
+    """The stride a ``row=`` value asks the expansion for: None for ``all``, K for ``every:K``; one ConfigError line
+    for ``every:`` with no K >= 1."""
+    if value == ALL_ROWS:
+        return None
+    match = _EVERY.match(value)
+    if match is None or int(match.group(1)) < 1:
+        raise ConfigError(f"config: row expected all, every:K (K >= 1), layer_<k> or learned, found {value!r}")
+    return int(match.group(1))
+
+
+def _expanded(value: str) -> bool:
+    """Whether a ``row=`` value is one this module expands (``all``, ``every...``), not a row or a list of them."""
+    return value == ALL_ROWS or value.startswith("every")
 
 
 def expand_rows(overrides: Sequence[str], compose: Callable[[list[str]], Any]) -> list[str]:
     """``overrides`` with ``row=all`` (given, or experiment=probe_pos's default) replaced by every row of the
-    encoder; ``compose(overrides)`` makes the RunConfig that names the encoder."""
+    encoder, ``row=every:K`` by every K-th, the last and learned; ``compose(overrides)`` makes the RunConfig that
+    names the encoder."""
     refuse_old_key(overrides)
     if ROWS_EXPERIMENT not in overrides:
         return list(overrides)
-    given = [o for o in overrides if o.split("=", 1)[0] == "row"]
-    if given and given[-1] != f"row={ALL_ROWS}":
+    given = [o.split("=", 1)[1] for o in overrides if o.split("=", 1)[0] == "row"]
+    if given and not _expanded(given[-1]):
         return list(overrides)
+    stride = row_stride(given[-1] if given else ALL_ROWS)
     rest = [o for o in overrides if o.split("=", 1)[0] != "row"]
     fixed = [o for o in rest if "," not in o.split("=", 1)[-1] or o.startswith(("probe.", "+"))]
     run = compose([*fixed, "row=learned"])
-    return [*rest, f"row={rows_of(encoder_num_layers(run.encoder, run.runtime.amp))}"]
+    return [*rest, f"row={rows_of(strided(encoder_layer_ids(run.encoder, run.runtime.amp), stride))}"]
 
 
 def with_rows(argv: Sequence[str], compose: Callable[[list[str]], Any]) -> list[str]:

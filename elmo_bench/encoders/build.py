@@ -33,5 +33,16 @@ def build_encoder(spec: Mapping[str, Any], amp: Any = "off") -> Encoder:
 
 
 def encoder_record(encoder: Encoder) -> dict[str, Any]:
-    """What results.json records under ``encoder``: the identity plus the layer count and width."""
-    return {**encoder.identity(), "layers": encoder.num_layers, "dim": encoder.dim}
+    """What results.json records under ``encoder``: the identity plus the layer count and width, and the dtype the
+    weights ran in where the encoder says (a transformer: ``encoder.dtype``; its identity names it only when not
+    float32, so that the identities of the runs before it stay as they were)."""
+    ran_in = getattr(encoder, "dtype", None)
+    return {**encoder.identity(), "layers": encoder.num_layers, "dim": encoder.dim,
+            **({"dtype": ran_in} if isinstance(ran_in, str) else {})}
+
+
+def layer_ids(encoder: Encoder) -> list[int]:
+    """The model's index of each layer ``encoder`` gives, in its order: its identity's ``encoder_layer_indices``
+    (``encoder.layers`` kept a subset), else 0..num_layers-1. Mixes, sweeps and probes name layers by these."""
+    kept = encoder.identity().get("encoder_layer_indices")
+    return [int(i) for i in kept] if kept is not None else list(range(int(encoder.num_layers)))

@@ -29,7 +29,7 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import REPO
 from elmo_bench.data.split_checks import check_splits
 from elmo_bench.encoders.bilm import BiLMEncoder, as_encoder
-from elmo_bench.encoders.build import build_encoder, encoder_record
+from elmo_bench.encoders.build import build_encoder, encoder_record, layer_ids
 from elmo_bench.encoders.cache import ActivationCache, LiveLayers, check_first_sentence, source_forced_unknown
 from elmo_bench.encoders.protocol import cache_id, moved
 from elmo_bench.encoders.random_init import check_random_init, randomise
@@ -38,14 +38,14 @@ from elmo_bench.engine.code_identity import task_code_dir, task_code_hash
 from elmo_bench.engine.collate import Collator
 from elmo_bench.engine.fractions import nested_subset
 from elmo_bench.engine.loop import RESTART_ADVICE, TaskModel, TrainerConfig, evaluate, fit
-from elmo_bench.engine.run_config import Bilm, DataPart, EncoderPart, RunConfig
+from elmo_bench.engine.run_config import Bilm, DataPart, EncoderPart, RunConfig, recorded_config
 from elmo_bench.engine.run_identity import check_run_dir, identity, read_record, record_extension, record_identity
 from elmo_bench.engine.run_lock import run_dir_lock
 from elmo_bench.engine.run_logger import RunLogger
 from elmo_bench.engine.run_outputs import record_split
 from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary, build_glove
 from elmo_bench.records import lm_adaptation
-from elmo_bench.records.elmo_settings import canonical_mix
+from elmo_bench.records.elmo_settings import canonical_mix, mix_position
 from elmo_bench.records.run_record import RESULTS_FILE, RunRecord, git_commit
 from elmo_bench.records.stopping import StoppingRule
 from elmo_bench.tasks.api import INDEX_KEY, Example, Task
@@ -97,7 +97,7 @@ def apply_new_stopping_rule(run_dir: Path, rule: StoppingRule, current: dict[str
     results_path = run_dir / RESULTS_FILE
     if results_path.exists() and rule.stops_before(len(scores), state["best_epoch"]):
         record = RunRecord.read(results_path)
-        record.config = run.config()
+        record.config = recorded_config(run.config())
         record.epochs["stopped_by"] = rule.stopped_by(len(scores), state["best_epoch"])
         record.write(results_path)
         record_identity(run_dir, current, run)
@@ -108,10 +108,11 @@ def apply_new_stopping_rule(run_dir: Path, rule: StoppingRule, current: dict[str
     return None
 
 
-def canonical_run_mix(run: RunConfig, num_layers: int) -> RunConfig:
+def canonical_run_mix(run: RunConfig, layers: int | Sequence[int]) -> RunConfig:
     """The run with its ``mix`` made canonical (elmo_bench.records.elmo_settings.canonical_mix): cumulative 0 / L
-    are the runs of layer 0 / the learned mix (one identity, one record)."""
-    return run.with_mix(canonical_mix(run.mix.mix, num_layers))
+    are the runs of layer 0 / the learned mix (one identity, one record). ``layers``: the encoder's layer count or
+    the model's indices of its layers (:func:`elmo_bench.encoders.build.layer_ids`)."""
+    return run.with_mix(canonical_mix(run.mix.mix, layers))
 
 
 def seed_everything(seed: int) -> None:
@@ -131,6 +132,7 @@ class Prepared:
     bilm_info: dict[str, Any] | None = None
     encoder_info: dict[str, Any] | None = None  # the encoder's identity, layers and width (results.json "encoder")
     num_layers: int = 0
+    layer_ids: list[int] = field(default_factory=list)  # the model's index of each layer (mix.layer names these)
     elmo_dim: int = 0
     cache: ActivationCache | None = None
     timings: dict[str, float] = field(default_factory=dict)
@@ -253,6 +255,7 @@ def prepare_layers(run: RunConfig, task: Task, prepared: Prepared, bilm: Any, bi
     bilm = as_encoder(bilm, (bilm_info or {}).get("hash"))
     prepared.bilm_info, prepared.num_layers, prepared.elmo_dim = bilm_info, bilm.num_layers, bilm.dim
     prepared.encoder_info = encoder_record(bilm)
+    prepared.layer_ids = layer_ids(bilm)
     max_segment = int(run.runtime.max_segment)
     dtype = cache_dtype(run.encoder.spec)
     train = prepared.splits.get("train") or []
@@ -306,6 +309,8 @@ def build_model(run: RunConfig, task: Task, prepared: Prepared, seed: int,
         words = {w for examples in prepared.splits.values() for e in examples for f in task.text_fields for w in e[f]}
         vocab, glove = build_glove(words, run.embedder.glove_source, run.embedder.glove_path, seed)
     elmo = run.task.elmo if run.embedder.elmo else None
+    if elmo is not None and prepared.layer_ids:  # mix.layer is the model's index; the mix counts its layers
+        elmo = mix_position(elmo, prepared.layer_ids)
     embedder = TaskEmbedder(glove, bool(run.embedder.glove_trainable), elmo, prepared.num_layers, prepared.elmo_dim)
     head_cfg = run.task.head_settings()
     head = build_head(task, head_cfg, {f: embedder.input_dim for f in task.text_fields}, embedder.output_dim)
@@ -345,7 +350,7 @@ def write_run(run_dir: Path, run: RunConfig, task: Task, prepared: Prepared, mod
         task=task.name,
         embedder=run.embedder.name,
         seed=int(run.runtime.seed),
-        config=run.config(),
+        config=recorded_config(run.config()),
         data={"name": run.data.name, "fraction": prepared.fraction,
               "full_train_examples": prepared.full_train_size,
               **{f"{k}_examples": len(v) for k, v in prepared.splits.items()},
@@ -386,7 +391,7 @@ def _run_locked(run: RunConfig, run_dir: Path, on_claimed: Callable[[Path], None
     task_package = task_target(task_name).partition(":")[0].rpartition(".")[0]
     bilm, bilm_info = load_encoder_info(run.encoder, run.runtime.amp) if run.embedder.elmo else (None, None)
     if bilm is not None:  # cumulative 0 / L: the runs of layer 0 / the learned mix (one identity, one record)
-        run = canonical_run_mix(run, bilm.num_layers)
+        run = canonical_run_mix(run, layer_ids(bilm))
     current = identity(run, bilm_info["hash"] if bilm_info else None, task_code_hash(task_package))
     if bilm is not None and bilm_info is None:  # another encoder kind: its identity stands where the biLM hash did
         current["encoder.hash"] = cache_id(bilm)

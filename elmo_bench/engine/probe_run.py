@@ -32,6 +32,7 @@ from elmo_bench.encoders.protocol import moved
 from elmo_bench.engine.code_identity import probe_code_hash
 from elmo_bench.engine.experiment import load_encoder_info, seed_everything
 from elmo_bench.engine.probe_config import ProbeRunConfig
+from elmo_bench.engine.run_config import recorded_config
 from elmo_bench.engine.run_identity import RUN_FILE, differences, fingerprint, flatten, read_record
 from elmo_bench.engine.run_lock import LOCK_FILE, run_dir_lock
 from elmo_bench.engine.run_logger import RunLogger
@@ -228,8 +229,8 @@ def write_probe_record(run: ProbeRunConfig, run_dir: Path, outcome: ProbeOutcome
     """results.json of a probe run: the report's record (task = the probe's ``record_task``, flat metrics), the
     probe's name and settings, the encoder's identity, the data fingerprints, relative paths only."""
     declared = run.probe.declaration
-    config = {**portable(run.config(), run_dir), "choices": {**run.choices, "probe": declared.name,
-                                                             "data": declared.data}}
+    config = recorded_config({**portable(run.config(), run_dir),
+                              "choices": {**run.choices, "probe": declared.name, "data": declared.data}})
     bilm = None if bilm_info is None else portable({k: v for k, v in bilm_info.items() if k != "encoder"}, run_dir)
     extra = {**outcome.extra, PRINTED: outcome.printed,
              "probe": {"name": declared.name, "settings": portable(asdict(run.probe.settings), run_dir)},

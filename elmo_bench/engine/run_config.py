@@ -279,6 +279,19 @@ class Logger:
     project: str = "elmo_bench"
 
 
+def recorded_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A resolved config as results.json records it: with another encoder than the biLM (``encoder.kind`` not
+    ``bilm``), the ``bilm`` group (the shipped biLM's name and files, which the run never read) and its Hydra choice
+    left out, so the record names the encoder that ran and no other. run.json and the identity keep the whole
+    config (their ``bilm.*`` keys are identity-free: elmo_bench.engine.run_identity.IGNORED)."""
+    out = copy.deepcopy(dict(config))
+    if str((out.get("encoder") or {}).get("kind") or "bilm") != "bilm":
+        out.pop("bilm", None)
+        if isinstance(out.get("choices"), Mapping):
+            out["choices"] = {k: v for k, v in out["choices"].items() if k != "bilm"}
+    return out
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """One run's whole configuration, typed and valid (see the module docstring). ``resolved``: the resolved

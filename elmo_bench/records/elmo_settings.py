@@ -8,8 +8,8 @@ default run). The ranges are stated here too (``__post_init__``), so a settings 
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any, Mapping
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Mapping, Sequence
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import check_number, check_ranges, ranged
@@ -73,22 +73,35 @@ def effective_settings(task_elmo: Mapping[str, Any], mix: Mapping[str, Any]) -> 
     return out
 
 
-def canonical_mix(mix: Mapping[str, Any], num_layers: int) -> dict[str, Any]:
-    """The ``mix`` group as the run it is: ``cumulative`` over layers 0..0 is layer 0 (the lexical run) and over
-    0..L (``num_layers`` - 1) the learned mix of all layers, so each pair is one run (one identity, one record);
-    any other mix is returned as it is. ConfigError when the layer of a cumulative or one-layer mix is outside the
-    encoder's layers (one line where the encoder's layer count is known: run.py, ``elmo-bench plan``)."""
+def canonical_mix(mix: Mapping[str, Any], layers: int | Sequence[int]) -> dict[str, Any]:
+    """The ``mix`` group as the run it is: ``cumulative`` over the encoder's first layer only is that one layer (the
+    lexical run) and over all of them the learned mix, so each pair is one run (one identity, one record); any other
+    mix is returned as it is. ``layers``: the encoder's layer count, or the model's index of each layer it gives
+    (``encoder.layers=every:8``: 0, 8, ..., 32), since ``mix.layer`` names a layer by its index in the model, never by
+    its position among the layers kept. ConfigError when the layer of a cumulative or one-layer mix is not one of
+    the encoder's (one line where the encoder's layers are known: run.py, ``elmo-bench plan``)."""
+    ids = list(range(layers)) if isinstance(layers, int) else [int(i) for i in layers]
     out = dict(mix)
     if out.get("mode") not in ("layer", "cumulative"):
         return out
     top = out.get("layer")
-    if not isinstance(top, int) or isinstance(top, bool) or not 0 <= top < num_layers:
-        raise ConfigError(f"config: mix={out['mode']} expected mix.layer in 0..{num_layers - 1} (the encoder has "
-                          f"{num_layers} layers), found {top!r}")
+    if not isinstance(top, int) or isinstance(top, bool) or top not in ids:
+        shown = f"in 0..{len(ids) - 1} (the encoder has {len(ids)} layers)" if ids == list(range(len(ids))) else \
+            f"among the encoder's layers {ids} (the model's indices that encoder.layers keeps)"
+        raise ConfigError(f"config: mix={out['mode']} expected mix.layer {shown}, found {top!r}")
     if out["mode"] == "layer":
         return out
-    if top == 0:
-        out.update(name="layer", mode="layer", layer=0)
-    elif top == num_layers - 1:
+    if top == ids[0]:
+        out.update(name="layer", mode="layer", layer=top)
+    elif top == ids[-1]:
         out.update(name="learned", mode="learned", layer=None)
     return out
+
+
+def mix_position(settings: ElmoSettings, layers: Sequence[int]) -> ElmoSettings:
+    """``settings`` with ``layer_index`` (the model's index of a layer, as ``mix.layer`` names it) made the
+    position of that layer among the encoder's ``layers`` (its model indices, in the order it gives them): what
+    the scalar mix indexes. The record keeps the model's index."""
+    if settings.layer_index is None or list(layers) == list(range(len(layers))):
+        return settings
+    return replace(settings, layer_index=list(layers).index(settings.layer_index))

@@ -30,7 +30,8 @@ def identity(record: RunRecord) -> dict[str, Any]:
         if bilm.get("adapted_hash"):
             return {"kind": BILM, "hash": bilm.get("base_hash")}
         return {"kind": BILM, "hash": bilm.get("hash") or recorded.get("hash")}
-    return {k: v for k, v in recorded.items() if k not in _SHAPE_KEYS}
+    # dtype float32 is recorded since issue 46 and was implied before it: the same encoder either way
+    return {k: v for k, v in recorded.items() if k not in _SHAPE_KEYS and not (k == "dtype" and v == "float32")}
 
 
 def key_of(ident: dict[str, Any]) -> str:

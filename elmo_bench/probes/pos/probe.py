@@ -61,6 +61,17 @@ def views(settings: PosSettings, splits: Mapping[str, Sequence[dict]], layers: M
     return out
 
 
+def main_row(rows: Sequence[str]) -> str:
+    """The row results.json's ``main_metric`` names: ``layer_1`` (the biLM's first LSTM layer, Table 6's) where it
+    was probed, else the first probed layer above 0 (``encoder.layers=every:4``: ``layer_4``), else the first row;
+    never a row the run has no metric for."""
+    names = list(rows)
+    layers = [n for n in names if n.startswith("layer_")]
+    if "layer_1" in layers:
+        return "layer_1"
+    return ([n for n in layers if n != "layer_0"] or layers or names)[0]
+
+
 def data_block(settings: PosSettings, read: UdSplits) -> dict[str, Any]:
     """results.json's ``data``: the training size and whether it was cut (the report keeps one row per size)."""
     splits = read.splits
@@ -105,7 +116,7 @@ def converged(rows: Mapping[str, Any], y: Mapping[str, torch.Tensor], classes: i
                "l2": {n: r.l2 for n, r in fits.items()}, "converged": {n: r.converged for n, r in fits.items()}}
     metrics = {split: {**{f"{n}_accuracy": getattr(r, split) for n, r in fits.items()},
                        "most_frequent_tag_accuracy": baseline[split]} for split in ("dev", "test")}
-    return ProbeOutcome(printed, metrics, "layer_1_accuracy", data, seed=0,
+    return ProbeOutcome(printed, metrics, f"{main_row(fits)}_accuracy", data, seed=0,
                         probes={n: {**r.summary(), "l2_path": r.path} for n, r in fits.items()})
 
 
@@ -128,6 +139,6 @@ def controlled(context: ProbeContext, fitting: ProbeSettings, splits: Mapping[st
         summary["random_init"] = {"mode": record["random_init"], "seed": record.get("random_seed", 0)}
     metrics = {split: {f"{k}_accuracy": v for k, v in summary[split].items()} for split in ("dev", "test")}
     return ProbeOutcome({k: rounded(v) if k in ROUNDED else v for k, v in summary.items()}, metrics,
-                        f"{fitting.key(fitting.probes[0], 'layer_1')}_accuracy", data, seed=fitting.seeds[0],
+                        f"{fitting.key(fitting.probes[0], main_row(rows))}_accuracy", data, seed=fitting.seeds[0],
                         probes=dict(probe_details(outcome, fitting)),
                         extra={k: summary[k] for k in EXTRA if k in summary})
