@@ -127,3 +127,29 @@ def test_an_older_scheme_directory_resumes_and_another_model_gets_its_own(bert, 
     _run(tmp_path, swapped, fresh, older=legacy_swapped)
     assert "is another run's" in caplog.text and (fresh / "results.json").exists()
     assert json.loads((legacy_swapped / RUN_FILE).read_text()) == record  # the older run left as it was
+
+
+def _absolute_strings(tree, key: str = "") -> list[str]:
+    if isinstance(tree, dict):
+        return [hit for k, v in tree.items() for hit in _absolute_strings(v, f"{key}.{k}")]
+    if isinstance(tree, list):
+        return [hit for v in tree for hit in _absolute_strings(v, key)]
+    return [f"{key}: {tree}"] if isinstance(tree, str) and tree.startswith("/") else []
+
+
+def test_records_hold_relative_paths_only_and_evaluate_reads_them_back(bert, tmp_path, monkeypatch):
+    from elmo_bench.engine.evaluate import evaluate_run_dir
+    from elmo_bench.engine.run_identity import read_run
+
+    monkeypatch.setitem(registered(), "tiny", TINY)
+    run_dir = tmp_path / "results" / _suffix(bert).lstrip("/")
+    done = _run(tmp_path, bert, run_dir)
+    results, record = (json.loads((run_dir / name).read_text()) for name in ("results.json", RUN_FILE))
+    assert _absolute_strings(results) == [] and _absolute_strings(record) == []
+    assert results["bilm"] is None and results["encoder"]["model"] == "tiny-bert"  # the model by its identity
+    assert results["encoder"]["hash"] == directory_hash(bert)
+    assert record["relative_to"]["encoder.path"] == "run" and record["relative_to"]["data.train"] == "repository"
+    assert (run_dir / record["config"]["encoder"]["path"]).resolve() == bert.resolve()
+    assert read_run(run_dir / RUN_FILE).config["encoder"]["path"] == str(bert)   # absolute again when read
+    again = evaluate_run_dir(run_dir, device="cpu")
+    assert again["metrics"]["test"] == pytest.approx(done["metrics"]["test"])

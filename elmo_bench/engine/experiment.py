@@ -54,6 +54,7 @@ from elmo_bench.engine.run_outputs import record_split
 from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary, build_glove
 from elmo_bench.records import lm_adaptation
 from elmo_bench.records.elmo_settings import canonical_mix
+from elmo_bench.records.portable import portable
 from elmo_bench.records.run_record import RESULTS_FILE, RunRecord, git_commit
 from elmo_bench.records.stopping import StoppingRule
 from elmo_bench.tasks.api import INDEX_KEY, Example, Task
@@ -347,13 +348,14 @@ def evaluate_splits(model: TaskModel, task: Task, prepared: Prepared, collators:
 
 def write_run(run_dir: Path, run: RunConfig, task: Task, prepared: Prepared, model: TaskModel,
               history: dict[str, Any], metrics: dict[str, dict[str, float]]) -> dict[str, Any]:
-    """results.json: the one record the report reads (a RunRecord, elmo_bench.records.run_record)."""
+    """results.json: the one record the report reads (a RunRecord, elmo_bench.records.run_record); paths relative
+    (elmo_bench.records.portable), the encoder named by its identity."""
     use_elmo = bool(run.embedder.elmo)
     record = RunRecord(
         task=task.name,
         embedder=run.embedder.name,
         seed=int(run.runtime.seed),
-        config=run.config(),
+        config=portable(run.config(), run_dir),
         data={"name": run.data.name, "fraction": prepared.fraction,
               "full_train_examples": prepared.full_train_size,
               **{f"{k}_examples": len(v) for k, v in prepared.splits.items()},
@@ -368,8 +370,8 @@ def write_run(run_dir: Path, run: RunConfig, task: Task, prepared: Prepared, mod
                   "seconds": h["seconds"]} for h in history["history"]],
         timings=prepared.timings,
         device=describe(model.device, str(run.runtime.device), model.amp),
-        bilm=prepared.bilm_info,
-        encoder=prepared.encoder_info,
+        bilm=portable(prepared.bilm_info, run_dir),
+        encoder=portable(prepared.encoder_info, run_dir),
         git_commit=git_commit(REPO),
     )
     record.write(run_dir / RESULTS_FILE)

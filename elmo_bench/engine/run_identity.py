@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import subprocess
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -27,11 +28,13 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.base.paths import REPO
 from elmo_bench.base.ranges import default_of
 from elmo_bench.data.data_options import identity_free_keys
 from elmo_bench.data.textio import read_text
 from elmo_bench.engine.code_identity import legacy_code_matches
 from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS, effective_settings
+from elmo_bench.records.portable import absolute, portable_bases
 from elmo_bench.records.run_record import RESULTS_FILE, RunRecord
 from elmo_bench.tasks.registry import registered
 
@@ -40,6 +43,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 RUN_FILE = "run.json"
+#: run.json's key for the base (repository or run directory) of each relative path in its config
+RELATIVE_TO = "relative_to"
 #: top-level keys (or dotted prefixes) that never change a number (``device``, like ``threads``, changes speed and
 #: floating-point rounding only: a run killed on one GPU may resume on another, or on the CPU)
 #: (a task's own data keys of that kind are declared: ``identity: False`` on its data options, e.g. squad's
@@ -231,9 +236,13 @@ class StoredRun:
 
 
 def read_run(path: Path) -> StoredRun:
-    """run.json (written by :func:`record_identity`) as a StoredRun; an identity it lacks is empty."""
+    """run.json (written by :func:`record_identity`) as a StoredRun; an identity it lacks is empty; its config's
+    relative paths made absolute again (``relative_to``: the base each was written against)."""
     record = read_record(path)
-    return StoredRun.of(record.get("config"), record.get("identity") or {})
+    config, bases = record.get("config"), record.get(RELATIVE_TO)
+    if isinstance(config, Mapping) and isinstance(bases, Mapping):
+        config = absolute(config, bases, path.parent)
+    return StoredRun.of(config, record.get("identity") or {})
 
 
 def read_own_run(path: Path) -> StoredRun:
@@ -251,7 +260,21 @@ def read_results(path: Path) -> StoredRun:
     """A results.json of a version before run.json, as a StoredRun (``legacy``: compared on the keys it shares
     with today's identity)."""
     old = read_record(path)
-    return StoredRun.of(old.get("config", {}), None, (old.get("bilm") or {}).get("hash"), old.get("git_commit"))
+    config = old.get("config", {})
+    if isinstance(config, Mapping) and isinstance(config.get("data"), Mapping):  # relative since issue 45
+        config = {**config, "data": {k: found_path(v, path.parent) for k, v in config["data"].items()}}
+    return StoredRun.of(config, None, (old.get("bilm") or {}).get("hash"), old.get("git_commit"))
+
+
+def found_path(value: Any, run_dir: Path) -> Any:
+    """A results.json's relative data path (elmo_bench.records.portable: to the repository, else to the run
+    directory) as the absolute path that exists, so its content is fingerprinted; any other value as it is."""
+    if not isinstance(value, str) or not value or Path(value).is_absolute():
+        return value
+    for base in (REPO, run_dir):
+        if (base / value).exists():
+            return os.path.normpath(base / value)
+    return value
 
 
 def differences(stored: Mapping[str, Any], current: Mapping[str, Any], skip: tuple[str, ...] = (),
@@ -380,9 +403,11 @@ def check_own_results(path: Path) -> None:
 
 
 def record_identity(run_dir: Path, current: Mapping[str, Any], run: RunConfig) -> None:
-    """Write ``run.json`` (atomically) with this identity and the run's resolved config."""
-    atomic_write_text(run_dir / RUN_FILE, json.dumps({"identity": dict(current), "config": run.config()}, indent=1,
-                                                     default=str))
+    """Write ``run.json`` (atomically) with this identity and the run's resolved config, its paths relative
+    (elmo_bench.records.portable) with the base of each under ``relative_to`` (read_run undoes it)."""
+    config, bases = portable_bases(run.config(), run_dir)
+    atomic_write_text(run_dir / RUN_FILE, json.dumps({"identity": dict(current), "config": config,
+                                                      RELATIVE_TO: bases}, indent=1, default=str))
 
 
 def record_extension(run_dir: Path, current: Mapping[str, Any], run: RunConfig) -> None:
