@@ -61,6 +61,8 @@ def test_files_and_hub_names_and_plain_values(tmp_path):
         "/encoder.path=google_bert_uncased_L-2_H-128_A-2,encoder=transformers"
     plain = "budget=cpu,mix.dropout=.5,mix=learned,task.head.lstm_hidden=[5,100]"
     assert run_suffix(plain) == run_suffix(plain, legacy=True) == "/" + plain  # the biLM runs keep their names
+    listed = run_suffix(f"+data.extra=[{data},{data.parent}]")   # each path of a list value by its label
+    assert listed.startswith("/+data.extra=[train.tsv~") and ",somewhere~" in listed and "tmp" not in listed
     missing = path_label("/no/such/dir/model")
     assert missing.startswith("model~") and "no" not in missing.split("~")[0]
 

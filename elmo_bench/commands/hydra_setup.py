@@ -70,8 +70,12 @@ def run_suffix(override_dirname: str, legacy: bool = False) -> str:
 
 
 def _shown_value(key: str, value: str, legacy: bool) -> str:
+    """An override's value in the name: a path as its label (each path of a list value too), else short_value."""
     if not legacy and names_a_path(key, value):
         return path_label(value)
+    parts = value[1:-1].split(",") if value.startswith("[") and value.endswith("]") else []
+    if not legacy and any(names_a_path(key, part) for part in parts):
+        return "[" + ",".join(path_label(p) if names_a_path(key, p) else p for p in parts) + "]"
     return short_value(value)
 
 
@@ -99,7 +103,7 @@ def path_label(value: str) -> str:
     own checks refuse it before anything is written)."""
     import hashlib
 
-    from elmo_bench.encoders.model_files import directory_hash, file_hash, is_model_directory
+    from elmo_bench.encoders.model_files import directory_hash, file_hash, is_model_directory  # lazy: path values only
 
     path = Path(value).expanduser()
     name = path.name or "root"
