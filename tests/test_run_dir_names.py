@@ -155,3 +155,23 @@ def test_records_hold_relative_paths_only_and_evaluate_reads_them_back(bert, tmp
     assert read_run(run_dir / RUN_FILE).config["encoder"]["path"] == str(bert)   # absolute again when read
     again = evaluate_run_dir(run_dir, device="cpu")
     assert again["metrics"]["test"] == pytest.approx(done["metrics"]["test"])
+
+
+def test_the_held_log_follows_a_run_into_its_older_directory(tmp_path):
+    from elmo_bench.commands.hydra_records import HeldFileHandler, release_log
+
+    hydra_dir, older = tmp_path / "new", tmp_path / "older"
+    hydra_dir.mkdir()
+    older.mkdir()
+    handler = HeldFileHandler(str(hydra_dir / "run.log"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        root.warning("before the run owned a directory")
+        release_log(older, hydra_dir)                       # the run went on in its older directory
+        root.warning("after")
+    finally:
+        root.removeHandler(handler)
+        handler.close()
+    assert (older / "run.log").read_text().splitlines() == ["before the run owned a directory", "after"]
+    assert not (hydra_dir / "run.log").exists()
