@@ -175,3 +175,20 @@ def test_the_held_log_follows_a_run_into_its_older_directory(tmp_path):
         handler.close()
     assert (older / "run.log").read_text().splitlines() == ["before the run owned a directory", "after"]
     assert not (hydra_dir / "run.log").exists()
+
+
+def test_the_committed_runs_of_the_older_scheme_are_found(tmp_path):
+    """docs/results/edge_probing/minilm_l6_v2 was run with encoder.path=/tmp/i36/all-MiniLM-L6-v2: its directories
+    keep their names, and a rerun of that command looks there (the identity check then decides)."""
+    from tests.conftest import REPO
+
+    dirname = "budget=cpu,encoder.path=/tmp/i36/all-MiniLM-L6-v2,encoder=transformers,mix=learned"
+    cfg = compose_run(tmp_path, "task=edge_dep", "embedder=elmo", "budget=cpu", "encoder=transformers",
+                      "encoder.path=/tmp/i36/all-MiniLM-L6-v2", "mix=learned", tiny=False)
+    root = REPO / "docs" / "results" / "edge_probing" / "minilm_l6_v2"
+    new = root / sweep_path(dirname, _root_=cfg, runs="runs/")
+    assert "/tmp" not in new.relative_to(root).as_posix() and "encoder.path=all-MiniLM-L6-v2~" in new.name
+    old = older_run_dir(new, dirname, cfg)
+    assert old == root / "runs" / "edge_dep" / "elmo-seed1" / (
+        "budget=cpu,encoder.path=_tmp_i36_all-MiniLM-L6-v2,encoder=transformers,mix=learned")
+    assert (old / "results.json").is_file()
