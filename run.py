@@ -28,7 +28,7 @@ from omegaconf import DictConfig
 
 from elmo_bench.commands.guard import debug_requested, exit_cleanly_on_sigterm, guarded, report_hydra_errors
 from elmo_bench.commands.hydra_records import HydraRecord
-from elmo_bench.commands.hydra_setup import forced_base, register_resolvers
+from elmo_bench.commands.hydra_setup import forced_base, older_run_dir, register_resolvers
 from elmo_bench.commands.main_args import main_args
 from elmo_bench.commands.probe_sweep_args import probe_sweep_args
 from elmo_bench.commands.rows import with_rows
@@ -78,7 +78,9 @@ def _run(cfg: DictConfig) -> float | None:
         results = run_probe(run, Path(hydra_cfg.runtime.output_dir), on_claimed=record.claim)
         print(json.dumps(results.get(PRINTED)), flush=True)
         return None
-    results = run_experiment(run, Path(hydra_cfg.runtime.output_dir), on_claimed=record.claim)
+    output = Path(hydra_cfg.runtime.output_dir)  # a run named by the older scheme resumes there (identity matching)
+    results = run_experiment(run, output, on_claimed=record.claim,
+                             older=older_run_dir(output, hydra_cfg.job.override_dirname, cfg))
     dev = results["metrics"].get("dev", {})
     return dev.get(results["main_metric"])
 

@@ -59,7 +59,7 @@ def test_adapted_run_tunes_on_train_text_only_and_is_reused(tmp_path, base_dir):
     record = first["bilm"]
     assert record["name"] == "adapted" and record["built_here"]
     assert record["base_hash"] != record["adapted_hash"] == record["hash"]
-    adapted_dir = Path(record["weights"]).parent
+    adapted_dir = (tmp_path / "run1" / record["weights"]).resolve().parent  # records hold relative paths
     with gzip.open(adapted_dir / "train_text.txt.gz", "rt", encoding="utf-8") as handle:
         seen = [line.split() for line in handle.read().splitlines()]
     train_text = {tuple(s) for s in _sentences("train")}

@@ -176,9 +176,13 @@ def test_a_long_override_value_is_shortened_in_the_run_directory_name(tmp_path, 
 
     short = "a" * 40
     assert run_suffix(f"mix.name={short},trainer.lr=0.1") == f"/mix.name={short},trainer.lr=0.1"  # names kept
+    one, two = (f"encoder.revision={'x' * 300}{end}" for end in ("a", "b"))
+    assert run_suffix(one) != run_suffix(two) and run_suffix(one).startswith("/encoder.revision=" + "x" * 16 + "~")
+    assert len(run_suffix(one)) == len("/encoder.revision=") + 16 + 1 + 10
+    # a path is named by its label (its name and a hash), never spelled: long or not (tests/test_run_dir_names.py)
     one, two = (f"encoder.path=/models/{'x' * 300}/{end}" for end in ("a", "b"))
-    assert run_suffix(one) != run_suffix(two) and run_suffix(one).startswith("/encoder.path=_models_xxxxxxxx~")
-    assert len(run_suffix(one)) == len("/encoder.path=") + 16 + 1 + 10
+    assert run_suffix(one) != run_suffix(two) and run_suffix(one).startswith("/encoder.path=a~")
+    assert len(run_suffix(one)) == len("/encoder.path=a~") + 10
     assert run_suffix("task.head.lstm_hidden=[5,100],~trainer.rho") == "/task.head.lstm_hidden=[5,100],~trainer.rho"
     missing = tmp_path / ("m" * 200) / ("n" * 200)  # a run directory named after it: over 255 bytes
     line = _one_error(_run_py(tmp_path, "embedder=glove_elmo", "encoder=transformers", f"encoder.path={missing}"))

@@ -47,11 +47,16 @@ class HeldFileHandler(logging.FileHandler):
             super().emit(record)
 
 
-def release_log(run_dir: Path) -> None:
-    """Release the held log handlers (the root logger's) whose file is in ``run_dir``."""
+def release_log(run_dir: Path, opened_in: Path | None = None) -> None:
+    """Release the held log handlers (the root logger's) whose file is in ``run_dir``; those whose file is in
+    ``opened_in`` (Hydra's output directory, when the run went on in another: its directory of the older naming
+    scheme) are moved to ``run_dir`` first."""
     here = Path(run_dir).resolve()
+    there = Path(opened_in).resolve() if opened_in is not None else here
     for handler in logging.getLogger().handlers:
-        if isinstance(handler, HeldFileHandler) and Path(handler.baseFilename).parent == here:
+        if isinstance(handler, HeldFileHandler) and Path(handler.baseFilename).parent in (here, there):
+            if handler.held is not None:  # not opened yet (delay=True): its file can still be another
+                handler.baseFilename = str(here / Path(handler.baseFilename).name)
             handler.let_through()
 
 
@@ -62,6 +67,7 @@ class HydraRecord:
     config_yaml: str
     hydra_yaml: str
     overrides_yaml: str
+    output_dir: str | None = None  # where Hydra opened the job's log (the run may go on elsewhere)
 
     @classmethod
     def of(cls, task_cfg: Any, hydra_cfg: Any) -> "HydraRecord":
@@ -70,7 +76,7 @@ class HydraRecord:
         from omegaconf import OmegaConf
 
         return cls(OmegaConf.to_yaml(task_cfg), OmegaConf.to_yaml(hydra_cfg),
-                   OmegaConf.to_yaml(hydra_cfg.hydra.overrides.task))
+                   OmegaConf.to_yaml(hydra_cfg.hydra.overrides.task), str(hydra_cfg.hydra.runtime.output_dir))
 
     def claim(self, run_dir: Path) -> None:
         """The run owns ``run_dir`` now: write ``.hydra/`` (atomically) and open the log."""
@@ -78,4 +84,4 @@ class HydraRecord:
         for name, text in (("config.yaml", self.config_yaml), ("hydra.yaml", self.hydra_yaml),
                            ("overrides.yaml", self.overrides_yaml)):
             atomic_write_text(records / name, text)
-        release_log(Path(run_dir))
+        release_log(Path(run_dir), Path(self.output_dir) if self.output_dir else None)

@@ -2,6 +2,8 @@
 run-directory suffixes; and the typed group schemas conf/ names (elmo_bench.engine.config_schema)."""
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any, Sequence
 
 from omegaconf import OmegaConf
@@ -55,14 +57,71 @@ def same_run_spelling(items: list[str]) -> list[str]:
     return items
 
 
-def run_suffix(override_dirname: str) -> str:
-    """The part of Hydra's override dirname not already in the path, as '/k=v,k=v' (or ''); a value longer than
-    MAX_VALUE_IN_NAME characters shortened (short_value)."""
+def run_suffix(override_dirname: str, legacy: bool = False) -> str:
+    """The part of Hydra's override dirname not already in the path, as '/k=v,k=v' (or ''); a value naming a file or
+    directory as its label (path_label: its name and a hash of its content, never where it lives), any other value
+    longer than MAX_VALUE_IN_NAME characters shortened (short_value). ``legacy``: the older scheme, which spelled a
+    path's value itself (``encoder.path=_abs_models_foo``): older_run_dir finds runs made under it."""
     items = [item for item in _items(override_dirname) if item and item.split("=", 1)[0] not in _IN_PATH
              and not item.split("=", 1)[0].lstrip("+~").startswith(_NOT_IN_PATH)]
-    items = [f"{key}={short_value(value)}" if sep else key
+    items = [f"{key}={_shown_value(key.lstrip('+~'), value, legacy)}" if sep else key
              for key, sep, value in (item.partition("=") for item in same_run_spelling(items))]
     return ("/" + ",".join(items).replace("/", "_")) if items else ""
+
+
+def _shown_value(key: str, value: str, legacy: bool) -> str:
+    """An override's value in the name: a path as its label (each path of a list value too), else short_value."""
+    if not legacy and names_a_path(key, value):
+        return path_label(value)
+    parts = value[1:-1].split(",") if value.startswith("[") and value.endswith("]") else []
+    if not legacy and any(names_a_path(key, part) for part in parts):
+        return "[" + ",".join(path_label(p) if names_a_path(key, p) else p for p in parts) + "]"
+    return short_value(value)
+
+
+#: keys whose value is a model's location (a hub name stays a name: :func:`elmo_bench.encoders.settings.path_like`)
+_MODEL_PATH_KEYS = ("encoder.path",)
+
+
+def names_a_path(key: str, value: str) -> bool:
+    """True when an override's value names a file or directory: an absolute or home-relative path, a model
+    path (``encoder.path`` that is not a hub name), or a relative path with a ``/`` that exists here."""
+    from elmo_bench.encoders.settings import path_like  # lazy: the encoders layer, only for override values
+
+    if value.startswith(("/", "~/", "\\")) or (len(value) > 2 and value[1] == ":" and value[2] in "/\\"):
+        return True
+    if key in _MODEL_PATH_KEYS:
+        return path_like(value)
+    return ("/" in value or "\\" in value) and os.path.lexists(value)
+
+
+def path_label(value: str) -> str:
+    """A file or directory named by what it is, not where it is: ``<its name>~<10 hex digits>`` of its content
+    (a Hugging Face model directory: the hash its encoder identity records, over weights, config and tokenizer; a
+    file: sha256 of its bytes; another directory: its files' names and sizes). A moved model keeps its label; two
+    models of one name and other content get two. A path that does not exist: the hash of the value (the run's
+    own checks refuse it before anything is written)."""
+    import hashlib
+
+    from elmo_bench.encoders.model_files import directory_hash, file_hash, is_model_directory  # lazy: path values only
+
+    path = Path(value).expanduser()
+    name = path.name or "root"
+    if is_model_directory(path):
+        digest = directory_hash(path)
+    elif path.is_file():
+        digest = file_hash(path)
+    elif path.is_dir():
+        from elmo_bench.engine.run_identity import fingerprint  # lazy: the identity's directory fingerprint
+
+        digest = fingerprint(path).split(":", 1)[1]
+    else:
+        digest = hashlib.sha256(value.encode("utf-8")).hexdigest()
+    return f"{name[:MAX_LABEL_NAME]}~{digest[:10]}"
+
+
+#: a path's label keeps this many characters of its file or directory name
+MAX_LABEL_NAME = 40
 
 
 #: probe-run override keys that name a file or directory: the run's identity holds their content instead, so a
@@ -97,12 +156,23 @@ def run_path(override_dirname: str, *, _root_: Any) -> str:
     return sweep_path(override_dirname, _root_=_root_, runs="runs/")
 
 
-def sweep_path(override_dirname: str, *, _root_: Any, runs: str = "") -> str:
+def sweep_path(override_dirname: str, *, _root_: Any, runs: str = "", legacy: bool = False) -> str:
     """A sweep job's subdirectory: ``<task>/<embedder>-seed<s><suffix>``, or ``probes/<probe>/...``."""
     probe = _root_.get("probe")
     if probe is not None and probe.get("name"):
         return f"probes/{probe.name}/{encoder_label(_root_)}-seed{_root_.seed}{probe_suffix(override_dirname)}"
-    return f"{runs}{_root_.task.name}/{_root_.embedder.name}-seed{_root_.seed}{run_suffix(override_dirname)}"
+    suffix = run_suffix(override_dirname, legacy=legacy)
+    return f"{runs}{_root_.task.name}/{_root_.embedder.name}-seed{_root_.seed}{suffix}"
+
+
+def older_run_dir(output_dir: Path, override_dirname: str, root: Any) -> Path | None:
+    """The directory the older naming scheme (a path's value spelled in the name: run_suffix ``legacy``) gave the
+    run whose directory is ``output_dir``, when the two names differ (None otherwise, and when hydra.run.dir or
+    hydra.sweep.subdir chose the directory): the engine resumes a run there when its identity matches."""
+    new, old = (sweep_path(override_dirname, _root_=root, legacy=legacy) for legacy in (False, True))
+    if new == old or not output_dir.as_posix().endswith("/" + new):
+        return None
+    return Path(output_dir.as_posix()[: -len(new)] + old)
 
 
 def register_resolvers() -> None:

@@ -43,7 +43,6 @@ hub cannot be reached (a 3 s connection test, so no minute of retries), or after
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -65,6 +64,7 @@ from elmo_bench.encoders.hf_forward import (
 )
 from elmo_bench.encoders.kinds import EncoderKind, need_path
 from elmo_bench.encoders.layer_select import all_or, layer_indices
+from elmo_bench.encoders.model_files import directory_hash
 from elmo_bench.encoders.settings import DEFAULT_DTYPE, check_encoder_settings, path_like
 
 log = logging.getLogger(__name__)
@@ -73,35 +73,6 @@ POOLINGS = ("auto", "first", "last", "mean")
 #: ``encoder.dtype`` → the torch dtype the weights are loaded in, and the ``precision`` the identity records
 TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 DTYPE_PRECISION = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
-#: weight, config and tokenizer files that decide a local model's vectors (hashed for its identity)
-_MODEL_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt",
-                "vocab.json", "merges.txt", "spiece.model", "sentencepiece.bpe.model", "model.safetensors",
-                "pytorch_model.bin", "model.safetensors.index.json", "pytorch_model.bin.index.json")
-_hashes: dict[tuple[str, int, int], str] = {}
-
-
-def _file_hash(path: Path) -> str:
-    stat = path.stat()
-    memo = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-    if memo not in _hashes:
-        digest = hashlib.sha256()
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 22), b""):
-                digest.update(block)
-        _hashes[memo] = digest.hexdigest()
-    return _hashes[memo]
-
-
-def directory_hash(directory: Path) -> str:
-    """sha256 over the files that decide a local model's vectors (weights, shards, config, tokenizer)."""
-    digest = hashlib.sha256()
-    names = set(_MODEL_FILES) | {p.name for p in directory.glob("model-*.safetensors")} | {
-        p.name for p in directory.glob("pytorch_model-*.bin")}
-    for name in sorted(names):
-        path = directory / name
-        if path.is_file():
-            digest.update(f"{name}\0{_file_hash(path)}\n".encode())
-    return digest.hexdigest()[:16]
 
 
 def _offline() -> bool:

@@ -12,6 +12,7 @@ elmo_bench.engine.evaluate rebuilds a finished run from its ``best.pt`` with the
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import random
@@ -39,13 +40,21 @@ from elmo_bench.engine.collate import Collator
 from elmo_bench.engine.fractions import nested_subset
 from elmo_bench.engine.loop import RESTART_ADVICE, TaskModel, TrainerConfig, evaluate, fit
 from elmo_bench.engine.run_config import Bilm, DataPart, EncoderPart, RunConfig, recorded_config
-from elmo_bench.engine.run_identity import check_run_dir, identity, read_record, record_extension, record_identity
-from elmo_bench.engine.run_lock import run_dir_lock
+from elmo_bench.engine.run_identity import (
+    choose_run_dir,
+    computed_in,
+    identity,
+    read_record,
+    record_extension,
+    record_identity,
+)
+from elmo_bench.engine.run_lock import LOCK_FILE, run_dir_lock
 from elmo_bench.engine.run_logger import RunLogger
 from elmo_bench.engine.run_outputs import record_split
 from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary, build_glove
 from elmo_bench.records import lm_adaptation
 from elmo_bench.records.elmo_settings import canonical_mix, mix_position
+from elmo_bench.records.portable import portable
 from elmo_bench.records.run_record import RESULTS_FILE, RunRecord, git_commit
 from elmo_bench.records.stopping import StoppingRule
 from elmo_bench.tasks.api import INDEX_KEY, Example, Task
@@ -344,13 +353,14 @@ def evaluate_splits(model: TaskModel, task: Task, prepared: Prepared, collators:
 
 def write_run(run_dir: Path, run: RunConfig, task: Task, prepared: Prepared, model: TaskModel,
               history: dict[str, Any], metrics: dict[str, dict[str, float]]) -> dict[str, Any]:
-    """results.json: the one record the report reads (a RunRecord, elmo_bench.records.run_record)."""
+    """results.json: the one record the report reads (a RunRecord, elmo_bench.records.run_record); paths relative
+    (elmo_bench.records.portable), the encoder named by its identity."""
     use_elmo = bool(run.embedder.elmo)
     record = RunRecord(
         task=task.name,
         embedder=run.embedder.name,
         seed=int(run.runtime.seed),
-        config=recorded_config(run.config()),
+        config=portable(recorded_config(run.config()), run_dir),
         data={"name": run.data.name, "fraction": prepared.fraction,
               "full_train_examples": prepared.full_train_size,
               **{f"{k}_examples": len(v) for k, v in prepared.splits.items()},
@@ -365,25 +375,37 @@ def write_run(run_dir: Path, run: RunConfig, task: Task, prepared: Prepared, mod
                   "seconds": h["seconds"]} for h in history["history"]],
         timings=prepared.timings,
         device=describe(model.device, str(run.runtime.device), model.amp),
-        bilm=prepared.bilm_info,
-        encoder=prepared.encoder_info,
+        bilm=portable(prepared.bilm_info, run_dir),
+        encoder=portable(prepared.encoder_info, run_dir),
         git_commit=git_commit(REPO),
     )
     record.write(run_dir / RESULTS_FILE)
     return record.to_dict()
 
 
-def run_experiment(run: RunConfig, run_dir: Path, on_claimed: Callable[[Path], None] | None = None) -> dict[str, Any]:
+def run_experiment(run: RunConfig, run_dir: Path, on_claimed: Callable[[Path], None] | None = None,
+                   older: Path | None = None) -> dict[str, Any]:
     """One run in ``run_dir``, holding its lock (elmo_bench.engine.run_lock): a second process started into the same
     directory stops at once with ``DIR is in use by pid N``, before it reads or writes anything there.
     ``on_claimed(run_dir)`` is called once the lock and the identity check passed and the run will compute (not for
     a run skipped as already done): run.py writes Hydra's records there (elmo_bench.commands.hydra_records).
-    ``run``: the door's RunConfig (engine.config_door: run.py's resolve_run_config, a test's run_config)."""
-    with run_dir_lock(run_dir):
-        return _run_locked(run, run_dir, on_claimed or (lambda where: None))
+    ``run``: the door's RunConfig (engine.config_door: run.py's resolve_run_config, a test's run_config).
+    ``older``: the run's directory of the older naming scheme (run_identity.choose_run_dir), tried when something
+    was computed there and nothing in ``run_dir``; ``run_dir`` is removed again when the run went on there."""
+    older = older if older is not None and computed_in(older) and not computed_in(run_dir) else None
+    with contextlib.ExitStack() as held:
+        held.enter_context(run_dir_lock(run_dir))
+        if older is not None:
+            held.enter_context(run_dir_lock(older))
+        results = _run_locked(run, run_dir, on_claimed or (lambda where: None), older)
+    if older is not None and {p.name for p in run_dir.iterdir()} == {LOCK_FILE}:  # the run went on in older
+        (run_dir / LOCK_FILE).unlink()
+        run_dir.rmdir()
+    return results
 
 
-def _run_locked(run: RunConfig, run_dir: Path, on_claimed: Callable[[Path], None]) -> dict[str, Any]:
+def _run_locked(run: RunConfig, run_dir: Path, on_claimed: Callable[[Path], None],
+                older: Path | None = None) -> dict[str, Any]:
     started = time.perf_counter()
     seed = int(run.runtime.seed)
     device = resolve_device(run.runtime.device)
@@ -397,7 +419,7 @@ def _run_locked(run: RunConfig, run_dir: Path, on_claimed: Callable[[Path], None
         current["encoder.hash"] = cache_id(bilm)
         if current.get("encoder.pooling") == "auto":  # the pooling auto chose: auto on an encoder-only model is
             current["encoder.pooling"] = getattr(bilm, "pooling", "auto")  # first, as the runs before auto say
-    extending = check_run_dir(run_dir, current, run, task_code_dir(task_package))
+    run_dir, extending = choose_run_dir(run_dir, older, current, run, task_code_dir(task_package))
     results_path = run_dir / RESULTS_FILE
     if results_path.exists() and not extending:
         log.info("%s exists and was made by this configuration: nothing to do", results_path)

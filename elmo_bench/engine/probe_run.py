@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 import time
 from dataclasses import asdict
@@ -38,6 +37,7 @@ from elmo_bench.engine.run_lock import LOCK_FILE, run_dir_lock
 from elmo_bench.engine.run_logger import RunLogger
 from elmo_bench.probe.api import ProbeContext, ProbeOutcome
 from elmo_bench.probe.registry import probe_runner
+from elmo_bench.records.portable import portable
 from elmo_bench.records.run_record import RESULTS_FILE, RunRecord, git_commit
 
 log = logging.getLogger(__name__)
@@ -77,19 +77,6 @@ def probe_identity(run: ProbeRunConfig, encoder_hash: str, code_hash: str) -> di
     for key in DATA_SETTINGS:
         flat.pop(f"probe.{key}", None)
     return {**flat, **data_fingerprints(run), "encoder.hash": encoder_hash, "code.probe": code_hash}
-
-
-def portable(tree: Any, run_dir: Path) -> Any:
-    """``tree`` with every absolute path made relative: to the repository when inside it or beside it (shared
-    data), else to the run directory. Records never hold a machine's absolute path."""
-    if isinstance(tree, Mapping):
-        return {k: portable(v, run_dir) for k, v in tree.items()}
-    if isinstance(tree, list):
-        return [portable(v, run_dir) for v in tree]
-    if isinstance(tree, str) and os.path.isabs(tree) and "\n" not in tree:
-        base = REPO if Path(tree).resolve().is_relative_to(REPO.parent) else run_dir.resolve()
-        return os.path.relpath(Path(tree).resolve(), base)
-    return tree
 
 
 def load_probe_encoder(run: ProbeRunConfig) -> tuple[Any, dict[str, Any], dict[str, Any] | None]:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import os
 import subprocess
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -26,24 +28,32 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.base.paths import REPO
 from elmo_bench.base.ranges import default_of
 from elmo_bench.data.data_options import identity_free_keys
 from elmo_bench.data.textio import read_text
 from elmo_bench.engine.code_identity import legacy_code_matches
 from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS, effective_settings
+from elmo_bench.records.portable import absolute, portable_bases
 from elmo_bench.records.run_record import RESULTS_FILE, RunRecord
 from elmo_bench.tasks.registry import registered
 
 if TYPE_CHECKING:
     from elmo_bench.engine.run_config import DataPart, RunConfig
 
+log = logging.getLogger(__name__)
 RUN_FILE = "run.json"
+#: run.json's key for the base (repository or run directory) of each relative path in its config
+RELATIVE_TO = "relative_to"
 #: top-level keys (or dotted prefixes) that never change a number (``device``, like ``threads``, changes speed and
 #: floating-point rounding only: a run killed on one GPU may resume on another, or on the CPU)
 #: (a task's own data keys of that kind are declared: ``identity: False`` on its data options, e.g. squad's
 #: ``answer_offsets``)
+#: (``encoder.path``: where the model lives; the encoder's own identity, ``encoder.hash``, holds its name and content
+#: hash, so a moved model resumes its runs)
 IGNORED = ("progress", "threads", "logger", "paths", "choices", "bilm.options", "bilm.weights", "bilm.name", "device",
-           "data.allow_identical_splits", "data.max_overlap")  # refuse or not: never another number
+           "data.allow_identical_splits", "data.max_overlap",  # refuse or not: never another number
+           "encoder.path")
 #: keys added to the config after run directories already existed, with the value that reproduces the old behaviour:
 #: a stored identity without the key equals one that holds this value
 ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.eps": None, "encoder.kind": "bilm",
@@ -58,8 +68,9 @@ ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.ep
                                    "encoder.layers": None, "encoder.dtype": "float32", "encoder.max_tokens": None}
 #: keys earlier versions had in every composed config and read nowhere: dropped from a stored identity before
 #: comparing (``task.default_data``: each task YAML named a dataset that conf/config.yaml's ``data: default_<task>``
-#: chose anyway; removed in issue 35)
-REMOVED_KEYS = ("task.default_data",)
+#: chose anyway; removed in issue 35; ``encoder.path``: recorded until issue 45, the model's location, which
+#: ``encoder.hash`` stands for by content)
+REMOVED_KEYS = ("task.default_data", "encoder.path")
 #: a task's own data keys (TaskDeclaration.data) are added defaults too: each with its declared default
 #: (added_defaults), since run directories made before the declarations lack those a dataset file did not set
 #: key prefixes that only matter when the run uses ELMo (the encoder group: which frozen encoder gives the layers)
@@ -69,6 +80,11 @@ ELMO_ONLY = ("task.elmo.", "mix.", "encoder.")
 STOPPING_RULE = tuple(f"{group}.{key}" for group in ("trainer", "task.trainer")
                       for key in ("max_epochs", "patience", "min_epochs", "scale_epochs", "max_scaled_epochs"))
 _fingerprints: dict[tuple[str, int, int], str] = {}
+
+
+class IdentityMismatch(ConfigError):
+    """A run directory made by another configuration or another version of the task's code: refused there (the
+    engine tries a run's directory of the older naming scheme this way, elmo_bench.engine.experiment)."""
 
 
 def task_data_options(flat: Mapping[str, Any]) -> type | None:
@@ -220,9 +236,13 @@ class StoredRun:
 
 
 def read_run(path: Path) -> StoredRun:
-    """run.json (written by :func:`record_identity`) as a StoredRun; an identity it lacks is empty."""
+    """run.json (written by :func:`record_identity`) as a StoredRun; an identity it lacks is empty; its config's
+    relative paths made absolute again (``relative_to``: the base each was written against)."""
     record = read_record(path)
-    return StoredRun.of(record.get("config"), record.get("identity") or {})
+    config, bases = record.get("config"), record.get(RELATIVE_TO)
+    if isinstance(config, Mapping) and isinstance(bases, Mapping):
+        config = absolute(config, bases, path.parent)
+    return StoredRun.of(config, record.get("identity") or {})
 
 
 def read_own_run(path: Path) -> StoredRun:
@@ -240,7 +260,21 @@ def read_results(path: Path) -> StoredRun:
     """A results.json of a version before run.json, as a StoredRun (``legacy``: compared on the keys it shares
     with today's identity)."""
     old = read_record(path)
-    return StoredRun.of(old.get("config", {}), None, (old.get("bilm") or {}).get("hash"), old.get("git_commit"))
+    config = old.get("config", {})
+    if isinstance(config, Mapping) and isinstance(config.get("data"), Mapping):  # relative since issue 45
+        config = {**config, "data": {k: found_path(v, path.parent) for k, v in config["data"].items()}}
+    return StoredRun.of(config, None, (old.get("bilm") or {}).get("hash"), old.get("git_commit"))
+
+
+def found_path(value: Any, run_dir: Path) -> Any:
+    """A results.json's relative data path (elmo_bench.records.portable: to the repository, else to the run
+    directory) as the absolute path that exists, so its content is fingerprinted; any other value as it is."""
+    if not isinstance(value, str) or not value or Path(value).is_absolute():
+        return value
+    for base in (REPO, run_dir):
+        if (base / value).exists():
+            return os.path.normpath(base / value)
+    return value
 
 
 def differences(stored: Mapping[str, Any], current: Mapping[str, Any], skip: tuple[str, ...] = (),
@@ -309,9 +343,9 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], run: RunConfig, cod
         skip, legacy = ("code.task",), True  # keys added or removed since (schema changes) are not differences
         if code_changed_since(made.git_commit, code_dir):
             commit = str(made.git_commit)[:10]
-            raise ConfigError(f"{run_dir}: made by an earlier version of the task's code (git {commit}; "
-                              f"{code_dir} changed since); refusing to reuse it: choose another directory "
-                              f"(hydra.run.dir=...) or delete it")
+            raise IdentityMismatch(f"{run_dir}: made by an earlier version of the task's code (git {commit}; "
+                                   f"{code_dir} changed since); refusing to reuse it: choose another directory "
+                                   f"(hydra.run.dir=...) or delete it")
     if stored is not None:
         stored = {**{k: v for k, v in added_defaults(current).items() if k in current},
                   **{k: v for k, v in stored.items() if k not in REMOVED_KEYS}}
@@ -323,12 +357,37 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], run: RunConfig, cod
             return True
         if diff:
             shown = "; ".join(diff[:6]) + (f"; and {len(diff) - 6} more" if len(diff) > 6 else "")
-            raise ConfigError(f"{run_dir}: made by a different configuration ({shown}); refusing to resume or reuse "
-                              f"it: choose another directory (hydra.run.dir=...) or delete it")
+            raise IdentityMismatch(f"{run_dir}: made by a different configuration ({shown}); refusing to resume or "
+                                   f"reuse it: choose another directory (hydra.run.dir=...) or delete it")
     if not (computed and record.exists()):  # a directory where nothing was computed yet takes the new identity
         run_dir.mkdir(parents=True, exist_ok=True)
         record_identity(run_dir, current, run)
     return False
+
+
+def computed_in(run_dir: Path) -> bool:
+    """Something was computed in ``run_dir`` (a results.json or a checkpoint): a run there resumes or is skipped."""
+    return (run_dir / RESULTS_FILE).exists() or (run_dir / "checkpoint.pt").exists()
+
+
+def choose_run_dir(run_dir: Path, older: Path | None, current: Mapping[str, Any], run: RunConfig,
+                   code_dir: Path | None = None) -> tuple[Path, bool]:
+    """(the directory the run goes on in, :func:`check_run_dir`'s answer there). ``older``: the run's directory of
+    the older naming scheme (elmo_bench.commands.hydra_setup.older_run_dir), given when something was computed
+    there and nothing in ``run_dir``: the run resumes there when its identity matches (one log line), and starts in
+    ``run_dir`` when that directory was made by another configuration (another model content at the same path,
+    other task code: no duplicate of it); any other refusal stands."""
+    if older is not None:
+        try:
+            extending = check_run_dir(older, current, run, code_dir)
+        except IdentityMismatch as exc:
+            log.info("%s (the older name of %s) is another run's (%s): this run starts in %s", older, run_dir.name,
+                     str(exc).split(" (", 1)[0].split(": ", 1)[-1], run_dir)
+        else:
+            log.info("%s: resuming the run in its directory of the older naming scheme (named %s today)", older,
+                     run_dir.name)
+            return older, extending
+    return run_dir, check_run_dir(run_dir, current, run, code_dir)
 
 
 def check_own_results(path: Path) -> None:
@@ -344,9 +403,11 @@ def check_own_results(path: Path) -> None:
 
 
 def record_identity(run_dir: Path, current: Mapping[str, Any], run: RunConfig) -> None:
-    """Write ``run.json`` (atomically) with this identity and the run's resolved config."""
-    atomic_write_text(run_dir / RUN_FILE, json.dumps({"identity": dict(current), "config": run.config()}, indent=1,
-                                                     default=str))
+    """Write ``run.json`` (atomically) with this identity and the run's resolved config, its paths relative
+    (elmo_bench.records.portable) with the base of each under ``relative_to`` (read_run undoes it)."""
+    config, bases = portable_bases(run.config(), run_dir)
+    atomic_write_text(run_dir / RUN_FILE, json.dumps({"identity": dict(current), "config": config,
+                                                      RELATIVE_TO: bases}, indent=1, default=str))
 
 
 def record_extension(run_dir: Path, current: Mapping[str, Any], run: RunConfig) -> None:
