@@ -164,6 +164,7 @@ def test_conditional_and_erasure_run_through_the_door_on_ewt(tmp_path):
     from elmo_bench.base.errors import ConfigError
     from elmo_bench.commands.plan import job_run
     from elmo_bench.engine.probe_run import run_probe
+    from elmo_bench.report.cli import build_report
 
     common = ["bilm=fixture", f"paths.cache_dir={tmp_path / 'cache'}", "logger=disabled", "progress=false",
               "probe.max_train_sentences=200", "probe.layers=[0,2]"]
@@ -189,6 +190,14 @@ def test_conditional_and_erasure_run_through_the_door_on_ewt(tmp_path):
         assert abs(erased[f"layer_{k}_bits_after"] - erased["prior_bits"]) <= 0.02
         assert erased[f"layer_{k}_accuracy_before"] > erased["majority"] + 20
     assert (tmp_path / "e" / "erasers" / "layer_2.pt").is_file()
+    report = json.loads(build_report([str(tmp_path / "c"), str(tmp_path / "e")], tmp_path / "report", "json",
+                                     significance=False).read_text())      # the real records in the report
+    bits = report["tables"]["bits_beyond_baseline"]["rows"]
+    assert {(r["probe"], r["layer"], r["relative_depth"]) for r in bits} == {
+        (f, k, k / 2) for f in ("linear", "mlp1") for k in (0, 2)}
+    assert [r["test"]["layer0"]["gain"]["mean"] for r in bits if r["probe"] == "mlp1"] == \
+        [test[f"mlp1:layer0/layer_{k}_gain"] for k in (0, 2)]
+    assert [r["holds"] for r in report["tables"]["erasure"]["rows"]] == [True, True]
     one = tmp_path / "one"
     one.mkdir()
     for split in ("train", "dev", "test"):
