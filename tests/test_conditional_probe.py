@@ -207,3 +207,16 @@ def test_conditional_and_erasure_run_through_the_door_on_ewt(tmp_path):
         run_probe(job_run(["probe=erasure", f"probe.data_dir={one}", *common[:4]]), tmp_path / "one_run")
     assert not (tmp_path / "one_run").exists()
     assert DATA.exists() and FIXTURES.exists()
+
+
+def test_a_family_or_baseline_outside_the_sets_is_one_line_at_the_door(tmp_path):
+    from elmo_bench.base.errors import ConfigError
+    from elmo_bench.commands.plan import job_run
+    from elmo_bench.engine.probe_run import run_probe
+
+    for override, expected in (("probe.probe=[linear,mlp2]", "probe.probe expected distinct names from linear, mlp1"),
+                               ("probe.probe=[mlp1,mlp1]", "probe.probe expected distinct names"),
+                               ("probe.baseline=layer1", "probe.baseline expected one or a comma list")):
+        with pytest.raises(ConfigError, match=expected):
+            run_probe(job_run(["probe=conditional", override, "logger=disabled"]), tmp_path / "run")
+        assert not (tmp_path / "run").exists()
