@@ -35,6 +35,15 @@ PROBE_SELECTIVITY = "probe_selectivity.png"
 EDGE_PIPELINE = "edge_pipeline.png"
 STRUCTURAL_MDL_DEPTH = "structural_mdl_depth.png"
 BITS_DEPTH = "bits_beyond_baseline_depth.png"
+#: the figure shown after a table (by its key): file, caption, the line shown when it was not drawn
+FIGURE_FOR = {"figure1": (FIGURE1, "Figure 1", "_No sample-efficiency sweep yet._"),
+              "figure2": (FIGURE2, "Figure 2", "_No learned mixes yet._"),
+              "dev_curves": (DEV_CURVES, "Dev curves", "_No per-epoch dev history yet._"),
+              "probe_depth": (PROBE_DEPTH, "Probe accuracy by relative layer depth", ""),
+              "probe_controls": (PROBE_SELECTIVITY, "Probe accuracy and selectivity by relative layer depth", ""),
+              "edge_probing": (EDGE_PIPELINE, "Edge probing by relative depth", ""),
+              "structural_mdl": (STRUCTURAL_MDL_DEPTH, "Structural probes and MDL by relative layer depth", ""),
+              "bits_beyond_baseline": (BITS_DEPTH, "Bits beyond a baseline by relative layer depth", "")}
 
 
 def _collect_existing(dirs: Sequence[str], require_runs: bool) -> Collection:
@@ -162,14 +171,6 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
     sections, made = _sections(found, names, p_value if significance else None, out)
     summary = _summary(found, names)
     summary += _probing_sections(controls, geometry, bits, out, sections, made)
-    figure_for = {"figure1": (FIGURE1, "Figure 1", "_No sample-efficiency sweep yet._"),
-                  "figure2": (FIGURE2, "Figure 2", "_No learned mixes yet._"),
-                  "dev_curves": (DEV_CURVES, "Dev curves", "_No per-epoch dev history yet._"),
-                  "probe_depth": (PROBE_DEPTH, "Probe accuracy by relative layer depth", ""),
-                  "probe_controls": (PROBE_SELECTIVITY, "Probe accuracy and selectivity by relative layer depth", ""),
-                  "edge_probing": (EDGE_PIPELINE, "Edge probing by relative depth", ""),
-                  "structural_mdl": (STRUCTURAL_MDL_DEPTH, "Structural probes and MDL by relative layer depth", ""),
-                  "bits_beyond_baseline": (BITS_DEPTH, "Bits beyond a baseline by relative layer depth", "")}
     if fmt == "json":
         report = {"summary": summary, "runs": len(runs), "files": found.files, "duplicates": found.duplicates,
                   "tables": {table.key: table.as_json() for table in sections},
@@ -187,8 +188,8 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
         parts = ["# ELMo reproduction report", "", summary, ""]
         for table in sections:
             parts.append(table_md(table))
-            if table.key in figure_for:
-                name, label, absent = figure_for[table.key]
+            if table.key in FIGURE_FOR:
+                name, label, absent = FIGURE_FOR[table.key]
                 parts.append(f"![{label}]({name})\n" if made[name] else absent + "\n")
         path = out / "report.md"
     else:
