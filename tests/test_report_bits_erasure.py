@@ -99,9 +99,12 @@ def test_the_bits_table_has_every_layer_and_baseline_with_its_interval_and_the_p
     bilm_linear = next(d for (e, p), d in directions.items() if "biLM" in e and p == "linear")
     assert (bilm_linear["plain_best_layer"], bilm_linear["beyond_layer0_best_layer"], bilm_linear["holds"]) == \
         (1, 2, True)
+    assert (bilm_linear["plain_tied_layers"], bilm_linear["beyond_layer0_tied_layers"]) == ([2], [1])   # ± 0.05 overlap
     minilm_linear = next(d for (e, _), d in directions.items() if "MiniLM" in e)
     assert (minilm_linear["plain_best_layer"], minilm_linear["beyond_layer0_best_layer"], minilm_linear["holds"]) == \
         (3, 3, False)
+    assert minilm_linear["plain_tied_layers"] == [2, 4] and "tied within the intervals with layer_2, layer_4" in \
+        minilm_linear["text"]
     assert len(directions) == 3                     # the random twin has no layer0 baseline: no direction
     assert table["paper"]["data"] == "OntoNotes 5 (English), UPOS" and "paper: Hewitt" in " ".join(table["notes"])
 

@@ -133,19 +133,39 @@ def deepest_gain(block: Block, family: str, baseline: str, layers: Sequence[int]
     return max(found, key=lambda k: (found[k], -k)) if found else None
 
 
+def ties(block: Block, family: str, baseline: str, layers: Sequence[int], best: int) -> list[int]:
+    """The layers whose gain interval overlaps the best layer's: not told apart from it on this test set."""
+    def ends(k: int) -> tuple[float, float] | None:
+        low, high = (cell(block, key_of(family, baseline, k, w)) for w in ("gain_lo", "gain_hi"))
+        return None if low is None or high is None else (low.mean, high.mean)
+
+    top = ends(best)
+    return [] if top is None else [k for k in layers if k != best and (e := ends(k)) is not None
+                                   and e[1] >= top[0] and e[0] <= top[1]]
+
+
 def conditional_direction(block: Block, family: str, layers: Sequence[int]) -> dict[str, Any] | None:
     """Ours beside the paper's direction: the layer with most bits without a baseline (plain probing) and beyond
-    layer 0 (layer 0 itself left out: conditioned on itself it adds ≈ 0); "holds" when the second is deeper."""
+    layer 0 (layer 0 itself left out: conditioned on itself it adds ≈ 0); "holds" when the second is deeper, with the
+    layers each is tied with (intervals overlapping) named."""
     plain = deepest_gain(block, family, "none", layers)
-    beyond = deepest_gain(block, family, "layer0", [k for k in layers if k > 0])
+    above = [k for k in layers if k > 0]
+    beyond = deepest_gain(block, family, "layer0", above)
     if plain is None or beyond is None:
         return None
+    tied = {"plain": ties(block, family, "none", layers, plain), "beyond": ties(block, family, "layer0", above, beyond)}
     verdict = "deeper" if beyond > plain else "the same layer" if beyond == plain else "shallower"
+
+    def named(layer: int, others: list[int]) -> str:
+        return f"layer_{layer}" + (f" (tied within the intervals with {', '.join(f'layer_{k}' for k in others)})"
+                                   if others else "")
+
     return {"encoder": block.encoder, "weights": block.weights, "tags": block.tags, "probe": family,
             "plain_best_layer": plain, "beyond_layer0_best_layer": beyond, "holds": beyond > plain,
+            "plain_tied_layers": tied["plain"], "beyond_layer0_tied_layers": tied["beyond"],
             "text": f"ours, {block.encoder}, {block.weights}, {block.tags}, {FAMILIES.get(family, family)}: most bits "
-                    f"at layer_{plain} without a baseline, at layer_{beyond} beyond layer 0: {verdict} "
-                    f"({'as' if beyond > plain else 'not as'} the paper's direction)"}
+                    f"at {named(plain, tied['plain'])} without a baseline, at {named(beyond, tied['beyond'])} beyond "
+                    f"layer 0: {verdict} ({'as' if beyond > plain else 'not as'} the paper's direction)"}
 
 
 def _conditional_notes(runs: Sequence[Run], directions: list[dict[str, Any]]) -> list[str]:
