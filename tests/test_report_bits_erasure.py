@@ -18,15 +18,16 @@ from tests.test_report_structural_mdl import ENCODERS
 
 H_Y = 3.663
 #: name → {baseline: per-layer gains}: the trained biLM gains most at layer_1 plainly, at layer_2 beyond layer 0
-GAINS = {"bilm": {"none": [2.7, 2.95, 2.9], "layer0": [0.0004, 0.25, 0.30]},
+GAINS = {"bilm": {"none": [2.7, 2.95, 2.8], "layer0": [0.0004, 0.15, 0.30]},
          "bilm_random": {"none": [2.7, 1.2, 0.8]},
          "minilm": {"none": [2.5, 2.8, 2.9, 2.95, 2.9, 2.8, 2.7], "layer0": [0.0, 0.3, 0.4, 0.45, 0.4, 0.35, 0.3]}}
 
 
-def _record(path: Path, name: str, task: str, test: dict[str, float], data: dict[str, Any]) -> None:
+def _record(path: Path, name: str, task: str, test: dict[str, float], data: dict[str, Any],
+            settings: dict[str, Any] | None = None) -> None:
     encoder, bilm, random, _, _ = ENCODERS[name]
     path.mkdir(parents=True)
-    RunRecord(task=task, embedder="elmo", seed=0, config={"probe": {"tags": "upos"}, **random},
+    RunRecord(task=task, embedder="elmo", seed=0, config={"probe": {"tags": "upos", **(settings or {})}, **random},
               metrics={"test": test}, data={"name": "ud_ewt", "fraction": 1.0, "train_sentences": 1000,
                                             "tags": "upos", "num_classes": 17, **data},
               main_metric=next(iter(test)), mixes={}, elmo=None, epochs={"run": 0, "best": None, "history": []},
@@ -99,12 +100,12 @@ def test_the_bits_table_has_every_layer_and_baseline_with_its_interval_and_the_p
     bilm_linear = next(d for (e, p), d in directions.items() if "biLM" in e and p == "linear")
     assert (bilm_linear["plain_best_layer"], bilm_linear["beyond_layer0_best_layer"], bilm_linear["holds"]) == \
         (1, 2, True)
-    assert (bilm_linear["plain_tied_layers"], bilm_linear["beyond_layer0_tied_layers"]) == ([2], [1])   # ± 0.05 overlap
+    assert (bilm_linear["plain_tied_layers"], bilm_linear["beyond_layer0_tied_layers"]) == ([], [])   # ± 0.05 apart
     minilm_linear = next(d for (e, _), d in directions.items() if "MiniLM" in e)
     assert (minilm_linear["plain_best_layer"], minilm_linear["beyond_layer0_best_layer"], minilm_linear["holds"]) == \
-        (3, 3, False)
+        (3, 3, None)                                # layers 2 and 4 within layer 3's interval: undecided
     assert minilm_linear["plain_tied_layers"] == [2, 4] and "tied within the intervals with layer_2, layer_4" in \
-        minilm_linear["text"]
+        minilm_linear["text"] and "neither as nor against" in minilm_linear["text"]
     assert len(directions) == 3                     # the random twin has no layer0 baseline: no direction
     assert table["paper"]["data"] == "OntoNotes 5 (English), UPOS" and "paper: Hewitt" in " ".join(table["notes"])
 
@@ -121,13 +122,26 @@ def test_the_erasure_table_sets_each_layer_beside_the_constant_predictor_and_say
     assert "paper: Belrose" in " ".join(table["notes"])
 
 
+def test_records_that_differ_in_a_probe_setting_are_blocks_of_their_own_never_seeds(tmp_path):
+    """Two MLP-1 epoch caps (and another baseline list, which does not matter) on one encoder: two labelled blocks."""
+    for cap, baseline in ((10, "none"), (40, "none,layer0")):
+        gains = {b: [g + cap / 1000 for g in values] for b, values in GAINS["bilm"].items()}
+        _record(tmp_path / "runs" / f"cap{cap}", "bilm", "conditional_probe", conditional_metrics(gains, "mlp1:"), {},
+                {"max_epochs": cap, "baseline": baseline})
+    table = json.loads(build_report([str(tmp_path / "runs")], tmp_path / "out", "json", significance=False)
+                       .read_text())["tables"]["bits_beyond_baseline"]
+    assert [(r["weights"], r["layer"]) for r in table["rows"]] == [
+        ("trained, max_epochs=10", k) for k in range(3)] + [("trained, max_epochs=40", k) for k in range(3)]
+    assert all(r["test"]["none"]["gain"]["n"] == 1 for r in table["rows"])
+
+
 def test_the_markdown_report_shows_both_sections_with_the_figure_and_keeps_them_out_of_older_tables(tmp_path):
     make_tree(tmp_path / "runs")
     text = build_report([str(tmp_path / "runs")], tmp_path / "md", "md", significance=False).read_text()
     assert "## Bits beyond a baseline (conditional probing) per encoder, labels and layer" in text
     assert f"![Bits beyond a baseline by relative layer depth]({BITS_DEPTH})" in text
     assert "## Concept erasure (LEACE) per encoder, labels and layer" in text
-    assert "| 16 of 16 |" in text and "| no |" in text and "0.250 to 0.350" in text
+    assert "| 16 of 16 |" in text and "| no |" in text and "0.250 to 0.350" in text and "(as the paper's" in text
     assert "Conditional-probing and erasure runs (own section): 6." in text
     before = text.split("## Bits beyond a baseline")[0]                       # no older table has them
     assert "abcdef01" not in before and "MiniLM" not in before

@@ -9,12 +9,14 @@ as before.
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 from elmo_bench.report.collect import Run
 from elmo_bench.report.encoder_names import EncoderNames, layer_count
+from elmo_bench.report.probe_settings import probe_settings
 from elmo_bench.report.structural_mdl import _Keyed, base_identity, train_sentences, weights_label
 from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat, stat_json
 
@@ -24,6 +26,8 @@ ERASURE = "erasure_probe"
 GAIN = re.compile(r"(?:(?P<family>[a-z0-9]+):)?(?P<baseline>[a-z0-9]+)/layer_(?P<layer>\d+)_gain")
 BASELINES = ("none", "layer0", "word", "random")
 FAMILIES = {"linear": "linear (converged)", "mlp1": "MLP-1"}
+#: probe settings that choose what is measured, not how: records differing only in them are one block
+SHARED_SETTINGS = ("baseline", "layers", "bootstrap", "data_dir", "probe", "tags", "max_train_sentences", "name")
 ROW_KEYS = ("h_baseline", "h_joint", "gain", "gain_lo", "gain_hi", "accuracy")
 ERASURE_KEYS = ("rank", "accuracy_before", "accuracy_after", "bits_before", "bits_after")
 PAPER_CONDITIONAL = ("paper: Hewitt, Ethayarajh, Liang & Manning 2021, the public 5.5B ELMo on OntoNotes 5 (English) "
@@ -60,22 +64,37 @@ class Block:
         return layer / (self.layer_count - 1) if self.layer_count > 1 else 0.0
 
 
+def settings_of(run: Run) -> dict[str, Any]:
+    """The probe settings that change a measurement (not which baselines, layers or families were asked for, nor
+    the bootstrap's resamples): records that differ in them are never averaged as seeds (issue 45)."""
+    return {k: v for k, v in sorted(probe_settings(run.record).items()) if k not in SHARED_SETTINGS}
+
+
+def _settings_label(settings: dict[str, Any], varying: Sequence[str]) -> str:
+    return "".join(f", {k}={settings.get(k)}" for k in varying)
+
+
 def blocks(runs: Sequence[Run]) -> list[Block]:
-    """Runs by (encoder, weights, labels, training size): encoders in report order (biLMs first), trained before
-    random; runs of one block are seeds (or baselines run separately) of one measurement."""
+    """Runs by (encoder, weights, labels, training size, settings): encoders in report order (biLMs first), trained
+    before random; runs of one block are seeds (or baselines run separately) of one measurement, and a block whose
+    settings differ from a neighbour's is labelled with them (``trained, max_epochs=40``)."""
     keyed = [_Keyed(r.record, base_identity(r.record)) for r in runs]
     names = EncoderNames(keyed)
     found: dict[tuple, list[Run]] = {}
     for run, k in zip(runs, keyed):
         key = (k.encoder_key, weights_label(run.record), str(run.record.data.get("tags") or "upos"),
-               train_sentences(run) or 0)
+               train_sentences(run) or 0, json.dumps(settings_of(run), sort_keys=True, default=str))
         found.setdefault(key, []).append(run)
     several_sizes = len({key[3] for key in found}) > 1
+    varying: dict[tuple, list[str]] = {}
+    for key in found:
+        alike = [json.loads(other[4]) for other in found if other[:4] == key[:4]]
+        varying[key[:4]] = sorted({k for a in alike for b in alike for k in set(a) | set(b) if a.get(k) != b.get(k)})
     order = {key: i for i, key in enumerate(names.order)}
-    ranked = sorted(found, key=lambda key: (order.get(key[0], len(order)), key[1] != "trained", key[1], key[2],
-                                            key[3]))
-    return [Block(names.label(key[0]), key[1] + (f", {key[3]} train sentences" if several_sizes and key[3] else ""),
-                  key[2], key[1] == "trained", found[key]) for key in ranked]
+    ranked = sorted(found, key=lambda key: (order.get(key[0], len(order)), key[1] != "trained", *key[1:]))
+    return [Block(names.label(key[0]), key[1] + (f", {key[3]} train sentences" if several_sizes and key[3] else "")
+                  + _settings_label(json.loads(key[4]), varying[key[:4]]), key[2], key[1] == "trained", found[key])
+            for key in ranked]
 
 
 def measured(runs: Sequence[Run]) -> tuple[list[str], list[str], list[int]]:
@@ -146,8 +165,8 @@ def ties(block: Block, family: str, baseline: str, layers: Sequence[int], best: 
 
 def conditional_direction(block: Block, family: str, layers: Sequence[int]) -> dict[str, Any] | None:
     """Ours beside the paper's direction: the layer with most bits without a baseline (plain probing) and beyond
-    layer 0 (layer 0 itself left out: conditioned on itself it adds ≈ 0); "holds" when the second is deeper, with the
-    layers each is tied with (intervals overlapping) named."""
+    layer 0 (layer 0 itself left out: conditioned on itself it adds ≈ 0), each with the layers whose interval
+    overlaps its own; "holds" when the second is deeper and neither is tied, None when either is tied."""
     plain = deepest_gain(block, family, "none", layers)
     above = [k for k in layers if k > 0]
     beyond = deepest_gain(block, family, "layer0", above)
@@ -155,17 +174,20 @@ def conditional_direction(block: Block, family: str, layers: Sequence[int]) -> d
         return None
     tied = {"plain": ties(block, family, "none", layers, plain), "beyond": ties(block, family, "layer0", above, beyond)}
     verdict = "deeper" if beyond > plain else "the same layer" if beyond == plain else "shallower"
+    holds = None if tied["plain"] or tied["beyond"] else beyond > plain     # None: the intervals do not decide
+    said = {True: "as the paper's direction", False: "not as the paper's direction",
+            None: "the intervals do not separate the layers: neither as nor against the paper's direction"}[holds]
 
     def named(layer: int, others: list[int]) -> str:
         return f"layer_{layer}" + (f" (tied within the intervals with {', '.join(f'layer_{k}' for k in others)})"
                                    if others else "")
 
     return {"encoder": block.encoder, "weights": block.weights, "tags": block.tags, "probe": family,
-            "plain_best_layer": plain, "beyond_layer0_best_layer": beyond, "holds": beyond > plain,
+            "plain_best_layer": plain, "beyond_layer0_best_layer": beyond, "holds": holds,
             "plain_tied_layers": tied["plain"], "beyond_layer0_tied_layers": tied["beyond"],
             "text": f"ours, {block.encoder}, {block.weights}, {block.tags}, {FAMILIES.get(family, family)}: most bits "
                     f"at {named(plain, tied['plain'])} without a baseline, at {named(beyond, tied['beyond'])} beyond "
-                    f"layer 0: {verdict} ({'as' if beyond > plain else 'not as'} the paper's direction)"}
+                    f"layer 0: {verdict} ({said})"}
 
 
 def _conditional_notes(runs: Sequence[Run], directions: list[dict[str, Any]]) -> list[str]:
