@@ -11,7 +11,10 @@ import pytest
 import torch
 
 from elmo_bench.probe import conditional as cp
+from elmo_bench.probe.classifiers import ProbeSpec, build_probe
+from elmo_bench.probe.conditional_mlp import WordJoined, fit_mlp1
 from elmo_bench.probe.linear import Standardiser
+from elmo_bench.probe.regimen import Regimen
 from elmo_bench.probes.erasure.probe import change_rank, fit_eraser
 from tests.conftest import DATA, FIXTURES, needs_data, needs_fixtures
 
@@ -80,6 +83,55 @@ def test_the_bootstrap_interval_holds_the_gain_and_shrinks_with_more_sentences()
     assert small[1] - small[0] > high - low
 
 
+def _mlp_bits(parts, y, lengths, seed=0, words=None, vocabulary=1):
+    """Test bits per token of MLP-1 (64 units) under the regimen (lr 1e-2, 2-sentence batches, 8 epochs: converged
+    on these 1,000 tokens in a few seconds) on the ``parts`` feature blocks joined."""
+    dense = None if not parts else {s: np.hstack([p[s] for p in parts]) for s in y}
+    regimen = Regimen(lr=1e-2, batch_sentences=2, max_epochs=8, seed=seed)
+    return float(fit_mlp1(dense, words, y, lengths, 3, vocabulary, ProbeSpec("mlp1", 64), regimen).bits.mean())
+
+
+def _three_classes(n: int = 1000):
+    """Y uniform over 3 classes; B: 4 dims whose class means are 4 apart (Y is B's function up to ~0.02 bits);
+    R: 4 dims of noise independent of Y; per split, sentences of 10 tokens."""
+    sizes = {"train": n, "dev": n // 2, "test": n}
+    y, b, r = {}, {}, {}
+    for i, (split, size) in enumerate(sizes.items()):
+        rng = np.random.default_rng(10 + i)
+        y[split] = rng.integers(0, 3, size=size)
+        b[split] = (rng.normal(size=(size, 4)) + 4.0 * np.eye(3, 4)[y[split]]).astype(np.float32)
+        r[split] = rng.normal(size=(size, 4)).astype(np.float32)
+    return b, r, y, {s: [10] * (size // 10) for s, size in sizes.items()}
+
+
+def test_mlp1_an_independent_representation_adds_nothing_and_a_deciding_one_adds_h_y():
+    """The MLP-1 family's two synthetic checks. Tolerances: over 4 seeds here an independent R's gain stayed within
+    0.006 bits (Adam's noise between two early-stopped fits), so 0.02; the deciding gain H(Y | R) − H(Y | R, B)
+    falls short of H(Y) by H(Y | B) (≈0.02 bits) and the noise-only probe's over-fit above the prior (≤0.03), so
+    0.06."""
+    b, r, y, lengths = _three_classes()
+    assert abs(_mlp_bits([b], y, lengths) - _mlp_bits([b, r], y, lengths)) <= 0.02
+    h_y = cp.constant_bits(y["train"], y["test"], 3).mean()
+    gained = _mlp_bits([r], y, lengths) - _mlp_bits([r, b], y, lengths)
+    assert h_y == pytest.approx(np.log2(3), abs=0.01) and gained == pytest.approx(h_y, abs=0.06)
+
+
+def test_mlp1_word_lookup_is_mlp1_on_a_one_hot_word_joined_to_the_input():
+    torch.manual_seed(0)
+    mlp = build_probe(ProbeSpec("mlp1", 5), 3, 4)
+    joined = WordJoined(mlp, 3, 6, 5)
+    x, ids = torch.randn(7, 3), torch.tensor([0, 5, 2, 2, 1, 3, 4])
+    plain = torch.nn.Linear(3 + 6, 5)                      # W1 over [x; one-hot(word)]: [W1 | Eᵀ]
+    with torch.no_grad():
+        plain.weight.copy_(torch.cat([mlp[1].weight, joined.table.weight.T], dim=1))
+        plain.bias.copy_(mlp[1].bias)
+        expected = mlp[3](torch.relu(plain(torch.cat([x, torch.nn.functional.one_hot(ids, 6).float()], 1))))
+        assert torch.allclose(joined(torch.cat([x, ids.float()[:, None]], 1)), expected, atol=1e-6)
+    b, _, y, lengths = _three_classes()                    # B = the word alone: a type per class, 0 = unseen
+    words = {s: torch.from_numpy(v + 1) for s, v in y.items()}
+    assert _mlp_bits([], y, lengths, words=words, vocabulary=4) < 0.05
+
+
 def test_leace_leaves_a_linear_probe_the_majority_share_and_the_prior_bits_with_rank_k_minus_1():
     rng = np.random.default_rng(0)
     classes, n = 5, 4000
@@ -112,18 +164,24 @@ def test_conditional_and_erasure_run_through_the_door_on_ewt(tmp_path):
     from elmo_bench.base.errors import ConfigError
     from elmo_bench.commands.plan import job_run
     from elmo_bench.engine.probe_run import run_probe
+    from elmo_bench.report.cli import build_report
 
     common = ["bilm=fixture", f"paths.cache_dir={tmp_path / 'cache'}", "logger=disabled", "progress=false",
               "probe.max_train_sentences=200", "probe.layers=[0,2]"]
-    done = run_probe(job_run(["probe=conditional", "probe.baseline='none,layer0'", "probe.bootstrap=100", *common]),
-                     tmp_path / "c")
+    mlp = ["probe.probe=[linear,mlp1]", "probe.hidden=32", "probe.max_epochs=8", "probe.batch_sentences=4",
+           "probe.max_dev_sentences=100"]
+    done = run_probe(job_run(["probe=conditional", "probe.baseline='none,layer0'", "probe.bootstrap=100", *mlp,
+                              *common]), tmp_path / "c")
     test = done["metrics"]["test"]
-    keys = {f"{b}/layer_{k}_{m}" for b in ("none", "layer0") for k in (0, 2)
+    keys = {f"{f}{b}/layer_{k}_{m}" for f in ("", "mlp1:") for b in ("none", "layer0") for k in (0, 2)
             for m in ("h_baseline", "h_joint", "gain", "gain_lo", "gain_hi", "accuracy")}
     assert keys | {"h_constant", "test_unseen"} == set(test)
-    assert test["none/layer_0_h_baseline"] == test["h_constant"] and test["layer0/layer_0_gain"] < 0.1
-    for k in (0, 2):
-        assert test[f"layer0/layer_{k}_gain_lo"] <= test[f"layer0/layer_{k}_gain"] <= test[f"layer0/layer_{k}_gain_hi"]
+    for f in ("", "mlp1:"):
+        assert test[f"{f}none/layer_0_h_baseline"] == test["h_constant"]
+        for k in (0, 2):
+            assert test[f"{f}layer0/layer_{k}_gain_lo"] <= test[f"{f}layer0/layer_{k}_gain"] \
+                <= test[f"{f}layer0/layer_{k}_gain_hi"]
+    assert test["layer0/layer_0_gain"] < 0.1 and test["mlp1:none/layer_2_gain"] > 0.5
     erased = run_probe(job_run(["probe=erasure", *common]), tmp_path / "e")["metrics"]["test"]
     classes = json.loads((tmp_path / "e" / "results.json").read_text())["data"]["num_classes"]
     for k in (0, 2):
@@ -132,6 +190,14 @@ def test_conditional_and_erasure_run_through_the_door_on_ewt(tmp_path):
         assert abs(erased[f"layer_{k}_bits_after"] - erased["prior_bits"]) <= 0.02
         assert erased[f"layer_{k}_accuracy_before"] > erased["majority"] + 20
     assert (tmp_path / "e" / "erasers" / "layer_2.pt").is_file()
+    report = json.loads(build_report([str(tmp_path / "c"), str(tmp_path / "e")], tmp_path / "report", "json",
+                                     significance=False).read_text())      # the real records in the report
+    bits = report["tables"]["bits_beyond_baseline"]["rows"]
+    assert {(r["probe"], r["layer"], r["relative_depth"]) for r in bits} == {
+        (f, k, k / 2) for f in ("linear", "mlp1") for k in (0, 2)}
+    assert [r["test"]["layer0"]["gain"]["mean"] for r in bits if r["probe"] == "mlp1"] == \
+        [test[f"mlp1:layer0/layer_{k}_gain"] for k in (0, 2)]
+    assert [r["holds"] for r in report["tables"]["erasure"]["rows"]] == [True, True]
     one = tmp_path / "one"
     one.mkdir()
     for split in ("train", "dev", "test"):
@@ -141,3 +207,16 @@ def test_conditional_and_erasure_run_through_the_door_on_ewt(tmp_path):
         run_probe(job_run(["probe=erasure", f"probe.data_dir={one}", *common[:4]]), tmp_path / "one_run")
     assert not (tmp_path / "one_run").exists()
     assert DATA.exists() and FIXTURES.exists()
+
+
+def test_a_family_or_baseline_outside_the_sets_is_one_line_at_the_door(tmp_path):
+    from elmo_bench.base.errors import ConfigError
+    from elmo_bench.commands.plan import job_run
+    from elmo_bench.engine.probe_run import run_probe
+
+    for override, expected in (("probe.probe=[linear,mlp2]", "probe.probe expected distinct names from linear, mlp1"),
+                               ("probe.probe=[mlp1,mlp1]", "probe.probe expected distinct names"),
+                               ("probe.baseline=layer1", "probe.baseline expected one or a comma list")):
+        with pytest.raises(ConfigError, match=expected):
+            run_probe(job_run(["probe=conditional", override, "logger=disabled"]), tmp_path / "run")
+        assert not (tmp_path / "run").exists()

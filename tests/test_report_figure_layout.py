@@ -177,15 +177,19 @@ def _edge_tree_without_a_full_mix(root: Path) -> None:
 
 
 def test_every_report_figure_has_no_overlapping_text_and_distinct_panel_titles(drawn, tmp_path):
+    from tests.test_report_bits_erasure import make_tree as make_bits_tree  # it imports this module's checks
+
     build_report([str(REPO / "docs" / "results")], tmp_path / "committed", "json", significance=False)
     make_encoders_tree(tmp_path / "encoders")
     build_report([str(tmp_path / "encoders")], tmp_path / "several", "json", significance=False)
     _edge_tree_without_a_full_mix(tmp_path / "edge")
     build_report([str(tmp_path / "edge")], tmp_path / "edge_missing", "json", significance=False)
+    make_bits_tree(tmp_path / "bits")
+    build_report([str(tmp_path / "bits")], tmp_path / "bits_out", "json", significance=False)
     assert {"committed/figure1_sample_efficiency.png", "committed/figure2_layer_weights.png",
             "committed/dev_curves.png", "committed/probe_selectivity.png", "committed/edge_pipeline.png",
             "committed/structural_mdl_depth.png", "several/probe_depth.png",
-            "edge_missing/edge_pipeline.png"} <= set(drawn)
+            "edge_missing/edge_pipeline.png", "bits_out/bits_beyond_baseline_depth.png"} <= set(drawn)
     for name, (overlaps, titles, _) in drawn.items():
         assert overlaps == [], (name, overlaps)
         assert len(set(titles)) == len(titles), (name, titles)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import logging
 from dataclasses import asdict, dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import torch
 from torch import nn
@@ -108,13 +108,15 @@ def _epoch(probe: nn.Module, optimiser: torch.optim.Optimizer, data: Tokens, bat
 
 def train_probe(spec: ProbeSpec, train_x: Sequence[torch.Tensor], train_y: Sequence[torch.Tensor],
                 dev_x: Sequence[torch.Tensor], dev_y: Sequence[torch.Tensor], num_classes: int,
-                regimen: Regimen = Regimen(), device: torch.device | str = "cpu") -> TrainedProbe:
+                regimen: Regimen = Regimen(), device: torch.device | str = "cpu",
+                build: Callable[[int, int], nn.Module] | None = None) -> TrainedProbe:
     """Train a fresh ``spec`` probe on per-sentence features (n_i, dim) and labels (n_i,) (-1 = ignored in the loss)
-    with the regimen, choosing parameters on dev; the same seed and data give the same probe."""
+    with the regimen, choosing parameters on dev; the same seed and data give the same probe. ``build(dim,
+    classes)`` makes the probe when given (a probe wrapping ``build_probe``'s, drawn under the same seed)."""
     train, dev = Tokens(train_x, train_y, device), Tokens(dev_x, dev_y, device)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(regimen.seed)
-        probe = build_probe(spec, train.x.shape[1], num_classes).to(device)
+        probe = (build or (lambda dim, k: build_probe(spec, dim, k)))(train.x.shape[1], num_classes).to(device)
         generator = torch.Generator().manual_seed(regimen.seed)
         optimiser = torch.optim.Adam(probe.parameters(), lr=regimen.lr, weight_decay=regimen.weight_decay)
         plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(optimiser, mode="min", factor=0.5, patience=0)

@@ -74,14 +74,17 @@ def read_tagged(directory: Path, tag_column: str, max_train: int | None, max_dev
     return UdSplits(splits, shares, total)
 
 
-def read_tree_splits(directory: Path, max_train: int | None) -> UdSplits:
-    """The three splits as checked dependency trees (elmo_bench.probe.conllu_trees), train cut to ``max_train``."""
+def read_tree_splits(directory: Path, max_train: int | None, max_dev: int | None = None) -> UdSplits:
+    """The three splits as checked dependency trees (elmo_bench.probe.conllu_trees), train cut to ``max_train``
+    (and dev to ``max_dev``)."""
     paths = split_paths(directory)
     splits = {s: read_trees(p, s) for s, p in paths.items()}
     shares = checked(splits, paths, lambda tree: sentence_key(tree.tokens))
     total = len(splits["train"])
     if max_train:
         splits["train"] = splits["train"][:max_train]
+    if max_dev:
+        splits["dev"] = splits["dev"][:max_dev]
     return UdSplits(splits, shares, total)
 
 

@@ -11,6 +11,7 @@ from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.report import (
+    bits_erasure,
     bootstrap,
     directions,
     edge_figure,
@@ -33,6 +34,16 @@ PROBE_DEPTH = "probe_depth.png"
 PROBE_SELECTIVITY = "probe_selectivity.png"
 EDGE_PIPELINE = "edge_pipeline.png"
 STRUCTURAL_MDL_DEPTH = "structural_mdl_depth.png"
+BITS_DEPTH = "bits_beyond_baseline_depth.png"
+#: the figure shown after a table (by its key): file, caption, the line shown when it was not drawn
+FIGURE_FOR = {"figure1": (FIGURE1, "Figure 1", "_No sample-efficiency sweep yet._"),
+              "figure2": (FIGURE2, "Figure 2", "_No learned mixes yet._"),
+              "dev_curves": (DEV_CURVES, "Dev curves", "_No per-epoch dev history yet._"),
+              "probe_depth": (PROBE_DEPTH, "Probe accuracy by relative layer depth", ""),
+              "probe_controls": (PROBE_SELECTIVITY, "Probe accuracy and selectivity by relative layer depth", ""),
+              "edge_probing": (EDGE_PIPELINE, "Edge probing by relative depth", ""),
+              "structural_mdl": (STRUCTURAL_MDL_DEPTH, "Structural probes and MDL by relative layer depth", ""),
+              "bits_beyond_baseline": (BITS_DEPTH, "Bits beyond a baseline by relative layer depth", "")}
 
 
 def _collect_existing(dirs: Sequence[str], require_runs: bool) -> Collection:
@@ -114,10 +125,11 @@ def _summary(found: Collection, names: EncoderNames) -> str:
     return text
 
 
-def _probing_sections(controls: list, geometry: list, out: Path, sections: list[tables.Table],
+def _probing_sections(controls: list, geometry: list, bits: list, out: Path, sections: list[tables.Table],
                       made: dict[str, bool]) -> str:
     """Append the probing-method sections, each only when its runs exist (so a report without them is unchanged):
-    control tasks (issue 36) and structural probes with MDL (issue 37); returns the summary's addition."""
+    control tasks (issue 36), structural probes with MDL (issue 37), bits beyond a baseline and erasure (issue 47);
+    returns the summary's addition."""
     summary = ""
     if controls:
         made[PROBE_SELECTIVITY] = figures.probe_selectivity_figure(controls, out / PROBE_SELECTIVITY)
@@ -127,6 +139,13 @@ def _probing_sections(controls: list, geometry: list, out: Path, sections: list[
         made[STRUCTURAL_MDL_DEPTH] = figures.structural_mdl_figure(geometry, out / STRUCTURAL_MDL_DEPTH)
         sections.append(structural_mdl.structural_mdl_table(geometry))
         summary += f" Structural-probe and MDL runs (own section): {len(geometry)}."
+    if any(r.task == bits_erasure.CONDITIONAL for r in bits):
+        made[BITS_DEPTH] = figures.bits_depth_figure(bits, out / BITS_DEPTH)
+        sections.append(bits_erasure.conditional_table(bits))
+    if any(r.task == bits_erasure.ERASURE for r in bits):
+        sections.append(bits_erasure.erasure_table(bits))
+    if bits:
+        summary += f" Conditional-probing and erasure runs (own section): {len(bits)}."
     return summary
 
 
@@ -140,6 +159,7 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
     found = _collect_existing(dirs, require_runs)
     found.runs, controls = probe_controls.split_runs(found.runs)   # control-task runs: their own section only
     found.runs, geometry = structural_mdl.split_runs(found.runs)    # structural / MDL runs: likewise
+    found.runs, bits = bits_erasure.split_runs(found.runs)          # conditional probing / erasure: likewise
     runs = found.runs
     gold_cache: dict = {}
 
@@ -150,14 +170,7 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
     names = EncoderNames(edge_report.without_edge(runs))   # edge runs: their own table (edge_report)
     sections, made = _sections(found, names, p_value if significance else None, out)
     summary = _summary(found, names)
-    summary += _probing_sections(controls, geometry, out, sections, made)
-    figure_for = {"figure1": (FIGURE1, "Figure 1", "_No sample-efficiency sweep yet._"),
-                  "figure2": (FIGURE2, "Figure 2", "_No learned mixes yet._"),
-                  "dev_curves": (DEV_CURVES, "Dev curves", "_No per-epoch dev history yet._"),
-                  "probe_depth": (PROBE_DEPTH, "Probe accuracy by relative layer depth", ""),
-                  "probe_controls": (PROBE_SELECTIVITY, "Probe accuracy and selectivity by relative layer depth", ""),
-                  "edge_probing": (EDGE_PIPELINE, "Edge probing by relative depth", ""),
-                  "structural_mdl": (STRUCTURAL_MDL_DEPTH, "Structural probes and MDL by relative layer depth", "")}
+    summary += _probing_sections(controls, geometry, bits, out, sections, made)
     if fmt == "json":
         report = {"summary": summary, "runs": len(runs), "files": found.files, "duplicates": found.duplicates,
                   "tables": {table.key: table.as_json() for table in sections},
@@ -175,8 +188,8 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
         parts = ["# ELMo reproduction report", "", summary, ""]
         for table in sections:
             parts.append(table_md(table))
-            if table.key in figure_for:
-                name, label, absent = figure_for[table.key]
+            if table.key in FIGURE_FOR:
+                name, label, absent = FIGURE_FOR[table.key]
                 parts.append(f"![{label}]({name})\n" if made[name] else absent + "\n")
         path = out / "report.md"
     else:

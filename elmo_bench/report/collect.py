@@ -24,7 +24,7 @@ from elmo_bench.report import declared, encoder_names, task_defaults
 from elmo_bench.report.declared import PaperNumbers
 
 #: probe tasks: their runs record an encoder without a +ELMo mix (and no training config tells two runs apart)
-ENCODER_PROBES = ("wsd", "pos_probe", "structural_probe", "mdl_probe")
+ENCODER_PROBES = ("wsd", "pos_probe", "structural_probe", "mdl_probe", "conditional_probe", "erasure_probe")
 #: overrides of the mix group that make a run differ from the task's paper settings
 MIX_OVERRIDES = ("placement", "lambda", "layer_norm", "gamma_init", "dropout")
 

@@ -1,7 +1,7 @@
 """Figure 1 (sample efficiency), Figure 2 (learned layer weights), the per-epoch dev curves, with several
 encoders probe accuracy by relative layer depth, with control-task probe runs accuracy and selectivity by depth
-(trained vs random encoders), and with structural-probe / MDL runs their metrics by depth, as PNGs, written
-atomically."""
+(trained vs random encoders), with structural-probe / MDL runs their metrics by depth, and with conditional-probing
+runs the bits a layer adds beyond each baseline by depth, as PNGs, written atomically."""
 from __future__ import annotations
 
 import io
@@ -18,7 +18,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from elmo_bench.base.atomic import atomic_write_bytes  # noqa: E402
-from elmo_bench.report import structural_mdl  # noqa: E402
+from elmo_bench.report import bits_erasure, structural_mdl  # noqa: E402
 from elmo_bench.report.collect import Run  # noqa: E402
 from elmo_bench.report.encoder_names import EncoderNames  # noqa: E402
 from elmo_bench.report.probe_controls import PROBE_NAMES, depth_points, probe_kinds  # noqa: E402
@@ -268,6 +268,50 @@ def structural_mdl_figure(runs: Sequence[Run], path: Path) -> bool:
     for ax, (title, metric, probe) in zip(axes.flat, panels):
         _structural_panel(ax, runs, metric, probe, colours, styles)
         ax.set_title(title, fontsize="small")
+    _hide_unused(axes, len(panels))
+    _figure_legend(fig, axes)
+    _save(fig, path)
+    return True
+
+
+#: a marker per baseline in the bits-beyond-a-baseline figure
+BASELINE_MARKERS = {"none": "o", "layer0": "s", "word": "^", "random": "D"}
+
+
+def _weights_style(block: Any, seen: dict[str, str]) -> str:
+    """Trained solid, a random-weights twin dashed (a second trained or random label: dotted / dash-dot)."""
+    if block.weights not in seen:
+        pool = ("-", ":") if block.trained else ("--", "-.")
+        alike = sum(1 for label in seen if label.startswith("trained") == block.trained)
+        seen[block.weights] = pool[alike % 2]
+    return seen[block.weights]
+
+
+def bits_depth_figure(runs: Sequence[Run], path: Path) -> bool:
+    """The gain beyond each baseline (bits per token, test) against relative layer depth, a panel per labels and
+    probe family: a colour per encoder, a marker per baseline, trained solid and random-weights twins dashed; a
+    grey line at 0 bits. False (nothing written) without conditional-probing runs."""
+    panels = bits_erasure.depth_series(runs)
+    if not panels:
+        return False
+    cols = min(2, len(panels))
+    rows = math.ceil(len(panels) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.8 * rows), squeeze=False, layout="constrained")
+    colours: dict[str, str] = {}
+    styles: dict[str, str] = {}
+    for ax, ((tags, family), series) in zip(axes.flat, panels.items()):
+        for block, baseline, points in series:
+            colour = colours.setdefault(block.encoder, f"C{len(colours)}")
+            ax.plot([x for x, _ in points], [y for _, y in points], color=colour, markersize=4,
+                    linestyle=_weights_style(block, styles), marker=BASELINE_MARKERS.get(baseline, "x"),
+                    label=f"{block.encoder}, {block.weights}, "
+                          + ("no baseline (plain probing)" if baseline == "none" else f"beyond {baseline}"))
+        ax.axhline(0.0, color="gray", linewidth=0.8)
+        ax.set_xlim(-0.05, 1.05)
+        ax.set_xlabel("relative layer depth")
+        ax.set_ylabel("gain (bits per token, test)")
+        ax.set_title(f"{tags}, {bits_erasure.FAMILIES.get(family, family)} probe", fontsize="small")
+        ax.grid(True, alpha=0.3)
     _hide_unused(axes, len(panels))
     _figure_legend(fig, axes)
     _save(fig, path)

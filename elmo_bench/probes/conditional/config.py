@@ -1,9 +1,10 @@
 """Probe ``conditional``: for each layer ℓ and each baseline B, the bits per token ℓ adds about the labels beyond B,
 H_V(Y | B) − H_V(Y | B, ℓ), with V the converged linear softmax probe at one fixed L2 (elmo_bench.probe.
-conditional). Torch-free."""
+conditional) and, with ``probe.probe=[linear,mlp1]``, the control-task regimen's MLP-1 (elmo_bench.probe.
+conditional_mlp) as a second family. Torch-free."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import ranged
@@ -15,6 +16,9 @@ TAGS = ("upos", "xpos", "deprel")
 #: none: the constant (training label prior); layer0: the encoder's own first layer; word: the word type as a
 #: learned lookup (unknown types share one row); random: the same layer of the encoder's random_init=all twin
 BASELINES = ("none", "layer0", "word", "random")
+#: the probe families V: linear = the converged softmax probe (L-BFGS, fixed L2); mlp1 = the control-task regimen's
+#: MLP-1 (Adam, early stopping on the dev loss), its keys prefixed ``mlp1:``
+FAMILIES = ("linear", "mlp1")
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,13 @@ class ConditionalSettings(UdSettings):
     max_iter: int = ranged(1000, int, 1)        # L-BFGS iterations per fit at most
     tol: float = ranged(1e-5, float, 0, low_open=True)   # converged when the gradient max-norm is below this
     bootstrap: int = ranged(1000, int, 1)       # paired bootstrap resamples of the test sentences (95% interval)
+    probe: list[str] = field(default_factory=lambda: ["linear"])   # the families V, a list of FAMILIES
+    hidden: int = ranged(1000, int, 1)          # mlp1: hidden units
+    dropout: float = ranged(0.0, float, 0, 1, high_open=True)      # mlp1: input dropout
+    weight_decay: float = ranged(0.0, float, 0)                    # mlp1: Adam's weight decay
+    max_epochs: int = ranged(40, int, 1)        # mlp1: the epoch cap (early stopping on the dev loss before it)
+    batch_sentences: int = ranged(20, int, 1)   # mlp1: sentences per Adam step
+    max_dev_sentences: int | None = ranged(None, int, 1, optional=True)   # mlp1: the first N dev sentences
 
     @property
     def baselines(self) -> list[str]:
@@ -39,6 +50,9 @@ class ConditionalSettings(UdSettings):
         if not found or any(b not in BASELINES for b in found) or len(set(found)) != len(found):
             raise ConfigError(f"config: probe.baseline expected one or a comma list of {', '.join(BASELINES)} "
                               f"(each once), found {self.baseline!r}")
+        if not self.probe or any(p not in FAMILIES for p in self.probe) or len(set(self.probe)) != len(self.probe):
+            raise ConfigError(f"config: probe.probe expected distinct names from {', '.join(FAMILIES)}, found "
+                              f"{list(self.probe)}")
 
 
 PROBE = ProbeDeclaration("conditional", ".probe:run", ConditionalSettings, data="ud_ewt",

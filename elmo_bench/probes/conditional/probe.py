@@ -1,11 +1,13 @@
-"""Probe conditional: per baseline B (none, layer0, word, random) and layer ℓ, H_V(Y | B), H_V(Y | B, ℓ), the gain,
-its paired bootstrap 95% interval over test sentences and the joint probe's accuracy, on the test split, in bits per
-token (elmo_bench.probe.conditional has the definitions). Test tokens whose label never occurs in training are left
-out of every H and counted (``test_unseen``).
+"""Probe conditional: per family V (``probe.probe``: linear, mlp1), baseline B (none, layer0, word, random) and layer
+ℓ, H_V(Y | B), H_V(Y | B, ℓ), the gain, its paired bootstrap 95% interval over test sentences and the joint probe's
+accuracy, on the test split, in bits per token (elmo_bench.probe.conditional and conditional_mlp have the
+definitions). Test tokens whose label never occurs in training are left out of every H and counted
+(``test_unseen``). The MLP-1 family stops early on the dev split's loss, so its runs read dev layers too.
 
-Printed: ``{"data", "tags", "train_sentences", "l2", "h_constant", "test_unseen", "baselines": {B: {"layer_<k>":
-{"h_baseline", "h_joint", "gain", "gain_lo", "gain_hi", "accuracy"}}}}``; results.json ``metrics.test``: the same
-flat (``h_constant``, ``test_unseen``, ``B/layer_<k>_<key>``), task ``conditional_probe``.
+Printed: ``{"data", "tags", "train_sentences", "l2", "probe", "h_constant", "test_unseen", "baselines": {F: {"layer_
+<k>": {"h_baseline", "h_joint", "gain", "gain_lo", "gain_hi", "accuracy"}}}}`` with F = B for the linear family and
+``mlp1:B`` for MLP-1; results.json ``metrics.test``: the same flat (``h_constant``, ``test_unseen``,
+``F/layer_<k>_<key>``), task ``conditional_probe``.
 """
 from __future__ import annotations
 
@@ -19,8 +21,11 @@ import torch
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.probe import conditional as cp
 from elmo_bench.probe.api import ProbeContext, ProbeOutcome
+from elmo_bench.probe.classifiers import ProbeSpec
+from elmo_bench.probe.conditional_mlp import fit_mlp1
 from elmo_bench.probe.linear import Standardiser
 from elmo_bench.probe.pos import layer_features
+from elmo_bench.probe.regimen import Regimen
 from elmo_bench.probe.settings import UD_EWT
 from elmo_bench.probe.ud_data import UdSplits, read_tagged, read_tree_splits
 from elmo_bench.probes.conditional.config import ConditionalSettings
@@ -30,7 +35,8 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Labelled:
-    """The train and test tokens: words, label ids (test: -1 for a label unseen in training), sentence lengths."""
+    """The train, dev and test tokens: words, label ids (dev, test: -1 for a label unseen in training), sentence
+    lengths."""
 
     words: dict[str, list[str]]
     y: dict[str, np.ndarray]
@@ -38,12 +44,12 @@ class Labelled:
     classes: list[str]
 
 
-def read(context: ProbeContext, settings: ConditionalSettings) -> UdSplits:
+def read(context: ProbeContext, settings: Any, max_dev: int | None = None) -> UdSplits:
     """The checked splits as ``{"tokens", "tags"}`` (UPOS/XPOS, or each word's universal dependency relation)."""
     directory = context.data_dir(settings.data_dir, UD_EWT)
     if settings.tags != "deprel":
-        return read_tagged(directory, settings.tags, settings.max_train_sentences)
-    found = read_tree_splits(directory, settings.max_train_sentences)
+        return read_tagged(directory, settings.tags, settings.max_train_sentences, max_dev)
+    found = read_tree_splits(directory, settings.max_train_sentences, max_dev)
     found.splits = {s: [{"tokens": t.tokens, "tags": t.deprel} for t in trees] for s, trees in found.splits.items()}
     return found
 
@@ -55,17 +61,18 @@ def labelled(splits: dict[str, list[dict[str, Any]]]) -> Labelled:
         raise ConfigError(f"probe conditional: the training split has {len(classes)} label(s) ({classes}); expected "
                           f"at least 2 to measure information about them")
     index = {c: i for i, c in enumerate(classes)}
-    words = {s: [w for ex in splits[s] for w in ex["tokens"]] for s in ("train", "test")}
-    y = {s: np.array([index.get(t, -1) for ex in splits[s] for t in ex["tags"]], dtype=np.int64)
-         for s in ("train", "test")}
-    lengths = {s: [len(ex["tokens"]) for ex in splits[s]] for s in ("train", "test")}
+    names = ("train", "dev", "test")
+    words = {s: [w for ex in splits[s] for w in ex["tokens"]] for s in names}
+    y = {s: np.array([index.get(t, -1) for ex in splits[s] for t in ex["tags"]], dtype=np.int64) for s in names}
+    lengths = {s: [len(ex["tokens"]) for ex in splits[s]] for s in names}
     return Labelled(words, y, lengths, classes)
 
 
-def features(context: ProbeContext, splits: dict[str, list[dict[str, Any]]]) -> dict[str, np.ndarray]:
-    """{train, test}: (tokens, L+1, dim) float32 from the activation cache."""
+def features(context: ProbeContext, splits: dict[str, list[dict[str, Any]]],
+             names: tuple[str, ...] = ("train", "test")) -> dict[str, np.ndarray]:
+    """{split: (tokens, L+1, dim) float32} of the ``names`` splits from the activation cache."""
     return {s: layer_features(context.layers([ex["tokens"] for ex in splits[s]], f"ud_ewt/{s}"), len(splits[s]))
-            for s in ("train", "test")}
+            for s in names}
 
 
 class Fitter:
@@ -75,7 +82,7 @@ class Fitter:
         self.data, self.settings = data, settings
         self.seen = data.y["test"] >= 0
         self.vocabulary = cp.Vocabulary.of(data.words["train"])
-        self.ids = {s: self.vocabulary.ids(data.words[s]) for s in ("train", "test")}
+        self.ids = {s: self.vocabulary.ids(data.words[s]) for s in data.words}
 
     def bits(self, dense: dict[str, np.ndarray] | None, word: bool) -> tuple[np.ndarray, float]:
         """(bits of each seen test token, accuracy % on them) of the probe on ``dense`` (standardised on train)
@@ -98,6 +105,23 @@ class Fitter:
         return probe.bits(test_x, test_words, gold), accuracy
 
 
+class MlpFitter(Fitter):
+    """The MLP-1 family: the control-task regimen's MLP-1 (early stopping on dev), seeded with the run's seed."""
+
+    def __init__(self, data: Labelled, settings: ConditionalSettings, seed: int, device: Any) -> None:
+        super().__init__(data, settings)
+        self.spec = ProbeSpec("mlp1", settings.hidden, dropout=settings.dropout)
+        self.regimen = Regimen(weight_decay=settings.weight_decay, batch_sentences=settings.batch_sentences,
+                               max_epochs=settings.max_epochs, seed=seed)
+        self.device = device
+
+    def bits(self, dense: dict[str, np.ndarray] | None, word: bool) -> tuple[np.ndarray, float]:
+        fit = fit_mlp1(dense, self.ids if word else None, self.data.y, self.data.lengths, len(self.data.classes),
+                       len(self.vocabulary), self.spec, self.regimen, self.device)
+        log.info("mlp1: %d epochs, kept epoch %d, test accuracy %.2f", fit.epochs, fit.best_epoch, fit.accuracy)
+        return fit.bits, fit.accuracy
+
+
 def row(fitter: Fitter, base: np.ndarray, joint: np.ndarray, accuracy: float, seed: int) -> dict[str, float]:
     """One (baseline, layer) row: both H, the gain, its paired bootstrap interval over test sentences, accuracy."""
     seen, lengths = fitter.seen, fitter.data.lengths["test"]
@@ -118,10 +142,10 @@ def baseline_rows(name: str, fitter: Fitter, layers: dict[str, np.ndarray], twin
     """Every probed layer's row against baseline ``name``; a baseline that does not depend on the layer is fitted
     once."""
     def layer(k: int, source: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return {s: source[s][:, k] for s in ("train", "test")}
+        return {s: source[s][:, k] for s in source}
 
     def joined(k: int, source: dict[str, np.ndarray], base_k: int) -> dict[str, np.ndarray]:
-        return {s: np.concatenate([source[s][:, base_k], layers[s][:, k]], axis=1) for s in ("train", "test")}
+        return {s: np.concatenate([source[s][:, base_k], layers[s][:, k]], axis=1) for s in source}
 
     fixed = {"none": lambda: (constant, 0.0), "layer0": lambda: fitter.bits(layer(0, layers), False),
              "word": lambda: fitter.bits(None, True)}
@@ -143,23 +167,31 @@ def baseline_rows(name: str, fitter: Fitter, layers: dict[str, np.ndarray], twin
 def run(context: ProbeContext) -> ProbeOutcome:
     """Probe conditional on ``context``'s encoder (see the module docstring)."""
     settings: ConditionalSettings = context.settings
-    read_ = read(context, settings)
+    read_ = read(context, settings, settings.max_dev_sentences)
     data = labelled(read_.splits)
+    names = ("train", "dev", "test") if "mlp1" in settings.probe else ("train", "test")   # dev: MLP-1's stopping
     twin = None
     if "random" in settings.baselines:   # checked before any layer is computed: hdf5 has no random twin
-        twin = features(context.random_twin(0), read_.splits)
-    layers = features(context, read_.splits)
-    fitter = Fitter(data, settings)
-    constant = cp.constant_bits(data.y["train"], data.y["test"][fitter.seen], len(data.classes))
-    probed = context.probed_layers(settings.layers)
-    rows = {b: baseline_rows(b, fitter, layers, twin, probed, constant, context.seed) for b in settings.baselines}
+        twin = features(context.random_twin(0), read_.splits, names)
+    layers = features(context, read_.splits, names)
+    fitters = {"linear": lambda: Fitter(data, settings),
+               "mlp1": lambda: MlpFitter(data, settings, context.seed, context.device)}
+    seen = data.y["test"] >= 0
+    constant = cp.constant_bits(data.y["train"], data.y["test"][seen], len(data.classes))
+    rows: dict[str, dict[str, dict[str, float]]] = {}
+    for family in settings.probe:
+        fitter = fitters[family]()
+        prefix = "" if family == "linear" else f"{family}:"
+        for b in settings.baselines:
+            rows[prefix + b] = baseline_rows(b, fitter, layers, twin, context.probed_layers(settings.layers),
+                                             constant, context.seed)
     printed = {"data": "ud_ewt", "tags": settings.tags, "train_sentences": len(read_.splits["train"]),
-               "l2": settings.l2, "h_constant": float(constant.mean()), "test_unseen": int((~fitter.seen).sum()),
-               "baselines": rows}
+               "l2": settings.l2, "probe": list(settings.probe), "h_constant": float(constant.mean()),
+               "test_unseen": int((~seen).sum()), "baselines": rows}
     metrics = {"test": {"h_constant": printed["h_constant"], "test_unseen": printed["test_unseen"],
                         **{f"{b}/{layer}_{key}": value for b, by_layer in rows.items()
                            for layer, values in by_layer.items() for key, value in values.items()}}}
     block = {"name": "ud_ewt", "fraction": 1.0, "train_sentences": len(read_.splits["train"]), "tags": settings.tags,
              "num_classes": len(data.classes), "split_overlap": read_.overlap}
-    main = f"{settings.baselines[0]}/layer_{probed[-1][1]}_gain"
+    main = f"{next(iter(rows))}/layer_{context.probed_layers(settings.layers)[-1][1]}_gain"
     return ProbeOutcome(printed, metrics, main, block)
