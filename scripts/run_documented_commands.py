@@ -59,10 +59,10 @@ def scratch_copy(into: Path) -> Path:
                             capture_output=True, check=True).stdout.decode().split("\0")
     root = into / "elmo_bench"
     for name in filter(None, listed):
-        source = REPO / name
-        if source.is_file():
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, root / name)
+        source, target = REPO / name, root / name
+        if source.is_symlink() or source.is_file():   # links as links (elmo_bench/tasks -> ../tasks)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target, follow_symlinks=False)
     if (REPO.parent / "shared").is_dir():
         (into / "shared").symlink_to((REPO.parent / "shared").resolve())
     return root
