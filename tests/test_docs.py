@@ -74,6 +74,7 @@ def test_the_runner_runs_the_docs_tests_commands() -> None:
     readme = shell_commands(REPO / "README.md")
     gpu = [c for c in readme if c.words[:3] == ("python", "run.py", "task=srl")]
     assert readme[0].words == ("pip", "install", "-e", ".") and gpu[0].needs == "a GPU"
+    assert runner.must_finish(readme[1]) and not runner.must_finish(gpu[0])   # the quickstart: guides use its runs
 
 
 def test_the_runner_passes_fails_stops_and_skips(tmp_path) -> None:
