@@ -19,6 +19,12 @@ command is checked by its first words:
   commands are not the project's: accepted unchecked.
 - anything else fails: a new kind of documented command needs a rule here.
 
+What a command needs beyond a fresh clone offline (the README's setup, the shipped biLM and samples,
+``../shared/data``, run directories the docs' earlier commands make) is marked where the reader sees it: a trailing
+``# needs: WHAT`` comment on its line (``# needs: a GPU``), or ``<!-- docs-run: needs WHAT -->`` on the line before
+the fence for every command of the block. Marked commands are still checked here; the leading command of an
+unmarked block is never marked (test_docs.py), and scripts/run_documented_commands.py runs every unmarked one.
+
 Links: every ``[text](target)`` and ``![alt](target)`` outside code whose target is not a URL resolves to a file
 relative to the markdown file; a ``#fragment`` must be one of the target's headings (GitHub's slugs).
 """
@@ -44,6 +50,10 @@ FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```[ \t]*$", re.M | re.S)
 SHELL = ("bash", "sh", "shell")
 #: the line before a ```python block that makes the docs test run it (otherwise its imports are imported)
 RUN_MARK = "<!-- docs-test: run -->"
+#: the line before a shell block whose commands all need more than a fresh clone offline (a GPU, a cluster, ...)
+NEEDS_MARK = re.compile(r"^<!-- docs-run: needs (.+?) -->$")
+#: a trailing comment marking one command line as needing more than a fresh clone offline
+NEEDS_COMMENT = re.compile(r"#\s*needs:\s*(.+?)\s*$")
 ENV_PREFIX = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 NOT_OURS = ("apt-get", "apt", "git", "cd", "export", "mkdir", "wget", "curl", "sudo")
 
@@ -55,6 +65,8 @@ class DocCommand:
     path: Path
     line: int
     words: tuple[str, ...]
+    env: tuple[str, ...] = ()                  # its ``VAR=value`` prefix words
+    needs: str = ""                            # what it needs beyond a fresh clone offline ("": nothing)
 
     def where(self) -> str:
         return f"{self.path.relative_to(REPO) if self.path.is_relative_to(REPO) else self.path}:{self.line}"
@@ -79,23 +91,34 @@ def fenced_blocks(path: Path, languages: Sequence[str]) -> list[tuple[int, str, 
     return out
 
 
-def shell_commands(path: Path) -> list[DocCommand]:
-    """Every command of ``path``'s shell blocks, continuations joined, comments, chains and env prefixes handled."""
-    out: list[DocCommand] = []
-    for first, body, _ in fenced_blocks(path, SHELL):
-        lines, start, pending = body.splitlines(), None, ""
+def shell_blocks(path: Path) -> list[list[DocCommand]]:
+    """The commands of each of ``path``'s shell blocks, continuations joined, comments, chains, env prefixes and
+    ``needs`` marks handled."""
+    blocks = []
+    for first, body, before in fenced_blocks(path, SHELL):
+        block_needs = NEEDS_MARK.match(before)
+        lines, start, pending, commands = body.splitlines(), None, "", []
         for number, line in enumerate(lines, first):
             start = number if not pending else start
             if line.rstrip().endswith("\\"):
                 pending += line.rstrip()[:-1] + " "
                 continue
             logical, pending = pending + line, ""
-            out += [DocCommand(path, start, words) for words in _split_chain(shlex.split(logical, comments=True))]
-    return out
+            mark = NEEDS_COMMENT.search(logical)
+            needs = mark.group(1) if mark else block_needs.group(1) if block_needs else ""
+            commands += [DocCommand(path, start, words, env, needs)
+                         for env, words in _split_chain(shlex.split(logical, comments=True))]
+        blocks.append(commands)
+    return blocks
 
 
-def _split_chain(tokens: list[str]) -> list[tuple[str, ...]]:
-    """``a && b; VAR=1 c`` → (a,), (b,), (c,): chains split, environment prefixes dropped."""
+def shell_commands(path: Path) -> list[DocCommand]:
+    """Every command of ``path``'s shell blocks, in order (one implementation: the docs test and the runner)."""
+    return [command for block in shell_blocks(path) for command in block]
+
+
+def _split_chain(tokens: list[str]) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """``a && b; VAR=1 c`` → ((), (a,)), ((), (b,)), (("VAR=1",), (c,)): chains split, environment prefixes apart."""
     commands, words = [], []
     for token in [*tokens, ";"]:
         ends = token in ("&&", "||", ";") or token.endswith(";")
@@ -104,10 +127,11 @@ def _split_chain(tokens: list[str]) -> list[tuple[str, ...]]:
         elif not ends:
             words.append(token)
         if ends:
+            env = []
             while words and ENV_PREFIX.match(words[0]):
-                words.pop(0)
+                env.append(words.pop(0))
             if words:
-                commands.append(tuple(words))
+                commands.append((tuple(env), tuple(words)))
             words = []
     return commands
 

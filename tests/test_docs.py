@@ -12,16 +12,20 @@ from elmo_bench.bilm.default import DEFAULT_WEIGHTS
 from tests.doc_commands import (
     DOC_FILES,
     EXAMPLE_MODULES,
+    NEEDS_MARK,
     REPO,
     RUN_MARK,
+    SHELL,
     DocCommand,
     check_command,
     check_link,
     check_snippet,
     dotted_names,
+    fenced_blocks,
     links,
     python_snippets,
     resolve_dotted,
+    shell_blocks,
     shell_commands,
 )
 
@@ -48,6 +52,53 @@ def test_the_docs_have_commands_of_every_kind() -> None:
     assert len(commands) > 100 and heads["python run.py"] >= 30 and heads["elmo-bench"] >= 30, heads
     readme = [" ".join(c.words) for c in shell_commands(REPO / "README.md")]
     assert readme[:4] == ["pip install -e .", "python run.py", "pip install -q -e .[dev]", "python -m pytest -n 2"]
+
+
+@pytest.mark.parametrize("doc", DOC_FILES, ids=_ids(DOC_FILES))
+def test_every_block_leads_with_a_command_a_fresh_clone_runs(doc: Path) -> None:
+    """A reader copies a block's first line: unless the block is marked as a whole (``<!-- docs-run: needs ... -->``:
+    a GPU guide's runs), it needs nothing beyond the README's setup offline; alternatives (hub names, your own
+    files, a GPU) come after it, marked ``# needs: ...``. No placeholder clone URL either."""
+    for (_, _, before), block in zip(fenced_blocks(doc, SHELL), shell_blocks(doc), strict=True):
+        if block and not NEEDS_MARK.match(before):
+            assert not block[0].needs, f"{block[0].where()}: a block's leading command is marked: {block[0].needs}"
+    assert "ELMO_BENCH_URL" not in doc.read_text(encoding="utf-8")
+
+
+def test_the_runner_runs_the_docs_tests_commands() -> None:
+    """scripts/run_documented_commands.py runs exactly the commands this test checks (one extractor), the README
+    first, and marks what it will not run."""
+    runner = _runner()
+    assert runner.shell_commands is shell_commands and runner.documents([]) == DOC_FILES
+    assert runner.documents(["docs/probes.md"]) == [REPO / "README.md", REPO / "docs" / "probes.md"]
+    readme = shell_commands(REPO / "README.md")
+    gpu = [c for c in readme if c.words[:3] == ("python", "run.py", "task=srl")]
+    assert readme[0].words == ("pip", "install", "-e", ".") and gpu[0].needs == "a GPU"
+    assert runner.must_finish(readme[1]) and not runner.must_finish(gpu[0])   # the quickstart: guides use its runs
+
+
+def test_the_runner_passes_fails_stops_and_skips(tmp_path) -> None:
+    """Each outcome of a run, on commands of a tiny doc: pass, fail (with the exit code), limit (stopped at the
+    timeout), needs (not run) and setup (pip: not run); the documented environment prefix reaches the command."""
+    runner = _runner()
+    doc = _doc(tmp_path, "```bash\nFOO=bar python -c \"import os, sys; sys.exit(os.environ['FOO'] != 'bar')\"\n"
+                         "python -c \"import sys; sys.exit(3)\"\npython -c \"import time; time.sleep(60)\"\n"
+                         "python -c \"print(1)\"  # needs: a GPU\npip install -e .\n```\n")
+    outcomes = [runner.run_one(c, tmp_path, timeout=2) for c in shell_commands(doc)]
+    assert [o.status for o in outcomes] == ["pass", "fail", "limit", "needs", "setup"], outcomes
+    assert outcomes[1].detail.startswith("exit 3") and outcomes[2].seconds < 20 and outcomes[3].detail == "a GPU"
+
+
+def _runner():
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("run_documented_commands",
+                                                  REPO / "scripts" / "run_documented_commands.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module               # its dataclass looks its module up
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.mark.parametrize("doc", DOC_FILES, ids=_ids(DOC_FILES))
@@ -117,6 +168,14 @@ def test_continuations_comments_chains_and_env_prefixes(tmp_path) -> None:
         (5, ("python", "run.py", "task=ner", "seed=2")), (7, ("pip", "install", "-e", ".")),
         (7, ("elmo-bench", "report", "results/", "--out", "r/")), (7, ("cd", "/tmp"))]
     assert _failures(doc) == []
+    assert [c.env for c in shell_commands(doc)] == [("HF_HOME=/x", "WANDB_MODE=offline"), (), (), ()]
+
+
+def test_needs_marks_on_a_line_and_on_a_block(tmp_path) -> None:
+    doc = _doc(tmp_path, "```bash\npython run.py\npython run.py device=cuda \\\n    amp=bf16  # needs: a GPU\n```\n\n"
+                         "<!-- docs-run: needs a SLURM cluster -->\n```bash\npython run.py -m experiment=table1\n```\n")
+    assert [(c.line, c.needs) for c in shell_commands(doc)] == [(2, ""), (3, "a GPU"), (9, "a SLURM cluster")]
+    assert [len(b) for b in shell_blocks(doc)] == [2, 1]
 
 
 @pytest.mark.parametrize("command, says", [
