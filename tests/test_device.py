@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from elmo_bench.base.device import autocast, normalise_amp, resolve_device
+from elmo_bench.base.device import arithmetic, autocast, cpu_model, normalise_amp, resolve_device
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.commands import main as cli
 from elmo_bench.engine.collate import Collator
@@ -215,3 +215,27 @@ def test_pretraining_asking_for_cuda_is_one_line_too():
 
     with pytest.raises(ConfigError, match=r"^config: pretrain.device=cuda:1 asks for CUDA, but .*pretrain.device=auto$"):
         Trainer(PretrainConfig.of({"device": "cuda:1"}))
+
+
+def test_arithmetic_records_the_threads_kernels_and_builds_that_fix_a_cpu_runs_last_bits():
+    before = torch.get_num_threads()
+    try:
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            assert arithmetic()["threads"] == threads
+    finally:
+        torch.set_num_threads(before)
+    record = arithmetic()
+    assert record["torch"] == torch.__version__
+    assert record["cpu_capability"] == torch.backends.cpu.get_cpu_capability()
+    assert record["mkl"] is None or record["mkl"] in torch.__config__.show()
+    json.dumps(record)                                        # plain JSON, no path
+    assert not any(isinstance(v, str) and v.startswith("/") for v in record.values())
+
+
+def test_cpu_model_is_procs_model_name_line():
+    info = Path("/proc/cpuinfo")
+    if not info.exists():
+        pytest.skip("no /proc/cpuinfo here")
+    names = [line.split(":", 1)[1].strip() for line in info.read_text().splitlines() if line.startswith("model name")]
+    assert cpu_model() == (names[0] if names else __import__("platform").processor())

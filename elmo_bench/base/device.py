@@ -73,3 +73,28 @@ def describe(device: torch.device, requested: str, amp: str) -> dict[str, Any]:
     """What results.json records: the requested spec, the device used, its name, and the precision."""
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
     return {"requested": requested, "used": str(device), "name": name, "amp": normalise_amp(amp)}
+
+
+def cpu_model() -> str:
+    """The CPU's model name as Linux reports it (``/proc/cpuinfo``), else ``platform.processor()``, else ''."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor()
+
+
+def arithmetic() -> dict[str, Any]:
+    """What decides a CPU run's floating-point results bit for bit besides the code and the data (recorded beside the
+    numbers, never part of a run's identity): the torch build, its intra-op threads, the kernels' instruction set
+    (``ATEN_CPU_CAPABILITY`` picks another), the MKL build and the CPU. An Adam-trained MLP probe amplifies a last-bit
+    difference in any of them into a different accuracy (docs/results/probe_suite/README.md)."""
+    mkl = re.search(r"Math Kernel Library Version ([^\s]+)", torch.__config__.show())
+    return {"torch": torch.__version__, "threads": torch.get_num_threads(),
+            "cpu_capability": torch.backends.cpu.get_cpu_capability(), "mkl": mkl.group(1) if mkl else None,
+            "cpu": cpu_model()}
