@@ -84,7 +84,7 @@ def load_block(path: Path, block: str) -> Any:
 def pairs(a: Path, b: Path) -> list[tuple[str, Path, Path | None]]:
     """(name, A's record, B's record or None) for two files, or for every results.json below directory A."""
     if a.is_file() and b.is_file():
-        return [(a.name, a, b)]
+        return [(str(a), a, b)]
     if a.is_dir() and b.is_dir():
         found = sorted(a.rglob(RECORD))
         if not found:

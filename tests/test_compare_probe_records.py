@@ -81,7 +81,7 @@ def test_identical_files_exit_0_and_another_block_is_compared_on_request(tmp_pat
     write(tmp_path / "b.json", COMMITTED)
     assert cmp.main([str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 0
     assert cmp.main([str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--block", "probes"]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == "a.json: 1 identical, 0 different"
+    assert capsys.readouterr().out.splitlines()[-1] == f"{tmp_path / 'a.json'}: 1 identical, 0 different"
 
 
 def test_a_record_missing_in_b_or_bad_input_is_reported(tmp_path, capsys):

@@ -233,9 +233,11 @@ def test_arithmetic_records_the_threads_kernels_and_builds_that_fix_a_cpu_runs_l
     assert not any(isinstance(v, str) and v.startswith("/") for v in record.values())
 
 
-def test_cpu_model_is_procs_model_name_line():
+def test_cpu_model_is_procs_model_name_family_model_and_stepping():
     info = Path("/proc/cpuinfo")
-    if not info.exists():
-        pytest.skip("no /proc/cpuinfo here")
-    names = [line.split(":", 1)[1].strip() for line in info.read_text().splitlines() if line.startswith("model name")]
-    assert cpu_model() == (names[0] if names else __import__("platform").processor())
+    if not info.exists() or "model name" not in info.read_text():
+        pytest.skip("no /proc/cpuinfo model name here")
+    first = info.read_text().split("\n\n")[0].splitlines()
+    field = {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in first)}
+    assert cpu_model() == (f"{field['model name']} (family {field['cpu family']}, model {field['model']}, "
+                           f"stepping {field['stepping']})")

@@ -76,17 +76,24 @@ def describe(device: torch.device, requested: str, amp: str) -> dict[str, Any]:
 
 
 def cpu_model() -> str:
-    """The CPU's model name as Linux reports it (``/proc/cpuinfo``), else ``platform.processor()``, else ''."""
+    """The CPU as Linux reports it (``/proc/cpuinfo``: model name, family, model, stepping: a VM may name only the
+    vendor), else ``platform.processor()``, else ''."""
+    fields: dict[str, str] = {}
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as info:
             for line in info:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                key, _, value = line.partition(":")
+                if not key.strip():
+                    break                                   # the first processor's block is enough
+                fields.setdefault(key.strip(), value.strip())
     except OSError:
         pass
-    import platform
+    if "model name" not in fields:
+        import platform
 
-    return platform.processor()
+        return platform.processor()
+    return "{} (family {}, model {}, stepping {})".format(
+        fields["model name"], *(fields.get(k, "?") for k in ("cpu family", "model", "stepping")))
 
 
 def arithmetic() -> dict[str, Any]:
