@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from elmo_bench.base.device import autocast, normalise_amp, resolve_device
+from elmo_bench.base.device import arithmetic, autocast, cpu_model, normalise_amp, resolve_device
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.commands import main as cli
 from elmo_bench.engine.collate import Collator
@@ -215,3 +215,29 @@ def test_pretraining_asking_for_cuda_is_one_line_too():
 
     with pytest.raises(ConfigError, match=r"^config: pretrain.device=cuda:1 asks for CUDA, but .*pretrain.device=auto$"):
         Trainer(PretrainConfig.of({"device": "cuda:1"}))
+
+
+def test_arithmetic_records_the_threads_kernels_and_builds_that_fix_a_cpu_runs_last_bits():
+    before = torch.get_num_threads()
+    try:
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            assert arithmetic()["threads"] == threads
+    finally:
+        torch.set_num_threads(before)
+    record = arithmetic()
+    assert record["torch"] == torch.__version__
+    assert record["cpu_capability"] == torch.backends.cpu.get_cpu_capability()
+    assert record["mkl"] is None or record["mkl"] in torch.__config__.show()
+    json.dumps(record)                                        # plain JSON, no path
+    assert not any(isinstance(v, str) and v.startswith("/") for v in record.values())
+
+
+def test_cpu_model_is_procs_model_name_family_model_and_stepping():
+    info = Path("/proc/cpuinfo")
+    if not info.exists() or "model name" not in info.read_text():
+        pytest.skip("no /proc/cpuinfo model name here")
+    first = info.read_text().split("\n\n")[0].splitlines()
+    field = {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in first)}
+    assert cpu_model() == (f"{field['model name']} (family {field['cpu family']}, model {field['model']}, "
+                           f"stepping {field['stepping']})")

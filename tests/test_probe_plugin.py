@@ -106,6 +106,9 @@ def test_a_copied_probe_folder_composes_runs_and_skips(user_probes, tmp_path, ca
             | {"linear_chain_uuas"} <= set(saved["metrics"][split])
     identity = json.loads((run_dir / "run.json").read_text())["identity"]
     assert identity["code.probe"].startswith("ast:") and identity["probe.max_epochs"] == 2
+    assert saved["compute"]["threads"] == (int(run.runtime.threads) or 1)         # what fixes the last bits,
+    assert set(saved["compute"]) == {"torch", "threads", "cpu_capability", "mkl", "cpu"}   # recorded beside them,
+    assert not any(k.startswith("compute") for k in identity)                   # not part of the identity
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="elmo_bench.engine.probe_run"):
         again = run_probe(job_run(overrides), run_dir)                        # the same command again: skipped

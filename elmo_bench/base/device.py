@@ -73,3 +73,35 @@ def describe(device: torch.device, requested: str, amp: str) -> dict[str, Any]:
     """What results.json records: the requested spec, the device used, its name, and the precision."""
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
     return {"requested": requested, "used": str(device), "name": name, "amp": normalise_amp(amp)}
+
+
+def cpu_model() -> str:
+    """The CPU as Linux reports it (``/proc/cpuinfo``: model name, family, model, stepping: a VM may name only the
+    vendor), else ``platform.processor()``, else ''."""
+    fields: dict[str, str] = {}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                key, _, value = line.partition(":")
+                if not key.strip():
+                    break                                   # the first processor's block is enough
+                fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        pass
+    if "model name" not in fields:
+        import platform
+
+        return platform.processor()
+    return "{} (family {}, model {}, stepping {})".format(
+        fields["model name"], *(fields.get(k, "?") for k in ("cpu family", "model", "stepping")))
+
+
+def arithmetic() -> dict[str, Any]:
+    """What decides a CPU run's floating-point results bit for bit besides the code and the data (recorded beside the
+    numbers, never part of a run's identity): the torch build, its intra-op threads, the kernels' instruction set
+    (``ATEN_CPU_CAPABILITY`` picks another), the MKL build and the CPU. An Adam-trained MLP probe amplifies a last-bit
+    difference in any of them into a different accuracy (docs/results/probe_suite/README.md)."""
+    mkl = re.search(r"Math Kernel Library Version ([^\s]+)", torch.__config__.show())
+    return {"torch": torch.__version__, "threads": torch.get_num_threads(),
+            "cpu_capability": torch.backends.cpu.get_cpu_capability(), "mkl": mkl.group(1) if mkl else None,
+            "cpu": cpu_model()}

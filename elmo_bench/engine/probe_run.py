@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from elmo_bench.base.atomic import atomic_write_text
-from elmo_bench.base.device import resolve_device
+from elmo_bench.base.device import arithmetic, resolve_device
 from elmo_bench.base.errors import ConfigError, UserError
 from elmo_bench.base.paths import DATA_ROOT, REPO
 from elmo_bench.encoders.cache import ActivationCache
@@ -50,6 +50,9 @@ DATA_SETTINGS = {"data_dir": "pos/ud_english_ewt", "semcor": "wsd/semcor3.0_goog
                  "eval_root": "wsd/WSD_Evaluation_Framework/Evaluation_Datasets"}
 #: the key results.json keeps the printed object under (a skipped run prints it again)
 PRINTED = "printed"
+#: results.json's record of what decides the numbers' last bits on a CPU (torch, threads, kernels, MKL, CPU model):
+#: beside the numbers, not part of the identity (a resumed run on another machine is the same run)
+COMPUTE = "compute"
 
 
 def data_root(run: ProbeRunConfig) -> Path:
@@ -221,7 +224,7 @@ def write_probe_record(run: ProbeRunConfig, run_dir: Path, outcome: ProbeOutcome
     bilm = None if bilm_info is None else portable({k: v for k, v in bilm_info.items() if k != "encoder"}, run_dir)
     extra = {**outcome.extra, PRINTED: outcome.printed,
              "probe": {"name": declared.name, "settings": portable(asdict(run.probe.settings), run_dir)},
-             "data_fingerprint": data_fingerprints(run)}
+             "data_fingerprint": data_fingerprints(run), COMPUTE: arithmetic()}
     results = RunRecord(
         task=declared.record_task, embedder="elmo", seed=int(run.runtime.seed if outcome.seed is None
                                                             else outcome.seed),
