@@ -146,6 +146,9 @@ class Command(NamedTuple):
 
 COMMANDS: dict[str, Command] = {
     "embed": Command(_embed, "biLM layers of a sentence file into hdf5", _parses_with(__name__, "build_embed_parser")),
+    "extract": Command(_delegate("elmo_bench.commands.extract", "extract_main"),
+                       "an encoder's layers into a sharded, resumable cache entry (torchrun: split across ranks)",
+                       _parses_with("elmo_bench.commands.extract", "build_parser")),
     "score": Command(_score, "score prediction files with the official scorers' semantics",
                      _parses_with(__name__, "build_score_parser")),
     "evaluate": Command(_delegate("elmo_bench.engine.evaluate", "evaluate_main"),
