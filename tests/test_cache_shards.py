@@ -116,7 +116,7 @@ def _arguments(tmp_path: Path, cache: str) -> list[str]:
             "--input", str(tmp_path / "in.txt"), "--cache-dir", str(tmp_path / cache), "--shard-sentences", "2"]
 
 
-def test_torchrun_two_ranks_byte_identical_to_one_process(tmp_path, capsys):
+def test_torchrun_two_ranks_byte_identical_to_one_process(tmp_path, capsys, bilm):
     """One torchrun launch (tests/torchrun_ranks.py): ranks that disagree end with exit 2 and leave nothing, then
     the same ``elmo-bench extract`` command on 2 gloo ranks writes the bytes one process writes."""
     (tmp_path / "in.txt").write_text("".join(" ".join(s) + "\n" for s in SENTENCES))
@@ -135,3 +135,12 @@ def test_torchrun_two_ranks_byte_identical_to_one_process(tmp_path, capsys):
     printed = json.loads([line for line in two.stdout.splitlines() if line.startswith("{")][-1])
     assert printed == {**one, "ranks": 2} and printed["shards"] == 4
     assert _files(tmp_path / "one" / one["entry"]) == _files(tmp_path / "two" / one["entry"])
+    assert _cache(tmp_path / "two", bilm, 2).key(SENTENCES) == one["entry"]  # a run with shard_sentences=2 reads it
+
+
+def test_shard_sentences_is_a_run_time_key_checked_in_one_line():
+    from elmo_bench.engine.run_config import Runtime
+
+    assert Runtime().shard_sentences == 0
+    with pytest.raises(ConfigError, match="config: shard_sentences expected an integer >= 0, found -1"):
+        Runtime(shard_sentences=-1)
