@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from elmo_bench.base.arguments import ArgumentParser
+from elmo_bench.base.arguments import ArgumentParser, positive_int
 from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
+from elmo_bench.encoders.shards import world
 
 
 def build_parser() -> ArgumentParser:
     """``elmo-bench extract``'s arguments (the docs test parses documented commands with it)."""
-    from elmo_bench.commands.main import positive_int
     from elmo_bench.encoders.cli_options import add_device_argument, add_encoder_arguments  # lazy: torch
 
     parser = ArgumentParser(prog="elmo-bench extract",
@@ -41,10 +41,9 @@ def extract_main(argv: Sequence[str]) -> int:
 
     from elmo_bench.base.device import resolve_device  # lazy: torch
     from elmo_bench.commands.embed import read_sentences  # lazy: h5py
-    from elmo_bench.encoders.cache import ActivationCache
+    from elmo_bench.encoders.cache import ActivationCache  # lazy: torch
     from elmo_bench.encoders.cli_options import encoder_from_args  # lazy: torch
     from elmo_bench.encoders.protocol import moved  # lazy: torch
-    from elmo_bench.encoders.shards import world  # lazy: torch
 
     torch.set_num_threads(args.threads)
     sentences = read_sentences(args.input)

@@ -52,7 +52,9 @@ from elmo_bench.encoders.protocol import Encoder, cache_id, check_layers, check_
 from elmo_bench.encoders.segments import MAX_SEGMENT
 from elmo_bench.encoders.settings import CACHE_DTYPES, DEFAULT_CACHE_DTYPE
 from elmo_bench.encoders.shards import (
+    NUMPY,
     PARTIAL,
+    SUFFIX,
     ShardedLayers,
     agree,
     barrier,
@@ -73,7 +75,7 @@ ENTRY_FILES = ("meta.json", "offsets.npy", "rows.npy", "layers.f16")
 #: the largest magnitude fp16 holds: an fp16 entry of larger layers would hold infinities
 FP16_MAX = 65504.0
 #: numpy dtype and layer file of each ``encoder.cache_dtype``
-STORAGE = {"fp16": (np.float16, "layers.f16"), "fp32": (np.float32, "layers.f32")}
+STORAGE = {name: (NUMPY[name], f"layers.{SUFFIX[name]}") for name in ("fp16", "fp32")}
 #: what the cache does with a thing at an entry's name that it did not make (a symlink, a file)
 NOT_OURS = "not this program's, so it is left as it is: remove or move it, or choose another paths.cache_dir"
 
@@ -307,7 +309,7 @@ class ActivationCache:
             if rank == 0:
                 prepare_partial(partial, layout, offsets, rows)
             barrier(size)
-            compute_shards(self, partial, distinct, offsets, rank, size)
+            compute_shards(self, partial, distinct, offsets, rank, size, compute_layers, reserved_memmap)
             barrier(size)
             if rank == 0:
                 meta = {**self._meta(key, sequences, total, distinct, rows, offsets), **layout}

@@ -24,18 +24,27 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.base.integrity import IntegrityError, check_recorded, fingerprint, format_record, sidecar
+from elmo_bench.base.integrity import (
+    IntegrityError,
+    check_recorded,
+    fingerprint,
+    format_record,
+    sidecar,
+    write_manifest,
+)
 from elmo_bench.encoders.settings import DEFAULT_CACHE_DTYPE
 
 #: suffix of the directory an unfinished sharded entry is built in (kept across a kill: the resume point)
 PARTIAL = ".partial"
 SUFFIX = {"fp16": "f16", "fp32": "f32"}
+#: numpy dtype of each ``encoder.cache_dtype`` (cache.STORAGE is made from these two tables)
+NUMPY: dict[str, Any] = {"fp16": np.float16, "fp32": np.float32}
 
 
 def shard_file(index: int, dtype: str) -> str:
@@ -51,15 +60,13 @@ class ShardedLayers:
     """Read access to one sharded entry, the API of cache.CachedLayers: ``get(i)`` → (L+1, n_i, dim) float32."""
 
     def __init__(self, directory: Path) -> None:
-        from elmo_bench.encoders.cache import STORAGE
-
         self.meta = meta = json.loads((directory / "meta.json").read_text())
         self.offsets = np.load(directory / "offsets.npy")
         self.rows = np.load(directory / "rows.npy")
         self.num_layers, self.dim = meta["num_layers"], meta["dim"]
         self.dtype = str(meta.get("dtype", DEFAULT_CACHE_DTYPE))
         self.shard_sentences = int(meta["shard_sentences"])
-        self.directory, self.kind = directory, STORAGE[self.dtype][0]
+        self.directory, self.kind = directory, NUMPY[self.dtype]
         self._maps: dict[int, np.memmap] = {}
 
     def __len__(self) -> int:
@@ -162,8 +169,6 @@ def finish_shard(tmp: Path, final: Path) -> None:
 def publish(partial: Path, entry: Path, meta: dict[str, Any], record_name: str) -> bool:
     """Rank 0, every shard complete: check them all, write meta.json and the entry's integrity record, drop the
     sidecars and layout, rename ``partial`` to ``entry``. False when another run published the entry first."""
-    from elmo_bench.base.integrity import write_manifest
-
     shards = listed_shards(meta)
     for name in shards:
         if not shard_complete(partial / name):
@@ -182,11 +187,10 @@ def publish(partial: Path, entry: Path, meta: dict[str, Any], record_name: str) 
 
 
 def compute_shards(cache: Any, partial: Path, distinct: Sequence[Sequence[str]], offsets: np.ndarray,
-                   rank: int, size: int) -> None:
-    """This rank's shards (r, r+K, ...), each computed unless complete, in order; the unit of work and of resume."""
-    from elmo_bench.encoders import cache as cache_module  # the cache's compute_layers and reserved_memmap
-
-    kind = cache_module.STORAGE[cache.dtype][0]
+                   rank: int, size: int, compute: Callable[..., None], reserve: Callable[..., np.memmap]) -> None:
+    """This rank's shards (r, r+K, ...), each computed unless complete, in order; the unit of work and of resume.
+    ``compute`` and ``reserve`` are cache.compute_layers and cache.reserved_memmap (passed in: no import circle)."""
+    kind = NUMPY[cache.dtype]
     ranges = shard_ranges(len(distinct), cache.shard_sentences)
     for index in range(rank, len(ranges), size):
         final = partial / shard_file(index, cache.dtype)
@@ -197,8 +201,8 @@ def compute_shards(cache: Any, partial: Path, distinct: Sequence[Sequence[str]],
         tmp = partial / f".{final.name}.{os.getpid()}.tmp"
         shape = (max(int(local[-1]), 1), cache.encoder.num_layers, cache.encoder.dim)
         try:
-            data = cache_module.reserved_memmap(tmp, kind, shape)
-            cache_module.compute_layers(cache.encoder, distinct[a:b], data, local, cache.max_segment,
+            data = reserve(tmp, kind, shape)
+            compute(cache.encoder, distinct[a:b], data, local, cache.max_segment,
                                         cache.batch_tokens, cache.progress)
             data.flush()
             del data
