@@ -61,16 +61,17 @@ def test_killed_extraction_resumes_byte_identical(tmp_path, bilm, monkeypatch):
     compute = cache_module.compute_layers
 
     def killed_after_two_shards(*args, **kwargs):
-        if len(calls) == 2:
-            raise KeyboardInterrupt("killed")
+        if len(calls) == 2:  # killed half-way through shard 2: its temporary stays, as after a SIGKILL
+            raise SystemExit("killed")
         calls.append(len(args[1]))
         return compute(*args, **kwargs)
 
     monkeypatch.setattr(cache_module, "compute_layers", killed_after_two_shards)
     cache = _cache(tmp_path / "resumed", bilm)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(SystemExit):
         cache.layers(SENTENCES)
     partial = tmp_path / "resumed" / f"{cache.key(SENTENCES)}{PARTIAL}"
+    (partial / ".shard-00002.f16.99999999.tmp").write_bytes(b"half")  # what a SIGKILL leaves
     assert sorted(p.name for p in partial.glob("shard-*")) == [
         "shard-00000.f16", "shard-00000.f16.sha256", "shard-00001.f16", "shard-00001.f16.sha256"]
     assert not (tmp_path / "resumed" / cache.key(SENTENCES)).exists()  # nothing published half-done

@@ -178,6 +178,8 @@ def publish(partial: Path, entry: Path, meta: dict[str, Any], record_name: str) 
     for name in shards:
         sidecar(partial / name).unlink()
     (partial / "layout.json").unlink()
+    for leftover in partial.glob(".*"):  # a killed process's half-written shard (every rank is done by now)
+        leftover.unlink()
     try:
         os.rename(partial, entry)
     except OSError:
