@@ -136,12 +136,13 @@ def test_each_runtime_default_is_written_once_in_its_dataclass():
 
     root = _yaml(REPO / "conf/config.yaml")
     keys = [spec.name for spec in dataclasses.fields(Runtime)]
-    assert keys == ["seed", "cache", "max_segment", "threads", "device", "amp", "progress"]
+    assert keys == ["seed", "cache", "max_segment", "threads", "device", "amp", "progress", "shard_sentences"]
     assert not set(keys) & set(root)
     assert root["defaults"][-3:] == ["runtime_schema", "_self_", {"experiment": None}]
     defaults = {spec.name: spec.default for spec in dataclasses.fields(Runtime)}
     assert dict(runtime_schema()) == defaults == {"seed": 1, "cache": True, "max_segment": 256, "threads": 1,
-                                                  "device": "auto", "amp": "off", "progress": True}
+                                                  "device": "auto", "amp": "off", "progress": True,
+                                                  "shard_sentences": 0}
     config = composed(["task=ner"])
     assert {k: config[k] for k in keys} == defaults
     assert list(config)[list(config).index("encoder") + 1:][:len(keys)] == keys  # where conf/config.yaml had them

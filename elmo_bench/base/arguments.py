@@ -18,3 +18,14 @@ class ArgumentParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         print(f"error: {self.prog}: {message} (see {self.prog} --help)", file=sys.stderr, flush=True)
         raise SystemExit(EXIT_USER_ERROR)
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (``--batch-size 0`` or ``-1`` is a usage error, exit code 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, found {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, found {value}")
+    return value

@@ -10,23 +10,12 @@ import json
 import sys
 from typing import Any, Callable, NamedTuple, Sequence
 
-from elmo_bench.base.arguments import ArgumentParser
+from elmo_bench.base.arguments import ArgumentParser, positive_int
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 from elmo_bench.commands.guard import debug_requested, exit_cleanly_on_sigterm, exit_code, guarded
 from elmo_bench.commands.pretrain import compose_pretrain
 from elmo_bench.tasks.registry import registered
-
-
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1 (``--batch-size 0`` or ``-1`` is a usage error, exit code 2)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, found {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, found {value}")
-    return value
 
 
 def build_embed_parser() -> ArgumentParser:
@@ -146,6 +135,9 @@ class Command(NamedTuple):
 
 COMMANDS: dict[str, Command] = {
     "embed": Command(_embed, "biLM layers of a sentence file into hdf5", _parses_with(__name__, "build_embed_parser")),
+    "extract": Command(_delegate("elmo_bench.commands.extract", "extract_main"),
+                       "an encoder's layers into a sharded, resumable cache entry (torchrun: split across ranks)",
+                       _parses_with("elmo_bench.commands.extract", "build_parser")),
     "score": Command(_score, "score prediction files with the official scorers' semantics",
                      _parses_with(__name__, "build_score_parser")),
     "evaluate": Command(_delegate("elmo_bench.engine.evaluate", "evaluate_main"),

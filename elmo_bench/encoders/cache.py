@@ -31,7 +31,7 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import torch
@@ -51,6 +51,20 @@ from elmo_bench.encoders.bilm import as_encoder
 from elmo_bench.encoders.protocol import Encoder, cache_id, check_layers, check_values, takes_whole_sequences
 from elmo_bench.encoders.segments import MAX_SEGMENT
 from elmo_bench.encoders.settings import CACHE_DTYPES, DEFAULT_CACHE_DTYPE
+from elmo_bench.encoders.shards import (
+    NUMPY,
+    PARTIAL,
+    SUFFIX,
+    ShardedLayers,
+    agree,
+    barrier,
+    compute_shards,
+    listed_shards,
+    prepare_partial,
+    publish,
+    shard_ranges,
+    world,
+)
 
 log = logging.getLogger(__name__)
 #: part of every key: entries written in an older layout are never read, they are recomputed under a new key
@@ -61,7 +75,7 @@ ENTRY_FILES = ("meta.json", "offsets.npy", "rows.npy", "layers.f16")
 #: the largest magnitude fp16 holds: an fp16 entry of larger layers would hold infinities
 FP16_MAX = 65504.0
 #: numpy dtype and layer file of each ``encoder.cache_dtype``
-STORAGE = {"fp16": (np.float16, "layers.f16"), "fp32": (np.float32, "layers.f32")}
+STORAGE = {name: (NUMPY[name], f"layers.{SUFFIX[name]}") for name in ("fp16", "fp32")}
 #: what the cache does with a thing at an entry's name that it did not make (a symlink, a file)
 NOT_OURS = "not this program's, so it is left as it is: remove or move it, or choose another paths.cache_dir"
 
@@ -165,16 +179,28 @@ class CachedLayers:
         return np.asarray(self.data[a:b], dtype=np.float32).transpose(1, 0, 2)
 
 
+def open_entry(directory: Path) -> CachedLayers | ShardedLayers:
+    """An entry's reader: sharded (elmo_bench.encoders.shards) when its meta.json says so, else the flat one."""
+    meta = json.loads((directory / "meta.json").read_text())
+    return ShardedLayers(directory) if meta.get("shard_sentences") else CachedLayers(directory)
+
+
 class ActivationCache:
     """Entries of one encoder. ``encoder_id`` defaults to :func:`elmo_bench.encoders.protocol.cache_id`; a bare
     BiLM with an id (the old call) is wrapped and keyed by that id, as before. ``dtype`` is ``encoder.cache_dtype``:
-    fp16 (the old keys and entries) or fp32 (a key of its own)."""
+    fp16 (the old keys and entries) or fp32 (a key of its own). ``shard_sentences`` N >= 1 writes the entry as
+    shards of N distinct sequences (resumable, split across torchrun ranks; elmo_bench.encoders.shards; a key of
+    its own); 0 (the default) is today's single-file entry."""
 
     def __init__(self, directory: str | Path, encoder: Encoder, encoder_id: str | None = None,
                  max_segment: int = MAX_SEGMENT, batch_tokens: int = 4096, progress: bool = True,
-                 dtype: str = DEFAULT_CACHE_DTYPE) -> None:
+                 dtype: str = DEFAULT_CACHE_DTYPE, shard_sentences: int = 0) -> None:
         if dtype not in CACHE_DTYPES:
             raise ConfigError(f"config: encoder.cache_dtype expected one of {', '.join(CACHE_DTYPES)}, found {dtype!r}")
+        if isinstance(shard_sentences, bool) or not isinstance(shard_sentences, int) or shard_sentences < 0:
+            raise ConfigError(f"config: shard_sentences expected an integer >= 0 (0: one file), found "
+                              f"{shard_sentences!r}")
+        self.shard_sentences = shard_sentences
         self.encoder = as_encoder(encoder, encoder_id)
         self.directory, self.bilm_id = Path(directory), encoder_id or cache_id(self.encoder)
         self.max_segment, self.batch_tokens, self.progress = max_segment, batch_tokens, progress
@@ -188,8 +214,7 @@ class ActivationCache:
             if not (entry / RECORD).exists():
                 raise IntegrityError(f"{entry}: no {RECORD} (written before entries had integrity records, or a "
                                      f"file of the entry is missing)")
-            check_files(entry / RECORD, [entry / name for name in self.files], require_listed=True)
-            layers = CachedLayers(entry)
+            layers = self._open_files(entry)
         except (OSError, ValueError, KeyError, TypeError) as exc:  # ValueError: bad JSON, short memmap
             if isinstance(exc, IntegrityError):
                 raise
@@ -198,6 +223,18 @@ class ActivationCache:
             raise IntegrityError(f"{entry}: its meta.json names key {layers.meta.get('key')!r}, not {key!r} (an "
                                  f"entry copied or renamed)")
         return layers
+
+    def _open_files(self, entry: Path) -> CachedLayers | ShardedLayers:
+        """Check the entry's files against its record (a sharded entry's shards as its meta.json lists them), then
+        open it."""
+        if not self.shard_sentences:
+            check_files(entry / RECORD, [entry / name for name in self.files], require_listed=True)
+            return CachedLayers(entry)
+        check_files(entry / RECORD, [entry / "meta.json"], require_listed=True)
+        meta = json.loads((entry / "meta.json").read_text())
+        names = ["offsets.npy", "rows.npy", *listed_shards(meta)]
+        check_files(entry / RECORD, [entry / name for name in names], require_listed=True)
+        return ShardedLayers(entry)
 
     def _checked(self, entry: Path, key: str) -> CachedLayers | None:
         """The entry, if it matches its integrity record and key and opens; else None, after setting it aside."""
@@ -216,9 +253,10 @@ class ActivationCache:
     def key(self, sequences: Sequence[Sequence[str]]) -> str:
         segmenting = "all" if takes_whole_sequences(self.encoder) else self.max_segment
         stored = "" if self.dtype == DEFAULT_CACHE_DTYPE else f"-{self.dtype}"  # fp16: the old keys
-        return f"v{FORMAT_VERSION}-{self.bilm_id}-{stream_hash(sequences)}-seg{segmenting}{stored}"
+        sharded = f"-sh{self.shard_sentences}" if self.shard_sentences else ""  # unsharded: the old keys
+        return f"v{FORMAT_VERSION}-{self.bilm_id}-{stream_hash(sequences)}-seg{segmenting}{stored}{sharded}"
 
-    def layers(self, sequences: Sequence[Sequence[str]], name: str = "") -> CachedLayers:
+    def layers(self, sequences: Sequence[Sequence[str]], name: str = "") -> CachedLayers | ShardedLayers:
         """The entry for ``sequences``, computed and stored first if absent."""
         key = self.key(sequences)
         entry = self.directory / key
@@ -234,6 +272,8 @@ class ActivationCache:
                 return layers
         log.info("activation cache miss: %s %s: %d tokens", name, key, total)
         started = time.perf_counter()
+        if self.shard_sentences:
+            return self._sharded(entry, key, sequences, total, started)
         try:
             remove_stale(self.directory)
             tmp = owned_temp_dir(self.directory, key)
@@ -252,6 +292,55 @@ class ActivationCache:
                 raise not_replaced(entry, exc) from None
         return CachedLayers(entry)
 
+    def _sharded(self, entry: Path, key: str, sequences: Sequence[Sequence[str]], total: int,
+                 started: float) -> ShardedLayers | CachedLayers:
+        """Build (or resume) a sharded entry in ``<key>.partial``: this rank's shards, then, after every rank's,
+        rank 0 publishes it (elmo_bench.encoders.shards)."""
+        distinct, rows = deduplicate(sequences)
+        offsets = np.zeros(len(distinct) + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum([len(s) for s in distinct])
+        layout = {"key": key, "shard_sentences": self.shard_sentences, "batch_tokens": self.batch_tokens,
+                  "shards": len(shard_ranges(len(distinct), self.shard_sentences)), "dtype": self.dtype,
+                  "num_layers": self.encoder.num_layers, "dim": self.encoder.dim}
+        rank, size = world()
+        agree(layout, rank, size)
+        partial = self.directory / f"{key}{PARTIAL}"
+        try:
+            if rank == 0:
+                prepare_partial(partial, layout, offsets, rows)
+            barrier(size)
+            compute_shards(self, partial, distinct, offsets, rank, size, compute_layers, reserved_memmap)
+            barrier(size)
+            if rank == 0:
+                meta = {**self._meta(key, sequences, total, distinct, rows, offsets), **layout}
+                publish(partial, entry, meta, RECORD)
+            barrier(size)
+        except OSError as exc:  # a full disk: one line naming the entry; the complete shards stay for a resume
+            raise named(exc, entry) from exc
+        seconds = time.perf_counter() - started
+        self.seconds_in_bilm += seconds
+        log.info("activation cache stored: %s in %.1f s (%d shards, rank %d of %d)", key, seconds,
+                 layout["shards"], rank, size)
+        try:
+            return self._open_checked(entry, key)
+        except IntegrityError as exc:
+            raise not_replaced(entry, exc) from None
+
+    def _meta(self, key: str, sequences: Sequence[Sequence[str]], total: int, distinct: Sequence[Sequence[str]],
+              rows: np.ndarray, offsets: np.ndarray) -> dict[str, Any]:
+        """An entry's meta.json: what it holds and which encoder made it."""
+        meta = {"key": key, "bilm": self.bilm_id, "sequences": len(sequences), "tokens": total,
+                "distinct_sequences": len(distinct), "computed_tokens": int(offsets[-1]),
+                "num_layers": self.encoder.num_layers, "dim": self.encoder.dim, "max_segment": self.max_segment,
+                "encoder": self.encoder.identity(), "dtype": self.dtype}
+        extras = getattr(self.encoder, "extras", None)  # how pooling was chosen, the layer indices kept...
+        if callable(extras):
+            meta["encoder_facts"] = extras()
+        forced = forced_unknown_words(self.encoder, distinct, rows)
+        if forced is not None:
+            meta["forced_unknown_words"] = forced
+        return meta
+
     def _build(self, tmp: Path, entry: Path, key: str, sequences: Sequence[Sequence[str]], total: int) -> bool:
         """Compute the entry in ``tmp`` (complete and finite, or nothing) and rename it to ``entry``; False when
         another run's entry is there first. ``tmp`` is removed on any failure."""
@@ -267,16 +356,7 @@ class ActivationCache:
             compute_layers(self.encoder, distinct, data, offsets, self.max_segment, self.batch_tokens, self.progress)
             data.flush()
             del data
-            meta = {"key": key, "bilm": self.bilm_id, "sequences": len(sequences), "tokens": total,
-                    "distinct_sequences": len(distinct), "computed_tokens": int(offsets[-1]),
-                    "num_layers": self.encoder.num_layers, "dim": self.encoder.dim, "max_segment": self.max_segment,
-                    "encoder": self.encoder.identity(), "dtype": self.dtype}
-            extras = getattr(self.encoder, "extras", None)  # how pooling was chosen, the layer indices kept...
-            if callable(extras):
-                meta["encoder_facts"] = extras()
-            forced = forced_unknown_words(self.encoder, distinct, rows)
-            if forced is not None:
-                meta["forced_unknown_words"] = forced
+            meta = self._meta(key, sequences, total, distinct, rows, offsets)
             (tmp / "meta.json").write_text(json.dumps(meta))
             write_manifest(tmp, self.files, RECORD)  # hashed now: this process does not hash the entry again
             apply_umask(tmp, directory=True)  # mkdtemp made it 0700

@@ -271,7 +271,8 @@ def prepare_layers(run: RunConfig, task: Task, prepared: Prepared, bilm: Any, bi
     if train:  # the encoder vets itself on the first training sentence before any layer is computed
         check_first_sentence(bilm, [train[0][task.text_fields[0]]], f"the first training sentence ({task.name})")
     cache = ActivationCache(run.paths.cache_dir, bilm, max_segment=max_segment,
-                            progress=run.runtime.progress, dtype=dtype) if run.runtime.cache else None
+                            progress=run.runtime.progress, dtype=dtype,
+                            shard_sentences=int(run.runtime.shard_sentences)) if run.runtime.cache else None
     prepared.cache = cache
     forced: dict[str, int] = {}
     for split, examples in prepared.splits.items():

@@ -191,7 +191,8 @@ def _context(run: ProbeRunConfig, run_dir: Path, encoder: Any, record: dict[str,
     encoder = moved(encoder, device)
     torch.set_num_threads(int(run.runtime.threads) or 1)
     cache = ActivationCache(run.paths.cache_dir, encoder, max_segment=int(run.runtime.max_segment),
-                            progress=run.runtime.progress) if run.runtime.cache else None
+                            progress=run.runtime.progress,
+                            shard_sentences=int(run.runtime.shard_sentences)) if run.runtime.cache else None
     return ProbeContext(run.probe.settings, encoder, record, cache, device, int(run.runtime.seed),
                         bool(run.runtime.progress), data_root(run), run_dir, int(run.runtime.max_segment),
                         run.paths.cache_dir if run.runtime.cache else None)

@@ -61,6 +61,7 @@ class Runtime:
     device: str = "auto"              # auto | cpu | cuda | cuda:N: the biLM (cache, live layers), heads, losses
     amp: str = "off"                  # off | bf16 | fp16: the task model's forward under autocast (biLM stays fp32)
     progress: bool = True             # progress bars
+    shard_sentences: int = 0          # cache entries as shards of N distinct sentences (resumable): 0 = one file
 
     def __post_init__(self) -> None:
         from elmo_bench.base.device import check_device_spec, normalise_amp  # lazy: torch
@@ -72,6 +73,7 @@ class Runtime:
         normalise_amp(self.amp)
         check_number("threads", self.threads, int, 0)
         check_number("max_segment", self.max_segment, int, 1)
+        check_number("shard_sentences", self.shard_sentences, int, 0)
         if not isinstance(self.cache, bool):
             raise ConfigError(f"config: cache expected true or false, found {self.cache!r}")
 
