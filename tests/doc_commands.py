@@ -270,15 +270,33 @@ def _compose_once(original: Any) -> Any:
     return compose
 
 
+#: each config file or ConfigStore node loaded once per test process (Hydra loads every group option again for each
+#: composition: a third of its time); keyed by the search path's sources, so another search path loads anew
+_LOADED: dict[tuple[Any, ...], Any] = {}
+
+
+def _load_once(original: Any) -> Any:
+    def load_config(repository: Any, config_path: str) -> Any:
+        key = (tuple((s.provider, s.path) for s in repository.sources), config_path)
+        if key not in _LOADED:
+            _LOADED[key] = original(repository, config_path)
+        return copy.deepcopy(_LOADED[key])            # Hydra merges into what it loads
+
+    return load_config
+
+
 def check_command(command: DocCommand) -> str:
     """Check one documented command by the module docstring's rule; returns the kind checked. Errors name the
-    file and line."""
+    file and line. The repository's config files do not change while the docs are checked, so each is loaded once."""
     from unittest import mock
+
+    from hydra._internal.config_repository import ConfigRepository
 
     from elmo_bench.commands import hydra_setup
 
     try:
-        with mock.patch.object(hydra_setup, "compose_config", _compose_once(hydra_setup.compose_config)):
+        with mock.patch.object(hydra_setup, "compose_config", _compose_once(hydra_setup.compose_config)), \
+                mock.patch.object(ConfigRepository, "load_config", _load_once(ConfigRepository.load_config)):
             return _check(list(command.words))
     except Exception as exc:                      # noqa: BLE001 - every failure is reported with its place
         raise AssertionError(f"{command.where()}: {' '.join(command.words)}\n  {type(exc).__name__}: {exc}") from exc

@@ -2,6 +2,7 @@
 run-directory suffixes; and the typed group schemas conf/ names (elmo_bench.engine.config_schema)."""
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import Any, Sequence
@@ -10,7 +11,10 @@ from omegaconf import OmegaConf
 
 from elmo_bench.base.paths import CONF_DIR, DATA_ROOT, REPO
 from elmo_bench.commands.row_names import row_layer, row_mode
+from elmo_bench.encoders.model_files import directory_hash, file_hash, is_model_directory
+from elmo_bench.encoders.settings import path_like
 from elmo_bench.engine.config_schema import register_schemas
+from elmo_bench.engine.run_identity import fingerprint
 from elmo_bench.tasks.registry import declaration, package_dir
 
 #: keys already spelled out in the run directory path
@@ -29,8 +33,6 @@ def short_value(value: str) -> str:
     name limit, and two different values never share a name."""
     if len(value) <= MAX_VALUE_IN_NAME:
         return value
-    import hashlib
-
     return f"{value[:16]}~{hashlib.sha256(value.encode('utf-8')).hexdigest()[:10]}"
 
 
@@ -86,8 +88,6 @@ _MODEL_PATH_KEYS = ("encoder.path",)
 def names_a_path(key: str, value: str) -> bool:
     """True when an override's value names a file or directory: an absolute or home-relative path, a model
     path (``encoder.path`` that is not a hub name), or a relative path with a ``/`` that exists here."""
-    from elmo_bench.encoders.settings import path_like  # lazy: the encoders layer, only for override values
-
     if value.startswith(("/", "~/", "\\")) or (len(value) > 2 and value[1] == ":" and value[2] in "/\\"):
         return True
     if key in _MODEL_PATH_KEYS:
@@ -101,10 +101,6 @@ def path_label(value: str) -> str:
     file: sha256 of its bytes; another directory: its files' names and sizes). A moved model keeps its label; two
     models of one name and other content get two. A path that does not exist: the hash of the value (the run's
     own checks refuse it before anything is written)."""
-    import hashlib
-
-    from elmo_bench.encoders.model_files import directory_hash, file_hash, is_model_directory  # lazy: path values only
-
     path = Path(value).expanduser()
     name = path.name or "root"
     if is_model_directory(path):
@@ -112,8 +108,6 @@ def path_label(value: str) -> str:
     elif path.is_file():
         digest = file_hash(path)
     elif path.is_dir():
-        from elmo_bench.engine.run_identity import fingerprint  # lazy: the identity's directory fingerprint
-
         digest = fingerprint(path).split(":", 1)[1]
     else:
         digest = hashlib.sha256(value.encode("utf-8")).hexdigest()
