@@ -15,6 +15,7 @@ to its output (TF's ResidualWrapper: the recurrence itself uses the un-added out
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 from torch import nn
@@ -109,6 +110,9 @@ class BiLstmStack(nn.Module):
             for _ in range(options.n_layers)
         )
         self.dropout = nn.Dropout(dropout)
+        #: amnesic probing (elmo_bench.encoders.erasing.InModelEraser): erases layer ``eraser.layer``'s output
+        #: after the residual add (0: the token layer, the stack's input); None = the model as trained
+        self.eraser: Any = None
 
     def zero_state(self, batch: int, like: torch.Tensor) -> list[LayerState]:
         p, d = self.options.projection_dim, self.options.lstm_dim
@@ -134,12 +138,16 @@ class BiLstmStack(nn.Module):
         x = torch.stack([x_sorted, reverse_within_lengths(x_sorted, sorted_lengths)])  # (2, batch, time, dim)
         if state is None:
             state = self.zero_state(batch, tokens)
+        if self.eraser is not None and self.eraser.layer == 0:
+            x = self.eraser.directions(x, sorted_lengths)
         outputs, final_states = [], []
         for index, layer in enumerate(self.layers):
             h0, c0 = state[index]
             out, (h, c) = layer(self.dropout(x), batch_sizes, (h0[:, order], c0[:, order]))
             if index > 0 and self.options.use_skip_connections:
                 out = out + x
+            if self.eraser is not None and self.eraser.layer == index + 1:
+                out = self.eraser.directions(out, sorted_lengths)  # padding stays zero: word positions only
             x = out
             forward = out[0][restore]
             backward = reverse_within_lengths(out[1], sorted_lengths)[restore]

@@ -1,0 +1,152 @@
+"""Issue 47 item 3: a LEACE eraser applied inside the encoder's forward pass (encoder.erase.*): off leaves every layer
+and the identity as they were; on at layer k leaves the layers below k bit-identical and changes layer k and above;
+the random controls have exactly the fitted rank; a bad setting is one line."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from elmo_bench.base.errors import ConfigError
+from elmo_bench.encoders.erase_settings import erase_spec
+from elmo_bench.encoders.erasing import Affine, apply_erase, orth_control, random_control, whitening
+from tests.conftest import FIXTURES, needs_data, needs_fixtures
+
+SENTENCES = [["The", "cat", "sat", "on", "the", "mat", "."], ["Dogs", "bark", "."], ["I", "saw", "it", "today"]]
+
+
+def _fitted(seed: int = 0, n: int = 400, d: int = 6, classes: int = 4) -> tuple[Affine, torch.Tensor]:
+    """A LEACE eraser (concept-erasure) of 4 classes from correlated 6-dim data, and the data's covariance."""
+    from concept_erasure import LeaceFitter
+
+    g = torch.Generator().manual_seed(seed)
+    y = torch.randint(0, classes, (n,), generator=g)
+    x = torch.randn(n, d, generator=g, dtype=torch.float64) @ torch.randn(d, d, generator=g, dtype=torch.float64)
+    x[:, :classes] += 2.0 * torch.nn.functional.one_hot(y, classes)
+    fitter = LeaceFitter(d, classes, method="leace", dtype=torch.float64, svd_tol=1e-8, constrain_cov_trace=False)
+    fitter.update(x, torch.nn.functional.one_hot(y, classes).double())
+    e = fitter.eraser
+    return Affine(e.proj_left, e.proj_right, e.bias), torch.cov(x.T)
+
+
+def test_the_controls_have_exactly_the_fitted_rank_and_are_projections():
+    fitted, sigma = _fitted()
+    assert fitted.rank() == 3
+    for seed in (0, 1, 2):
+        for control in (random_control(fitted, sigma, seed), orth_control(6, 3, seed)):
+            change = control.left @ control.right
+            assert control.rank() == 3 and torch.allclose(change @ change, change, atol=1e-10)   # idempotent
+            assert 0.0 < control.variance_share(sigma) < 1.0
+    a, b = random_control(fitted, sigma, 0), random_control(fitted, sigma, 1)
+    assert not torch.allclose(a.left @ a.right, b.left @ b.right)                       # the seed draws the frame
+    assert torch.equal(a.bias, fitted.bias)                                              # the fitted mean
+    whiten, unwhiten = whitening(sigma)
+    assert torch.allclose(whiten @ sigma @ whiten, torch.eye(6, dtype=torch.float64), atol=1e-8)
+    assert torch.allclose(unwhiten @ whiten, torch.eye(6, dtype=torch.float64), atol=1e-8)
+    # the random control is LEACE's form with an orthonormal frame U in whitened space: W (L R) W⁺ = U Uᵀ
+    frame = whiten @ a.left
+    assert torch.allclose(frame.T @ frame, torch.eye(3, dtype=torch.float64), atol=1e-8)
+
+
+def test_erase_settings_off_and_bad_input_are_one_line():
+    assert erase_spec({"kind": "bilm"}) is None
+    assert erase_spec({"kind": "bilm", "erase": {"concept": None, "layer": None, "control": "none", "seed": 0,
+                                                 "path": None}}) is None
+    on = {"concept": "upos", "layer": 1, "control": "random", "seed": 2, "path": "x"}
+    assert erase_spec({"kind": "bilm", "erase": on}) == on
+    for bad, message in (({**on, "control": "rand"}, "control expected one of none, random, orth"),
+                         ({**on, "concept": "ner"}, "concept expected one of upos"),
+                         ({**on, "layer": None}, "needs encoder.erase.layer"),
+                         ({**on, "layer": -1}, "encoder.erase.layer"),
+                         ({**on, "path": None}, "needs encoder.erase.path"),
+                         ({**on, "colour": 1}, "erase.colour is not a key")):
+        with pytest.raises(ConfigError, match=message):
+            erase_spec({"kind": "bilm", "erase": bad})
+    with pytest.raises(ConfigError, match="applies to encoder=bilm|transformers"):
+        erase_spec({"kind": "hdf5", "erase": on})
+
+
+@pytest.fixture(scope="module")
+def erasers(tmp_path_factory):
+    """probe=erasure on the test biLM (120 UD EWT sentences, every layer): its run directory, holding
+    erasers/layer_<k>.pt with the per-stream erasers."""
+    from elmo_bench.commands.plan import job_run
+    from elmo_bench.engine.probe_run import run_probe
+
+    root = tmp_path_factory.mktemp("erasure")
+    run_probe(job_run(["probe=erasure", "bilm=fixture", f"paths.cache_dir={root / 'cache'}", "logger=disabled",
+                       "progress=false", "probe.max_train_sentences=120"]), root / "run")
+    return root / "run"
+
+
+def _bilm():
+    from elmo_bench.encoders.bilm import load_bilm_encoder
+
+    return load_bilm_encoder(FIXTURES / "options.json", FIXTURES / "lm_weights.hdf5")
+
+
+def _erased(run, layer: int, control: str = "none", seed: int = 0):
+    spec = {"kind": "bilm", "erase": {"concept": "upos", "layer": layer, "control": control, "seed": seed,
+                                      "path": str(run)}}
+    return apply_erase(_bilm(), erase_spec(spec))
+
+
+@needs_fixtures
+@needs_data
+def test_erasing_layer_k_inside_the_bilm_keeps_the_layers_below_and_recomputes_the_rest(erasers):
+    plain = _bilm()
+    before, mask = plain.layers(SENTENCES)
+    off = apply_erase(_bilm(), erase_spec({"kind": "bilm", "erase": {"concept": None}}))
+    assert off.identity() == plain.identity() == {"kind": "bilm", "hash": plain.hash}
+    assert off.cache_id() == plain.hash and torch.equal(off.layers(SENTENCES)[0], before)
+    ids = set()
+    for layer in (0, 1, 2):
+        for control in ("none", "random", "orth"):
+            encoder = _erased(erasers, layer, control)
+            after, mask_after = encoder.layers(SENTENCES)
+            assert torch.equal(mask, mask_after) and torch.equal(after[:, :layer], before[:, :layer])
+            for k in range(layer, 3):
+                assert not torch.allclose(after[:, k][mask], before[:, k][mask], atol=1e-4)
+            assert not after.transpose(1, 2)[~mask].any()                           # padding stays zero
+            assert encoder.identity()["erase"]["layer"] == layer and encoder.cache_id() != plain.hash
+            ids.add(encoder.cache_id())
+            streams = encoder.bilm.lstm.eraser.streams                          # per stream: 16 = 32 / 2
+            assert [s.dim for s in streams] == ([16] if layer == 0 else [16, 16])
+            assert encoder.info["erase"]["rank"] == [s.rank() for s in streams]
+    assert len(ids) == 9
+
+
+@needs_fixtures
+@needs_data
+def test_the_in_model_eraser_removes_the_concept_from_the_layer_it_erases(erasers):
+    """The forward half of layer 1 after in-model erasure: a linear probe on it is no better than the majority."""
+    saved = torch.load(erasers / "erasers" / "layer_1.pt", weights_only=False)
+    classes = len(saved["identity"]["classes"])
+    assert [int(torch.linalg.matrix_rank(s["proj_left"] @ s["proj_right"])) for s in saved["streams"]] == \
+        [classes - 1] * 2
+    assert _erased(erasers, 1).info["erase"]["variance_share"]["fitted"][0] > 0
+
+
+@needs_fixtures
+@needs_data
+def test_a_mismatched_eraser_or_layer_is_one_line(erasers, tmp_path):
+    from elmo_bench.encoders.random_init import randomise
+
+    with pytest.raises(ConfigError, match="encoder.erase.layer=3 is outside the encoder"):
+        _erased(erasers, 3)
+    spec = erase_spec({"kind": "bilm", "erase": {"concept": "upos", "layer": 2, "path": str(
+        erasers / "erasers" / "layer_1.pt")}})
+    with pytest.raises(ConfigError, match="fitted for layer 1"):
+        apply_erase(_bilm(), spec)
+    with pytest.raises(ConfigError, match="fitted for concept 'upos'"):
+        apply_erase(_bilm(), {**spec, "layer": 1, "concept": "xpos"})
+    with pytest.raises(ConfigError, match="fitted for encoder"):
+        apply_erase(randomise(_bilm(), "all", 0), {**spec, "layer": 1})
+    saved = torch.load(erasers / "erasers" / "layer_1.pt", weights_only=False)
+    saved["streams"] = [{k: v[:4, :4] if k in ("sigma",) else v for k, v in s.items()} for s in saved["streams"]]
+    for stream in saved["streams"]:
+        stream["proj_left"] = stream["proj_left"][:4]
+    torch.save(saved, tmp_path / "narrow.pt")
+    with pytest.raises(ConfigError, match=r"eraser width \[4, 4\], the encoder's layer 1 has \[16, 16\]"):
+        apply_erase(_bilm(), {**spec, "layer": 1, "path": str(tmp_path / "narrow.pt")})
+    with pytest.raises(ConfigError, match="no eraser file"):
+        apply_erase(_bilm(), {**spec, "path": str(tmp_path)})
