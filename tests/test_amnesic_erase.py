@@ -175,3 +175,43 @@ def test_a_mismatched_eraser_or_layer_is_one_line(erasers, tmp_path):
         apply_erase(_bilm(), {**spec, "layer": 1, "path": str(tmp_path / "narrow.pt")})
     with pytest.raises(ConfigError, match="no eraser file"):
         apply_erase(_bilm(), {**spec, "path": str(tmp_path)})
+
+
+@pytest.fixture(scope="module")
+def bert_erasers(tmp_path_factory):
+    """probe=erasure on a tiny random BERT (tests/hf_tiny.py) over 60 UD EWT sentences: its run directory."""
+    from elmo_bench.commands.plan import job_run
+    from elmo_bench.engine.probe_run import run_probe
+    from tests.hf_tiny import tiny_models
+
+    root = tmp_path_factory.mktemp("bert_erasure")
+    path = tiny_models()["bert"]
+    run_probe(job_run(["probe=erasure", "encoder=transformers", f"encoder.path={path}", "logger=disabled",
+                       f"paths.cache_dir={root / 'cache'}", "progress=false", "probe.max_train_sentences=60"]),
+              root / "run")
+    return path, root / "run"
+
+
+@needs_data
+def test_a_hook_on_block_k_erases_a_transformer_inside_its_forward_pass(bert_erasers):
+    from elmo_bench.encoders.build import build_encoder
+    from elmo_bench.encoders.protocol import cache_id
+
+    path, run = bert_erasers
+    plain = build_encoder({"kind": "transformers", "path": str(path)})
+    before, mask = plain.layers(SENTENCES)
+    last = plain.num_layers - 1
+    for layer in range(last):
+        encoder = build_encoder({"kind": "transformers", "path": str(path)})
+        spec = erase_spec({"kind": "transformers", "erase": {"concept": "upos", "layer": layer, "path": str(run)}})
+        erased = apply_erase(encoder, spec)
+        after, _ = erased.layers(SENTENCES)
+        assert torch.equal(after[:, :layer], before[:, :layer])
+        for k in range(layer, last + 1):
+            assert not torch.allclose(after[:, k][mask], before[:, k][mask], atol=1e-4)
+        assert erased.identity() == {**plain.identity(), "erase": erased.erased}
+        assert cache_id(erased) != cache_id(plain)
+    with pytest.raises(ConfigError, match=f"encoder.erase.layer={last} is outside the encoder"):
+        apply_erase(build_encoder({"kind": "transformers", "path": str(path)}), {**spec, "layer": last})
+    with pytest.raises(ConfigError, match="fitted for encoder"):                 # the BERT's eraser on the biLM
+        apply_erase(_bilm(), {**spec, "layer": 0, "path": str(run / "erasers" / "layer_0.pt")})
