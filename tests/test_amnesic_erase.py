@@ -215,3 +215,76 @@ def test_a_hook_on_block_k_erases_a_transformer_inside_its_forward_pass(bert_era
         apply_erase(build_encoder({"kind": "transformers", "path": str(path)}), {**spec, "layer": last})
     with pytest.raises(ConfigError, match="fitted for encoder"):                 # the BERT's eraser on the biLM
         apply_erase(_bilm(), {**spec, "layer": 0, "path": str(run / "erasers" / "layer_0.pt")})
+
+
+@pytest.fixture(scope="module")
+def shipped_erasers(tmp_path_factory):
+    """probe=erasure on the shipped biLM (it has its softmax) over 150 UD EWT sentences, layers 1 and 2."""
+    from elmo_bench.commands.plan import job_run
+    from elmo_bench.engine.probe_run import run_probe
+
+    root = tmp_path_factory.mktemp("shipped_erasure")
+    common = [f"paths.cache_dir={root / 'cache'}", "logger=disabled", "progress=false"]
+    run_probe(job_run(["probe=erasure", "probe.max_train_sentences=150", "probe.layers=[1,2]", *common]),
+              root / "run")
+    return root, common
+
+
+@needs_data
+def test_amnesic_lm_scores_the_biLM_with_a_concept_erased_inside(shipped_erasers):
+    """The contract's keys; none has KL 0; erasing raises perplexity; the recomputation from layer k up gives the
+    numbers of the full pass; every refusal is one line and writes nothing."""
+    from elmo_bench.commands.plan import job_run
+    from elmo_bench.engine.probe_run import run_probe
+
+    root, common = shipped_erasers
+    args = ["probe=amnesic_lm", f"probe.erasers={root / 'run'}", "probe.max_eval_sentences=24", "probe.seeds=3",
+            "probe.bootstrap=200", "probe.layers=[1,2]", *common]
+    dev = run_probe(job_run(args), root / "lm")["metrics"]["dev"]
+    keys = {f"layer_{k}_{m}" for k in (1, 2) for m in ("ppl_none", "ppl_erased", "ppl_random", "kl_erased",
+                                                        "kl_random", "p", "top1_none", "top1_erased",
+                                                        "top1_random", "share_erased", "share_random")}
+    assert keys == set(dev)
+    for k in (1, 2):
+        assert dev[f"layer_{k}_ppl_none"] == dev["layer_1_ppl_none"] and dev[f"layer_{k}_kl_erased"] > 0
+        assert dev[f"layer_{k}_ppl_erased"] > dev[f"layer_{k}_ppl_none"] and 0 < dev[f"layer_{k}_p"] <= 1
+        assert 0 < dev[f"layer_{k}_share_erased"] < 1 and 0 < dev[f"layer_{k}_share_random"] < 1
+    for bad, message in ((["bilm=fixture"], "no softmax/W"), (["bilm=random"], "needs a trained biLM"),
+                         (["encoder.erase.concept=upos", "encoder.erase.layer=1", f"encoder.erase.path={root / 'run'}"],
+                          "leave encoder.erase off")):
+        with pytest.raises(ConfigError, match=message):
+            run_probe(job_run([*args, *bad]), root / "refused")
+        assert not (root / "refused").exists()
+
+
+@needs_data
+def test_the_memo_recomputes_only_from_the_erased_layer_and_changes_nothing(shipped_erasers):
+    """Erasing layer 1 of the shipped biLM with the memo of an un-erased pass: LSTM layer 0 is taken from the memo
+    (poisoning it shows), layer 1 is recomputed (poisoning its entry changes nothing), and the result is the full
+    pass's bit for bit."""
+    import elmo_bench
+    from elmo_bench.bilm.chars import batch_to_ids
+    from elmo_bench.bilm.model import add_sentence_boundaries
+    from elmo_bench.encoders.bilm import load_bilm_encoder
+    from elmo_bench.encoders.erasing import load_in_model
+    from elmo_bench.encoders.protocol import cache_id
+
+    root, _ = shipped_erasers
+    resources = FIXTURES.__class__(elmo_bench.__file__).parent / "resources" / "bilm"
+    encoder = load_bilm_encoder(resources / "options.json", resources / "weights.hdf5")
+    spec = {"concept": "upos", "layer": 1, "control": "none", "seed": 0, "path": str(root / "run")}
+    eraser = load_in_model(spec, cache_id(encoder), [128, 128])
+    chars, lengths = add_sentence_boundaries(batch_to_ids(SENTENCES))
+    lstm = encoder.bilm.lstm
+    with torch.no_grad():
+        tokens = encoder.bilm.token_encoder(chars)
+        memo: dict = {}
+        plain = lstm(tokens, lengths, memo=memo)[0]
+        lstm.eraser = eraser
+        full = lstm(tokens, lengths)[0]
+        memo[1] = (memo[1][0] * 0, memo[1][1])        # above the erased layer: never read
+        reused = lstm(tokens, lengths, memo=memo)[0]
+        memo[0] = (memo[0][0] * 0, memo[0][1])        # below it: read
+        poisoned = lstm(tokens, lengths, memo=memo)[0]
+    assert all(torch.equal(a, b) for a, b in zip(reused, full)) and not torch.equal(full[1], plain[1])
+    assert not torch.equal(poisoned[1], full[1])

@@ -118,12 +118,14 @@ class BiLstmStack(nn.Module):
         p, d = self.options.projection_dim, self.options.lstm_dim
         return [(like.new_zeros(2, batch, p), like.new_zeros(2, batch, d)) for _ in self.layers]
 
-    def forward(self, tokens: torch.Tensor, lengths: torch.Tensor,
-                state: list[LayerState] | None = None) -> tuple[list[torch.Tensor], list[LayerState]]:
+    def forward(self, tokens: torch.Tensor, lengths: torch.Tensor, state: list[LayerState] | None = None,
+                memo: dict[int, Any] | None = None) -> tuple[list[torch.Tensor], list[LayerState]]:
         """tokens (batch, time, projection_dim), lengths (batch,) >= 1, optional initial state per layer.
 
         Returns per layer the outputs (batch, time, 2 * projection_dim) as ``[forward ; backward]`` in the
         original token order (zeros past each length) and the final state per layer (rows in input order).
+        ``memo`` (a dict per batch, with the same tokens and state): the layers below the eraser's are computed
+        once and reused by the next call (amnesic probing recomputes only from the erased layer up).
         """
         batch, time, _ = tokens.shape
         order = torch.argsort(lengths, descending=True, stable=True)
@@ -141,11 +143,17 @@ class BiLstmStack(nn.Module):
         if self.eraser is not None and self.eraser.layer == 0:
             x = self.eraser.directions(x, sorted_lengths)
         outputs, final_states = [], []
+        clean = len(self.layers) if self.eraser is None else self.eraser.layer  # layers below: never erased input
         for index, layer in enumerate(self.layers):
-            h0, c0 = state[index]
-            out, (h, c) = layer(self.dropout(x), batch_sizes, (h0[:, order], c0[:, order]))
-            if index > 0 and self.options.use_skip_connections:
-                out = out + x
+            if memo is not None and index < clean and index in memo:
+                out, (h, c) = memo[index]
+            else:
+                h0, c0 = state[index]
+                out, (h, c) = layer(self.dropout(x), batch_sizes, (h0[:, order], c0[:, order]))
+                if index > 0 and self.options.use_skip_connections:
+                    out = out + x
+                if memo is not None and index < clean:
+                    memo[index] = (out, (h, c))
             if self.eraser is not None and self.eraser.layer == index + 1:
                 out = self.eraser.directions(out, sorted_lengths)  # padding stays zero: word positions only
             x = out
