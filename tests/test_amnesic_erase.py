@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.encoders.erase_settings import erase_spec
+from elmo_bench.encoders.erase_settings import check_erase_files, erase_spec
 from elmo_bench.encoders.erasing import Affine, apply_erase, orth_control, random_control, whitening
 from tests.conftest import FIXTURES, needs_data, needs_fixtures
 
@@ -47,7 +47,7 @@ def test_the_controls_have_exactly_the_fitted_rank_and_are_projections():
     assert torch.allclose(frame.T @ frame, torch.eye(3, dtype=torch.float64), atol=1e-8)
 
 
-def test_erase_settings_off_and_bad_input_are_one_line():
+def test_erase_settings_off_and_bad_input_are_one_line(tmp_path):
     assert erase_spec({"kind": "bilm"}) is None
     assert erase_spec({"kind": "bilm", "erase": {"concept": None, "layer": None, "control": "none", "seed": 0,
                                                  "path": None}}) is None
@@ -63,6 +63,14 @@ def test_erase_settings_off_and_bad_input_are_one_line():
             erase_spec({"kind": "bilm", "erase": bad})
     with pytest.raises(ConfigError, match="applies to encoder=bilm|transformers"):
         erase_spec({"kind": "hdf5", "erase": on})
+    # at the door (before any run directory): the layer against the biLM's options, the eraser file's presence
+    options = str(FIXTURES / "options.json")
+    with pytest.raises(ConfigError, match=r"encoder.erase.layer=3 is outside the encoder \(encoder=bilm erases "
+                                          r"layers 0..2\)"):
+        check_erase_files({"kind": "bilm", "erase": {**on, "layer": 3}}, options)
+    with pytest.raises(ConfigError, match="no eraser file layer_1.pt there"):
+        check_erase_files({"kind": "bilm", "erase": {**on, "path": str(tmp_path)}}, options)
+    check_erase_files({"kind": "bilm"}, options)                                       # off: nothing checked
 
 
 @pytest.fixture(scope="module")
@@ -219,13 +227,13 @@ def test_a_hook_on_block_k_erases_a_transformer_inside_its_forward_pass(bert_era
 
 @pytest.fixture(scope="module")
 def shipped_erasers(tmp_path_factory):
-    """probe=erasure on the shipped biLM (it has its softmax) over 150 UD EWT sentences, layers 1 and 2."""
+    """probe=erasure on the shipped biLM (it has its softmax) over 80 UD EWT sentences, layers 1 and 2."""
     from elmo_bench.commands.plan import job_run
     from elmo_bench.engine.probe_run import run_probe
 
     root = tmp_path_factory.mktemp("shipped_erasure")
     common = [f"paths.cache_dir={root / 'cache'}", "logger=disabled", "progress=false"]
-    run_probe(job_run(["probe=erasure", "probe.max_train_sentences=150", "probe.layers=[1,2]", *common]),
+    run_probe(job_run(["probe=erasure", "probe.max_train_sentences=80", "probe.layers=[1,2]", *common]),
               root / "run")
     return root, common
 
@@ -238,7 +246,7 @@ def test_amnesic_lm_scores_the_biLM_with_a_concept_erased_inside(shipped_erasers
     from elmo_bench.engine.probe_run import run_probe
 
     root, common = shipped_erasers
-    args = ["probe=amnesic_lm", f"probe.erasers={root / 'run'}", "probe.max_eval_sentences=24", "probe.seeds=3",
+    args = ["probe=amnesic_lm", f"probe.erasers={root / 'run'}", "probe.max_eval_sentences=12", "probe.seeds=3",
             "probe.bootstrap=200", "probe.layers=[1,2]", *common]
     dev = run_probe(job_run(args), root / "lm")["metrics"]["dev"]
     keys = {f"layer_{k}_{m}" for k in (1, 2) for m in ("ppl_none", "ppl_erased", "ppl_random", "kl_erased",

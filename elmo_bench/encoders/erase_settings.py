@@ -9,6 +9,8 @@ random directions, projected out); ``encoder.erase.seed`` the control's draw.
 """
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any, Mapping
 
 from elmo_bench.base.errors import ConfigError
@@ -56,3 +58,38 @@ def erase_spec(spec: Mapping[str, Any], prefix: str = "encoder") -> dict[str, An
                           f"probe=erasure run directory or its erasers/layer_<k>.pt); found none")
     return {"concept": str(given["concept"]), "layer": int(given["layer"]), "control": str(given["control"]),
             "seed": int(given["seed"]), "path": str(given["path"])}
+
+
+def refuse_layer(layer: int, kind: str, top: int) -> None:
+    """One line when ``encoder.erase.layer`` is above ``top``, the highest layer ``kind`` can erase (the biLM: its
+    top layer; a transformer: the one below its last hidden state, which feeds no block)."""
+    if layer > top:
+        raise ConfigError(f"config: encoder.erase.layer={layer} is outside the encoder (encoder={kind} erases "
+                          f"layers 0..{top}{'' if kind == 'bilm' else '; its last layer feeds no block'})")
+
+
+def eraser_file(path: str, layer: int) -> Path:
+    """``encoder.erase.path``: the eraser file itself, or a probe=erasure run directory (its erasers/layer_<k>.pt)."""
+    found = Path(path).expanduser()
+    if found.is_dir():
+        found = found / "erasers" / f"layer_{layer}.pt"
+    if not found.is_file():
+        raise ConfigError(f"config: encoder.erase.path {path}: no eraser file {found.name} there (expected a "
+                          f"probe=erasure run directory or its erasers/layer_{layer}.pt)")
+    return found
+
+
+def check_erase_files(spec: Mapping[str, Any], bilm_options: str | None) -> None:
+    """At the door, before any run directory: the eraser file is there and the layer inside the encoder where its
+    size can be read without loading it (the biLM's options.json; a transformer directory's config.json)."""
+    erase = erase_spec(spec)
+    if erase is None:
+        return
+    if spec["kind"] == "bilm" and bilm_options and Path(bilm_options).is_file():
+        refuse_layer(erase["layer"], "bilm", int(json.loads(Path(bilm_options).read_text())["lstm"]["n_layers"]))
+    config = Path(str(spec["path"] if "path" in spec else "")) / "config.json"
+    if spec["kind"] == "transformers" and config.is_file():
+        blocks = json.loads(config.read_text())
+        if "num_hidden_layers" in blocks:
+            refuse_layer(erase["layer"], "transformers", int(blocks["num_hidden_layers"]) - 1)
+    eraser_file(erase["path"], erase["layer"])

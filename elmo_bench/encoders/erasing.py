@@ -25,6 +25,7 @@ from typing import Any, Mapping
 import torch
 
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.encoders.erase_settings import eraser_file, refuse_layer
 from elmo_bench.encoders.protocol import cache_id
 
 
@@ -108,17 +109,6 @@ class InModelEraser:
         return torch.stack([torch.where(keep, streams[d](x[d]), x[d]) for d in range(x.shape[0])])
 
 
-def eraser_file(path: str, layer: int) -> Path:
-    """``encoder.erase.path``: the eraser file itself, or a probe=erasure run directory (its erasers/layer_<k>.pt)."""
-    found = Path(path).expanduser()
-    if found.is_dir():
-        found = found / "erasers" / f"layer_{layer}.pt"
-    if not found.is_file():
-        raise ConfigError(f"config: encoder.erase.path {path}: no eraser file {found.name} there (expected a "
-                          f"probe=erasure run directory or its erasers/layer_{layer}.pt)")
-    return found
-
-
 def _stream(saved: Mapping[str, Any]) -> tuple[Affine, torch.Tensor]:
     """One saved eraser (proj_left, proj_right, bias, sigma) as an Affine in float64, and its covariance."""
     def f64(t: Any) -> torch.Tensor:
@@ -192,10 +182,7 @@ def stream_widths(encoder: Any, layer: int) -> list[int]:
     [dim]); ConfigError when the layer is outside the encoder (a transformer's last layer: nothing runs after it)."""
     kind = str(encoder.identity()["kind"])
     count = int(encoder.num_layers) if kind == "bilm" else int(getattr(encoder, "total_layers", encoder.num_layers))
-    top = count - 1 if kind == "bilm" else count - 2
-    if layer > top:
-        raise ConfigError(f"config: encoder.erase.layer={layer} is outside the encoder (encoder={kind} erases "
-                          f"layers 0..{top}{'' if kind == 'bilm' else '; its last layer feeds no block'})")
+    refuse_layer(layer, kind, count - 1 if kind == "bilm" else count - 2)
     if kind == "bilm":
         half = int(encoder.dim) // 2
         return [half] if layer == 0 else [half, half]
