@@ -159,7 +159,8 @@ def load_in_model(spec: Mapping[str, Any], encoder_hash: str, widths: list[int])
     if have != widths:
         raise ConfigError(f"config: encoder.erase.path {found}: eraser width {have}, the encoder's layer "
                           f"{spec['layer']} has {widths} (an eraser of another encoder)")
-    applied = [_controlled(fitted, sigma, spec["control"], spec["seed"] + i) for i, (fitted, sigma) in
+    # stream i of seed s draws under s * streams + i: no two seeds or streams share a draw
+    applied = [_controlled(fitted, sigma, spec["control"], spec["seed"] * len(parts) + i) for i, (fitted, sigma) in
                enumerate(parts)]
     shares = {"fitted": [f.variance_share(s) for f, s in parts],
               "applied": [a.variance_share(s) for a, (_, s) in zip(applied, parts)]}
