@@ -15,6 +15,7 @@ to its output (TF's ResidualWrapper: the recurrence itself uses the un-added out
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 from torch import nn
@@ -109,17 +110,22 @@ class BiLstmStack(nn.Module):
             for _ in range(options.n_layers)
         )
         self.dropout = nn.Dropout(dropout)
+        #: amnesic probing (elmo_bench.encoders.erasing.InModelEraser): erases layer ``eraser.layer``'s output
+        #: after the residual add (0: the token layer, the stack's input); None = the model as trained
+        self.eraser: Any = None
 
     def zero_state(self, batch: int, like: torch.Tensor) -> list[LayerState]:
         p, d = self.options.projection_dim, self.options.lstm_dim
         return [(like.new_zeros(2, batch, p), like.new_zeros(2, batch, d)) for _ in self.layers]
 
-    def forward(self, tokens: torch.Tensor, lengths: torch.Tensor,
-                state: list[LayerState] | None = None) -> tuple[list[torch.Tensor], list[LayerState]]:
+    def forward(self, tokens: torch.Tensor, lengths: torch.Tensor, state: list[LayerState] | None = None,
+                memo: dict[int, Any] | None = None) -> tuple[list[torch.Tensor], list[LayerState]]:
         """tokens (batch, time, projection_dim), lengths (batch,) >= 1, optional initial state per layer.
 
         Returns per layer the outputs (batch, time, 2 * projection_dim) as ``[forward ; backward]`` in the
         original token order (zeros past each length) and the final state per layer (rows in input order).
+        ``memo`` (a dict per batch, with the same tokens and state): the layers below the eraser's are computed
+        once and reused by the next call (amnesic probing recomputes only from the erased layer up).
         """
         batch, time, _ = tokens.shape
         order = torch.argsort(lengths, descending=True, stable=True)
@@ -134,12 +140,22 @@ class BiLstmStack(nn.Module):
         x = torch.stack([x_sorted, reverse_within_lengths(x_sorted, sorted_lengths)])  # (2, batch, time, dim)
         if state is None:
             state = self.zero_state(batch, tokens)
+        if self.eraser is not None and self.eraser.layer == 0:
+            x = self.eraser.directions(x, sorted_lengths)
         outputs, final_states = [], []
+        clean = len(self.layers) if self.eraser is None else self.eraser.layer  # layers below: never erased input
         for index, layer in enumerate(self.layers):
-            h0, c0 = state[index]
-            out, (h, c) = layer(self.dropout(x), batch_sizes, (h0[:, order], c0[:, order]))
-            if index > 0 and self.options.use_skip_connections:
-                out = out + x
+            if memo is not None and index < clean and index in memo:
+                out, (h, c) = memo[index]
+            else:
+                h0, c0 = state[index]
+                out, (h, c) = layer(self.dropout(x), batch_sizes, (h0[:, order], c0[:, order]))
+                if index > 0 and self.options.use_skip_connections:
+                    out = out + x
+                if memo is not None and index < clean:
+                    memo[index] = (out, (h, c))
+            if self.eraser is not None and self.eraser.layer == index + 1:
+                out = self.eraser.directions(out, sorted_lengths)  # padding stays zero: word positions only
             x = out
             forward = out[0][restore]
             backward = reverse_within_lengths(out[1], sorted_lengths)[restore]

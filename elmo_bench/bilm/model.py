@@ -75,6 +75,8 @@ class BiLM(nn.Module):
         outputs, final = self.lstm(tokens, lengths, initial)
         if self.stateful:
             self._store_state(final)
+        if self.lstm.eraser is not None and self.lstm.eraser.layer == 0:  # the token layer as the LSTMs saw it
+            tokens = self.lstm.eraser.directions(tokens.unsqueeze(0), lengths)[0]
         layers = torch.stack([torch.cat([tokens, tokens], dim=-1), *outputs], dim=1)
         time = with_bounds.shape[1]
         mask = torch.arange(time, device=chars.device).unsqueeze(0) < lengths.unsqueeze(1)

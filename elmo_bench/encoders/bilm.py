@@ -7,6 +7,8 @@ layer, sentence boundaries removed.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -21,6 +23,8 @@ class BiLMEncoder:
     """A frozen :class:`BiLM` as an Encoder; ``hash`` is its ``bilm_identity`` (or any id the caller keys it by)."""
 
     whole_sequences = False  # the cache cuts long sequences into max_segment pieces, as it always did
+    #: encoder.erase's identity when an eraser runs inside (elmo_bench.encoders.erasing); None = as trained
+    erased: dict[str, Any] | None = None
 
     def __init__(self, bilm: BiLM, hash: str, info: dict[str, Any] | None = None) -> None:
         self.bilm, self.hash = bilm.eval(), hash
@@ -28,11 +32,18 @@ class BiLMEncoder:
         self.num_layers, self.dim = bilm.num_layers, bilm.output_dim
 
     def identity(self) -> dict[str, Any]:
-        return {"kind": "bilm", "hash": self.hash}
+        return {"kind": "bilm", "hash": self.hash, **self.erase_entry()}
+
+    def erase_entry(self) -> dict[str, Any]:
+        """``{"erase": ...}`` with an eraser inside, else nothing (the identity as before erasure existed)."""
+        return {} if self.erased is None else {"erase": dict(self.erased)}
 
     def cache_id(self) -> str:
-        """The activation cache's key part: the bare hash, as before the Encoder protocol (old entries stay hits)."""
-        return self.hash
+        """The activation cache's key part: the bare hash, as before the Encoder protocol (old entries stay hits);
+        an eraser inside adds its digest."""
+        if self.erased is None:
+            return self.hash
+        return f"{self.hash}-erase-{erase_digest(self.erased)}"
 
     def to(self, device: torch.device | str) -> "BiLMEncoder":
         self.bilm.to(device)
@@ -47,6 +58,11 @@ class BiLMEncoder:
         """(batch, L+1, words, dim) float32 and (batch, words) mask, on the biLM's device."""
         output = self.bilm(batch_to_ids([list(s) for s in sentences]).to(self.device))
         return output.layers.float(), output.mask
+
+
+def erase_digest(erased: dict[str, Any]) -> str:
+    """16 hex digits of sha256 over the erase identity (sorted JSON)."""
+    return hashlib.sha256(json.dumps(erased, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def load_bilm_encoder(options: str | Path, weights: str | Path, name: str | None = None) -> BiLMEncoder:

@@ -45,7 +45,8 @@ class RandomBiLMEncoder(BiLMEncoder):
         self.trained_hash, self.mode, self.seed = trained_hash, mode, seed
 
     def identity(self) -> dict[str, Any]:
-        return {"kind": "bilm", "hash": self.hash, "random_init": self.mode, "random_seed": self.seed}
+        return {"kind": "bilm", "hash": self.hash, "random_init": self.mode, "random_seed": self.seed,
+                **self.erase_entry()}
 
 
 def random_bilm(trained: BiLM, mode: str, seed: int) -> BiLM:

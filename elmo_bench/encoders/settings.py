@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import check_number
+from elmo_bench.encoders.erase_settings import erase_spec
 from elmo_bench.encoders.kinds import encoder_kinds
 from elmo_bench.encoders.layer_select import check_layer_spec
 
@@ -71,6 +72,7 @@ def check_encoder_settings(spec: Mapping[str, Any], prefix: str = "encoder") -> 
         raise ConfigError(f"config: encoder={kind} needs {prefix}.path ({what}); found none")
     if kind == "python" and missing(spec.get("_target_")):
         raise ConfigError(f"config: encoder=python needs {prefix}._target_=pkg.module.Class; found none")
+    erase_spec(spec, prefix)  # encoder.erase.* (off unless erase.concept is set)
     if kind == "python":
         return  # the other keys are the user's class's arguments
     if "batch_size" in spec:

@@ -338,6 +338,8 @@ class TransformersEncoder:
     whole_sequences = True  # windows are this encoder's own business: the cache never cuts its sequences
     #: set by elmo_bench.encoders.random_init on a model rebuilt with random weights (random_init, random_seed)
     randomised: dict[str, Any] = {}
+    #: encoder.erase's identity when an eraser runs inside (elmo_bench.encoders.erasing); None = as trained
+    erased: dict[str, Any] | None = None
 
     def __init__(self, path: str, pooling: str = "auto", revision: str | None = None, amp: Any = "off",
                  max_length: int | None = None, batch_size: int = 32, layers: Any = None,
@@ -424,6 +426,8 @@ class TransformersEncoder:
             ident["dtype"] = self.dtype
         if self.causal:
             ident["causal"] = True
+        if self.erased is not None:     # encoder.erase: an eraser inside the forward pass (encoders.erasing)
+            ident["erase"] = dict(self.erased)
         return ident
 
     def extras(self) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import CONF_DIR
+from elmo_bench.encoders.erase_settings import check_erase_files
 from elmo_bench.encoders.settings import check_encoder_path
 from elmo_bench.engine.config_check import check_added_keys
 from elmo_bench.engine.probe_config import ProbeRunConfig, refuse_task_keys
@@ -53,11 +54,13 @@ def resolve_run_config(cfg: DictConfig, overrides: Sequence[str] = (), choices: 
         probe_run = ProbeRunConfig.of(OmegaConf.to_container(cfg, resolve=True))
         if files:
             check_encoder_path(probe_run.encoder.spec)
+            check_erase_files(probe_run.encoder.spec, probe_run.encoder.bilm.options)
         return probe_run
     run = run_config(cfg)
     if files:
         check_data_files(run.data.values)
         check_encoder_path(run.encoder.spec)
+        check_erase_files(run.encoder.spec, run.encoder.bilm.options)
     return run
 
 

@@ -32,6 +32,8 @@ from elmo_bench.data.split_checks import check_splits
 from elmo_bench.encoders.bilm import BiLMEncoder, as_encoder
 from elmo_bench.encoders.build import build_encoder, encoder_record, layer_ids
 from elmo_bench.encoders.cache import ActivationCache, LiveLayers, check_first_sentence, source_forced_unknown
+from elmo_bench.encoders.erase_settings import erase_spec
+from elmo_bench.encoders.erasing import apply_erase
 from elmo_bench.encoders.protocol import cache_id, moved
 from elmo_bench.encoders.random_init import check_random_init, randomise
 from elmo_bench.encoders.settings import cache_dtype
@@ -206,11 +208,13 @@ def load_encoder_info(encoder: EncoderPart, amp: str) -> tuple[Any, dict[str, An
         if encoder.bilm.random_init:             # bilm=random: the architecture with random weights
             made = randomise(made, encoder.bilm.random_init, int(encoder.bilm.random_seed or 0))
             info = made.info
-        return made, info
+        return apply_erase(made, erase_spec(encoder.spec)), info
     spec = encoder.plain()
     mode, seed = spec.pop("random_init", None), int(spec.pop("random_seed", None) or 0)
+    erase = erase_spec(spec)
+    spec.pop("erase", None)
     check_random_init(str(spec.get("kind")), mode, "encoder.random_init")
-    return randomise(build_encoder(spec, amp=amp), mode, seed), None
+    return apply_erase(randomise(build_encoder(spec, amp=amp), mode, seed), erase), None
 
 
 def distinct_text(task: Task, examples: Sequence[Example]) -> list[list[str]]:

@@ -47,7 +47,8 @@ IGNORED = ("progress", "threads", "logger", "paths", "choices", "device", "cache
            "bilm.name", "bilm.base_dir", "encoder.path", "probe.wordnet_work")
 #: settings that name a data directory, and where the probe reads when they are null (below paths.data_root)
 DATA_SETTINGS = {"data_dir": "pos/ud_english_ewt", "semcor": "wsd/semcor3.0_google_original_format",
-                 "eval_root": "wsd/WSD_Evaluation_Framework/Evaluation_Datasets"}
+                 "eval_root": "wsd/WSD_Evaluation_Framework/Evaluation_Datasets",
+                 "erasers": "."}  # probe=amnesic_lm's probe=erasure run (required: its check refuses null)
 #: the key results.json keeps the printed object under (a skipped run prints it again)
 PRINTED = "printed"
 #: results.json's record of what decides the numbers' last bits on a CPU (torch, threads, kernels, MKL, CPU model):

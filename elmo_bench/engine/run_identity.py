@@ -66,7 +66,11 @@ ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.ep
                                    "trainer.lr_plateau_threshold": None, "trainer.lr_plateau_min_lr": None,
                                    # issue 46: large models (encoder=transformers)
                                    "encoder.layers": None, "encoder.dtype": "float32", "encoder.max_tokens": None,
-                                   "shard_sentences": 0}  # issue 46: sharded cache entries
+                                   "shard_sentences": 0,  # issue 46: sharded cache entries
+                                   # issue 47: amnesic probing inside the forward pass (off)
+                                   "encoder.erase.concept": None, "encoder.erase.layer": None,
+                                   "encoder.erase.control": "none", "encoder.erase.seed": 0,
+                                   "encoder.erase.path": None}
 #: keys earlier versions had in every composed config and read nowhere: dropped from a stored identity before
 #: comparing (``task.default_data``: each task YAML named a dataset that conf/config.yaml's ``data: default_<task>``
 #: chose anyway; removed in issue 35; ``encoder.path``: recorded until issue 45, the model's location, which

@@ -79,6 +79,22 @@ def scored(x: dict[str, torch.Tensor], data: Labelled, seen: np.ndarray, setting
     return 100.0 * float((probe.predict(test, None) == gold).double().mean()), float(probe.bits(test, None, gold).mean())
 
 
+def saved_eraser(eraser: Any, train: torch.Tensor) -> dict[str, Any]:
+    """An eraser as saved: LEACE's matrices and mean, and the training features' covariance (the in-model random
+    control keeps the eraser's whitening, elmo_bench.encoders.erasing)."""
+    return {"proj_left": eraser.proj_left, "proj_right": eraser.proj_right, "bias": eraser.bias,
+            "sigma": torch.cov(train.T.to(torch.float64))}
+
+
+def bilm_streams(k: int, train: torch.Tensor, data: Labelled, settings: ErasureSettings) -> list[dict[str, Any]]:
+    """The biLM's in-model erasers of layer k, one per stream so that no stream receives the other's information:
+    the token layer (k = 0, ``[x; x]``) on x alone, an LSTM layer on its forward and its backward half apart."""
+    half = train.shape[1] // 2
+    parts = [train[:, :half]] if k == 0 else [train[:, :half], train[:, half:]]
+    y = torch.from_numpy(data.y["train"])
+    return [saved_eraser(fit_eraser(part, y, len(data.classes), settings.svd_tol), part) for part in parts]
+
+
 def erase_layer(k: int, x: dict[str, torch.Tensor], eraser: Any, data: Labelled, seen: np.ndarray,
                 settings: ErasureSettings, context: ProbeContext) -> dict[str, float]:
     """Layer k's eraser (saved with its identity) and its scores before and after on ``x`` (train and test, (n, d)
@@ -95,8 +111,10 @@ def erase_layer(k: int, x: dict[str, torch.Tensor], eraser: Any, data: Labelled,
                 "leace": {**LEACE, "svd_tol": settings.svd_tol}}
     target = context.run_dir / "erasers" / f"layer_{k}.pt"
     target.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"identity": identity, "proj_left": eraser.proj_left, "proj_right": eraser.proj_right,
-                "bias": eraser.bias}, target)
+    streams = bilm_streams(k, x["train"], data, settings) if context.encoder_record["encoder"]["kind"] == "bilm" \
+        else None
+    torch.save({"identity": identity, **saved_eraser(eraser, x["train"]),
+                **({"streams": streams} if streams is not None else {})}, target)
     return {"accuracy_before": before[0], "accuracy_after": after[0], "bits_before": before[1],
             "bits_after": after[1], "rank": rank}
 

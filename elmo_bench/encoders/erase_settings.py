@@ -1,0 +1,95 @@
+"""``encoder.erase.*`` (amnesic probing inside the forward pass, issue 47 item 3), checked torch-free at the door.
+
+``encoder.erase.concept`` null (the default) leaves the encoder exactly as it was: no key reaches its identity or
+cache key. Set, it names the concept a ``probe=erasure`` run erased (upos | xpos | deprel); ``encoder.erase.layer``
+the model's layer index whose output is erased inside the encoder; ``encoder.erase.path`` that run's eraser file
+(``<run>/erasers/layer_<k>.pt``) or the run directory; ``encoder.erase.control`` none (the fitted eraser) | random
+(the same whitening and mean on a random orthonormal frame of the same rank) | orth (amnesic probing's uniform
+random directions, projected out); ``encoder.erase.seed`` the control's draw.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+from elmo_bench.base.errors import ConfigError
+from elmo_bench.base.ranges import check_number
+
+#: the concepts probe=erasure fits (its probe.tags)
+CONCEPTS = ("upos", "xpos", "deprel")
+#: none = the fitted LEACE eraser; random = its whitening and mean on a random frame; orth = amnesic probing's
+CONTROLS = ("none", "random", "orth")
+#: the kinds whose forward pass can take an eraser
+ERASABLE = ("bilm", "transformers")
+#: the group's keys and their off values (conf/encoder/bilm.yaml, transformers.yaml)
+OFF = {"concept": None, "layer": None, "control": "none", "seed": 0, "path": None}
+
+
+def erase_spec(spec: Mapping[str, Any], prefix: str = "encoder") -> dict[str, Any] | None:
+    """The checked ``encoder.erase`` settings, or None when erasure is off (``concept`` null or the group absent);
+    ConfigError (one line) for an unknown key, a concept, control or kind outside their sets, a missing layer or
+    path, a negative layer or seed."""
+    group = spec["erase"] if "erase" in spec else None
+    if group is None:
+        return None
+    unknown = sorted(set(group) - set(OFF))
+    if unknown:
+        raise ConfigError(f"config: {prefix}.erase.{unknown[0]} is not a key (expected {', '.join(OFF)})")
+    given = {**OFF, **dict(group)}
+    if given["concept"] is None:
+        return None
+    if given["concept"] not in CONCEPTS:
+        raise ConfigError(f"config: {prefix}.erase.concept expected one of {', '.join(CONCEPTS)} or null, found "
+                          f"{given['concept']!r}")
+    if spec["kind"] not in ERASABLE:
+        raise ConfigError(f"config: {prefix}.erase applies to encoder={'|'.join(ERASABLE)} (the forward pass runs "
+                          f"here), found encoder={spec['kind']}; remove {prefix}.erase.concept")
+    if given["control"] not in CONTROLS:
+        raise ConfigError(f"config: {prefix}.erase.control expected one of {', '.join(CONTROLS)}, found "
+                          f"{given['control']!r}")
+    if given["layer"] is None:
+        raise ConfigError(f"config: {prefix}.erase.concept={given['concept']} needs {prefix}.erase.layer (the "
+                          f"model's layer index to erase); found none")
+    check_number(f"{prefix}.erase.layer", given["layer"], int, low=0)
+    check_number(f"{prefix}.erase.seed", given["seed"], int, low=0)
+    if given["path"] is None or not str(given["path"]).strip():
+        raise ConfigError(f"config: {prefix}.erase.concept={given['concept']} needs {prefix}.erase.path (a "
+                          f"probe=erasure run directory or its erasers/layer_<k>.pt); found none")
+    return {"concept": str(given["concept"]), "layer": int(given["layer"]), "control": str(given["control"]),
+            "seed": int(given["seed"]), "path": str(given["path"])}
+
+
+def refuse_layer(layer: int, kind: str, top: int) -> None:
+    """One line when ``encoder.erase.layer`` is above ``top``, the highest layer ``kind`` can erase (the biLM: its
+    top layer; a transformer: the one below its last hidden state, which feeds no block)."""
+    if layer > top:
+        raise ConfigError(f"config: encoder.erase.layer={layer} is outside the encoder (encoder={kind} erases "
+                          f"layers 0..{top}{'' if kind == 'bilm' else '; its last layer feeds no block'})")
+
+
+def eraser_file(path: str, layer: int) -> Path:
+    """``encoder.erase.path``: the eraser file itself, or a probe=erasure run directory (its erasers/layer_<k>.pt)."""
+    found = Path(path).expanduser()
+    if found.is_dir():
+        found = found / "erasers" / f"layer_{layer}.pt"
+    if not found.is_file():
+        raise ConfigError(f"config: encoder.erase.path {path}: no eraser file {found.name} there (expected a "
+                          f"probe=erasure run directory or its erasers/layer_{layer}.pt)")
+    return found
+
+
+def check_erase_files(spec: Mapping[str, Any], bilm_options: str | None) -> None:
+    """At the door, before any run directory: the eraser file is there and the layer inside the encoder where its
+    size can be read without loading it (the biLM's options.json; a transformer directory's config.json)."""
+    erase = erase_spec(spec)
+    if erase is None:
+        return
+    if spec["kind"] == "bilm" and bilm_options and Path(bilm_options).is_file():
+        refuse_layer(erase["layer"], "bilm", int(json.loads(Path(bilm_options).read_text())["lstm"]["n_layers"]))
+    config = Path(str(spec["path"] if "path" in spec else "")) / "config.json"
+    if spec["kind"] == "transformers" and config.is_file():
+        blocks = json.loads(config.read_text())
+        if "num_hidden_layers" in blocks:
+            refuse_layer(erase["layer"], "transformers", int(blocks["num_hidden_layers"]) - 1)
+    eraser_file(erase["path"], erase["layer"])
