@@ -10,6 +10,7 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.encoders.erase_settings import check_erase_files, erase_spec
 from elmo_bench.encoders.erasing import Affine, apply_erase, orth_control, random_control, whitening
 from tests.conftest import FIXTURES, needs_data, needs_fixtures
+from tests.ud_slice import ewt_slice
 
 SENTENCES = [["The", "cat", "sat", "on", "the", "mat", "."], ["Dogs", "bark", "."], ["I", "saw", "it", "today"]]
 
@@ -75,14 +76,15 @@ def test_erase_settings_off_and_bad_input_are_one_line(tmp_path):
 
 @pytest.fixture(scope="module")
 def erasers(tmp_path_factory):
-    """probe=erasure on the test biLM (120 UD EWT sentences, every layer): its run directory, holding
+    """probe=erasure on the test biLM (the first 120/50/100 UD EWT sentences, every layer): its run directory, holding
     erasers/layer_<k>.pt with the per-stream erasers."""
     from elmo_bench.commands.plan import job_run
     from elmo_bench.engine.probe_run import run_probe
 
     root = tmp_path_factory.mktemp("erasure")
+    data = ewt_slice(root, {"train": 120, "dev": 50, "test": 100})       # EWT's first 120 training sentences
     run_probe(job_run(["probe=erasure", "bilm=fixture", f"paths.cache_dir={root / 'cache'}", "logger=disabled",
-                       "progress=false", "probe.max_train_sentences=120"]), root / "run")
+                       "progress=false", f"probe.data_dir={data}"]), root / "run")
     return root / "run"
 
 
@@ -187,15 +189,17 @@ def test_a_mismatched_eraser_or_layer_is_one_line(erasers, tmp_path):
 
 @pytest.fixture(scope="module")
 def bert_erasers(tmp_path_factory):
-    """probe=erasure on a tiny random BERT (tests/hf_tiny.py) over 60 UD EWT sentences: its run directory."""
+    """probe=erasure on a tiny random BERT (tests/hf_tiny.py) over the first 60/30/60 UD EWT sentences: its run
+    directory."""
     from elmo_bench.commands.plan import job_run
     from elmo_bench.engine.probe_run import run_probe
     from tests.hf_tiny import tiny_models
 
     root = tmp_path_factory.mktemp("bert_erasure")
     path = tiny_models()["bert"]
+    data = ewt_slice(root, {"train": 60, "dev": 30, "test": 60})
     run_probe(job_run(["probe=erasure", "encoder=transformers", f"encoder.path={path}", "logger=disabled",
-                       f"paths.cache_dir={root / 'cache'}", "progress=false", "probe.max_train_sentences=60"]),
+                       f"paths.cache_dir={root / 'cache'}", "progress=false", f"probe.data_dir={data}"]),
               root / "run")
     return path, root / "run"
 
@@ -227,13 +231,15 @@ def test_a_hook_on_block_k_erases_a_transformer_inside_its_forward_pass(bert_era
 
 @pytest.fixture(scope="module")
 def shipped_erasers(tmp_path_factory):
-    """probe=erasure on the shipped biLM (it has its softmax) over 80 UD EWT sentences, layers 1 and 2."""
+    """probe=erasure on the shipped biLM (it has its softmax) over the first 80/40/100 UD EWT sentences,
+    layers 1 and 2."""
     from elmo_bench.commands.plan import job_run
     from elmo_bench.engine.probe_run import run_probe
 
     root = tmp_path_factory.mktemp("shipped_erasure")
-    common = [f"paths.cache_dir={root / 'cache'}", "logger=disabled", "progress=false"]
-    run_probe(job_run(["probe=erasure", "probe.max_train_sentences=80", "probe.layers=[1,2]", *common]),
+    data = ewt_slice(root, {"train": 80, "dev": 40, "test": 100})
+    common = [f"paths.cache_dir={root / 'cache'}", "logger=disabled", "progress=false", f"probe.data_dir={data}"]
+    run_probe(job_run(["probe=erasure", "probe.layers=[1,2]", *common]),
               root / "run")
     return root, common
 

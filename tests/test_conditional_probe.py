@@ -17,6 +17,7 @@ from elmo_bench.probe.linear import Standardiser
 from elmo_bench.probe.regimen import Regimen
 from elmo_bench.probes.erasure.probe import change_rank, fit_eraser
 from tests.conftest import DATA, FIXTURES, needs_data, needs_fixtures
+from tests.ud_slice import ewt_slice
 
 
 def test_h_constant_is_the_test_labels_cross_entropy_under_the_training_prior():
@@ -158,7 +159,7 @@ def test_leace_leaves_a_linear_probe_the_majority_share_and_the_prior_bits_with_
 @needs_fixtures
 @needs_data
 def test_conditional_and_erasure_run_through_the_door_on_ewt(tmp_path):
-    """Both probes through run.py's engine on 200 UD EWT sentences with the test biLM: the contract's keys, h_constant
+    """Both probes through run.py's engine on the first 200/100/400 UD EWT sentences with the test biLM: the contract's keys, h_constant
     as computed from the data, LEACE completeness and rank k − 1 on every layer; a concept with one class is one
     line."""
     from elmo_bench.base.errors import ConfigError
@@ -166,8 +167,9 @@ def test_conditional_and_erasure_run_through_the_door_on_ewt(tmp_path):
     from elmo_bench.engine.probe_run import run_probe
     from elmo_bench.report.cli import build_report
 
+    data = ewt_slice(tmp_path, {"train": 200, "dev": 100, "test": 400})   # not all of EWT's dev and test
     common = ["bilm=fixture", f"paths.cache_dir={tmp_path / 'cache'}", "logger=disabled", "progress=false",
-              "probe.max_train_sentences=200", "probe.layers=[0,2]"]
+              f"probe.data_dir={data}", "probe.layers=[0,2]"]
     mlp = ["probe.probe=[linear,mlp1]", "probe.hidden=32", "probe.max_epochs=8", "probe.batch_sentences=4",
            "probe.max_dev_sentences=100"]
     done = run_probe(job_run(["probe=conditional", "probe.baseline='none,layer0'", "probe.bootstrap=100", *mlp,

@@ -5,7 +5,6 @@ and ``probe=ridge`` / ``probe=erasure`` give the same numbers with ``probe.strea
 real UD English-EWT through the door."""
 from __future__ import annotations
 
-import gzip
 import json
 import tracemalloc
 from pathlib import Path
@@ -24,6 +23,7 @@ from elmo_bench.probes.ridge.config import RidgeSettings
 from elmo_bench.probes.ridge.cost import cost as ridge_cost
 from elmo_bench.probes.ridge.probe import correct, fit
 from tests.conftest import DATA, FIXTURES, needs_fixtures
+from tests.ud_slice import ewt_slice
 
 EWT = DATA / "pos" / "ud_english_ewt"
 needs_ewt = pytest.mark.skipif(not EWT.exists(), reason="../shared/data/pos/ud_english_ewt not present (UD EWT)")
@@ -178,19 +178,6 @@ def test_plan_prices_ridge_by_its_stated_formula(capsys):
     assert row["probe"] == "ridge" and row["sizes"] == "documented" and row["train_flops"] > 0
 
 
-def _ewt_slice(root: Path, counts: dict[str, int]) -> Path:
-    """The first sentences of each real UD EWT split, written as a probe's data directory."""
-    out = root / "ewt_slice"
-    out.mkdir()
-    for split, count in counts.items():
-        found = [p for p in (EWT / f"en_ewt-ud-{split}.conllu", EWT / f"en_ewt-ud-{split}.conllu.gz") if p.exists()]
-        opener = gzip.open if found[0].suffix == ".gz" else open
-        with opener(found[0], "rt", encoding="utf-8") as handle:
-            blocks = handle.read().split("\n\n")
-        (out / f"en_ewt-ud-{split}.conllu").write_text("\n\n".join(blocks[:count]) + "\n\n", encoding="utf-8")
-    return out
-
-
 def _relative_gap(a: float, b: float) -> float:
     return abs(a - b) / max(abs(b), 1e-300)
 
@@ -205,7 +192,7 @@ def test_ridge_and_erasure_streamed_equal_gathered_on_real_ewt_through_the_door(
     from elmo_bench.commands.plan import job_run
     from elmo_bench.engine.probe_run import run_probe
 
-    data = _ewt_slice(tmp_path, {"train": 150, "dev": 50, "test": 50})
+    data = ewt_slice(tmp_path, {"train": 150, "dev": 50, "test": 50})
     common = ["bilm=fixture", f"paths.cache_dir={tmp_path / 'cache'}", "logger=disabled", "progress=false",
               f"probe.data_dir={data}", "probe.batch_tokens=100"]
     ridge = {s: run_probe(job_run(["probe=ridge", f"probe.stream={s}", *common]), tmp_path / f"r{s}")
