@@ -32,6 +32,7 @@ DOOR = {
     "elmo_bench/engine/probe_config.py::ProbeRunConfig.of",  # a probe run's config made typed (issue 44)
     "elmo_bench/engine/run_config.py::_group",
     "elmo_bench/engine/run_config.py::check_run",            # the parts' checks on a partial config (tests)
+    "elmo_bench/engine/run_config.py::recorded_config",      # the resolved config as results.json records it
     "elmo_bench/engine/config_check.py::check_added_keys",   # the door's +key check: override keys vs the config
     "elmo_bench/engine/config_check.py::_has_key",
     # the reading of a file: a run.json's or an older results.json's stored config (what made a run directory)

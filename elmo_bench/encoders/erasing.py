@@ -26,6 +26,7 @@ import torch
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.encoders.erase_settings import eraser_file, refuse_layer
+from elmo_bench.encoders.hf_forward import find_blocks
 from elmo_bench.encoders.protocol import cache_id
 
 
@@ -214,8 +215,6 @@ def install_hook(encoder: Any, eraser: InModelEraser) -> None:
     """A transformer: a forward pre-hook on the model notes which positions are words (not special tokens, not
     padding), a forward pre-hook on block k erases its input (hidden state k) there, and a forward hook on the model
     reports hidden state k as block k received it (``output_hidden_states`` keeps it from before the hook)."""
-    from elmo_bench.encoders.hf_forward import find_blocks  # lazy: transformers' hooks
-
     blocks = find_blocks(encoder.model)
     if blocks is None:
         raise ConfigError(f"config: encoder.erase: {type(encoder.model).__name__} has no list of "
