@@ -58,6 +58,16 @@ class UdSplits:
         return len(self.splits["train"]) < self.train_total
 
 
+def tagged_data_block(read: UdSplits, tags: str, max_train_sentences: int | None) -> dict[str, Any]:
+    """results.json's ``data`` of a tagging probe (pos, pos_controls, ridge): the training size and whether it was
+    cut (the report keeps one row per size), the tag column, and the splits' overlap."""
+    splits = read.splits
+    return {"name": "ud_ewt_pos", "fraction": 1.0, "train_sentences": len(splits["train"]),
+            "all_train_sentences": None if max_train_sentences else len(splits["train"]),
+            "tag_column": tags, "dev_sentences": len(splits["dev"]), "test_sentences": len(splits["test"]),
+            "split_overlap": read.overlap}
+
+
 def read_tagged(directory: Path, tag_column: str, max_train: int | None, max_dev: int | None = None) -> UdSplits:
     """The three splits as ``{"id", "tokens", "tags"}`` examples (tags from ``tag_column``), checked, then train cut
     to its first ``max_train`` sentences (and dev to ``max_dev``)."""

@@ -21,7 +21,7 @@ from elmo_bench.probe.pos import SPLITS, baseline_accuracy, glove_features, laye
 from elmo_bench.probe.pos_controls import ProbeSettings, probe_details, rounded, run_probes, summarise
 from elmo_bench.probe.regimen import Regimen
 from elmo_bench.probe.settings import UD_EWT
-from elmo_bench.probe.ud_data import UdSplits, read_tagged
+from elmo_bench.probe.ud_data import read_tagged, tagged_data_block
 from elmo_bench.probes.pos.config import PosSettings
 
 log = logging.getLogger(__name__)
@@ -72,15 +72,6 @@ def main_row(rows: Sequence[str]) -> str:
     return ([n for n in layers if n != "layer_0"] or layers or names)[0]
 
 
-def data_block(settings: PosSettings, read: UdSplits) -> dict[str, Any]:
-    """results.json's ``data``: the training size and whether it was cut (the report keeps one row per size)."""
-    splits = read.splits
-    return {"name": "ud_ewt_pos", "fraction": 1.0, "train_sentences": len(splits["train"]),
-            "all_train_sentences": None if settings.max_train_sentences else len(splits["train"]),
-            "tag_column": settings.tags, "dev_sentences": len(splits["dev"]), "test_sentences": len(splits["test"]),
-            "split_overlap": read.overlap}
-
-
 def run(context: ProbeContext) -> ProbeOutcome:
     """Probe pos / pos_controls on ``context``'s encoder (see the module docstring)."""
     settings: PosSettings = context.settings
@@ -96,9 +87,10 @@ def run(context: ProbeContext) -> ProbeOutcome:
     head = {"data": "ud_ewt_pos", "tag_column": settings.tags, "train_sentences": len(splits["train"]),
             **{f"{s}_tokens": int(len(y[s])) for s in SPLITS}, "bilm": context.encoder_record["hash"]}
     fitting = probe_settings(settings)
+    data = tagged_data_block(read, settings.tags, settings.max_train_sentences)
     if fitting.probes != ["converged"] or fitting.control or context.encoder_record.get("random_init"):
-        return controlled(context, fitting, splits, labels, rows, baseline, head, data_block(settings, read))
-    return converged(rows, y, len(labels), fitting, baseline, head, data_block(settings, read))
+        return controlled(context, fitting, splits, labels, rows, baseline, head, data)
+    return converged(rows, y, len(labels), fitting, baseline, head, data)
 
 
 def converged(rows: Mapping[str, Any], y: Mapping[str, torch.Tensor], classes: int, fitting: ProbeSettings,

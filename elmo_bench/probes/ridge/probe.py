@@ -23,7 +23,7 @@ from elmo_bench.probe.pos import baseline_accuracy, layer_features
 from elmo_bench.probe.ridge import RidgeSolution, solve
 from elmo_bench.probe.settings import UD_EWT
 from elmo_bench.probe.streamed import Moments, token_batches
-from elmo_bench.probe.ud_data import SPLITS, UdSplits, read_tagged
+from elmo_bench.probe.ud_data import SPLITS, read_tagged, tagged_data_block
 from elmo_bench.probes.ridge.config import RidgeSettings
 
 log = logging.getLogger(__name__)
@@ -77,14 +77,6 @@ def chosen(dev: np.ndarray, ridges: Sequence[float]) -> int:
     return max(range(len(ridges)), key=lambda g: (float(dev[:, g].mean()), ridges[g]))
 
 
-def data_block(settings: RidgeSettings, read: UdSplits) -> dict[str, Any]:
-    """results.json's ``data``, as probe pos writes it."""
-    splits = read.splits
-    return {"name": "ud_ewt_pos", "fraction": 1.0, "train_sentences": len(splits["train"]),
-            "all_train_sentences": None if settings.max_train_sentences else len(splits["train"]),
-            "tag_column": settings.tags, "dev_sentences": len(splits["dev"]), "test_sentences": len(splits["test"]),
-            "split_overlap": read.overlap}
-
 
 def run(context: ProbeContext) -> ProbeOutcome:
     """Probe ridge on ``context``'s encoder (see the module docstring)."""
@@ -113,7 +105,8 @@ def run(context: ProbeContext) -> ProbeOutcome:
     printed = _printed(settings, splits, y, accuracy, baseline, picks, path, best, moments)
     metrics = {s: {**{f"{row}_accuracy": v for row, v in accuracy[s].items()},
                    "most_frequent_tag_accuracy": baseline[s]} for s in ("dev", "test")}
-    return ProbeOutcome(printed, metrics, f"{rows[0]}_accuracy", data_block(settings, read), seed=0,
+    data = tagged_data_block(read, settings.tags, settings.max_train_sentences)
+    return ProbeOutcome(printed, metrics, f"{rows[0]}_accuracy", data, seed=0,
                         probes={row: {"ridge": settings.ridge_grid[picks[row]], "dev_path": path[row]}
                                 for row in rows}, extra={"best_layer": best})
 
