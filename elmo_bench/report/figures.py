@@ -35,6 +35,14 @@ def _small_panel(ax: Any, title: str) -> None:
     ax.legend(fontsize="x-small")
 
 
+def _panel_grid(count: int, max_cols: int, panel: tuple[float, float]) -> tuple[Any, Any]:
+    """A figure of ``count`` panels, at most ``max_cols`` a row, each ``panel`` inches (width, height); axes always
+    2-D; constrained layout, so titles never overlap the row above's axis labels."""
+    cols = min(max_cols, count)
+    rows = math.ceil(count / cols)
+    return plt.subplots(rows, cols, figsize=(panel[0] * cols, panel[1] * rows), squeeze=False, layout="constrained")
+
+
 def _hide_unused(axes: Any, used: int) -> None:
     """Blank the grid's panels past the first ``used``."""
     for ax in list(axes.flat)[used:]:
@@ -89,10 +97,7 @@ def figure2(runs: Sequence[Run], path: Path) -> bool:
               for where, (weights, n) in by.items()]
     if not panels:
         return False
-    cols = min(4, len(panels))
-    rows = math.ceil(len(panels) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 2.9 * rows), squeeze=False,
-                             layout="constrained")  # titles never overlap the row above's axis labels
+    fig, axes = _panel_grid(len(panels), 4, (3.3, 2.9))
     for ax, (task, data, where, weights, n) in zip(axes.flat, panels):
         ax.bar(range(len(weights)), weights, color=MIX_COLOURS.get(where, "tab:green"))
         ax.axhline(1.0 / len(weights), color="gray", linestyle="--", linewidth=0.8)   # the plain average
@@ -124,10 +129,7 @@ def dev_curve_figure(runs: Sequence[Run], path: Path) -> bool:
     curves = dev_curves(runs)
     if not curves:
         return False
-    cols = min(3, len(curves))
-    rows = math.ceil(len(curves) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False,
-                             layout="constrained")  # titles never overlap the row above's axis labels
+    fig, axes = _panel_grid(len(curves), 3, (4.2, 3.2))
     styles = ["-", "--", ":", "-."]
     for ax, ((task, data), lines) in zip(axes.flat, curves.items()):
         colours: dict[str, str] = {}
@@ -151,9 +153,7 @@ def probe_depth_figure(runs: Sequence[Run], path: Path, names: EncoderNames | No
     curves = probe_depth_curves(runs, names)
     if not curves:
         return False
-    cols = min(3, len(curves))
-    rows = math.ceil(len(curves) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False, layout="constrained")
+    fig, axes = _panel_grid(len(curves), 3, (4.2, 3.2))
     for ax, ((probe, data), lines) in zip(axes.flat, curves.items()):
         for label, points in lines.items():
             ax.plot([p.depth for p in points], [p.value.mean for p in points], marker="o", markersize=4, label=label)
@@ -260,9 +260,7 @@ def structural_mdl_figure(runs: Sequence[Run], path: Path) -> bool:
                for p in structural_mdl.mdl_probes(runs)]
     if not panels:
         return False
-    cols = min(3, len(panels))
-    rows = math.ceil(len(panels) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.8 * rows), squeeze=False, layout="constrained")
+    fig, axes = _panel_grid(len(panels), 3, (4.6, 3.8))
     colours: dict[str, str] = {}
     styles = SeriesStyles()
     for ax, (title, metric, probe) in zip(axes.flat, panels):
@@ -294,9 +292,7 @@ def bits_depth_figure(runs: Sequence[Run], path: Path) -> bool:
     panels = bits_erasure.depth_series(runs)
     if not panels:
         return False
-    cols = min(2, len(panels))
-    rows = math.ceil(len(panels) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.8 * rows), squeeze=False, layout="constrained")
+    fig, axes = _panel_grid(len(panels), 2, (5.2, 3.8))
     colours: dict[str, str] = {}
     styles: dict[str, str] = {}
     for ax, ((tags, family), series) in zip(axes.flat, panels.items()):
