@@ -32,17 +32,18 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 import importlib
 import os
 import re
 import shlex
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 import tomllib
+
+from tests.warm_python import run_python
 
 REPO = Path(__file__).resolve().parents[1]
 DOC_FILES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -211,13 +212,14 @@ def check_elmo_bench(args: Sequence[str]) -> str:
 
 # ------------------------------------------------------------------------------------------------------ python
 
+@functools.cache
 def _script(path: str) -> str:
+    """The script exists; an argparse one's ``--help`` exits 0 (run once per script: guides name one many times)."""
     script = REPO / path
     if not script.is_file():
         raise ValueError(f"no such script {path}")
     if "ArgumentParser" in script.read_text(encoding="utf-8"):
-        done = subprocess.run([sys.executable, str(script), "--help"], cwd=REPO, capture_output=True, text=True,
-                              timeout=120, env=_env())
+        done = run_python([str(script), "--help"], cwd=REPO, timeout=120, env=_env())
         if done.returncode != 0:
             raise ValueError(f"{path} --help exited {done.returncode}: {done.stderr.strip()[-300:]}")
     return "script"

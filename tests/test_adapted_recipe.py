@@ -20,6 +20,7 @@ from elmo_bench.pretrain.adapted_recipe import AdaptedRecipe
 from elmo_bench.pretrain.pretrain_config import PretrainConfig
 from tests.config_snapshot import GOLDEN, composed
 from tests.conftest import REPO
+from tests.warm_python import run_python
 
 #: the recipe conf/bilm/adapted.yaml wrote before it was generated (bilm-tf's settings, one epoch: Table 7)
 RECIPE = {"epochs": 1, "batch_size": 64, "unroll_steps": 20, "num_sampled": 1024, "dropout": 0.1,
@@ -56,9 +57,8 @@ def test_a_wrong_recipe_type_fails_at_composition(override):
 
 
 def test_run_py_says_so_in_one_line(tmp_path):
-    done = subprocess.run([sys.executable, "run.py", "task=ner", "data=ner_sample", "logger=disabled", "bilm=adapted",
-                           f"paths.results_dir={tmp_path}", "bilm.recipe.lr=abc"], cwd=REPO, capture_output=True,
-                          text=True, timeout=300)
+    done = run_python(["run.py", "task=ner", "data=ner_sample", "logger=disabled", "bilm=adapted",
+                       f"paths.results_dir={tmp_path}", "bilm.recipe.lr=abc"], cwd=REPO, timeout=300)
     assert done.returncode == 2, done.stderr[-2000:]
     assert done.stderr.strip() == ("error: Error merging override bilm.recipe.lr=abc (Value 'abc' of type 'str' could "
                                    "not be converted to Float)")

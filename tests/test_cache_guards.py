@@ -4,12 +4,9 @@ cache directory is one line; fp16 entries refuse layers beyond +-65504 unless ``
 the hdf5 / embed / user-encoder refusals that were tracebacks. Encoders here are small classes with known values."""
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import h5py
@@ -22,6 +19,7 @@ from elmo_bench.base import integrity
 from elmo_bench.base.errors import ConfigError, DataError
 from elmo_bench.encoders.cache import ActivationCache, LiveLayers, stream_hash
 from tests.conftest import REPO
+from tests.warm_python import run_python
 
 SENTENCES = [["The", "cat", "sat", "."], ["Dogs", "bark"], ["The", "cat", "sat", "."]]
 OTHER = [["Another", "stream"]]
@@ -162,10 +160,10 @@ def test_embed_into_a_directory_that_cannot_be_written_is_one_line(tmp_path):
     unwritable = "/sys/elmo_bench_embed.hdf5" if os.geteuid() == 0 else str(tmp_path / "ro" / "out.hdf5")
     if os.geteuid() != 0:
         (tmp_path / "ro").mkdir(mode=0o555)
-    done = subprocess.run([sys.executable, "-m", "elmo_bench", "embed", "--encoder", "python", "--model",
-                           "tests.user_encoder.hashing.HashingEncoder", "--input", str(source), "--output",
-                           unwritable], cwd=REPO, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    done = run_python(["-m", "elmo_bench", "embed", "--encoder", "python", "--model",
+                       "tests.user_encoder.hashing.HashingEncoder", "--input", str(source), "--output",
+                       unwritable], cwd=REPO, timeout=300,
+                      env={**os.environ, "PYTHONPATH": str(REPO)})
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert done.returncode == 2 and len(lines) == 1, done.stderr[-2000:]
     assert lines[0].startswith(f"error: --output {unwritable}: its directory") and "cannot be written" in lines[0]

@@ -5,11 +5,9 @@ Each test failed before its fix (real runs of run.py on the NER sample, real FIF
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ import pytest
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.commands.main import main
 from tests.conftest import REPO
+from tests.warm_python import run_python
 
 SAMPLES = REPO / "tasks" / "ner" / "samples"
 READ_ONLY = Path("/sys/kernel")  # sysfs: no file can be created there, not even by root
@@ -24,9 +23,9 @@ BASE = ("task=ner", "embedder=glove", "data=ner_sample", "trainer.max_epochs=1",
 
 
 def _run_py(tmp_path: Path, *extra: str, timeout: int = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "run.py", *BASE, f"paths.results_dir={tmp_path / 'results'}",
-                           f"paths.cache_dir={tmp_path / 'cache'}", *extra],
-                          cwd=REPO, capture_output=True, text=True, timeout=timeout)
+    return run_python(["run.py", *BASE, f"paths.results_dir={tmp_path / 'results'}",
+                       f"paths.cache_dir={tmp_path / 'cache'}", *extra],
+                      cwd=REPO, timeout=timeout)
 
 
 def _one_error(done: subprocess.CompletedProcess) -> str:
@@ -140,8 +139,7 @@ def test_evaluate_goes_through_the_door_a_fifo_is_refused_at_once(finished):
     dev.unlink()
     os.mkfifo(dev)
     try:  # (it used to hang, hashing the FIFO for the data-identity check)
-        done = subprocess.run([sys.executable, "-m", "elmo_bench", "evaluate", str(root / "run")], cwd=REPO,
-                              capture_output=True, text=True, timeout=120)
+        done = run_python(["-m", "elmo_bench", "evaluate", str(root / "run")], cwd=REPO, timeout=120)
         assert _one_error(done) == (f"error: config: data.dev={dev} is a FIFO (named pipe); expected a regular "
                                     f"data file (or a directory where the dataset reads one)")
     finally:
@@ -165,8 +163,8 @@ def test_a_results_json_the_program_did_not_write_is_refused(tmp_path):
 @pytest.mark.skipif(not READ_ONLY.is_dir(), reason="needs sysfs")
 def test_a_read_only_results_or_run_directory_is_one_line():
     for where in (f"paths.results_dir={READ_ONLY / 'elmo_results'}", f"hydra.run.dir={READ_ONLY}"):
-        done = subprocess.run([sys.executable, "run.py", *BASE, where], cwd=REPO, capture_output=True, text=True,
-                              timeout=120)
+        done = run_python(["run.py", *BASE, where], cwd=REPO,
+                          timeout=120)
         line = _one_error(done)
         assert "a read-only directory, or not yours): choose another location" in line
 

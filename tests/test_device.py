@@ -8,8 +8,6 @@ import ast
 import json
 import math
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -27,6 +25,7 @@ from elmo_bench.tasks.registry import registered
 from tests.conftest import REPO, needs_fixtures
 from tests.engine_helpers import TINY, compose_run
 from tests.tiny_task.task import TinyTask, read_tsv
+from tests.warm_python import run_python
 
 no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present: the missing-CUDA error cannot occur")
 has_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU on this machine")
@@ -67,8 +66,8 @@ def test_cuda_resolves_where_a_gpu_is_present():
 
 @no_cuda
 def test_run_py_with_device_cuda_fails_with_one_line_and_exit_2(tmp_path):
-    done = subprocess.run([sys.executable, "run.py", "device=cuda", "logger=disabled", "progress=false",
-                           f"paths.results_dir={tmp_path}"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    done = run_python(["run.py", "device=cuda", "logger=disabled", "progress=false",
+                       f"paths.results_dir={tmp_path}"], cwd=REPO, timeout=300)
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: config: device=cuda asks for CUDA"), done.stderr

@@ -15,6 +15,7 @@ from elmo_bench.data.edge import read_edge_splits, read_jsonl, target_count
 from elmo_bench.data.edge_metric import counts, micro_f1, per_label_f1, srl_scored
 from elmo_bench.data.edge_task import score_of
 from elmo_bench.engine.experiment import load_task
+from tests.warm_python import run_python
 
 TASKS = ("edge_pos", "edge_chunk", "edge_dep", "edge_ner", "edge_srl", "edge_coref")
 
@@ -219,15 +220,13 @@ def test_statistics_rows_sum_to_the_metric():
 
 
 def test_run_py_refuses_a_bad_edge_file_in_one_line_and_writes_nothing(tmp_path):
-    import subprocess
-    import sys
 
     path = write(tmp_path, {"text": "a b", "targets": [{"span1": [0, 1], "label": "X"}]},
                  {"text": "a b", "targets": [{"span1": [0, 5], "label": "X"}]})
     results = tmp_path / "results"
-    done = subprocess.run([sys.executable, "run.py", "task=edge_ner", "data=edge_ner_sample", "embedder=elmo",
-                           f"data.train={path}", f"paths.results_dir={results}", f"paths.cache_dir={tmp_path}/c",
-                           "logger=disabled"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    done = run_python(["run.py", "task=edge_ner", "data=edge_ner_sample", "embedder=elmo",
+                       f"data.train={path}", f"paths.results_dir={results}", f"paths.cache_dir={tmp_path}/c",
+                       "logger=disabled"], cwd=REPO, timeout=300)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and f"{path}:2: span1 [0, 5] is out of range" in lines[0]

@@ -16,6 +16,7 @@ from elmo_bench.base.errors import ConfigError  # noqa: E402
 from elmo_bench.encoders.build import build_encoder  # noqa: E402
 from elmo_bench.encoders.transformers import TransformersEncoder  # noqa: E402
 from tests.hf_tiny import tiny_models  # noqa: E402
+from tests.warm_python import run_python
 
 SENTENCE = ["Peters", "trained", "a", "bidirectional", "model", "on", "Paris", "."]
 
@@ -193,16 +194,14 @@ def test_a_run_records_forced_unknown_words_per_split_and_the_precision_the_head
 
 def test_run_py_with_encoder_batch_size_minus_3_is_one_line_and_caches_nothing(models, tmp_path):
     import os
-    import subprocess
-    import sys
 
     from tests.conftest import REPO
 
-    done = subprocess.run([sys.executable, "run.py", "task=ner", "data=ner_sample", "embedder=elmo",
-                           "encoder=transformers", f"encoder.path={models['bert']}", "encoder.batch_size=-3",
-                           "logger=disabled", f"paths.results_dir={tmp_path / 'results'}",
-                           f"paths.cache_dir={tmp_path / 'cache'}"], cwd=REPO, capture_output=True, text=True,
-                          timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
+    done = run_python(["run.py", "task=ner", "data=ner_sample", "embedder=elmo",
+                       "encoder=transformers", f"encoder.path={models['bert']}", "encoder.batch_size=-3",
+                       "logger=disabled", f"paths.results_dir={tmp_path / 'results'}",
+                       f"paths.cache_dir={tmp_path / 'cache'}"], cwd=REPO,
+                      timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert done.returncode == 2 and lines == ["error: config: encoder.batch_size expected an integer >= 1, found -3"]
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())

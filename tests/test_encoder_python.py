@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 import torch
@@ -13,6 +11,7 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.encoders.build import build_encoder
 from tests.conftest import REPO
 from tests.user_encoder.hashing import HashingEncoder
+from tests.warm_python import run_python
 
 TARGET = "tests.user_encoder.hashing.HashingEncoder"
 
@@ -36,13 +35,13 @@ def test_a_class_that_is_no_encoder_or_does_not_import_is_one_line():
 
 
 def test_run_py_with_a_user_class_trains_and_records_its_identity(tmp_path):
-    done = subprocess.run([sys.executable, "run.py", "task=ner", "data=ner_sample", "embedder=glove_elmo",
-                           "encoder=python", f"encoder._target_={TARGET}", "+encoder.dim=8", "logger=disabled",
-                           "progress=false", "trainer.max_epochs=1", "task.head.lstm_hidden=[8,8]",
-                           "task.head.char_filters=4", f"paths.results_dir={tmp_path / 'results'}",
-                           f"paths.cache_dir={tmp_path / 'cache'}", f"hydra.run.dir={tmp_path / 'run'}"],
-                          cwd=REPO, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    done = run_python(["run.py", "task=ner", "data=ner_sample", "embedder=glove_elmo",
+                       "encoder=python", f"encoder._target_={TARGET}", "+encoder.dim=8", "logger=disabled",
+                       "progress=false", "trainer.max_epochs=1", "task.head.lstm_hidden=[8,8]",
+                       "task.head.char_filters=4", f"paths.results_dir={tmp_path / 'results'}",
+                       f"paths.cache_dir={tmp_path / 'cache'}", f"hydra.run.dir={tmp_path / 'run'}"],
+                      cwd=REPO, timeout=600,
+                      env={**os.environ, "PYTHONPATH": str(REPO)})
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert results["encoder"] == {"kind": "python", "target": TARGET, "dim": 8, "seed": 0, "class_kind": "hashing",

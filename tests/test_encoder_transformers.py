@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from elmo_bench.base.errors import ConfigError  # noqa: E402
 from elmo_bench.encoders.transformers import TransformersEncoder, best_window, word_windows  # noqa: E402
 from tests.conftest import REPO  # noqa: E402
 from tests.hf_tiny import KINDS, tiny_models  # noqa: E402
+from tests.warm_python import run_python
 
 SENTENCE = ["Peters", "trained", "a", "bidirectional", "model", "on", "Paris", "."]
 
@@ -109,10 +108,10 @@ def test_windowing_equals_one_window_where_the_sentence_fits_and_the_chosen_wind
 
 def test_a_hub_name_missing_offline_is_one_line_naming_it(tmp_path):
     env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "run.py", "task=ner", "data=ner_sample", "embedder=elmo",
-                           "encoder=transformers", "encoder.path=bert-base-cased", "logger=disabled",
-                           f"paths.results_dir={tmp_path / 'results'}", f"paths.cache_dir={tmp_path / 'cache'}"],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    done = run_python(["run.py", "task=ner", "data=ner_sample", "embedder=elmo",
+                       "encoder=transformers", "encoder.path=bert-base-cased", "logger=disabled",
+                       f"paths.results_dir={tmp_path / 'results'}", f"paths.cache_dir={tmp_path / 'cache'}"],
+                      cwd=REPO, env=env, timeout=300)
     assert done.returncode == 2, done.stderr[-2000:]
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: ")

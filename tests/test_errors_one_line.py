@@ -4,7 +4,6 @@ offset; an empty gold file is an error."""
 from __future__ import annotations
 
 import subprocess
-import sys
 
 import pytest
 
@@ -12,12 +11,13 @@ from elmo_bench.base.errors import DataError
 from elmo_bench.commands.main import main
 from elmo_bench.data.textio import open_text
 from tests.conftest import REPO
+from tests.warm_python import run_python
 
 LATIN1 = "-DOCSTART- -X- O O\n\nZoë NNP B-NP B-PER\n".encode("latin-1")
 
 
 def _run(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *args], cwd=REPO, capture_output=True, text=True, timeout=timeout)
+    return run_python(list(args), cwd=REPO, timeout=timeout)
 
 
 def test_run_py_reports_a_latin1_data_file_in_one_line(tmp_path):

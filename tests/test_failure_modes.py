@@ -17,12 +17,13 @@ from elmo_bench.commands.main import COMMANDS, main
 from elmo_bench.data.textio import open_text
 from tests.config_snapshot import composed
 from tests.conftest import REPO
+from tests.warm_python import run_python
 
 SAMPLES = REPO / "tasks" / "ner" / "samples"
 
 
 def _run(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *args], cwd=REPO, capture_output=True, text=True, timeout=timeout)
+    return run_python(list(args), cwd=REPO, timeout=timeout)
 
 
 def _ner(tmp_path: Path, run_dir: Path, *extra: str) -> subprocess.CompletedProcess:
@@ -258,7 +259,9 @@ def test_probe_pos_bad_l2_grid_prints_its_message_and_exits_2(capsys):
 
 
 def test_python_m_elmo_bench_returns_the_exit_code():
-    done = _run("-m", "elmo_bench", "probe-pos", "--l2-grid", "abc")
+    """The interpreter's own exit code (a real process, not tests/warm_python's fork)."""
+    done = subprocess.run([sys.executable, "-m", "elmo_bench", "probe-pos", "--l2-grid", "abc"], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and done.stderr.startswith("error: ")
 
 

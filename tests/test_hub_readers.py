@@ -12,8 +12,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +22,7 @@ datasets = pytest.importorskip("datasets")
 from elmo_bench.base.errors import DataError  # noqa: E402
 from tests import hub_schemas as hs  # noqa: E402
 from tests.conftest import REPO  # noqa: E402
+from tests.warm_python import run_python
 
 
 @pytest.fixture(autouse=True)
@@ -385,9 +384,9 @@ def test_offline_hub_load_fails_in_one_line_naming_the_dataset_and_source_disk(t
     one line on stderr, no traceback."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1",
            "HF_DATASETS_OFFLINE": "1"}
-    cmd = [sys.executable, "run.py", "task=ner", "data=conll2003", "data.source=hub", "embedder=glove",
+    cmd = ["run.py", "task=ner", "data=conll2003", "data.source=hub", "embedder=glove",
            "logger=disabled", "progress=false", f"paths.results_dir={tmp_path / 'r'}"]
-    done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    done = run_python(cmd, cwd=REPO, env=env, timeout=300)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr[-3000:]
@@ -411,13 +410,12 @@ def test_a_run_from_a_save_to_disk_copy_equals_the_run_from_the_files(tmp_path: 
     dd = hs.dataset_dict(hs.CONLL2003, {h: [row(e) for e in local[s]]
                                         for s, h in (("train", "train"), ("dev", "validation"), ("test", "test"))})
     dd.save_to_disk(str(tmp_path / "disk"))
-    base = [sys.executable, "run.py", "task=ner", "embedder=glove", "trainer=quick", "trainer.max_epochs=1",
+    base = ["run.py", "task=ner", "embedder=glove", "trainer=quick", "trainer.max_epochs=1",
             "logger=disabled", "progress=false", f"paths.cache_dir={tmp_path / 'cache'}"]
     metrics = {}
     for name, extra in (("files", ["data=ner_sample"]),
                         ("disk", ["data=conll2003", "data.source=disk", f"data.path={tmp_path / 'disk'}"])):
-        done = subprocess.run(base + extra + [f"paths.results_dir={tmp_path / name}"], cwd=REPO,
-                              capture_output=True, text=True, timeout=600)
+        done = run_python(base + extra + [f"paths.results_dir={tmp_path / name}"], cwd=REPO, timeout=600)
         assert done.returncode == 0, done.stderr[-3000:]
         found = list((tmp_path / name).rglob("results.json"))
         assert len(found) == 1, found

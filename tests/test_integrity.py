@@ -26,6 +26,7 @@ from elmo_bench.base.errors import ConfigError, DataError
 from elmo_bench.encoders.cache import ENTRY_FILES, RECORD, ActivationCache
 from tests.conftest import REPO
 from tests.test_leftovers import _tiny_bilm
+from tests.warm_python import run_python
 
 SENTENCES = [["The", "cat", "sat", "."], ["Dogs", "bark"], ["A", "longer", "sentence", "here", "."]]
 
@@ -115,11 +116,11 @@ def test_a_cache_dir_that_is_a_file_is_one_line(tmp_path, bilm):
 
 def test_run_py_with_a_cache_dir_that_is_a_file_is_one_line(tmp_path):
     (tmp_path / "cache").write_text("a file\n")
-    done = subprocess.run(
-        [sys.executable, "run.py", "task=ner", "embedder=glove_elmo", "data=ner_sample", "trainer.max_epochs=1",
+    done = run_python(
+         ["run.py", "task=ner", "embedder=glove_elmo", "data=ner_sample", "trainer.max_epochs=1",
          "logger=disabled", "progress=false", f"paths.results_dir={tmp_path / 'results'}",
          f"paths.cache_dir={tmp_path / 'cache'}", f"hydra.run.dir={tmp_path / 'run'}"],
-        cwd=REPO, capture_output=True, text=True, timeout=600)
+                      cwd=REPO, timeout=600)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1:] == [
         f"error: cache directory {tmp_path / 'cache'} is a file, expected a directory (paths.cache_dir / --cache-dir)"]
@@ -165,8 +166,7 @@ def test_run_py_on_a_truncated_checkpoint_is_one_line(tmp_path):
     common = ["task=ner", "embedder=glove", "data=ner_sample", "logger=disabled", "progress=false",
               f"paths.results_dir={tmp_path / 'results'}", f"paths.cache_dir={tmp_path / 'cache'}",
               f"hydra.run.dir={tmp_path / 'run'}"]
-    run = lambda *extra: subprocess.run([sys.executable, "run.py", *common, *extra], cwd=REPO,  # noqa: E731
-                                        capture_output=True, text=True, timeout=600)
+    run = lambda *extra: run_python(["run.py", *common, *extra], cwd=REPO, timeout=600)  # noqa: E731
     assert run("trainer.max_epochs=1").returncode == 0
     checkpoint = tmp_path / "run" / "checkpoint.pt"
     os.truncate(checkpoint, checkpoint.stat().st_size // 2)

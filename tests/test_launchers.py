@@ -6,8 +6,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ from hydra.utils import instantiate
 from elmo_bench.bilm.default import DEFAULT_WEIGHTS
 from elmo_bench.commands.hydra_setup import register_resolvers
 from tests.conftest import REPO
+from tests.warm_python import run_python
 
 
 def _installed(module: str) -> bool:
@@ -91,10 +90,10 @@ def test_slurm_preset_becomes_the_sbatch_script(tmp_path: Path, monkeypatch: pyt
 @needs_submitit
 @pytest.mark.skipif(not DEFAULT_WEIGHTS.exists(), reason="the shipped biLM (elmo_bench/resources/bilm) is absent")
 def test_submitit_local_runs_each_quickstart_job_in_its_own_process(tmp_path: Path) -> None:
-    cmd = [sys.executable, "run.py", "-m", "experiment=quickstart", "hydra/launcher=submitit_local",
+    cmd = ["run.py", "-m", "experiment=quickstart", "hydra/launcher=submitit_local",
            "trainer.max_epochs=1", "logger=disabled", "progress=false", f"paths.results_dir={tmp_path}",
            f"paths.cache_dir={tmp_path / 'cache'}"]
-    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
+    done = run_python(cmd, cwd=REPO, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     sweep = tmp_path / "quickstart"
     for embedder in ("glove", "glove_elmo"):

@@ -2,9 +2,6 @@
 the full default NER run needs `task=ner`. Checked through Hydra's compose API and `run.py --cfg job` (no training)."""
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 import yaml
 from hydra import compose, initialize_config_dir
@@ -13,6 +10,7 @@ from omegaconf import OmegaConf
 from elmo_bench.commands.hydra_setup import register_resolvers
 from elmo_bench.commands.main_args import main_args
 from tests.conftest import REPO
+from tests.warm_python import run_python
 
 register_resolvers()
 Q = "experiment=quickstart"
@@ -66,8 +64,7 @@ def test_task_ner_is_the_full_conll2003_run():
 
 
 def _cfg_job(*args: str) -> dict:
-    done = subprocess.run([sys.executable, "run.py", *args, "--cfg", "job"], cwd=REPO, capture_output=True,
-                          text=True, timeout=120)
+    done = run_python(["run.py", *args, "--cfg", "job"], cwd=REPO, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     return yaml.safe_load(done.stdout)
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES, needs_fixtures
+from tests.warm_python import run_python
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = needs_fixtures
@@ -57,8 +58,8 @@ def common(tmp: Path, data: Path) -> list[str]:
 
 
 def run_py(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "run.py", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=timeout)
+    return run_python(["run.py", *args], cwd=REPO,
+                      timeout=timeout)
 
 
 def one_line(done: subprocess.CompletedProcess) -> str:

@@ -14,6 +14,7 @@ import pytest
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.engine.run_lock import LOCK_FILE, run_dir_lock
 from tests.conftest import REPO
+from tests.warm_python import run_python
 
 HOLDER = """
 import sys, time
@@ -36,11 +37,11 @@ def test_a_run_into_a_directory_another_process_holds_stops_with_one_line(tmp_pa
     run_dir = tmp_path / "run"
     holder = _hold(run_dir)
     try:
-        done = subprocess.run(
-            [sys.executable, "run.py", "task=ner", "embedder=glove", "data=ner_sample", "trainer.max_epochs=1",
+        done = run_python(
+             ["run.py", "task=ner", "embedder=glove", "data=ner_sample", "trainer.max_epochs=1",
              "logger=disabled", "progress=false", f"paths.results_dir={tmp_path / 'results'}",
              f"paths.cache_dir={tmp_path / 'cache'}", f"hydra.run.dir={run_dir}"],
-            cwd=REPO, capture_output=True, text=True, timeout=300)
+                          cwd=REPO, timeout=300)
     finally:
         holder.kill()
         holder.wait(timeout=30)

@@ -2,14 +2,13 @@
 RunLogger) prints them as wandb always did. Runs are one epoch on the bundled NER sample with GloVe only."""
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.run_logger import RunLogger
 from tests.conftest import REPO
 from tests.engine_helpers import compose_run
+from tests.warm_python import run_python
 
 RUN = ["task=ner", "data=ner_sample", "embedder=glove", "trainer=quick", "trainer.max_epochs=1", "logger=offline",
        "progress=false"]
@@ -18,9 +17,9 @@ RUN = ["task=ner", "data=ner_sample", "embedder=glove", "trainer=quick", "traine
 def _run(tmp_path: Path, *extra: str) -> tuple[str, str]:
     """(stdout + stderr, run.log) of one offline run."""
     results = tmp_path / "results"
-    done = subprocess.run([sys.executable, "run.py", *RUN, *extra, f"paths.results_dir={results}",
-                           f"paths.cache_dir={tmp_path / 'cache'}"], cwd=REPO, capture_output=True, text=True,
-                          timeout=600)
+    done = run_python(["run.py", *RUN, *extra, f"paths.results_dir={results}",
+                       f"paths.cache_dir={tmp_path / 'cache'}"], cwd=REPO,
+                      timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     (log,) = list(results.rglob("run.log"))
     return done.stdout + done.stderr, log.read_text()

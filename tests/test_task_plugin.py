@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import DATA, REPO, needs_fixtures
+from tests.warm_python import run_python
 
 #: what the copy needs to run, install and compose (the rest of the repository plays no part)
 SHIPPED = ("elmo_bench", "tasks", "conf", "hydra_plugins", "run.py", "pyproject.toml", "README.md")
@@ -46,7 +47,7 @@ def _copy_with_tiny(tmp_path: Path) -> Path:
 
 def _run(args: list[str], cwd: Path, pythonpath: Path) -> str:
     env = {**os.environ, "PYTHONPATH": str(pythonpath)}
-    done = subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    done = run_python([*args], cwd=cwd, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 

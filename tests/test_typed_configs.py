@@ -11,7 +11,6 @@ import inspect
 import json
 import re
 import subprocess
-import sys
 import typing
 
 import pytest
@@ -40,6 +39,7 @@ from elmo_bench.tasks.srl.model import SrlHead
 from elmo_bench.tasks.sst.model import BCN
 from tests.config_snapshot import GOLDEN, snapshot
 from tests.conftest import REPO
+from tests.warm_python import run_python
 
 HEADS = {"ner": NerHead, "pos": LinearTagger, "snli": Esim, "squad": BidafSelfAttention, "srl": SrlHead, "sst": BCN,
          "coref": CorefHead}
@@ -63,9 +63,9 @@ def test_the_composed_configs_are_the_ones_before_the_schemas():
 
 
 def _run_py(tmp_path, *overrides: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "run.py", "task=ner", "data=ner_sample", "logger=disabled",
-                           f"paths.results_dir={tmp_path}", *overrides], cwd=REPO, capture_output=True, text=True,
-                          timeout=300)
+    return run_python(["run.py", "task=ner", "data=ner_sample", "logger=disabled",
+                       f"paths.results_dir={tmp_path}", *overrides], cwd=REPO,
+                      timeout=300)
 
 
 @pytest.mark.parametrize("override, expected", [

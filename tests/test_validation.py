@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 
 import h5py
 import numpy as np
@@ -22,6 +20,7 @@ from elmo_bench.modules.token_embedders import TaskEmbedder
 from elmo_bench.records.elmo_settings import ElmoSettings
 from tests.conftest import FIXTURES, REPO, needs_fixtures
 from tests.tiny_task.task import TinyTask, read_tsv
+from tests.warm_python import run_python
 
 GOOD = {"seed": 1, "cache": True, "data": {"fraction": 1.0}, "trainer": {"max_scaled_epochs": 50}, "mix": {"mode": "learned"},
         "task": {"elmo": {"dropout": 0.5, "lambda": 0.1}, "head": {"dropout": 0.5}}}
@@ -60,9 +59,8 @@ def test_every_numeric_option_is_range_checked(where, key, value, message):
 
 
 def test_run_py_refuses_negative_epochs_in_one_line_before_reading_anything(tmp_path):
-    done = subprocess.run([sys.executable, "run.py", "task=ner", "data=ner_sample", "trainer.max_epochs=-3",
-                           "logger=disabled", f"paths.results_dir={tmp_path}"], cwd=REPO, capture_output=True,
-                          text=True, timeout=300)
+    done = run_python(["run.py", "task=ner", "data=ner_sample", "trainer.max_epochs=-3",
+                       "logger=disabled", f"paths.results_dir={tmp_path}"], cwd=REPO, timeout=300)
     assert done.returncode == 2, done.stderr[-2000:]
     assert done.stderr.strip() == "error: config: trainer.max_epochs expected an integer >= 1, found -3"
 
