@@ -11,9 +11,12 @@ copy's root with the hub, datasets and wandb offline. A command marked ``# needs
 nor are the setup and system commands (pip, apt-get, git, sudo, wget, curl: ``setup``; the checkout is already
 installed, and a ``pip install -e .`` in the copy would re-point this environment's install). A command still
 running after ``--timeout`` seconds (default 120; long jobs such as a full sweep) is stopped and counted as
-``limit``: it got past the config door and whatever it reads in that time without an error. The quickstart
-(``python run.py``) and ``pretrain=tiny`` trainings run to the end (up to 30 min): later commands read what they
-make. Exit 1 when any failed.
+``limit``: it got past the config door and whatever it reads in that time without an error. A command that fails
+after an earlier command of the same document was stopped is counted as ``after`` (it may read what the stopped one
+did not finish: a report of a sweep cut short), apart from the plain failures, with its error line shown all the
+same; run that document again with a longer ``--timeout`` to tell. The quickstart (``python run.py``) and
+``pretrain=tiny`` trainings run to the end (up to 30 min): later commands read what they make. Exit 1 when any
+failed.
 """
 from __future__ import annotations
 
@@ -40,7 +43,8 @@ OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFL
 
 @dataclass(frozen=True)
 class Outcome:
-    """What running one documented command gave: ``pass``, ``fail``, ``limit``, ``needs`` or ``setup``."""
+    """What running one documented command gave: ``pass``, ``fail``, ``limit``, ``after`` (failed after a stopped
+    command of its document), ``needs`` or ``setup``."""
 
     command: DocCommand
     status: str
@@ -131,6 +135,15 @@ def _stop(child: subprocess.Popen) -> None:
             return
 
 
+def after_a_stop(outcome: Outcome, earlier: list[Outcome]) -> Outcome:
+    """A failure that follows a command of its document stopped at the limit is ``after``, naming that command."""
+    stopped = [o for o in earlier if o.status == "limit" and o.command.path == outcome.command.path]
+    if outcome.status != "fail" or not stopped:
+        return outcome
+    return Outcome(outcome.command, "after", outcome.seconds,
+                   f"{outcome.detail}; after {stopped[-1].command.where()} was stopped")
+
+
 def documents(names: list[str]) -> list[Path]:
     """The docs to run, the README first (its quickstart makes the run directories the guides use)."""
     chosen = [(REPO / name).resolve() for name in names] if names else list(DOC_FILES)
@@ -158,12 +171,12 @@ def main(argv: list[str] | None = None) -> int:
     root, outcomes = scratch_copy(into), []
     try:
         for command in commands:
-            outcomes.append(run_one(command, root, args.timeout))
+            outcomes.append(after_a_stop(run_one(command, root, args.timeout), outcomes))
             print(outcomes[-1].line(), flush=True)
     finally:
         if not args.keep:
             shutil.rmtree(into, ignore_errors=True)
-    counts = {s: sum(o.status == s for o in outcomes) for s in ("pass", "limit", "fail", "needs", "setup")}
+    counts = {s: sum(o.status == s for o in outcomes) for s in ("pass", "limit", "fail", "after", "needs", "setup")}
     print(f"{len(outcomes)} commands in {sum(o.seconds for o in outcomes):.0f} s: "
           + ", ".join(f"{n} {s}" for s, n in counts.items()))
     return 1 if counts["fail"] else 0

@@ -87,6 +87,15 @@ def test_the_runner_passes_fails_stops_and_skips(tmp_path) -> None:
     outcomes = [runner.run_one(c, tmp_path, timeout=2) for c in shell_commands(doc)]
     assert [o.status for o in outcomes] == ["pass", "fail", "limit", "needs", "setup"], outcomes
     assert outcomes[1].detail.startswith("exit 3") and outcomes[2].seconds < 20 and outcomes[3].detail == "a GPU"
+    seen: list = []
+    for outcome in outcomes:             # a failure after the stopped command may read what it did not finish
+        seen.append(runner.after_a_stop(outcome, seen))
+    assert [o.status for o in seen] == ["pass", "fail", "limit", "needs", "setup"]    # the failure came first
+    late = runner.after_a_stop(outcomes[1], seen)
+    assert late.status == "after" and late.detail == f"{outcomes[1].detail}; after {outcomes[2].command.where()} " \
+                                                      "was stopped"
+    other = runner.Outcome(DocCommand(tmp_path / "other.md", 1, ("false",)), "fail", 0.1, "exit 1")
+    assert runner.after_a_stop(other, seen).status == "fail"                         # another document's stop
 
 
 def _runner():
