@@ -15,6 +15,8 @@ from elmo_bench.probe.ud_data import read_tagged
 from elmo_bench.probes.amnesic_lm.config import AmnesicLmSettings
 
 WHAT = "probe amnesic_lm"
+#: operations an element of the V-wide row per prediction besides the product: bias, log-softmax 5, KL 4, argmax
+ROW_PASSES = 11
 
 
 def sentences(settings: AmnesicLmSettings, data_root: Path) -> dict[str, list[list[str]]]:
@@ -54,12 +56,16 @@ def run_cost(run: Any, sizes: Mapping[str, SplitCount]) -> ProbeCost:
     - encoder FLOPs: the token layer (char CNN, highway, projection) once per batch, N t; the LSTM layers below
       k once (the stack's memo) and k's and those above once per variant: N l (L + (v − 1)(L − k)), with t and l
       the biLM formula's token and per-LSTM-layer (both directions) terms (elmo_bench.encoders.costs);
-    - train FLOPs (the head): the shared softmax for every variant and direction, v x 2 Q x 2 P V (P the
-      projection, V the vocabulary).
+    - train FLOPs (the head): for every variant and direction, the shared softmax's product and bias, 2 P V + V
+      (P the projection, V the vocabulary), and the passes over the V-wide row that score it, counted as one FLOP an
+      element: the log-softmax (max, subtract, exp, sum, subtract: 5 V), the KL to the un-erased row (exp,
+      subtract, multiply, sum: 4 V) and top-1's argmax (V): v x 2 Q x (2 P + 11) V.
 
     Estimated, not counted: padding inside a batch (sentences are sorted by length; the char CNN and the softmax
-    run on padded positions), the log-softmax, KL and top-1 over the vocabulary (~7 V a prediction, ~3% of the
-    softmax's 2 P V for P = 128), the erasers (4 d r a position, < 1%) and the bootstrap."""
+    run on padded positions), the erasers (4 d r a position, < 1%) and the bootstrap. The row passes are memory-bound:
+    on the project's 2-core CPU (one thread) one batch's softmax step (16 sentences of 20 words, V 20,000) took
+    0.92 s against 0.34 s for its matrix product alone, so plan's CPU minutes, which price every FLOP at the head's
+    rate, are low for this probe by up to that factor (2.7)."""
     check_lm(run)
     settings: AmnesicLmSettings = run.probe.settings
     options, _ = bilm_options(run.encoder.bilm.options)
@@ -73,6 +79,7 @@ def run_cost(run: Any, sizes: Mapping[str, SplitCount]) -> ProbeCost:
     positions, predictions = dev.tokens + 2 * dev.sentences, dev.tokens + dev.sentences
     chosen = settings.layers if settings.layers is not None else list(range(depth + 1))
     encoder = sum(positions * (token + lstm * (depth + (variants - 1) * (depth - k))) for k in chosen)
-    head = probed(settings.layers, depth + 1) * variants * 2 * predictions * 2 * options.projection_dim * vocab
-    return ProbeCost(head, f"{len(chosen)} layers x {variants} variants x softmax 2 P V (P "
+    row = (2 * options.projection_dim + ROW_PASSES) * vocab
+    head = probed(settings.layers, depth + 1) * variants * 2 * predictions * row
+    return ProbeCost(head, f"{len(chosen)} layers x {variants} variants x softmax (2 P + {ROW_PASSES}) V (P "
                            f"{options.projection_dim}, V {vocab}) a prediction, both directions", 1, encoder)
