@@ -186,3 +186,81 @@ def test_run_pys_sweep_check_composes_a_key_below_the_swept_probe_group() -> Non
     assert check_sweep(["run.py", "-m", "probe=structural,mdl", "probe.max_epochs=2"]) == 2
     with pytest.raises(ConfigError, match="probe.max_epochs expected an integer >= 1"):
         check_sweep(["run.py", "-m", "probe=structural,mdl", "probe.max_epochs=0"])
+
+
+def bilm_terms(options: BiLMOptions) -> tuple[int, int]:
+    """(token layer, one LSTM layer of both directions) forward FLOPs a position, written out here from the
+    architecture: char CNN Σ 2 (C − w + 1) w e n, highway 2 (2 F F) each, projection 2 F P; an LSTM direction's
+    4 gates over [P; P] into H and its H → P projection."""
+    c, e, f = options.max_characters_per_token, options.char_dim, options.n_filters
+    p, h = options.projection_dim, options.lstm_dim
+    token = sum(2 * (c - w + 1) * w * e * n for w, n in options.filters) + options.n_highway * 4 * f * f + 2 * f * p
+    return token, 2 * (2 * 2 * p * 4 * h + 2 * h * p)
+
+
+@needs_ewt
+def test_erasure_on_the_cpu_budget_prices_its_train_and_test_sentences(capsys) -> None:
+    result = planned(capsys, "probe=erasure", "budget=cpu")
+    (row,) = result["runs"]
+    assert CONTRACT <= set(row) and row["sizes"] == "measured" and set(row["splits"]) == {"train", "test"}
+    options = BiLMOptions.load(str(SHIPPED))
+    splits = {"train": conllu_words(EWT / "en_ewt-ud-train.conllu.gz")[:1000],
+              "test": conllu_words(EWT / "en_ewt-ud-test.conllu")}
+    cache_bytes = positions = 0
+    for split, sentences in splits.items():
+        assert row["splits"][split] == {"sentences": len(sentences), "tokens": sum(map(len, sentences))}
+        distinct = set(sentences)
+        cache_bytes += sum(map(len, distinct)) * 3 * 256 * 2 + npy_bytes(len(distinct) + 1) + npy_bytes(len(sentences))
+        positions += sum(len(s) + 2 * math.ceil(len(s) / 256) for s in distinct)
+    assert row["sentences"] == 1000 and row["cache_bytes"] == cache_bytes
+    assert row["encoder_flops"] == positions * bilm_flops_per_position(options)
+    train, test, d, k = row["splits"]["train"]["tokens"], row["splits"]["test"]["tokens"], 256, 17
+    per_layer = (2 * train * d * d + 2 * train * d * k + 22 * d ** 3 + 6 * d * d * k + 4 * train * d * d
+                 + 4 * (train + test) * d * (k - 1) + 2 * (1000 * 6 * d * k * train + 2 * d * k * test))
+    assert row["train_flops"] == pytest.approx(3 * per_layer)
+    assert row["settings"]["max_train_sentences"] == 1000
+
+
+def test_erasure_without_its_data_is_priced_from_ewts_train_and_test(capsys) -> None:
+    row = planned(capsys, "probe=erasure", "probe.data_dir=/nonexistent/ud", "probe.max_train_sentences=6272",
+                  "probe.layers=[2]", "probe.tags=deprel")["runs"][0]
+    assert row["sizes"] == "documented" and set(row["splits"]) == {"train", "test"}
+    assert row["splits"]["train"] == {"sentences": 6272, "tokens": round(UD_EWT_SIZES["train"].tokens / 2)}
+    assert "K 36 deprel" in row["train_formula"] and row["train_formula"].startswith("1 layers")
+
+
+@needs_ewt
+def test_amnesic_lm_prices_the_biLM_passes_and_softmax_over_its_dev_sentences(capsys) -> None:
+    result = planned(capsys, "probe=amnesic_lm", "budget=cpu", "probe.erasers=runs/erasure")
+    (row,) = result["runs"]
+    assert CONTRACT <= set(row) and row["cache_bytes"] == 0 and set(row["splits"]) == {"dev"}
+    dev = conllu_words(EWT / "en_ewt-ud-dev.conllu")[:1000]
+    tokens = sum(map(len, dev))
+    assert (row["sentences"], row["tokens"]) == (1000, tokens)
+    token, lstm = bilm_terms(BiLMOptions.load(str(SHIPPED)))
+    positions = tokens + 2 * 1000
+    # 5 variants (none, erased, 3 random seeds); erasing layer k recomputes the 2 − k LSTM layers above it
+    passes = sum(2 + 4 * (2 - k) for k in range(3))
+    assert row["encoder_flops"] == 3 * positions * token + passes * positions * lstm
+    vocab = len((REPO / "elmo_bench" / "resources" / "bilm" / "vocab.txt").read_text().split())
+    # per prediction and variant: the softmax's product 2 P V, its bias V, log-softmax 5 V, KL 4 V, argmax V
+    assert row["train_flops"] == 3 * 5 * 2 * (tokens + 1000) * (2 * 128 + 11) * vocab
+    rates = result["cpu_rates"]                   # no activation cache: the encoder is always run
+    assert row["cpu_seconds"] == pytest.approx(rates["run_overhead_s"] + row["train_flops"] / (
+        rates["head_gflops"] * 1e9) + row["encoder_flops"] / (rates["encoder_gflops"] * 1e9))
+    one = planned(capsys, "probe=amnesic_lm", "probe.erasers=runs/erasure", "probe.layers=[2]", "probe.seeds=1",
+                  "probe.data_dir=/nonexistent/ud")["runs"][0]
+    dev_sizes = UD_EWT_SIZES["dev"]
+    assert one["sizes"] == "documented" and one["splits"] == {"dev": {"sentences": 2001, "tokens": 25147}}
+    assert one["encoder_flops"] == (25147 + 2 * 2001) * (token + 2 * lstm)
+    assert one["train_flops"] == 3 * 2 * (dev_sizes.tokens + 2001) * (2 * 128 + 11) * vocab
+
+
+def test_amnesic_lm_without_erasers_or_an_lm_head_is_one_line(capsys) -> None:
+    assert main(["plan", "probe=amnesic_lm"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "probe=amnesic_lm needs probe.erasers" in err and len(err.splitlines()) == 1
+    assert main(["plan", "probe=amnesic_lm", "probe.erasers=runs/erasure", "bilm=random",
+                 "probe.data_dir=/nonexistent/ud"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "needs a trained biLM with its softmax" in err and "random_init=all" in err and len(err.splitlines()) == 1

@@ -19,6 +19,11 @@ Per probe run:
 * ``gpu_hours`` and ``cpu_seconds`` as for a task run: (encoder + train FLOPs) at the chosen throughput, and the run
   overhead + train FLOPs at the head's GFLOP/s + a cold cache's encoder FLOPs at the encoder's (plan_cpu). Probes
   that read the same sentences share the cache entries (``cache_key``), so a sweep fills them once.
+
+A probe that runs the encoder itself instead of reading the activation cache (``amnesic_lm``: the biLM with erasers
+inside and its softmax) declares ``run_cost`` instead of ``cost``: it sees the whole run and gives the encoder FLOPs
+too (its docstring says what they count); its row has no cache bytes and no cache key, and its ``sentences`` and
+``tokens`` are those of its first split when it reads no train split (amnesic_lm: the dev sentences it scores).
 """
 from __future__ import annotations
 
@@ -64,7 +69,13 @@ def measured_sizes(splits: Mapping[str, Sequence[Sequence[str]]], max_segment: i
     return ProbeSizes({s: counted(v) for s, v in splits.items()}, {s: counted(v) for s, v in distinct.items()},
                       {s: sum(segment_positions(len(x), max_segment) for x in v) for s, v in distinct.items()},
                       {s: sum(segment_positions(len(x), max_segment) for x in v) for s, v in splits.items()},
-                      "measured", source, digest[:16], [list(x) for x in splits["train"][:COST_SAMPLE]])
+                      "measured", source, digest[:16], [list(x) for x in main_split(splits)[:COST_SAMPLE]])
+
+
+def main_split(splits: Mapping[str, Any]) -> Any:
+    """The split a row's ``sentences`` and ``tokens`` count: train, or the first split of a probe that trains
+    nothing (amnesic_lm scores dev only)."""
+    return splits["train"] if "train" in splits else next(iter(splits.values()))
 
 
 def documented_sizes(run: ProbeRunConfig, why: str) -> ProbeSizes:
@@ -74,8 +85,10 @@ def documented_sizes(run: ProbeRunConfig, why: str) -> ProbeSizes:
     if declared.documented is None:
         raise DataError(f"plan: {why}; probe {declared.name} documents no sizes to price it with")
     names = {spec.name for spec in fields(run.probe.settings)}
-    cut = run.probe.settings.max_train_sentences if "max_train_sentences" in names else None
-    sizes = cut_train(declared.documented, cut)
+    sizes = dict(declared.documented)
+    for key, split in (("max_train_sentences", "train"), ("max_eval_sentences", "dev")):
+        if key in names:
+            sizes = cut_train(sizes, getattr(run.probe.settings, key), split)
     positions = {s: c.tokens + 2 * c.sentences for s, c in sizes.items()}
     key = json.dumps({s: asdict(c) for s, c in sizes.items()}, sort_keys=True)
     return ProbeSizes(sizes, dict(sizes), positions, dict(positions), "documented",
@@ -150,19 +163,23 @@ def plan_probe_run(run: ProbeRunConfig, memo: dict[str, Any]) -> dict[str, Any]:
     cost, options_source = probe_encoder_cost(run, sizes.sample, memo)
     if "layers" in {spec.name for spec in fields(settings)}:   # probe.layers past the encoder's: the run's line
         check_probed_layers(settings.layers, cost.indices())
+    if declared.run_cost is not None:      # the probe runs the encoder itself: no activation cache
+        trained: ProbeCost = declared_function(declared, declared.run_cost)(run, sizes.splits)
+        return probe_row(run, sizes, cost, options_source, {"encoder_flops": trained.encoder_flops,
+                                                            "cache_bytes": 0}, trained, cached=False)
     if declared.cost is None:
         raise DataError(f"plan: probe {declared.name} declares no cost function (its PROBE's cost=)")
-    trained: ProbeCost = declared_function(declared, declared.cost)(settings, sizes.splits, cost.num_layers,
-                                                                    cost.dim)
+    trained = declared_function(declared, declared.cost)(settings, sizes.splits, cost.num_layers, cost.dim)
     encoder = encoder_numbers(cost, sizes, trained.reads, bool(run.runtime.cache))
     return probe_row(run, sizes, cost, options_source, encoder, trained)
 
 
 def probe_row(run: ProbeRunConfig, sizes: ProbeSizes, cost: EncoderCost, options_source: str,
-              encoder: Mapping[str, Any], trained: ProbeCost) -> dict[str, Any]:
-    """The row ``plan --format json`` prints for a probe run."""
-    train = sizes.splits["train"]
-    cache_key = json.dumps([cost.source, int(run.runtime.max_segment), sizes.key]) if run.runtime.cache else None
+              encoder: Mapping[str, Any], trained: ProbeCost, cached: bool = True) -> dict[str, Any]:
+    """The row ``plan --format json`` prints for a probe run (``cached``: it reads the activation cache)."""
+    train = main_split(sizes.splits)
+    cache_key = json.dumps([cost.source, int(run.runtime.max_segment), sizes.key]) \
+        if run.runtime.cache and cached else None
     return {
         "probe": run.probe.name, "encoder": encoder_name(run), "encoder_source": cost.source,
         "seed": int(run.runtime.seed),

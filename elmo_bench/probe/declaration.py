@@ -17,6 +17,9 @@ entry-point group; nothing else names a probe, as nothing names a task (tasks/de
   DataError when the data is not readable here;
 - ``cost``: optional ``"module:function"`` (``(settings, sizes, layers, dim) -> ProbeCost``, elmo_bench.probe.
   probe_cost): the FLOPs of the probe's training over cached layers, for ``elmo-bench plan``;
+- ``run_cost``: optional ``"module:function"`` (``(run, sizes) -> ProbeCost``, ``run`` the ProbeRunConfig), used
+  instead of ``cost`` by a probe that runs the encoder itself instead of reading the activation cache
+  (``amnesic_lm``): it sees the whole run (the biLM's options and files) and sets ``ProbeCost.encoder_flops``;
 - ``documented``: the sizes plan prices with when the data is not readable here (elmo_bench.probe.probe_cost.
   SplitCount per split of the full data; a ``max_train_sentences`` cut scales train);
 - ``package``: filled in by the registry.
@@ -40,6 +43,7 @@ class ProbeDeclaration:
     sentences: str | None = None
     cost: str | None = None
     documented: Mapping[str, Any] | None = None
+    run_cost: str | None = None
     package: str = ""
 
     def resolved_target(self) -> str:

@@ -10,8 +10,9 @@ import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-#: UD English-EWT's tag sets (the classes a POS probe predicts): the Penn tags seen in its training split, and UPOS
-TAG_CLASSES = {"xpos": 49, "upos": 17}
+#: UD English-EWT's tag sets (the classes a POS probe predicts): the Penn tags seen in its training split, UPOS, and
+#: the universal dependency relations (the part before ":") seen in its training split
+TAG_CLASSES = {"xpos": 49, "upos": 17, "deprel": 36}
 
 
 @dataclass(frozen=True)
@@ -33,24 +34,31 @@ class SplitCount:
 class ProbeCost:
     """A probe run's training FLOPs over cached layers (an upper bound where epochs or iterations can stop early),
     how many times it reads each split's layers (with ``cache=false`` each read computes them again), and the
-    formula in words (the row's ``train_formula``)."""
+    formula in words (the row's ``train_formula``). ``encoder_flops``: set by a probe that runs the encoder itself
+    rather than reading the activation cache (its declaration's ``run_cost``): its encoder FLOPs, the row's
+    ``encoder_flops`` then, with no cache bytes."""
 
     train_flops: float
     formula: str
     reads: int = 1
+    encoder_flops: float | None = None
 
 
 def counted(sentences: Sequence[Sequence[str]]) -> SplitCount:
     return SplitCount(len(sentences), sum(len(s) for s in sentences), sum(len(s) ** 2 for s in sentences))
 
 
-def cut_train(documented: Mapping[str, SplitCount], max_train: int | None) -> dict[str, SplitCount]:
-    """Documented full-data sizes with train cut to its first ``max_train`` sentences (tokens scaled)."""
+def cut_train(documented: Mapping[str, SplitCount], max_train: int | None, split: str = "train"
+              ) -> dict[str, SplitCount]:
+    """Documented full-data sizes with ``split`` (train) cut to its first ``max_train`` sentences (tokens scaled);
+    unchanged when the probe reads no such split."""
     out = dict(documented)
-    train = documented["train"]
-    if max_train and max_train < train.sentences:
-        share = max_train / train.sentences
-        out["train"] = SplitCount(max_train, round(train.tokens * share), round(train.squared * share))
+    if split not in documented:
+        return out
+    full = documented[split]
+    if max_train and max_train < full.sentences:
+        share = max_train / full.sentences
+        out[split] = SplitCount(max_train, round(full.tokens * share), round(full.squared * share))
     return out
 
 

@@ -98,6 +98,16 @@ def read_tree_splits(directory: Path, max_train: int | None, max_dev: int | None
     return UdSplits(splits, shares, total)
 
 
+def read_labelled(directory: Path, tags: str, max_train: int | None, max_dev: int | None = None) -> UdSplits:
+    """The checked splits as ``{"tokens", "tags"}`` examples labelled by ``tags``: UPOS / XPOS (:func:`read_tagged`),
+    or each word's universal dependency relation (``deprel``: :func:`read_tree_splits`, the part before ``:``)."""
+    if tags != "deprel":
+        return read_tagged(directory, tags, max_train, max_dev)
+    found = read_tree_splits(directory, max_train, max_dev)
+    found.splits = {s: [{"tokens": t.tokens, "tags": t.deprel} for t in trees] for s, trees in found.splits.items()}
+    return found
+
+
 def tagged_sentences(directory: Path, tag_column: str, max_train: int | None,
                      max_dev: int | None = None) -> dict[str, list[list[str]]]:
     """The words per split a tagging probe (pos, mdl) sends through the encoder: :func:`read_tagged`'s, checked

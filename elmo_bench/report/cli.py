@@ -11,6 +11,7 @@ from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.report import (
+    amnesic,
     bits_erasure,
     bootstrap,
     directions,
@@ -160,6 +161,7 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
     found.runs, controls = probe_controls.split_runs(found.runs)   # control-task runs: their own section only
     found.runs, geometry = structural_mdl.split_runs(found.runs)    # structural / MDL runs: likewise
     found.runs, bits = bits_erasure.split_runs(found.runs)          # conditional probing / erasure: likewise
+    found.runs, amnesic_runs = amnesic.split_runs(found.runs)       # amnesic_lm and erased task runs: likewise
     runs = found.runs
     gold_cache: dict = {}
 
@@ -171,6 +173,9 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
     sections, made = _sections(found, names, p_value if significance else None, out)
     summary = _summary(found, names)
     summary += _probing_sections(controls, geometry, bits, out, sections, made)
+    if amnesic_runs:
+        sections.append(amnesic.amnesic_table(amnesic_runs, runs))
+        summary += f" Amnesic-probing runs (own section): {len(amnesic_runs)}."
     if fmt == "json":
         report = {"summary": summary, "runs": len(runs), "files": found.files, "duplicates": found.duplicates,
                   "tables": {table.key: table.as_json() for table in sections},

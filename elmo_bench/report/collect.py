@@ -24,7 +24,8 @@ from elmo_bench.report import declared, encoder_names, task_defaults
 from elmo_bench.report.declared import PaperNumbers
 
 #: probe tasks: their runs record an encoder without a +ELMo mix (and no training config tells two runs apart)
-ENCODER_PROBES = ("wsd", "pos_probe", "structural_probe", "mdl_probe", "conditional_probe", "erasure_probe")
+ENCODER_PROBES = ("wsd", "pos_probe", "structural_probe", "mdl_probe", "conditional_probe", "erasure_probe",
+                  "amnesic_lm_probe")
 #: overrides of the mix group that make a run differ from the task's paper settings
 MIX_OVERRIDES = ("placement", "lambda", "layer_norm", "gamma_init", "dropout")
 
@@ -130,6 +131,9 @@ class Run:
                "bilm": (self.record.bilm or {}).get("hash"), "encoder": self.encoder_key}
         if self.task in ENCODER_PROBES:                # probes: no training config tells two runs apart
             key["metrics"] = self.metrics
+        erase = (config.get("encoder") or {}).get("erase") if isinstance(config.get("encoder"), dict) else None
+        if isinstance(erase, dict) and erase.get("concept") is not None:   # amnesic runs: another experiment
+            key["erase"] = erase
         return json.dumps(key, sort_keys=True, default=str)
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import ranged
 from elmo_bench.probe.declaration import ProbeDeclaration
+from elmo_bench.probe.probe_cost import UD_EWT_SIZES
 from elmo_bench.probe.settings import UdSettings, check_choice
 
 CONCEPTS = ("upos", "xpos", "deprel")
@@ -38,4 +39,5 @@ class AmnesicLmSettings(UdSettings):
 
 PROBE = ProbeDeclaration("amnesic_lm", ".probe:run", AmnesicLmSettings, data="ud_ewt",
                          predicts="the biLM's next and previous word, with a concept erased inside",
-                         record_task="amnesic_lm_probe")
+                         record_task="amnesic_lm_probe", sentences=".cost:sentences",
+                         documented={"dev": UD_EWT_SIZES["dev"]}, run_cost=".cost:run_cost")

@@ -27,7 +27,7 @@ from elmo_bench.probe.linear import Standardiser
 from elmo_bench.probe.pos import layer_features
 from elmo_bench.probe.regimen import Regimen
 from elmo_bench.probe.settings import UD_EWT
-from elmo_bench.probe.ud_data import UdSplits, read_tagged, read_tree_splits
+from elmo_bench.probe.ud_data import UdSplits, read_labelled
 from elmo_bench.probes.conditional.config import ConditionalSettings
 
 log = logging.getLogger(__name__)
@@ -46,12 +46,8 @@ class Labelled:
 
 def read(context: ProbeContext, settings: Any, max_dev: int | None = None) -> UdSplits:
     """The checked splits as ``{"tokens", "tags"}`` (UPOS/XPOS, or each word's universal dependency relation)."""
-    directory = context.data_dir(settings.data_dir, UD_EWT)
-    if settings.tags != "deprel":
-        return read_tagged(directory, settings.tags, settings.max_train_sentences, max_dev)
-    found = read_tree_splits(directory, settings.max_train_sentences, max_dev)
-    found.splits = {s: [{"tokens": t.tokens, "tags": t.deprel} for t in trees] for s, trees in found.splits.items()}
-    return found
+    return read_labelled(context.data_dir(settings.data_dir, UD_EWT), settings.tags, settings.max_train_sentences,
+                         max_dev)
 
 
 def labelled(splits: dict[str, list[dict[str, Any]]]) -> Labelled:

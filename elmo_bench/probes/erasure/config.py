@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from elmo_bench.base.ranges import ranged
 from elmo_bench.probe.declaration import ProbeDeclaration
+from elmo_bench.probe.probe_cost import UD_EWT_SIZES
 from elmo_bench.probe.settings import UdSettings, check_choice
 from elmo_bench.probe.streamed import BATCH_TOKENS
 from elmo_bench.probes.conditional.config import TAGS
@@ -32,4 +33,5 @@ class ErasureSettings(UdSettings):
 
 PROBE = ProbeDeclaration("erasure", ".probe:run", ErasureSettings, data="ud_ewt",
                          predicts="a word's label before and after erasing it from a layer",
-                         record_task="erasure_probe")
+                         record_task="erasure_probe", sentences=".cost:sentences", cost=".cost:cost",
+                         documented={s: UD_EWT_SIZES[s] for s in ("train", "test")})

@@ -1,0 +1,113 @@
+"""Issue 47 item 4 in the report: the amnesic table, from hand-made ``probe=amnesic_lm`` records (the probe's schema:
+``metrics.dev.layer_<k>_ppl_none`` ...) and edge_dep runs with ``encoder.erase`` set, each paired with the run
+whose config differs only in ``encoder.erase``; numbers checked by hand, the paper's direction beside them, erased
+task runs kept out of the edge table, and a report without such records unchanged."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from elmo_bench.records.run_record import RunRecord
+from elmo_bench.report.amnesic import NO_LM, NO_TASK_RUNS
+from elmo_bench.report.cli import build_report
+from tests.test_report_structural_mdl import ENCODERS
+
+#: layer → (ppl none, erased, random; KL erased, random; top-1 none, erased, random; p): layer 0 as the paper's
+#: direction (p < 0.05), layer 1 against it (erased below random), layer 2 undecided (p 0.4, erased above random)
+LM = {0: (100.0, 150.0, 105.0, 0.5, 0.05, 30.0, 20.0, 29.0, 0.001),
+      1: (100.0, 101.0, 103.0, 0.02, 0.03, 30.0, 29.5, 29.0, 0.9),
+      2: (100.0, 101.0, 100.5, 0.02, 0.01, 30.0, 29.8, 29.9, 0.4)}
+KEYS = ("ppl_none", "ppl_erased", "ppl_random", "kl_erased", "kl_random", "top1_none", "top1_erased", "top1_random",
+        "p")
+
+
+def amnesic_record(path: Path, name: str = "bilm") -> None:
+    encoder, bilm, random, _, _ = ENCODERS[name]
+    dev = {f"layer_{k}_{key}": v for k, values in LM.items() for key, v in zip(KEYS, values)}
+    path.mkdir(parents=True)
+    RunRecord(task="amnesic_lm_probe", embedder="elmo", seed=0,
+              config={"probe": {"tags": "upos", "erasers": "runs/erasure", "seeds": 3}, **random},
+              metrics={"dev": dev}, data={"name": "ud_ewt", "fraction": 1.0, "dev_sentences": 1000, "tags": "upos"},
+              main_metric="layer_0_ppl_erased", mixes={}, elmo=None, epochs={"run": 0, "best": None, "history": []},
+              bilm=bilm, encoder=encoder).write(path / "results.json")
+
+
+def task_record(path: Path, seed: int, f1: float, erase: dict[str, Any] | None, name: str = "bilm") -> None:
+    """An edge_dep run of one config (its seed), with ``encoder.erase`` when given."""
+    encoder, bilm, _, _, _ = ENCODERS[name]
+    config = {"task": {"name": "edge_dep"}, "seed": seed, "paths": {"results_dir": str(path)},
+              "encoder": {"kind": encoder["kind"], **({"erase": {"path": "runs/erasure", **erase}} if erase else {})}}
+    path.mkdir(parents=True)
+    RunRecord(task="edge_dep", embedder="elmo", seed=seed, config=config,
+              metrics={"dev": {"f1": f1 + 1}, "test": {"f1": f1}}, data={"name": "edge_dep", "fraction": 1.0},
+              main_metric="f1", mixes={}, elmo={"mode": "learned", "placement": "input", "layer_index": None},
+              epochs={"run": 2, "best": 2, "history": []}, bilm=bilm, encoder=encoder).write(path / "results.json")
+
+
+def erased_runs(root: Path) -> None:
+    """Seed 1: un-erased 80, erased 74.5, random seeds 0 and 1 79 and 78; seed 2: un-erased 82, erased 78 (no random);
+    seed 3: erased 70 with no un-erased partner (left out)."""
+    upos1 = {"concept": "upos", "layer": 1}
+    task_record(root / "none1", 1, 80.0, None)
+    task_record(root / "erased1", 1, 74.5, {**upos1, "control": "none", "seed": 0})
+    task_record(root / "random1_0", 1, 79.0, {**upos1, "control": "random", "seed": 0})
+    task_record(root / "random1_1", 1, 78.0, {**upos1, "control": "random", "seed": 1})
+    task_record(root / "none2", 2, 82.0, None)
+    task_record(root / "erased2", 2, 78.0, {**upos1, "control": "none", "seed": 0})
+    task_record(root / "erased3", 3, 70.0, {**upos1, "control": "none", "seed": 0})
+
+
+def built(root: Path, out: Path) -> dict[str, Any]:
+    return json.loads(build_report([str(root)], out, "json", significance=False).read_text())
+
+
+def test_the_lm_columns_are_the_records_numbers_with_the_deltas_and_the_papers_direction(tmp_path):
+    amnesic_record(tmp_path / "runs" / "amnesic")
+    table = built(tmp_path / "runs", tmp_path / "out")["tables"]["amnesic"]
+    rows = {r["layer"]: r for r in table["rows"]}
+    assert sorted(rows) == [0, 1, 2] and {r["encoder"] for r in rows.values()} == {"ELMo (biLM abcdef01)"}
+    assert rows[0]["delta_ppl_erased"] == pytest.approx(50.0) and rows[0]["delta_ppl_random"] == pytest.approx(5.0)
+    assert rows[0]["dev"]["kl_erased"]["mean"] == 0.5 and rows[0]["dev"]["top1_erased"]["mean"] == 20.0
+    assert rows[1]["delta_ppl_erased"] == pytest.approx(1.0) and rows[1]["delta_ppl_random"] == pytest.approx(3.0)
+    assert [rows[k]["holds"] for k in (0, 1, 2)] == [True, False, None]
+    assert all(r["delta_task"] == {} for r in rows.values())          # no erased task runs: the reason is noted
+    assert NO_TASK_RUNS in " ".join(table["notes"]) and "Elazar" in table["paper"]["source"]
+    assert "paper: Elazar, Ravfogel, Jacovi & Goldberg 2021" in " ".join(table["notes"])
+    md = build_report([str(tmp_path / "runs")], tmp_path / "md", "md", significance=False).read_text()
+    line = next(x for x in md.splitlines() if "| layer_0 |" in x)
+    assert "| 100.00 | 50.00 | 5.00 | 0.5000 | 0.0500 | 30.00 | 20.00 | 29.00 | 0.001 | — | — | yes |" in line
+
+
+def test_erased_task_runs_are_paired_with_their_unerased_config_and_kept_out_of_the_edge_table(tmp_path):
+    root = tmp_path / "runs"
+    amnesic_record(root / "amnesic")
+    erased_runs(root / "edge")
+    found = built(root, tmp_path / "out")
+    rows = {r["layer"]: r for r in found["tables"]["amnesic"]["rows"]}
+    deltas = rows[1]["delta_task"]["edge_dep"]
+    assert deltas["metric"] == "f1"
+    # seed 1: 74.5 − 80 = −5.5, seed 2: 78 − 82 = −4 → mean −4.75 over 2 seeds; random: mean(79, 78) − 80 = −1.5
+    assert deltas["erased"]["mean"] == pytest.approx(-4.75) and deltas["erased"]["n"] == 2
+    assert deltas["random"] == {"mean": pytest.approx(-1.5), "std": None, "n": 1}
+    assert rows[0]["delta_task"] == {}                                # layer 0 was not erased in a task run
+    md = build_report([str(root)], tmp_path / "md", "md", significance=False).read_text()
+    assert "edge_dep f1 -4.75" in md and "edge_dep f1 -1.50" in md
+    (edge,) = found["tables"]["edge_probing"]["rows"]                # erased runs: not seeds of the biLM's edge_dep
+    assert edge["full"]["mean"] == pytest.approx(81.0) and edge["full"]["n"] == 2
+
+
+def test_task_pairs_without_an_lm_record_are_a_row_of_their_own_with_the_reason(tmp_path):
+    erased_runs(tmp_path / "runs")
+    table = built(tmp_path / "runs", tmp_path / "out")["tables"]["amnesic"]
+    (row,) = table["rows"]
+    assert (row["layer"], row["concept"], row["dev"]["ppl_none"]["mean"], row["holds"]) == (1, "upos", None, None)
+    assert NO_LM in " ".join(table["notes"]) and NO_TASK_RUNS not in " ".join(table["notes"])
+
+
+def test_without_amnesic_records_there_is_no_amnesic_section(tmp_path):
+    task_record(tmp_path / "runs" / "none1", 1, 80.0, None)
+    found = built(tmp_path / "runs", tmp_path / "out")
+    assert "amnesic" not in found["tables"] and "Amnesic" not in found["summary"]
