@@ -128,3 +128,20 @@ def test_other_depth_views_divide_by_the_deepest_layer_number(tmp_path):
     assert points == pytest.approx([(0.0, 0.5), (4 / 11, 0.54), (8 / 11, 0.58), (1.0, 0.61)])
     block = Block("tiny-llama-12", "trained", "upos", True, runs[1:])
     assert block.depth(8) == pytest.approx(8 / 11)
+
+
+def test_control_probe_depth_divides_by_the_deepest_layer_number(tmp_path):
+    """The probe-selectivity figure's points (probe_controls.depth_points) of a control-task record over [0, 4, 8, 11]."""
+    from elmo_bench.records.run_record import RunRecord
+    from elmo_bench.report.probe_controls import depth_points as control_points
+
+    accuracy = {f"linear/layer_{k}": 80.0 + k for k in KEPT}
+    RunRecord(task="pos_probe", embedder="elmo", seed=1, config={}, data={"name": "ud_ewt_pos"},
+              metrics={s: {f"{k}_accuracy": v for k, v in accuracy.items()} for s in ("dev", "test")},
+              main_metric="linear/layer_4_accuracy",
+              mixes={}, elmo=None, epochs={"run": 0, "best": None, "history": []}, bilm=None, encoder=DEEP,
+              extra={"control": {"test": {k: 70.0 for k in accuracy}}, "selectivity": {"test": {
+                  k: v - 70.0 for k, v in accuracy.items()}}, "probing": {"probes": ["linear"], "seeds": [1],
+                                                                        "control": True}}).write(tmp_path / "results.json")
+    [points] = control_points([read_run(tmp_path / "results.json")], "linear", "accuracy").values()
+    assert points == pytest.approx([(0.0, 80.0), (4 / 11, 84.0), (8 / 11, 88.0), (1.0, 91.0)])   # not 4 / 3, ...
