@@ -145,3 +145,28 @@ def test_control_probe_depth_divides_by_the_deepest_layer_number(tmp_path):
                                                                         "control": True}}).write(tmp_path / "results.json")
     [points] = control_points([read_run(tmp_path / "results.json")], "linear", "accuracy").values()
     assert points == pytest.approx([(0.0, 80.0), (4 / 11, 84.0), (8 / 11, 88.0), (1.0, 91.0)])   # not 4 / 3, ...
+
+
+def test_figure2_and_directions_name_a_subsets_mix_inputs_by_layer_number(tmp_path, monkeypatch):
+    """A learned mix over [0, 4, 8, 11] has four weights: Figure 2's columns and ticks and Directions' weights text
+    call them layers 0, 4, 8, 11, not 0, 1, 2, 3."""
+    from elmo_bench.report import figures
+    from elmo_bench.report.directions import _learned_weights
+    from elmo_bench.report.tables import figure2_table
+
+    for seed, weights in ((1, W1), (2, W2)):
+        write(tmp_path, f"ner{seed}", {**result("ner", "glove_elmo", seed, data="conll2003", test=90.0,
+                                                mixes={"input": {"weights": weights, "gamma": 1.0}}),
+                                       "encoder": DEEP})
+    runs = [read_run(tmp_path / f"ner{seed}" / "results.json") for seed in (1, 2)]
+    table = figure2_table(runs)
+    assert table.header == ["Task", "Data", "Mix", "layer 0", "layer 4", "layer 8", "layer 11", "n"]
+    assert table.rows == [["ner", "conll2003", "input", "0.250", "0.250", "0.250", "0.250", "2"]]
+    drawn = []
+    monkeypatch.setattr(figures, "_save", lambda fig, path: drawn.append(fig))
+    assert figures.figure2(runs, tmp_path / "figure2.png")
+    ax = drawn[0].axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0", "4", "8", "11"] and ax.get_xlabel() == "model layer"
+    plt.close(drawn[0])
+    assert _learned_weights(runs).startswith("learned layer weights (layer 0 / 4 / 8 / 11, mean over seeds): input "
+                                             "0.25 / 0.25 / 0.25 / 0.25")

@@ -63,6 +63,16 @@ def last_layer(record: RunRecord) -> int | None:
     return max(numbers) if numbers else None
 
 
+def kept_layers(records: Iterable[RunRecord]) -> list[int] | None:
+    """The model's numbers of the layers a mix over these runs' encoder weighs, where ``encoder.layers`` kept a
+    subset (0, 4, 8, 11: the mix's position j is layer kept[j]); None for layers 0..L, named by position."""
+    for record in records:
+        numbers = layer_numbers(record)
+        if numbers is not None and numbers != list(range(len(numbers))):
+            return numbers
+    return None
+
+
 def depth_span(record: RunRecord) -> int | None:
     """L + 1 for relative depth l / L: the run's layer count, or for an encoder that kept some of a model's layers
     (``encoder.layers``) its deepest layer's number + 1, since its layers are named by those numbers."""
