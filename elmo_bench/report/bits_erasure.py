@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from elmo_bench.report.collect import Run
-from elmo_bench.report.encoder_names import EncoderNames, layer_count
+from elmo_bench.report.encoder_names import EncoderNames, depth_span
 from elmo_bench.report.probe_settings import probe_settings
 from elmo_bench.report.structural_mdl import _Keyed, base_identity, train_sentences, weights_label
 from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat, stat_json
@@ -57,7 +57,8 @@ class Block:
 
     @property
     def layer_count(self) -> int:
-        counts = [c for r in self.runs if (c := layer_count(r.record))]
+        """L + 1 of relative depth (encoder_names.depth_span): with encoder.layers a subset, its deepest + 1."""
+        counts = [c for r in self.runs if (c := depth_span(r.record))]
         return max(counts) if counts else 1
 
     def depth(self, layer: int) -> float:

@@ -18,6 +18,7 @@ from elmo_bench.report import paper
 from elmo_bench.report.collect import Run, seed_pairs
 from elmo_bench.report.declared import PaperNumbers
 from elmo_bench.report.diagnosis import table1_reason
+from elmo_bench.report.encoder_names import kept_layers
 from elmo_bench.report.tables import (
     MISSING,
     NO_PAPER,
@@ -193,7 +194,9 @@ def _learned_weights(runs: Sequence[Run]) -> str:
     if not means:
         return ""
     shown = "; ".join(f"{site} " + " / ".join(f"{w:.2f}" for w in mean) for site, mean in means.items())
-    return f"learned layer weights (layer 0 / 1 / ..., mean over seeds): {shown}: the mix keeps weight on the " \
+    kept = kept_layers(r.record for r in runs)          # encoder.layers kept a subset: its layers by number
+    order = "0 / 1 / ..." if kept is None else " / ".join(str(k) for k in kept)
+    return f"learned layer weights (layer {order}, mean over seeds): {shown}: the mix keeps weight on the " \
            f"lower layers, where mix=top uses the top layer alone"
 
 

@@ -11,6 +11,11 @@ F(0..L) = the full mix):
 Both lie in [0, L] (the expected layer in [1, L] when every Δ is >= 0); with L = 2 (the shipped biLM) the expected
 layer is 1 + Δ(2) / (Δ(1) + Δ(2)): one number between two layers, little resolution. Pure functions over numbers:
 the report feeds them what the run records hold (results.json's dev scores and ``elmo_weights``).
+
+An encoder that keeps some of a model's layers (``encoder.layers=every:4``: 0, 4, 8, ..., the last; issue 46) gives
+its layers l_0, l_1, ..., l_n in its order: the cumulative probes are prefixes in that order, Δ(l_i) = F(l_0..l_i) −
+F(l_0..l_{i−1}), and both depths weigh the model's layer numbers l_i, never the positions i (``layers`` below;
+without it the layers are 0..L).
 """
 from __future__ import annotations
 
@@ -23,12 +28,23 @@ def differential_scores(cumulative: Sequence[float]) -> list[float]:
     return [cumulative[l] - cumulative[l - 1] for l in range(1, len(cumulative))]
 
 
-def expected_layer(deltas: Sequence[float]) -> float | None:
-    """Σ l·Δ(l) / Σ Δ(l) over l = 1..L (``deltas[0]`` is Δ(1)); None when Σ Δ(l) <= 0 (no gain to place)."""
+def _numbers(layers: Sequence[int] | None, count: int, first: int, what: str) -> list[int]:
+    """The model's layer number of each of ``count`` values: ``layers``, else first, first+1, ..."""
+    if layers is None:
+        return list(range(first, first + count))
+    if len(layers) != count:
+        raise ValueError(f"{what}: {count} values for {len(layers)} layers {list(layers)}")
+    return [int(l) for l in layers]
+
+
+def expected_layer(deltas: Sequence[float], layers: Sequence[int] | None = None) -> float | None:
+    """Σ l·Δ(l) / Σ Δ(l) (``deltas[0]`` is Δ(1), or Δ(layers[0]): ``layers`` are the model's numbers of the layers the
+    deltas belong to, the cumulative's first layer excluded); None when Σ Δ(l) <= 0 (no gain to place)."""
+    numbers = _numbers(layers, len(deltas), 1, "expected layer")
     total = sum(deltas)
     if not total > 0:
         return None
-    return sum(l * d for l, d in enumerate(deltas, start=1)) / total
+    return sum(l * d for l, d in zip(numbers, deltas)) / total
 
 
 def softmax(scalars: Sequence[float]) -> list[float]:
@@ -37,12 +53,14 @@ def softmax(scalars: Sequence[float]) -> list[float]:
     return [e / sum(exps) for e in exps]
 
 
-def centre_of_gravity(weights: Sequence[float]) -> float:
-    """Σ l·w_l over l = 0..L of normalised mix weights (softmax(s), as results.json records them)."""
+def centre_of_gravity(weights: Sequence[float], layers: Sequence[int] | None = None) -> float:
+    """Σ l·w_l of normalised mix weights (softmax(s), as results.json records them) over l = 0..L, or over the
+    model's layer numbers ``layers`` of the mix's inputs in its order (a mix over ``encoder.layers``)."""
+    numbers = _numbers(layers, len(weights), 0, "centre of gravity")
     total = sum(weights)
     if not math.isclose(total, 1.0, abs_tol=1e-4) or any(w < 0 for w in weights):
         raise ValueError(f"mix weights must be a distribution (non-negative, sum 1), found {list(weights)}")
-    return sum(l * w for l, w in enumerate(weights)) / total
+    return sum(l * w for l, w in zip(numbers, weights)) / total
 
 
 def mean_sd(values: Sequence[float]) -> tuple[float, float | None]:
@@ -54,17 +72,19 @@ def mean_sd(values: Sequence[float]) -> tuple[float, float | None]:
 
 
 def task_depth(cumulative: Mapping[int, float], single: Mapping[int, float],
-               full_weights: Sequence[float] | None) -> dict[str, object]:
-    """One task row: ``cumulative[l]`` = F(0..l) for l = 0..L (0: lexical, L: full), ``single[k]`` = layer k's F1.
+               full_weights: Sequence[float] | None, layers: Sequence[int] | None = None) -> dict[str, object]:
+    """One task row: ``cumulative[l]`` = F(l_0..l) for each layer l of the encoder (``layers``, the model's numbers
+    in the encoder's order; default 0..L: l_0 lexical, the last the full mix), ``single[k]`` = layer k's F1.
 
-    Returns lexical, full, gain (full − lexical), best single layer (ties: the lower), Δ(1..L), the expected layer
-    and the centre of gravity (None without the full mix's weights)."""
-    top = max(cumulative)
-    if sorted(cumulative) != list(range(top + 1)):
-        raise ValueError(f"cumulative scores must cover layers 0..L without a gap, found layers {sorted(cumulative)}")
-    scores = [cumulative[l] for l in range(top + 1)]
+    Returns lexical, full, gain (full − lexical), best single layer by its number (ties: the lower), Δ per layer
+    after the first, the expected layer and the centre of gravity (None without the full mix's weights)."""
+    numbers = list(layers) if layers is not None else list(range(max(cumulative) + 1))
+    if sorted(cumulative) != sorted(numbers):
+        raise ValueError(f"cumulative scores must cover layers {numbers} without a gap, found layers "
+                         f"{sorted(cumulative)}")
+    scores = [cumulative[l] for l in numbers]
     deltas = differential_scores(scores)
     best = min(single, key=lambda k: (-single[k], k)) if single else None
     return {"lexical": scores[0], "full": scores[-1], "gain": scores[-1] - scores[0], "best_layer": best,
-            "deltas": deltas, "expected_layer": expected_layer(deltas),
-            "centre_of_gravity": centre_of_gravity(full_weights) if full_weights is not None else None}
+            "deltas": deltas, "expected_layer": expected_layer(deltas, numbers[1:]),
+            "centre_of_gravity": centre_of_gravity(full_weights, numbers) if full_weights is not None else None}

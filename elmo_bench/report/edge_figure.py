@@ -6,7 +6,11 @@ layer (solid) and the centre of gravity (dashed) marked. Drawn from the edge tab
 
 Issue 45: the panel title carries the headline number (full − lexical F1) and the two depths, so the one legend
 (below the panels) hides no bar; the x range holds every bar whole; the shared y axis is labelled; a task without a
-full-mix run says so instead of drawing an empty panel."""
+full-mix run says so instead of drawing an empty panel.
+
+Issue 46: an encoder that keeps some of a model's layers (a record's ``layer_indices``: 0, 4, 8, 11) is drawn at
+those layers' relative depths l / L (L its deepest layer), each bar as wide as BAR of the narrowest gap between two
+kept layers; without ``layer_indices`` the layers are 0..L."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -37,22 +41,29 @@ def _title(record: dict[str, Any]) -> str:
     return f"{record['task']}: {record['encoder']}\n{record['data']}\n{headline}; {depths}"
 
 
+def layer_numbers(record: dict[str, Any]) -> list[int]:
+    """The model's numbers of the record's layers, in the encoder's order: ``layer_indices``, else 0..L."""
+    return list(record["layer_indices"]) if "layer_indices" in record else list(range(record["layers"]))
+
+
 def _panel(ax: Any, record: dict[str, Any]) -> bool:
     """Draw one task × encoder; False (nothing drawn) without a full-mix run (no weights, no gain to share)."""
-    top = record["layers"] - 1
-    scale = max(top, 1)
+    numbers = layer_numbers(record)
+    scale = max(record["layers"] - 1, 1)
+    ordered = sorted(numbers)
+    width = BAR * min([b - a for a, b in zip(ordered, ordered[1:])] or [1]) / scale
     shares = _shares(record["deltas"])
     if not shares and not record["weights"]:
         return False
     if shares:
-        ax.bar([l / scale for l in range(1, top + 1)], shares, width=BAR / scale, alpha=0.5, color=SHARE_COLOUR)
+        ax.bar([l / scale for l in numbers[1:]], shares, width=width, alpha=0.5, color=SHARE_COLOUR)
     if record["weights"]:
-        ax.plot([l / scale for l in range(top + 1)], record["weights"], marker="o", markersize=3,
-                color=WEIGHT_COLOUR)
+        line = sorted(zip(numbers, record["weights"]))        # by depth, whatever order the encoder gave
+        ax.plot([l / scale for l, _ in line], [w for _, w in line], marker="o", markersize=3, color=WEIGHT_COLOUR)
     for key, style, _ in MARKS:
         if record[key]["mean"] is not None:
             ax.axvline(record[key]["mean"] / scale, color="black", linestyle=style, linewidth=1)
-    half = BAR / scale / 2 + 0.05          # the last bar, centred on 1, must end inside the axes
+    half = width / 2 + 0.05                # the last bar, centred on 1, must end inside the axes
     ax.set_xlim(-half, 1 + half)
     ax.set_xticks([0, 0.25, 0.5, 0.75, 1])            # depth runs 0..1: no tick beyond it
     ax.set_xlabel("relative depth l / L")

@@ -6,6 +6,11 @@ A run's mode is read from its record: ``layer`` k (k = 0: lexical), ``cumulative
 = cumulative L). Per seed, the cumulative dev scores F(0..l), l = 0..L, are layer 0, cumulative 1..L-1 and the full
 mix; the expected layer of a seed needs all of them. Values are mean ± sd over the seeds that have them. Without
 edge runs there is no table (the report is unchanged).
+
+An encoder that keeps some of a model's layers (``encoder.layers=every:4``, recorded as ``encoder_layer_indices``;
+issue 46) is probed at those layers, and its runs name them by the model's number (mix.layer = 0, 4, 8, ...): the
+lexical run is its first layer, the cumulative runs its prefixes, L its deepest layer, and the best layer, the
+expected layer and the centre of gravity are layer numbers, never positions among the kept layers.
 """
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ from typing import Any, Callable, Sequence
 
 from elmo_bench.report.collect import Run
 from elmo_bench.report.edge_depth import centre_of_gravity, differential_scores, expected_layer
-from elmo_bench.report.encoder_names import EncoderNames, layer_count
+from elmo_bench.report.encoder_names import EncoderNames, layer_count, layer_numbers
 from elmo_bench.report.tables import MISSING, Table, _data_label, _p_cell, fmt_stat, stat, stat_json
 
 PREFIX = "edge_"
@@ -43,47 +48,71 @@ def _by_seed(runs: Sequence[Run], mode: str, layer: int | None) -> dict[int, Run
     return {r.seed: r for r in runs if r.mode == mode and (layer is None or r.layer_index == layer)}
 
 
-def _cumulative(runs: Sequence[Run], top: int, seed: int) -> list[float] | None:
-    """[F(0..0), ..., F(0..L)] on dev for one seed, or None when a prefix is missing."""
-    lexical, full = _by_seed(runs, "layer", 0).get(seed), _by_seed(runs, "learned", None).get(seed)
-    middle = [_by_seed(runs, "cumulative", k).get(seed) for k in range(1, top)]
+def _layers(group: Sequence[Run]) -> list[int]:
+    """The model's numbers of the layers the group's encoder gives, in its order: the recorded
+    ``encoder_layer_indices`` of a subset, else 0..L with L the deepest layer recorded or run."""
+    for run in group:
+        numbers = layer_numbers(run.record)
+        if numbers is not None and numbers != list(range(len(numbers))):
+            return numbers
+    top = max([(layer_count(r.record) or 0) - 1 for r in group] + [r.layer_index or 0 for r in group])
+    return list(range(top + 1))
+
+
+def _consecutive(layers: Sequence[int]) -> bool:
+    return list(layers) == list(range(len(layers)))
+
+
+def _cumulative(runs: Sequence[Run], layers: Sequence[int], seed: int) -> list[float] | None:
+    """[F(l_0..l_0), ..., F(l_0..l_n)] on dev for one seed (l_0 = 0, l_n = L for 0..L), or None when a prefix is
+    missing."""
+    lexical, full = _by_seed(runs, "layer", layers[0]).get(seed), _by_seed(runs, "learned", None).get(seed)
+    middle = [_by_seed(runs, "cumulative", k).get(seed) for k in layers[1:-1]]
     found = [lexical, *middle, full]
     if any(r is None or r.value("dev") is None for r in found):
         return None
     return [float(r.value("dev")) for r in found]
 
 
-def _full_weights(run: Run) -> list[float] | None:
+def _full_weights(run: Run, layers: Sequence[int]) -> list[float] | None:
+    """The full mix's weights; of a subset's mix only when there is one per kept layer (else: no layer numbers)."""
     mix = (run.mixes or {}).get("input") or next(iter((run.mixes or {}).values()), None)
-    return list(mix["weights"]) if isinstance(mix, dict) and mix.get("weights") else None
+    found = list(mix["weights"]) if isinstance(mix, dict) and mix.get("weights") else None
+    return None if found is None or (not _consecutive(layers) and len(found) != len(layers)) else found
 
 
-def _best_layer(runs: Sequence[Run], top: int, where: str, notes: list[str]) -> int | None:
-    """The layer whose single-layer probe scores best on dev (ties: the lower), or None with a note saying why
-    when some layer of 0..L was never probed alone: with the lexical run only, "best layer 0" would be no finding."""
-    single = {k: stat(r.value("dev") for r in _by_seed(runs, "layer", k).values()) for k in range(top + 1)}
+def _best_layer(runs: Sequence[Run], layers: Sequence[int], where: str, notes: list[str]) -> int | None:
+    """The layer (its number) whose single-layer probe scores best on dev (ties: the lower), or None with a note
+    saying why when some layer was never probed alone: with the lexical run only, "best layer 0" would be no
+    finding."""
+    single = {k: stat(r.value("dev") for r in _by_seed(runs, "layer", k).values()) for k in layers}
     scored = {k: s.mean for k, s in single.items() if s is not None}
-    if len(scored) < top + 1:
-        missing = ", ".join(str(k) for k in range(top + 1) if k not in scored)
+    if len(scored) < len(layers):
+        missing = ", ".join(str(k) for k in layers if k not in scored)
+        span = f"0..{layers[-1]}" if _consecutive(layers) else "layers " + ", ".join(str(k) for k in layers)
         notes.append(f"{where}: best layer —: no single-layer run of layer {missing} (mix=layer mix.layer=k), so "
-                     f"no layer can be called the best of 0..{top}.")
+                     f"no layer can be called the best of {span}.")
         return None
     return min(scored, key=lambda k: (-scored[k], k))
 
 
-def _row(label: str, task: str, data: str, runs: list[Run], top: int, p_value: Any,
+def _row(label: str, task: str, data: str, runs: list[Run], layers: list[int], p_value: Any,
          notes: list[str]) -> tuple[list[str], dict[str, Any]]:
-    lexical, full = _by_seed(runs, "layer", 0), _by_seed(runs, "learned", None)
+    """One table row and its report.json record; ``layers`` the model's numbers of the encoder's layers. A subset
+    (not 0..L) adds ``layer_indices`` to the record: ``layers`` stays L + 1, the model's layers up to its deepest."""
+    top, numbers = max(layers), None if _consecutive(layers) else layers
+    lexical, full = _by_seed(runs, "layer", layers[0]), _by_seed(runs, "learned", None)
     seeds = sorted(set(lexical) & set(full))
     lex = stat(lexical[s].value("test") for s in lexical)
     ful = stat(full[s].value("test") for s in full)
     gain = stat(full[s].value("test") - lexical[s].value("test") for s in seeds
                 if full[s].value("test") is not None and lexical[s].value("test") is not None)
-    best = _best_layer(runs, top, f"{label} {task} ({data})", notes)
-    curves = {s: c for s in sorted({r.seed for r in runs}) if (c := _cumulative(runs, top, s)) is not None}
-    expected = stat(expected_layer(differential_scores(c)) for c in curves.values())
-    weights = [w for r in full.values() if (w := _full_weights(r)) is not None]
-    gravity = stat(centre_of_gravity(w) for w in weights)
+    best = _best_layer(runs, layers, f"{label} {task} ({data})", notes)
+    curves = {s: c for s in sorted({r.seed for r in runs}) if (c := _cumulative(runs, layers, s)) is not None}
+    after = None if numbers is None else numbers[1:]          # the layers Δ belongs to: all but the first
+    expected = stat(expected_layer(differential_scores(c), after) for c in curves.values())
+    weights = [w for r in full.values() if (w := _full_weights(r, layers)) is not None]
+    gravity = stat(centre_of_gravity(w, numbers) for w in weights)
     p_text, p = _p_cell(p_value, [full[s] for s in seeds], [lexical[s] for s in seeds], f"{label} {task}", notes)
     cells = [label, task, data, str(top), fmt_stat(lex), fmt_stat(ful), fmt_stat(gain),
              MISSING if best is None else str(best), fmt_stat(expected), fmt_stat(gravity), p_text]
@@ -92,6 +121,8 @@ def _row(label: str, task: str, data: str, runs: list[Run], top: int, p_value: A
               "expected_layer": stat_json(expected), "centre_of_gravity": stat_json(gravity), "p": p,
               "deltas": {str(s): differential_scores(c) for s, c in curves.items()},
               "weights": [sum(column) / len(weights) for column in zip(*weights)] if weights else None}
+    if numbers is not None:
+        record["layer_indices"] = list(numbers)
     return cells, record
 
 
@@ -129,8 +160,7 @@ def edge_table(runs: Sequence[Run], names: EncoderNames, p_value: Callable | Non
         label = names.label(key) if key is not None else "encoder"
         for task, data in sorted({(r.task, r.data) for r in members}):
             group = [r for r in members if r.task == task and r.data == data]
-            top = max([(layer_count(r.record) or 0) - 1 for r in group] + [r.layer_index or 0 for r in group])
-            cells, record = _row(label, task, data, group, top, p_value, notes)
+            cells, record = _row(label, task, data, group, _layers(group), p_value, notes)
             rows.append(cells)
             records.append(record)
     notes.append("F1 on test (lexical = layer 0, full = the learned mix of layers 0..L, gain = full − lexical per "
@@ -138,6 +168,10 @@ def edge_table(runs: Sequence[Run], names: EncoderNames, p_value: Callable | Non
                  "Δ(l) = F(0..l) − F(0..l−1) (— when the total gain is not positive or a prefix run is missing); "
                  "centre of gravity = Σ l·w_l of the full mix's weights. With L = 2 the expected layer is "
                  "1 + Δ(2)/(Δ(1)+Δ(2)): it only says whether layer 2 adds more than layer 1.")
+    if any("layer_indices" in r for r in records):
+        notes.append("An encoder that keeps some of a model's layers (encoder.layers) is probed at those: l is the "
+                     "model's layer number (lexical = its first kept layer, L = its deepest, cumulative runs are "
+                     "prefixes of the kept layers), and the figure's relative depth is l / L.")
     return Table("Edge probing: lexical vs full, and where each task is solved", HEADER, rows, notes,
                  key="edge_probing", records=records)
 

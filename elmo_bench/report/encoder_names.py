@@ -45,6 +45,41 @@ def layer_count(record: RunRecord) -> int | None:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def layer_numbers(record: RunRecord) -> list[int] | None:
+    """The model's number of each layer the run's encoder gives, in its order: ``encoder_layer_indices`` where
+    ``encoder.layers`` kept some (issue 46: 0, 4, 8, ...), else 0..layers−1; None if unrecorded. Mix weights, sweeps
+    and probe metrics name these numbers, never positions among them."""
+    kept = (record.encoder or {}).get("encoder_layer_indices")
+    if isinstance(kept, list) and kept and all(isinstance(i, int) and not isinstance(i, bool) for i in kept):
+        return [int(i) for i in kept]
+    count = layer_count(record)
+    return None if count is None else list(range(count))
+
+
+def last_layer(record: RunRecord) -> int | None:
+    """The deepest layer number the run's encoder gives: the model's last under every:K (always kept) or all layers;
+    the denominator of relative depth (l / L). Unrecorded: None."""
+    numbers = layer_numbers(record)
+    return max(numbers) if numbers else None
+
+
+def kept_layers(records: Iterable[RunRecord]) -> list[int] | None:
+    """The model's numbers of the layers a mix over these runs' encoder weighs, where ``encoder.layers`` kept a
+    subset (0, 4, 8, 11: the mix's position j is layer kept[j]); None for layers 0..L, named by position."""
+    for record in records:
+        numbers = layer_numbers(record)
+        if numbers is not None and numbers != list(range(len(numbers))):
+            return numbers
+    return None
+
+
+def depth_span(record: RunRecord) -> int | None:
+    """L + 1 for relative depth l / L: the run's layer count, or for an encoder that kept some of a model's layers
+    (``encoder.layers``) its deepest layer's number + 1, since its layers are named by those numbers."""
+    last = last_layer(record)
+    return None if last is None else last + 1
+
+
 def base_label(ident: dict[str, Any]) -> str:
     """A short display name: "ELMo (biLM <hash8>)", a transformers model's name (with its pooling when not the
     default ``first``), "hdf5 <file>", "ELMoForManyLangs <dir>", a python encoder's ``_target_``."""
@@ -76,11 +111,14 @@ class EncoderNames:
     def __init__(self, runs: Iterable[Any]) -> None:
         found: dict[str, dict[str, Any]] = {}
         self.layers: dict[str, int | None] = {}
+        #: L + 1 of relative depth per encoder (depth_span): the layer count, unless encoder.layers kept a subset
+        self.spans: dict[str, int | None] = {}
         for run in runs:
             key = run.encoder_key
             if key is not None and key not in found:
                 found[key] = run.encoder
                 self.layers[key] = layer_count(run.record)
+                self.spans[key] = depth_span(run.record)
         base = {key: base_label(ident) for key, ident in found.items()}
         counts: dict[str, int] = {}
         for label in base.values():

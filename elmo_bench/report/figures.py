@@ -23,7 +23,12 @@ from elmo_bench.report.collect import Run  # noqa: E402
 from elmo_bench.report.encoder_names import EncoderNames  # noqa: E402
 from elmo_bench.report.probe_controls import PROBE_NAMES, depth_points, probe_kinds  # noqa: E402
 from elmo_bench.report.probe_depth import probe_depth_curves  # noqa: E402
-from elmo_bench.report.tables import dev_curves, learned_mixes, sample_efficiency_curves  # noqa: E402
+from elmo_bench.report.tables import (  # noqa: E402
+    dev_curves,
+    learned_mixes,
+    mix_layer_names,
+    sample_efficiency_curves,
+)
 
 LABELS = {"glove": "baseline (GloVe)", "glove_elmo": "+ELMo", "elmo": "ELMo only"}
 
@@ -101,9 +106,13 @@ def figure2(runs: Sequence[Run], path: Path) -> bool:
     for ax, (task, data, where, weights, n) in zip(axes.flat, panels):
         ax.bar(range(len(weights)), weights, color=MIX_COLOURS.get(where, "tab:green"))
         ax.axhline(1.0 / len(weights), color="gray", linestyle="--", linewidth=0.8)   # the plain average
+        names = mix_layer_names(runs, len(weights))
+        subset = names != [str(k) for k in range(len(weights))]    # encoder.layers kept some: name them by number
         ax.set_xticks(range(len(weights)))
+        if subset:
+            ax.set_xticklabels(names)
         ax.set_ylim(0, 1)
-        ax.set_xlabel("biLM layer")
+        ax.set_xlabel("model layer" if subset else "biLM layer")
         ax.set_ylabel("softmax weight s_j")
         ax.set_title(f"{task}: {data}\n{where} mix, {n} seed{'s' if n != 1 else ''}", fontsize="small")
     _hide_unused(axes, len(panels))

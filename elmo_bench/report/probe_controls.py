@@ -209,13 +209,21 @@ def best_layer_table(runs: Sequence[Run]) -> Table:
                  key="probe_best_layer", records=records)
 
 
+def _span(run: Run) -> int:
+    """L + 1 of relative depth from the run's encoder record: its layer count, or for an encoder that kept some of a
+    model's layers (``encoder_layer_indices``, issue 46; rows name those numbers) its deepest + 1; 0 unrecorded."""
+    encoder = run.record.encoder or {}
+    kept = encoder.get("encoder_layer_indices")
+    return max(kept) + 1 if isinstance(kept, list) and kept else encoder.get("layers") or 0
+
+
 def depth_points(runs: Sequence[Run], probe: str, what: str, split: str = "test"
                  ) -> dict[tuple[str, str], list[tuple[float, float]]]:
     """{(encoder, weights): [(relative depth, value)]} of one probe and quantity (accuracy or selectivity)."""
     out = {}
     for (encoder, weights), members in groups(runs):
         layers = [int(r[len("layer_"):]) for r in _rows(members) if r.startswith("layer_")]
-        total = max((r.record.encoder or {}).get("layers") or 0 for r in members) or (max(layers, default=0) + 1)
+        total = max(_span(r) for r in members) or (max(layers, default=0) + 1)
         points = [(k / (total - 1) if total > 1 else 0.0, c.mean) for k in layers
                   if (c := cell(members, what, split, probe, f"layer_{k}")) is not None]
         if points:

@@ -3,7 +3,8 @@ data behind ``probe_depth.png`` and its table.
 
 Relative depth of layer k of an encoder with L layers is k / (L - 1) (0 = the token / embedding layer, 1 = the top),
 so a 3-layer biLM and a 13-layer BERT share one x axis. L is the layer count the run recorded (results.json
-``encoder.layers``, else ``bilm.layers``), else the deepest layer scored + 1. Panels: the converged POS probe
+``encoder.layers``, else ``bilm.layers``; an encoder that kept some of a model's layers, ``encoder_layer_indices``
+0, 4, 8, ..., names them by number: its deepest + 1), else the deepest layer scored + 1. Panels: the converged POS probe
 (``pos_probe``, test accuracy) and the engine-trained POS probe (``pos`` runs with ``mix=layer``, test accuracy) per
 data set, and the WSD probe (F1 on the ``ALL`` set; every set when no run has ``ALL``). Only when the probe runs come
 from several encoders (EncoderNames.several) is there anything to draw: with the biLM alone the report is unchanged.
@@ -85,7 +86,7 @@ def probe_depth_curves(runs: Sequence[Run], names: EncoderNames | None = None
                     by_layer.setdefault(layer, []).append(value)
             if not by_layer:
                 continue
-            layers = names.layers.get(key) or max(by_layer) + 1
+            layers = names.spans.get(key) or max(by_layer) + 1
             out.setdefault(panel, {})[names.label(key)] = [DepthPoint(k, layers, stat(by_layer[k]))
                                                             for k in sorted(by_layer)]
     return out

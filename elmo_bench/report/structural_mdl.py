@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from elmo_bench.records.run_record import RunRecord
 from elmo_bench.report.collect import Run
-from elmo_bench.report.encoder_names import BILM, EncoderNames, identity, key_of, layer_count
+from elmo_bench.report.encoder_names import BILM, EncoderNames, depth_span, identity, key_of
 from elmo_bench.report.probe_controls import PROBE_NAMES
 from elmo_bench.report.probe_settings import probe_settings
 from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat, stat_json
@@ -107,7 +107,8 @@ class Group:
 
     @property
     def layer_count(self) -> int:
-        counts = [c for r in self.runs if (c := layer_count(r.record))]
+        """L + 1 of relative depth (encoder_names.depth_span): with encoder.layers a subset, its deepest + 1."""
+        counts = [c for r in self.runs if (c := depth_span(r.record))]
         return max(counts) if counts else max(self.layers, default=0) + 1
 
 

@@ -27,7 +27,7 @@ from elmo_bench.report import paper
 from elmo_bench.report.bootstrap import NO_STATISTICS
 from elmo_bench.report.collect import MIX_OVERRIDES, Run
 from elmo_bench.report.declared import PaperNumbers
-from elmo_bench.report.encoder_names import EncoderNames
+from elmo_bench.report.encoder_names import EncoderNames, kept_layers
 
 MISSING = "—"
 #: no declarations found: every paper cell missing
@@ -584,6 +584,13 @@ def learned_mixes(runs: Sequence[Run]) -> dict[tuple[str, str], dict[str, tuple[
     return out
 
 
+def mix_layer_names(runs: Sequence[Run], width: int) -> list[str]:
+    """The names of a mix's ``width`` inputs: the model's layer numbers where the runs' encoder kept a subset
+    (``encoder.layers``: layer 0, 4, 8, 11), else their positions 0..width−1."""
+    kept = kept_layers(r.record for r in runs if r.has_elmo)
+    return [str(k) for k in kept] if kept is not None and len(kept) == width else [str(k) for k in range(width)]
+
+
 def figure2_table(runs: Sequence[Run]) -> Table:
     mixes = learned_mixes(runs)
     width = max((len(w) for m in mixes.values() for w, _ in m.values()), default=3)
@@ -593,7 +600,8 @@ def figure2_table(runs: Sequence[Run]) -> Table:
             rows.append([task, data, where, *[fmt(weights[k], 3) if k < len(weights) else MISSING
                                               for k in range(width)], str(n)])
     return Table("Figure 2 data: learned softmax layer weights", ["Task", "Data", "Mix",
-                                                                  *[f"layer {k}" for k in range(width)], "n"],
+                                                                  *[f"layer {k}" for k in mix_layer_names(runs, width)],
+                                                                  "n"],
                  rows, ["Softmax-normalised layer weights s_j of the learned mixes, mean over seeds."], key="figure2")
 
 
