@@ -18,6 +18,8 @@ from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.commands.main import main
 from elmo_bench.encoders.costs import bilm_flops_per_position
 from elmo_bench.probe.probe_cost import UD_EWT_SIZES, SplitCount
+from elmo_bench.probes.conditional.config import ConditionalSettings
+from elmo_bench.probes.conditional.cost import cost as conditional_cost
 from elmo_bench.probes.mdl.config import MdlSettings
 from elmo_bench.probes.mdl.cost import cost as mdl_cost
 from elmo_bench.probes.pos.config import PosSettings
@@ -264,3 +266,80 @@ def test_amnesic_lm_without_erasers_or_an_lm_head_is_one_line(capsys) -> None:
                  "probe.data_dir=/nonexistent/ud"]) == 2
     err = capsys.readouterr().err.strip()
     assert "needs a trained biLM with its softmax" in err and "random_init=all" in err and len(err.splitlines()) == 1
+
+
+def split_cache(sentences: list[tuple[str, ...]], layers: int = 3, dim: int = 256) -> tuple[int, int]:
+    """(cache bytes, biLM positions) of one split's entry, counted here: fp16 layers of its distinct sentences,
+    offsets.npy and rows.npy; each distinct sentence with <S> and </S> around every 256-word segment."""
+    distinct = set(sentences)
+    return (sum(map(len, distinct)) * layers * dim * 2 + npy_bytes(len(distinct) + 1) + npy_bytes(len(sentences)),
+            sum(len(s) + 2 * math.ceil(len(s) / 256) for s in distinct))
+
+
+@needs_ewt
+def test_conditional_on_the_cpu_budget_prices_every_baseline_family_and_the_random_twin(capsys) -> None:
+    result = planned(capsys, "probe=conditional", "budget=cpu", "probe.baseline='none,layer0,word,random'",
+                     "probe.probe=[linear,mlp1]")
+    (row,) = result["runs"]
+    assert CONTRACT <= set(row) and row["sizes"] == "measured" and set(row["splits"]) == {"train", "dev", "test"}
+    splits = {"train": conllu_words(EWT / "en_ewt-ud-train.conllu.gz")[:1000],
+              "dev": conllu_words(EWT / "en_ewt-ud-dev.conllu"), "test": conllu_words(EWT / "en_ewt-ud-test.conllu")}
+    cache_bytes = positions = 0
+    for split, sentences in splits.items():
+        assert row["splits"][split] == {"sentences": len(sentences), "tokens": sum(map(len, sentences))}
+        entry, counted_positions = split_cache(sentences)
+        cache_bytes, positions = cache_bytes + entry, positions + counted_positions
+    one = positions * bilm_flops_per_position(BiLMOptions.load(str(SHIPPED)))
+    # the random baseline reads the random_init=all twin: the same architecture over the same sentences, again
+    assert row["twin"] == {"encoder_flops": one, "cache_bytes": cache_bytes}
+    assert (row["encoder_flops"], row["cache_bytes"]) == (2 * one, 2 * cache_bytes)
+    t, d, s = (row["splits"][x]["tokens"] for x in ("train", "dev", "test"))
+    # input widths of every fit, 3 layers of 256: none 3 x ℓ; layer0 B + 3 x [B; ℓ]; word the lookup (one column)
+    # + 3 x [word; ℓ]; random 3 x (twin ℓ, [twin ℓ; ℓ])
+    widths = [256] * 3 + [256] + [512] * 3 + [1] + [257] * 3 + [256, 512] * 3
+    linear = sum(1000 * 6 * w * 17 * t + 2 * w * 17 * s for w in widths)
+    # MLP-1 under budget=cpu: h 256, 10 epochs of training steps (6 P a token) and the dev loss (2 P), then dev and
+    # test scored (2 P)
+    mlp1 = sum(10 * (6 * p * t + 2 * p * d) + 2 * p * (d + s) for p in (w * 256 + 256 * 17 for w in widths))
+    assert row["train_flops"] == pytest.approx(linear + mlp1)
+    rates = result["cpu_rates"]
+    assert row["cpu_seconds"] == pytest.approx(rates["run_overhead_s"] + row["train_flops"] / (
+        rates["head_gflops"] * 1e9) + row["encoder_flops"] / (rates["encoder_gflops"] * 1e9))
+
+
+def test_conditional_without_its_data_prices_the_splits_it_encodes(capsys) -> None:
+    linear = planned(capsys, "probe=conditional", "probe.data_dir=/nonexistent/ud", "probe.layers=[2]",
+                     "probe.tags=xpos")["runs"][0]
+    assert linear["sizes"] == "documented" and set(linear["splits"]) == {"train", "test"}   # dev: MLP-1 only
+    assert "twin" not in linear and linear["train_formula"].startswith("1 layers") and "K 49 xpos" in linear[
+        "train_formula"]
+    options = BiLMOptions.load(str(SHIPPED))
+    train, test = UD_EWT_SIZES["train"], UD_EWT_SIZES["test"]
+    assert linear["encoder_flops"] == (train.tokens + 2 * train.sentences + test.tokens + 2 * test.sentences) * \
+        bilm_flops_per_position(options)
+    # baseline layer0 on layer 2: B (256 wide) once, [B; ℓ] (512) once
+    assert linear["train_flops"] == pytest.approx(sum(1000 * 6 * w * 49 * train.tokens + 2 * w * 49 * test.tokens
+                                                      for w in (256, 512)))
+    both = planned(capsys, "probe=conditional", "probe.data_dir=/nonexistent/ud", "probe.probe=[linear,mlp1]",
+                   "probe.max_dev_sentences=500", "probe.max_train_sentences=6272")["runs"][0]
+    assert both["splits"]["dev"] == {"sentences": 500, "tokens": round(UD_EWT_SIZES["dev"].tokens * 500 / 2001)}
+    assert both["splits"]["train"] == {"sentences": 6272, "tokens": round(train.tokens / 2)}
+
+
+def test_conditional_counts_one_fit_per_input_and_flags_the_twin() -> None:
+    settings = ConditionalSettings(baseline="word", layers=[1], max_iter=10)
+    # the word lookup alone (one column), then [word; ℓ] (16 + 1)
+    expected = sum(10 * 6 * w * 17 * 200 + 2 * w * 17 * 80 for w in (1, 17))
+    found = conditional_cost(settings, SIZES, layers=3, dim=16)
+    assert found.train_flops == pytest.approx(expected) and not found.twin
+    twin = conditional_cost(ConditionalSettings(baseline="none,random", layers=[1], max_iter=10), SIZES, 3, 16)
+    assert twin.twin and twin.train_flops == pytest.approx(sum(10 * 6 * w * 17 * 200 + 2 * w * 17 * 80
+                                                               for w in (16, 16, 32)))
+
+
+def test_conditional_random_baseline_on_an_encoder_without_a_twin_is_the_runs_line(capsys) -> None:
+    assert main(["plan", "probe=conditional", "probe.baseline=random", "encoder=python",
+                 "encoder._target_=tests.user_encoder.hashing.HashingEncoder", "+encoder.dim=64",
+                 "probe.data_dir=/nonexistent/ud"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "probe.baseline=random all: encoder python cannot be randomised" in err and len(err.splitlines()) == 1

@@ -20,6 +20,10 @@ Per probe run:
   overhead + train FLOPs at the head's GFLOP/s + a cold cache's encoder FLOPs at the encoder's (plan_cpu). Probes
   that read the same sentences share the cache entries (``cache_key``), so a sweep fills them once.
 
+A probe that also reads the encoder's ``random_init=all`` twin (conditional with ``probe.baseline`` naming
+``random``: its cost's ``twin``) is priced with a second encoder of the same architecture over the same sentences:
+the row's ``encoder_flops`` and ``cache_bytes`` count both, ``twin`` holds the twin's share (equal to the encoder's).
+
 A probe that runs the encoder itself instead of reading the activation cache (``amnesic_lm``: the biLM with erasers
 inside and its softmax) declares ``run_cost`` instead of ``cost``: it sees the whole run and gives the encoder FLOPs
 too (its docstring says what they count); its row has no cache bytes and no cache key, and its ``sentences`` and
@@ -86,7 +90,9 @@ def documented_sizes(run: ProbeRunConfig, why: str) -> ProbeSizes:
         raise DataError(f"plan: {why}; probe {declared.name} documents no sizes to price it with")
     names = {spec.name for spec in fields(run.probe.settings)}
     sizes = dict(declared.documented)
-    for key, split in (("max_train_sentences", "train"), ("max_eval_sentences", "dev")):
+    if isinstance(getattr(type(run.probe.settings), "encoded_splits", None), property):   # conditional: dev or not
+        sizes = {s: sizes[s] for s in run.probe.settings.encoded_splits}
+    for key, split in (("max_train_sentences", "train"), ("max_eval_sentences", "dev"), ("max_dev_sentences", "dev")):
         if key in names:
             sizes = cut_train(sizes, getattr(run.probe.settings, key), split)
     positions = {s: c.tokens + 2 * c.sentences for s, c in sizes.items()}
@@ -171,7 +177,25 @@ def plan_probe_run(run: ProbeRunConfig, memo: dict[str, Any]) -> dict[str, Any]:
         raise DataError(f"plan: probe {declared.name} declares no cost function (its PROBE's cost=)")
     trained = declared_function(declared, declared.cost)(settings, sizes.splits, cost.num_layers, cost.dim)
     encoder = encoder_numbers(cost, sizes, trained.reads, bool(run.runtime.cache))
-    return probe_row(run, sizes, cost, options_source, encoder, trained)
+    row = probe_row(run, sizes, cost, options_source, encoder, trained)
+    return with_twin(run, cost, row) if trained.twin else row
+
+
+def with_twin(run: ProbeRunConfig, cost: EncoderCost, row: dict[str, Any]) -> dict[str, Any]:
+    """The row of a run that also reads the encoder's ``random_init=all`` twin (conditional's ``random`` baseline):
+    the twin has the same architecture and reads the same sentences into its own cache entries, so its encoder
+    FLOPs and cache bytes are this encoder's again (``twin``), added to the row's; the cache key names the twin, so
+    a sweep counts the pair's fill once. An encoder kind without a twin is the run's one line."""
+    from elmo_bench.encoders.random_init import check_random_init  # lazy: torch
+
+    check_random_init(cost.kind, "all", "probe.baseline=random")
+    flops = row["encoder_flops"]
+    row["twin"] = {"encoder_flops": flops, "cache_bytes": row["cache_bytes"]}
+    row["encoder_flops"] = None if flops is None else 2 * flops
+    row["cache_bytes"] *= 2
+    if row["cache_key"] is not None:
+        row["cache_key"] = json.dumps([row["cache_key"], "random_init=all twin"])
+    return row
 
 
 def probe_row(run: ProbeRunConfig, sizes: ProbeSizes, cost: EncoderCost, options_source: str,

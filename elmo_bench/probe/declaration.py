@@ -21,7 +21,8 @@ entry-point group; nothing else names a probe, as nothing names a task (tasks/de
   instead of ``cost`` by a probe that runs the encoder itself instead of reading the activation cache
   (``amnesic_lm``): it sees the whole run (the biLM's options and files) and sets ``ProbeCost.encoder_flops``;
 - ``documented``: the sizes plan prices with when the data is not readable here (elmo_bench.probe.probe_cost.
-  SplitCount per split of the full data; a ``max_train_sentences`` cut scales train);
+  SplitCount per split of the full data; a ``max_train_sentences`` cut scales train, ``max_eval_sentences`` or
+  ``max_dev_sentences`` dev; a settings class with an ``encoded_splits`` property keeps only those splits);
 - ``package``: filled in by the registry.
 """
 from __future__ import annotations

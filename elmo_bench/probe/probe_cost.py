@@ -36,12 +36,14 @@ class ProbeCost:
     how many times it reads each split's layers (with ``cache=false`` each read computes them again), and the
     formula in words (the row's ``train_formula``). ``encoder_flops``: set by a probe that runs the encoder itself
     rather than reading the activation cache (its declaration's ``run_cost``): its encoder FLOPs, the row's
-    ``encoder_flops`` then, with no cache bytes."""
+    ``encoder_flops`` then, with no cache bytes. ``twin``: the run also reads the encoder's ``random_init=all``
+    twin over the same sentences (conditional's ``random`` baseline): plan prices that second encoder too."""
 
     train_flops: float
     formula: str
     reads: int = 1
     encoder_flops: float | None = None
+    twin: bool = False
 
 
 def counted(sentences: Sequence[Sequence[str]]) -> SplitCount:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import ranged
 from elmo_bench.probe.declaration import ProbeDeclaration
+from elmo_bench.probe.probe_cost import UD_EWT_SIZES
 from elmo_bench.probe.settings import UdSettings, check_choice
 
 #: the labels: UD's universal POS, the PTB tags, or each word's relation to its head (the part before ":")
@@ -44,6 +45,11 @@ class ConditionalSettings(UdSettings):
     def baselines(self) -> list[str]:
         return [b.strip() for b in self.baseline.split(",") if b.strip()]
 
+    @property
+    def encoded_splits(self) -> tuple[str, ...]:
+        """The splits whose layers the run reads: dev only for MLP-1's early stopping."""
+        return ("train", "dev", "test") if "mlp1" in self.probe else ("train", "test")
+
     def check(self) -> None:
         check_choice("tags", self.tags, TAGS)
         found = self.baselines
@@ -57,4 +63,5 @@ class ConditionalSettings(UdSettings):
 
 PROBE = ProbeDeclaration("conditional", ".probe:run", ConditionalSettings, data="ud_ewt",
                          predicts="bits per token a layer adds about a word's label beyond a baseline",
-                         record_task="conditional_probe")
+                         record_task="conditional_probe", sentences=".cost:sentences", cost=".cost:cost",
+                         documented=UD_EWT_SIZES)

@@ -165,7 +165,7 @@ def run(context: ProbeContext) -> ProbeOutcome:
     settings: ConditionalSettings = context.settings
     read_ = read(context, settings, settings.max_dev_sentences)
     data = labelled(read_.splits)
-    names = ("train", "dev", "test") if "mlp1" in settings.probe else ("train", "test")   # dev: MLP-1's stopping
+    names = settings.encoded_splits                                                    # dev: MLP-1's stopping
     twin = None
     if "random" in settings.baselines:   # checked before any layer is computed: hdf5 has no random twin
         twin = features(context.random_twin(0), read_.splits, names)
