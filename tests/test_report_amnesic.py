@@ -111,3 +111,21 @@ def test_without_amnesic_records_there_is_no_amnesic_section(tmp_path):
     task_record(tmp_path / "runs" / "none1", 1, 80.0, None)
     found = built(tmp_path / "runs", tmp_path / "out")
     assert "amnesic" not in found["tables"] and "Amnesic" not in found["summary"]
+
+
+def test_older_records_whose_encoder_config_is_a_group_name_or_absent_are_read(tmp_path):
+    """The committed records: 19 say ``config.encoder: "bilm"``, 105 have none. The pairing reads them (it used to
+    stop the whole report with a ValueError) and they are nobody's un-erased partner but their own config's."""
+    root = tmp_path / "runs"
+    amnesic_record(root / "amnesic")
+    erased_runs(root / "edge")
+    for seed, name, encoder in ((7, "group", "bilm"), (8, "absent", None)):     # seeds: experiments of their own
+        path = root / "old" / name / "results.json"
+        record = json.loads((root / "edge" / "none1" / "results.json").read_text())
+        config = {**record["config"], "seed": seed, "encoder": encoder}
+        record["seed"], record["config"] = seed, config if encoder else {k: v for k, v in config.items() if k != "encoder"}
+        record["metrics"]["test"]["f1"] = 10.0
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps(record))
+    rows = {r["layer"]: r for r in built(root, tmp_path / "out")["tables"]["amnesic"]["rows"]}
+    assert rows[1]["delta_task"]["edge_dep"]["erased"]["mean"] == pytest.approx(-4.75)   # paired as before

@@ -58,8 +58,9 @@ def pair_key(run: Run) -> str:
     """What a run computed, less ``encoder.erase`` and where it ran: erased, random and un-erased runs of one
     config share it."""
     config = {k: v for k, v in (run.record.config or {}).items() if k not in WHERE}
-    encoder = dict(config.get("encoder") or {})
-    encoder.pop("erase", None)
+    encoder = config.get("encoder")                 # older records: the group's name ("bilm") or nothing
+    if isinstance(encoder, dict):
+        encoder = {k: v for k, v in encoder.items() if k != "erase"}
     return json.dumps({**config, "encoder": encoder, "task": run.task, "seed": run.seed}, sort_keys=True,
                       default=str)
 
