@@ -24,12 +24,12 @@ KEYS = ("ppl_none", "ppl_erased", "ppl_random", "kl_erased", "kl_random", "top1_
         "p")
 
 
-def amnesic_record(path: Path, name: str = "bilm") -> None:
+def amnesic_record(path: Path, name: str = "bilm", control: str = "random", lm: dict = LM) -> None:
     encoder, bilm, random, _, _ = ENCODERS[name]
-    dev = {f"layer_{k}_{key}": v for k, values in LM.items() for key, v in zip(KEYS, values)}
+    dev = {f"layer_{k}_{key}": v for k, values in lm.items() for key, v in zip(KEYS, values)}
     path.mkdir(parents=True)
     RunRecord(task="amnesic_lm_probe", embedder="elmo", seed=0,
-              config={"probe": {"tags": "upos", "erasers": "runs/erasure", "seeds": 3}, **random},
+              config={"probe": {"tags": "upos", "erasers": "runs/erasure", "seeds": 3, "control": control}, **random},
               metrics={"dev": dev}, data={"name": "ud_ewt", "fraction": 1.0, "dev_sentences": 1000, "tags": "upos"},
               main_metric="layer_0_ppl_erased", mixes={}, elmo=None, epochs={"run": 0, "best": None, "history": []},
               bilm=bilm, encoder=encoder).write(path / "results.json")
@@ -129,3 +129,25 @@ def test_older_records_whose_encoder_config_is_a_group_name_or_absent_are_read(t
         path.write_text(json.dumps(record))
     rows = {r["layer"]: r for r in built(root, tmp_path / "out")["tables"]["amnesic"]["rows"]}
     assert rows[1]["delta_task"]["edge_dep"]["erased"]["mean"] == pytest.approx(-4.75)   # paired as before
+
+
+def test_the_random_and_orth_controls_are_rows_of_their_own_never_averaged(tmp_path):
+    """Two records of layer 1, one per control kind (they remove different directions): two rows, each its own
+    numbers; an orth-controlled task run pairs into the orth row."""
+    root = tmp_path / "runs"
+    amnesic_record(root / "random", lm={1: LM[0]})
+    amnesic_record(root / "orth", control="orth", lm={1: (100.0, 150.0, 110.0, 0.5, 0.09, 30.0, 20.0, 28.0, 0.002)})
+    erased_runs(root / "edge")
+    task_record(root / "edge" / "orth1", 1, 76.0, {"concept": "upos", "layer": 1, "control": "orth", "seed": 0})
+    table = built(root, tmp_path / "out")["tables"]["amnesic"]
+    rows = {r["control"]: r for r in table["rows"]}
+    assert sorted(rows) == ["orth", "random"] and {r["layer"] for r in rows.values()} == {1}
+    assert rows["random"]["delta_ppl_random"] == pytest.approx(5.0) and rows["orth"]["delta_ppl_random"] == \
+        pytest.approx(10.0)
+    assert rows["random"]["dev"]["kl_random"]["n"] == 1 and rows["orth"]["dev"]["kl_random"]["mean"] == 0.09
+    # orth: seed 1 76 − 80 = −4, beside that seed's erased 74.5 − 80 = −5.5 (the seeds where the orth control ran);
+    # random: as before, −1.5 beside −4.75 (seed 2's erased run, which has no control, stays in the random row)
+    assert rows["orth"]["delta_task"]["edge_dep"]["random"]["mean"] == pytest.approx(-4.0)
+    assert rows["orth"]["delta_task"]["edge_dep"]["erased"] == {"mean": pytest.approx(-5.5), "std": None, "n": 1}
+    assert rows["random"]["delta_task"]["edge_dep"]["random"]["mean"] == pytest.approx(-1.5)
+    assert rows["random"]["delta_task"]["edge_dep"]["erased"]["mean"] == pytest.approx(-4.75)

@@ -67,12 +67,14 @@ def pair_key(run: Run) -> str:
 
 @dataclass
 class Row:
-    """One encoder (and its weights), concept and erased layer: its amnesic_lm records and its task pairs."""
+    """One encoder (and its weights), concept, erased layer and control kind (``random`` or ``orth``: never averaged
+    together, they remove different directions): its amnesic_lm records and its task pairs."""
 
     encoder: str
     weights: str
     concept: str
     layer: int
+    control: str = "random"
     lm: list[Run] = field(default_factory=list)
     #: task (name, main metric) → per training seed (Δ erased, Δ random: None when not run)
     deltas: dict[tuple[str, str], list[tuple[float | None, float | None]]] = field(default_factory=dict)
@@ -94,15 +96,16 @@ def task_deltas(erased: Sequence[Run], plain: Sequence[Run]) -> dict[tuple, dict
         key = pair_key(run)
         if erase is None or key not in base or run.value("test") is None:
             continue
-        variant = "random" if "control" in erase and erase["control"] != "none" else "erased"
+        variant = str(erase["control"]) if "control" in erase and erase["control"] != "none" else "erased"
         slot = (key_of(_identity(run)), weights_label(run.record), str(erase["concept"]), int(erase["layer"]), key)
-        found.setdefault(slot, {"erased": [], "random": []})[variant].append(run.value("test"))
+        found.setdefault(slot, {"erased": []}).setdefault(variant, []).append(run.value("test"))
     out: dict[tuple, dict[tuple, list]] = {}
     for (encoder, weights, concept, layer, key), values in found.items():
         none = base[key]
         mean = {v: sum(xs) / len(xs) - none.value("test") if xs else None for v, xs in values.items()}
-        out.setdefault((encoder, weights, concept, layer), {}).setdefault((none.task, none.main_metric), []).append(
-            (mean["erased"], mean["random"]))
+        for control in sorted(set(values) - {"erased"}) or ["random"]:      # the erased Δ beside each control's
+            out.setdefault((encoder, weights, concept, layer, control), {}).setdefault(
+                (none.task, none.main_metric), []).append((mean["erased"], mean.get(control)))
     return out
 
 
@@ -121,14 +124,15 @@ def rows_of(runs: Sequence[Run], plain: Sequence[Run]) -> tuple[list[Row], bool]
         if run.task != AMNESIC:
             continue
         concept = str(run.record.data.get("tags") or "upos")
+        control = str(((run.record.config or {}).get("probe") or {}).get("control") or "random")
         for layer in lm_layers(run):
-            slot = (k.encoder_key, weights_label(run.record), concept, layer)
-            found.setdefault(slot, Row(names.label(slot[0]), slot[1], concept, layer)).lm.append(run)
+            slot = (k.encoder_key, weights_label(run.record), concept, layer, control)
+            found.setdefault(slot, Row(names.label(slot[0]), slot[1], concept, layer, control)).lm.append(run)
     deltas = task_deltas(erased, plain)
     for slot, per_task in deltas.items():
-        found.setdefault(slot, Row(names.label(slot[0]), slot[1], slot[2], slot[3])).deltas = per_task
+        found.setdefault(slot, Row(names.label(slot[0]), *slot[1:])).deltas = per_task
     order = {key: i for i, key in enumerate(names.order)}
-    ranked = sorted(found, key=lambda s: (order.get(s[0], len(order)), s[1] != "trained", s[2], s[3]))
+    ranked = sorted(found, key=lambda s: (order.get(s[0], len(order)), s[1] != "trained", s[2], s[3], s[4]))
     return [found[s] for s in ranked], bool(deltas)
 
 
@@ -171,24 +175,24 @@ def _row(row: Row) -> tuple[list[str], dict[str, Any]]:
     erased_task, random_task, task_record = delta_cells(row)
     d_erased = difference(found["ppl_erased"], found["ppl_none"])
     d_random = difference(found["ppl_random"], found["ppl_none"])
-    cells = [row.encoder, row.weights, row.concept, f"layer_{row.layer}", fmt_stat(found["ppl_none"]),
+    cells = [row.encoder, row.weights, row.concept, f"layer_{row.layer}", row.control, fmt_stat(found["ppl_none"]),
              fmt(d_erased), fmt(d_random), fmt_stat(found["kl_erased"], 4), fmt_stat(found["kl_random"], 4),
              fmt_stat(found["top1_none"]), fmt_stat(found["top1_erased"]), fmt_stat(found["top1_random"]),
              fmt_stat(found["p"], 3), erased_task, random_task,
              MISSING if verdict is None else ("yes" if verdict else "no")]
     record = {"encoder": row.encoder, "weights": row.weights, "concept": row.concept, "layer": row.layer,
-              "holds": verdict, "dev": {k: stat_json(v) for k, v in found.items()},
+              "control": row.control, "holds": verdict, "dev": {k: stat_json(v) for k, v in found.items()},
               "delta_ppl_erased": d_erased, "delta_ppl_random": d_random, "delta_task": task_record}
     return cells, record
 
 
 def amnesic_table(runs: Sequence[Run], plain: Sequence[Run]) -> Table:
-    """Rows: encoder × weights × concept × erased layer (``runs``: :func:`split_runs`'s second part; ``plain``: every
+    """Rows: encoder × weights × concept × erased layer × control (``runs``: :func:`split_runs`'s second part; ``plain``: every
     other run, where the erased task runs' un-erased partners are)."""
     rows, any_task = rows_of(runs, plain)
-    header = ["Encoder", "Weights", "Concept", "Layer", "ppl", "Δ ppl erased", "Δ ppl random", "KL erased",
-              "KL random", "top-1 %", "top-1 erased %", "top-1 random %", "p", "Δ task erased", "Δ task random",
-              "paper's direction holds"]
+    header = ["Encoder", "Weights", "Concept", "Layer", "Control", "ppl", "Δ ppl erased", "Δ ppl control",
+              "KL erased", "KL control", "top-1 %", "top-1 erased %", "top-1 control %", "p", "Δ task erased",
+              "Δ task control", "paper's direction holds"]
     made = [_row(row) for row in rows]
     sentences = sorted({int(n) for r in runs if r.task == AMNESIC and (n := r.record.data.get("dev_sentences"))})
     notes = [
@@ -197,11 +201,13 @@ def amnesic_table(runs: Sequence[Run], plain: Sequence[Run]) -> Table:
         "English-EWT dev" + (f", {', '.join(map(str, sentences))} sentences" if sentences else "") + "): ppl = the "
         "mean of the forward and backward LM's perplexity un-erased; Δ ppl = erased (or random control) − un-erased; "
         "KL = the mean KL(un-erased ‖ erased) per prediction, nats; top-1 = the share of predictions whose argmax is "
-        "the gold word; random = directions of the same rank (mean over seeds); p = one-sided paired bootstrap over "
-        "dev sentences that erasing costs more log-likelihood than the random control. Where there is none: "
+        "the gold word; control = directions of the same rank (mean over its seeds; random: the eraser's whitening "
+        "and mean on a random orthonormal frame, orth: amnesic probing's uniform random directions projected out; "
+        "a row per control, never averaged together); p = one-sided paired bootstrap over dev sentences that "
+        "erasing costs more log-likelihood than the control. Where there is none: "
         + NO_LM + ".",
         "Δ task = the test main metric of a task run with encoder.erase on − that of the run whose config differs "
-        "only in encoder.erase (mean over training seeds; the random control's erase seeds averaged first)."
+        "only in encoder.erase (mean over training seeds; a control's erase seeds averaged first)."
         + ("" if any_task else " Here: " + NO_TASK_RUNS + "."),
         PAPER + f". Ours holds when p < {LEVEL}, and is against it when the erased perplexity is not above the random "
         "control's (the direction, not the numbers, is compared: another model, eraser and measure).",
