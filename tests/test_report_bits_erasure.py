@@ -168,3 +168,15 @@ def test_the_bits_figure_draws_trained_solid_random_dashed_a_line_per_encoder_an
     assert len(linear) == 2 + 1 + 2                  # biLM none/layer0, its twin none, MiniLM none/layer0
     assert {style for label, style in linear.items() if "trained" in label} == {"-"}
     assert {style for label, style in linear.items() if "random" in label} == {"--"}
+
+
+def test_each_familys_prior_counts_only_the_records_of_that_family(tmp_path):
+    """A linear and an MLP-1 record run separately (as the committed biLM evidence is): both hold H(Y), but each
+    family's row counts only its own record (it counted both: n 2, a committed count changed by new evidence)."""
+    root = tmp_path / "runs"
+    _record(root / "linear", "bilm", "conditional_probe", conditional_metrics(GAINS["bilm"]), {})
+    _record(root / "mlp1", "bilm", "conditional_probe", conditional_metrics(GAINS["bilm"], "mlp1:"), {})
+    table = json.loads(build_report([str(root)], tmp_path / "out", "json", significance=False).read_text())
+    rows = table["tables"]["bits_beyond_baseline"]["rows"]
+    assert {(r["probe"], r["test"]["h_constant"]["n"], r["test"]["h_constant"]["mean"]) for r in rows} == {
+        ("linear", 1, H_Y), ("mlp1", 1, H_Y)} and len(rows) == 6

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from elmo_bench.report.collect import Run
@@ -128,10 +128,20 @@ def once(block: Block, key: str) -> Stat | None:
     return Stat(values[0], None, len(values)) if values and len(set(values)) == 1 else stat(values)
 
 
+def family_prior(block: Block, family: str) -> Stat | None:
+    """H(Y) from the block's records that measured ``family`` (a record of another family, run separately, holds
+    the same prior but is not this row's measurement)."""
+    def has(run: Run) -> bool:
+        return any((m := GAIN.fullmatch(k)) and (m.group("family") or "linear") == family
+                   for k in (run.metrics.get("test") or {}))
+
+    return once(replace(block, runs=[r for r in block.runs if has(r)]), "h_constant")
+
+
 def _conditional_row(block: Block, family: str, layer: int, baselines: Sequence[str]
                      ) -> tuple[list[str], dict[str, Any]] | None:
     """One layer of one block and family: its Markdown cells and report.json record; None when nothing is measured."""
-    prior = once(block, "h_constant")
+    prior = family_prior(block, family)
     cells = [block.encoder, block.weights, block.tags, FAMILIES.get(family, family), f"layer_{layer}",
              fmt_stat(prior, 3)]
     record: dict[str, Any] = {"encoder": block.encoder, "weights": block.weights, "tags": block.tags,
