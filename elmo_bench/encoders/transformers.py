@@ -72,6 +72,8 @@ log = logging.getLogger(__name__)
 POOLINGS = ("auto", "first", "last", "mean")
 #: ``encoder.dtype`` → the torch dtype the weights are loaded in, and the ``precision`` the identity records
 TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+#: at most this many sentences' forced-unknown counts are kept between plan() and forced_unknown()
+FORCED_MEMO = 200_000
 DTYPE_PRECISION = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
 
 
@@ -370,6 +372,8 @@ class TransformersEncoder:
         self.pooling = pooling if pooling != "auto" else ("last" if self.causal else "first")
         self._hooks_checked: dict[tuple[int, str], bool] = {}
         self._blocks: dict[tuple[int, str], Any] = {}
+        #: forced-unknown counts :meth:`plan` found, so that :meth:`forced_unknown` need not tokenise them again
+        self._forced_seen: dict[tuple[Any, ...], int] = {}
 
     def _set_window(self, architecture: Any, max_length: int | None) -> None:
         """The window (tokens per forward pass of one sentence), its special tokens and the content left."""
@@ -478,7 +482,9 @@ class TransformersEncoder:
 
     def _words_fit(self, words: list[str], word_ids: list[int | None], ids: list[int]) -> list[str] | None:
         """``words`` with the unknown token standing for each word :meth:`_replacements` names; None when none."""
-        bad, _ = self._replacements(words, ids, word_ids)
+        bad, forced = self._replacements(words, ids, word_ids)
+        if len(self._forced_seen) < FORCED_MEMO:
+            self._forced_seen[(self.window, self.content, *words)] = forced
         if not bad:
             return None
         unk = self.tokenizer.unk_token
@@ -491,8 +497,14 @@ class TransformersEncoder:
     def forced_unknown(self, sentences: Sequence[Sequence[str]]) -> list[int]:
         """Per sentence, how many of its words become the unknown token because the sentence does not fit one
         window (words longer than half a window); recorded per split in results.json and the cache entry."""
-        rows = [i for i, s in enumerate(sentences) if len(s)]
         out = [0] * len(sentences)
+        rows = []
+        for i, words in enumerate(sentences):  # counted already by plan(): taken from there (and forgotten)
+            seen = self._forced_seen.pop((self.window, self.content, *words), None) if len(words) else 0
+            if seen is None:
+                rows.append(i)
+            else:
+                out[i] = seen
         for start in range(0, len(rows), 1024):
             chunk = [list(sentences[i]) for i in rows[start: start + 1024]]
             for i, words, (ids, word_ids) in zip(rows[start: start + 1024], chunk, self._tokenize(chunk)):
