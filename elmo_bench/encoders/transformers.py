@@ -56,10 +56,10 @@ from elmo_bench.base.device import AMP_DTYPES, normalise_amp
 from elmo_bench.base.errors import ConfigError, DataError
 from elmo_bench.encoders.hf_forward import (
     find_blocks,
-    full_states,
     hooked_states,
     hooks_match,
     is_causal,
+    state_list,
     token_batches,
     without_kv_cache,
 )
@@ -632,7 +632,7 @@ class TransformersEncoder:
         index = torch.from_numpy(picks).to(device)  # (words, 5): sentence, word, window, first, last
         slot = torch.full((len(windows),), -1, dtype=torch.long, device=device)
         for batch in token_batches([len(w) for w in windows], self.max_tokens, self.batch_size):
-            hidden = self._forward([windows[i] for i in batch])  # (passes' windows, layers, T, dim)
+            hidden = self._forward([windows[i] for i in batch])  # per layer (passes' windows, T, dim)
             slot.fill_(-1)
             slot[torch.tensor(batch, device=device)] = torch.arange(len(batch), device=device)
             mine = index[slot[index[:, 2]] >= 0]
@@ -640,20 +640,20 @@ class TransformersEncoder:
             out[sentence, :, word] = self._pool(hidden, slot[window], first, last)
         return out, mask
 
-    def _pool(self, hidden: torch.Tensor, rows: torch.Tensor, first: torch.Tensor,
+    def _pool(self, states: list[torch.Tensor], rows: torch.Tensor, first: torch.Tensor,
               last: torch.Tensor) -> torch.Tensor:
-        """Words' vectors (words, layers, dim) float32 from one pass's hidden states (windows, layers, T, dim)."""
-        if self.pooling == "first":
-            return hidden[rows, :, first].float()
-        if self.pooling == "last":
-            return hidden[rows, :, last].float()
-        hidden = hidden.float()  # mean over positions [first, last] through prefix sums
+        """Words' vectors (words, layers, dim) float32 from one pass's hidden states (per layer (windows, T, dim)):
+        ``first`` and ``last`` pick each layer's positions (every layer never stacked whole)."""
+        if self.pooling in ("first", "last"):
+            position = first if self.pooling == "first" else last
+            return torch.stack([state[rows, position] for state in states], dim=1).float()
+        hidden = torch.stack(states, dim=1).float()  # mean over positions [first, last] through prefix sums
         sums = torch.nn.functional.pad(hidden.cumsum(dim=2), (0, 0, 1, 0))
         count = (last - first + 1).to(hidden.dtype)[:, None, None]
         return (sums[rows, :, last + 1] - sums[rows, :, first]) / count
 
-    def _forward(self, chunk: list[list[int]]) -> torch.Tensor:
-        """The kept hidden states of one forward pass over token windows, right-padded: (windows, layers, T, dim)
+    def _forward(self, chunk: list[list[int]]) -> list[torch.Tensor]:
+        """The kept hidden states of one forward pass over token windows, right-padded: per layer (windows, T, dim)
         in the model's dtype."""
         device = self.device
         lengths = np.array([len(w) for w in chunk], dtype=np.int64)
@@ -668,19 +668,19 @@ class TransformersEncoder:
         with torch.autocast(device_type=device.type, dtype=dtype):
             return self._states(inputs)
 
-    def _states(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+    def _states(self, inputs: dict[str, torch.Tensor]) -> list[torch.Tensor]:
         """Every hidden state (no subset asked), or the subset through block hooks when they were found to give
         exactly what ``output_hidden_states`` gives on this model (else selected from the full pass)."""
         if self.indices is None:
-            return full_states(self.model, None, **inputs)
+            return state_list(self.model, None, **inputs)
         memo = (id(self.model), str(self.device))
         if memo not in self._hooks_checked:  # once per model and device (a random twin is another model)
             self._blocks[memo] = find_blocks(self.model)
             self._hooks_checked[memo] = hooks_match(self.model, self._blocks[memo], self.indices,
                                                     self._probe_ids()[0])
         if self._hooks_checked[memo]:
-            return hooked_states(self.model, self._blocks[memo], self.indices, **inputs)
-        return full_states(self.model, self.indices, **inputs)
+            return list(hooked_states(self.model, self._blocks[memo], self.indices, **inputs).unbind(1))
+        return state_list(self.model, self.indices, **inputs)
 
 
 def from_spec(spec: Mapping[str, Any], amp: Any = "off") -> TransformersEncoder:
