@@ -504,7 +504,7 @@ class TransformersEncoder:
     def _words_fit(self, words: list[str], word_ids: list[int | None], ids: list[int]) -> list[str] | None:
         """``words`` with the unknown token standing for each word :meth:`_replacements` names; None when none."""
         bad, forced = self._replacements(words, ids, word_ids)
-        if len(self._forced_seen) < FORCED_MEMO:
+        if words and len(self._forced_seen) < FORCED_MEMO:
             self._forced_seen[(self.window, self.content, *words)] = forced
         if not bad:
             return None
