@@ -71,8 +71,14 @@ def hooked_states(model: Any, blocks: torch.nn.ModuleList, indices: Sequence[int
 
 def full_states(model: Any, indices: Sequence[int] | None, **inputs: Any) -> torch.Tensor:
     """Every hidden state from ``output_hidden_states`` (batch, layers, tokens, dim), or those of ``indices``."""
+    return torch.stack(state_list(model, indices, **inputs), dim=1)
+
+
+def state_list(model: Any, indices: Sequence[int] | None, **inputs: Any) -> list[torch.Tensor]:
+    """:func:`full_states` unstacked: one (batch, tokens, dim) tensor per layer, as the model made them (no copy:
+    a caller that picks a few positions of each need not stack every layer first)."""
     states = model(**inputs, output_hidden_states=True).hidden_states
-    return torch.stack([states[i] for i in (range(len(states)) if indices is None else indices)], dim=1)
+    return [states[i] for i in (range(len(states)) if indices is None else indices)]
 
 
 def without_kv_cache(model: Any) -> dict[str, Any]:

@@ -12,6 +12,7 @@ must not cut long sequences into ``max_segment`` pieces as it does for the biLM.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Protocol, Sequence, runtime_checkable
 
 import torch
@@ -75,7 +76,14 @@ def check_layers(encoder: Encoder, sentences: Sequence[Sequence[str]], layers: t
 
 def check_values(encoder: Encoder, layers: torch.Tensor, limit: float | None = None) -> None:
     """ConfigError (one line) when a batch of layers (batch, layers, words, dim) holds a value that is not finite,
-    or, with ``limit`` (fp16's 65504 for the fp16 cache), one beyond +-limit: such layers are never trusted."""
+    or, with ``limit`` (fp16's 65504 for the fp16 cache), one beyond +-limit: such layers are never trusted. One
+    pass (the smallest and largest value, nan propagating) clears the usual batch; only a failing one is examined
+    layer by layer, for the message."""
+    if layers.numel() == 0:
+        return
+    low, high = (float(v) for v in torch.aminmax(layers.detach().float()))
+    if math.isfinite(low) and math.isfinite(high) and (limit is None or max(-low, high) <= limit):
+        return
     per_layer = layers.detach().float().abs().transpose(0, 1).reshape(layers.shape[1], -1)  # (layers, values)
     finite = torch.isfinite(per_layer).all(dim=1)
     if not bool(finite.all()):

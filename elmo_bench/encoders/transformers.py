@@ -49,16 +49,17 @@ import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+import numpy as np
 import torch
 
 from elmo_bench.base.device import AMP_DTYPES, normalise_amp
 from elmo_bench.base.errors import ConfigError, DataError
 from elmo_bench.encoders.hf_forward import (
     find_blocks,
-    full_states,
     hooked_states,
     hooks_match,
     is_causal,
+    state_list,
     token_batches,
     without_kv_cache,
 )
@@ -72,6 +73,8 @@ log = logging.getLogger(__name__)
 POOLINGS = ("auto", "first", "last", "mean")
 #: ``encoder.dtype`` → the torch dtype the weights are loaded in, and the ``precision`` the identity records
 TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+#: at most this many sentences' forced-unknown counts are kept between plan() and forced_unknown()
+FORCED_MEMO = 200_000
 DTYPE_PRECISION = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
 
 
@@ -332,6 +335,26 @@ def best_window(windows: Sequence[tuple[int, int]], cum: Sequence[int], word: in
     return best
 
 
+def fit_picks(rows: Sequence[int], word_ids: Sequence[Sequence[int | None]]) -> np.ndarray:
+    """(sentence, word, window, first, last position) of every word of sentences that each fit one window (window
+    k is ``rows[k]``'s, its word ids ``word_ids[k]``), in order of window then word: a word's first and last
+    subword positions found for all windows at once (what :meth:`TransformersEncoder._spans` gives per window)."""
+    lengths = np.array([len(ids) for ids in word_ids], dtype=np.int64)
+    flat = np.array([-1 if w is None else w for ids in word_ids for w in ids], dtype=np.int64)
+    window = np.repeat(np.arange(len(word_ids), dtype=np.int64), lengths)
+    position = np.arange(len(flat), dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    words = flat >= 0
+    flat, window, position = flat[words], window[words], position[words]
+    if not len(flat):
+        return np.zeros((0, 5), dtype=np.int64)
+    key = window * (int(flat.max()) + 1) + flat  # ascending (window, word)
+    _, first = np.unique(key, return_index=True)
+    _, from_end = np.unique(key[::-1], return_index=True)
+    last = len(key) - 1 - from_end
+    sentence = np.asarray(rows, dtype=np.int64)[window[first]]
+    return np.stack([sentence, flat[first], window[first], position[first], position[last]], axis=1)
+
+
 class TransformersEncoder:
     """A frozen Hugging Face model as an Encoder (see the module docstring for pooling, windows, precision)."""
 
@@ -370,6 +393,8 @@ class TransformersEncoder:
         self.pooling = pooling if pooling != "auto" else ("last" if self.causal else "first")
         self._hooks_checked: dict[tuple[int, str], bool] = {}
         self._blocks: dict[tuple[int, str], Any] = {}
+        #: forced-unknown counts :meth:`plan` found, so that :meth:`forced_unknown` need not tokenise them again
+        self._forced_seen: dict[tuple[Any, ...], int] = {}
 
     def _set_window(self, architecture: Any, max_length: int | None) -> None:
         """The window (tokens per forward pass of one sentence), its special tokens and the content left."""
@@ -478,7 +503,9 @@ class TransformersEncoder:
 
     def _words_fit(self, words: list[str], word_ids: list[int | None], ids: list[int]) -> list[str] | None:
         """``words`` with the unknown token standing for each word :meth:`_replacements` names; None when none."""
-        bad, _ = self._replacements(words, ids, word_ids)
+        bad, forced = self._replacements(words, ids, word_ids)
+        if words and len(self._forced_seen) < FORCED_MEMO:
+            self._forced_seen[(self.window, self.content, *words)] = forced
         if not bad:
             return None
         unk = self.tokenizer.unk_token
@@ -491,8 +518,14 @@ class TransformersEncoder:
     def forced_unknown(self, sentences: Sequence[Sequence[str]]) -> list[int]:
         """Per sentence, how many of its words become the unknown token because the sentence does not fit one
         window (words longer than half a window); recorded per split in results.json and the cache entry."""
-        rows = [i for i, s in enumerate(sentences) if len(s)]
         out = [0] * len(sentences)
+        rows = []
+        for i, words in enumerate(sentences):  # counted already by plan(): taken from there (and forgotten)
+            seen = self._forced_seen.pop((self.window, self.content, *words), None) if len(words) else 0
+            if seen is None:
+                rows.append(i)
+            else:
+                out[i] = seen
         for start in range(0, len(rows), 1024):
             chunk = [list(sentences[i]) for i in rows[start: start + 1024]]
             for i, words, (ids, word_ids) in zip(rows[start: start + 1024], chunk, self._tokenize(chunk)):
@@ -529,6 +562,12 @@ class TransformersEncoder:
 
     def plan(self, sentences: Sequence[Sequence[str]]) -> tuple[list[list[int]], list[tuple[int, int, int, int, int]]]:
         """Windows (token ids with special tokens) and, per word, (sentence, word, window, first, last position)."""
+        windows, picks = self._plan(sentences)
+        return windows, [tuple(p) for p in picks.tolist()]
+
+    def _plan(self, sentences: Sequence[Sequence[str]]) -> tuple[list[list[int]], np.ndarray]:
+        """:meth:`plan` with the picks as one (words, 5) int64 array: those of the sentences that fit one window
+        found for all of them at once (:func:`fit_picks`), then those of the long ones."""
         sentences = [list(s) for s in sentences]
         tokenized = self._tokenize(sentences)
         for row, (words, (ids, word_ids)) in enumerate(zip(sentences, tokenized)):
@@ -536,16 +575,13 @@ class TransformersEncoder:
             if replaced is not None:
                 sentences[row] = replaced
                 tokenized[row] = self._tokenize([replaced])[0]
-        windows: list[list[int]] = []
-        picks: list[tuple[int, int, int, int, int]] = []
+        fit = [row for row, (words, (ids, _)) in enumerate(zip(sentences, tokenized)) if words and
+               len(ids) <= self.window]  # the whole sentence in one window
+        windows = [tokenized[row][0] for row in fit]
+        picks = [fit_picks(fit, [tokenized[row][1] for row in fit])]
         long_rows: list[tuple[int, list[tuple[int, int]], list[int]]] = []
         for row, (words, (ids, word_ids)) in enumerate(zip(sentences, tokenized)):
-            if not words:
-                continue
-            if len(ids) <= self.window:  # the whole sentence in one window
-                spans = self._spans(word_ids, len(words))
-                picks.extend((row, w, len(windows), a, b) for w, (a, b) in sorted(spans.items()))
-                windows.append(ids)
+            if not words or len(ids) <= self.window:
                 continue
             counts = [0] * len(words)
             for w in word_ids:
@@ -556,22 +592,29 @@ class TransformersEncoder:
                 cum.append(cum[-1] + c)
             long_rows.append((row, word_windows(cum, self.content), cum))
         if long_rows:  # every window of every long sentence, tokenised in one call
-            pieces = [sentences[row][a:b] for row, plan, _ in long_rows for a, b in plan]
-            encoded = self._tokenize(pieces)
-            k = 0
-            for row, plan, cum in long_rows:
-                base = len(windows)
-                spans_by_window = []
-                for a, b in plan:
-                    ids, word_ids = encoded[k]
-                    k += 1
-                    windows.append(ids)
-                    spans_by_window.append(self._spans(word_ids, b - a, offset=a))
-                for word in range(len(sentences[row])):
-                    w = best_window(plan, cum, word)
-                    first, last = spans_by_window[w][word]
-                    picks.append((row, word, base + w, first, last))
-        return windows, picks
+            picks.append(self._long_picks(sentences, long_rows, windows))
+        return windows, np.concatenate(picks).reshape(-1, 5)
+
+    def _long_picks(self, sentences: list[list[str]], long_rows: list[tuple[int, list[tuple[int, int]], list[int]]],
+                    windows: list[list[int]]) -> np.ndarray:
+        """The picks of sentences longer than a window, their windows appended to ``windows``."""
+        pieces = [sentences[row][a:b] for row, plan, _ in long_rows for a, b in plan]
+        encoded = self._tokenize(pieces)
+        picks: list[tuple[int, int, int, int, int]] = []
+        k = 0
+        for row, plan, cum in long_rows:
+            base = len(windows)
+            spans_by_window = []
+            for a, b in plan:
+                ids, word_ids = encoded[k]
+                k += 1
+                windows.append(ids)
+                spans_by_window.append(self._spans(word_ids, b - a, offset=a))
+            for word in range(len(sentences[row])):
+                w = best_window(plan, cum, word)
+                first, last = spans_by_window[w][word]
+                picks.append((row, word, base + w, first, last))
+        return np.array(picks, dtype=np.int64).reshape(-1, 5)
 
     @torch.no_grad()
     def layers(self, sentences: Sequence[Sequence[str]]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -581,16 +624,15 @@ class TransformersEncoder:
         device = self.device
         longest = max((len(s) for s in sentences), default=0)
         out = torch.zeros(len(sentences), self.num_layers, longest, self.dim, device=device)
-        mask = torch.zeros(len(sentences), longest, dtype=torch.bool, device=device)
-        for row, words in enumerate(sentences):
-            mask[row, : len(words)] = True
-        windows, picks = self.plan(sentences)
-        if not picks:
+        lengths = torch.tensor([len(s) for s in sentences], dtype=torch.long)
+        mask = (torch.arange(longest) < lengths[:, None]).to(device)
+        windows, picks = self._plan(sentences)
+        if not len(picks):
             return out, mask
-        index = torch.tensor(picks, device=device)  # (words, 5): sentence, word, window, first, last
+        index = torch.from_numpy(picks).to(device)  # (words, 5): sentence, word, window, first, last
         slot = torch.full((len(windows),), -1, dtype=torch.long, device=device)
         for batch in token_batches([len(w) for w in windows], self.max_tokens, self.batch_size):
-            hidden = self._forward([windows[i] for i in batch])  # (passes' windows, layers, T, dim)
+            hidden = self._forward([windows[i] for i in batch])  # per layer (passes' windows, T, dim)
             slot.fill_(-1)
             slot[torch.tensor(batch, device=device)] = torch.arange(len(batch), device=device)
             mine = index[slot[index[:, 2]] >= 0]
@@ -598,48 +640,47 @@ class TransformersEncoder:
             out[sentence, :, word] = self._pool(hidden, slot[window], first, last)
         return out, mask
 
-    def _pool(self, hidden: torch.Tensor, rows: torch.Tensor, first: torch.Tensor,
+    def _pool(self, states: list[torch.Tensor], rows: torch.Tensor, first: torch.Tensor,
               last: torch.Tensor) -> torch.Tensor:
-        """Words' vectors (words, layers, dim) float32 from one pass's hidden states (windows, layers, T, dim)."""
-        if self.pooling == "first":
-            return hidden[rows, :, first].float()
-        if self.pooling == "last":
-            return hidden[rows, :, last].float()
-        hidden = hidden.float()  # mean over positions [first, last] through prefix sums
+        """Words' vectors (words, layers, dim) float32 from one pass's hidden states (per layer (windows, T, dim)):
+        ``first`` and ``last`` pick each layer's positions (every layer never stacked whole)."""
+        if self.pooling in ("first", "last"):
+            position = first if self.pooling == "first" else last
+            return torch.stack([state[rows, position] for state in states], dim=1).float()
+        hidden = torch.stack(states, dim=1).float()  # mean over positions [first, last] through prefix sums
         sums = torch.nn.functional.pad(hidden.cumsum(dim=2), (0, 0, 1, 0))
         count = (last - first + 1).to(hidden.dtype)[:, None, None]
         return (sums[rows, :, last + 1] - sums[rows, :, first]) / count
 
-    def _forward(self, chunk: list[list[int]]) -> torch.Tensor:
-        """The kept hidden states of one forward pass over token windows, right-padded: (windows, layers, T, dim)
+    def _forward(self, chunk: list[list[int]]) -> list[torch.Tensor]:
+        """The kept hidden states of one forward pass over token windows, right-padded: per layer (windows, T, dim)
         in the model's dtype."""
         device = self.device
-        longest = max(len(w) for w in chunk)
-        ids = torch.full((len(chunk), longest), self.pad_id, dtype=torch.long)
-        attention = torch.zeros(len(chunk), longest, dtype=torch.long)
-        for row, window in enumerate(chunk):
-            ids[row, : len(window)] = torch.tensor(window, dtype=torch.long)
-            attention[row, : len(window)] = 1
-        inputs = {"input_ids": ids.to(device), "attention_mask": attention.to(device), **without_kv_cache(self.model)}
+        lengths = np.array([len(w) for w in chunk], dtype=np.int64)
+        real = np.arange(int(lengths.max())) < lengths[:, None]  # (windows, longest): not padding
+        ids = np.full(real.shape, self.pad_id, dtype=np.int64)
+        ids[real] = np.fromiter((token for window in chunk for token in window), dtype=np.int64, count=lengths.sum())
+        inputs = {"input_ids": torch.from_numpy(ids).to(device), "attention_mask": torch.from_numpy(
+            real.astype(np.int64)).to(device), **without_kv_cache(self.model)}
         dtype = AMP_DTYPES[self.amp]
         if dtype is None:
             return self._states(inputs)
         with torch.autocast(device_type=device.type, dtype=dtype):
             return self._states(inputs)
 
-    def _states(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+    def _states(self, inputs: dict[str, torch.Tensor]) -> list[torch.Tensor]:
         """Every hidden state (no subset asked), or the subset through block hooks when they were found to give
         exactly what ``output_hidden_states`` gives on this model (else selected from the full pass)."""
         if self.indices is None:
-            return full_states(self.model, None, **inputs)
+            return state_list(self.model, None, **inputs)
         memo = (id(self.model), str(self.device))
         if memo not in self._hooks_checked:  # once per model and device (a random twin is another model)
             self._blocks[memo] = find_blocks(self.model)
             self._hooks_checked[memo] = hooks_match(self.model, self._blocks[memo], self.indices,
                                                     self._probe_ids()[0])
         if self._hooks_checked[memo]:
-            return hooked_states(self.model, self._blocks[memo], self.indices, **inputs)
-        return full_states(self.model, self.indices, **inputs)
+            return list(hooked_states(self.model, self._blocks[memo], self.indices, **inputs).unbind(1))
+        return state_list(self.model, self.indices, **inputs)
 
 
 def from_spec(spec: Mapping[str, Any], amp: Any = "off") -> TransformersEncoder:
