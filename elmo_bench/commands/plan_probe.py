@@ -40,6 +40,7 @@ from typing import Any, Mapping, Sequence
 from elmo_bench.base.errors import ConfigError, DataError
 from elmo_bench.commands.text_table import aligned
 from elmo_bench.encoders.costs import EncoderCost, bilm_options, cache_numbers, encoder_cost, segment_positions
+from elmo_bench.encoders.random_init import check_random_init
 from elmo_bench.engine.probe_config import ProbeRunConfig
 from elmo_bench.engine.probe_run import DATA_SETTINGS, data_root
 from elmo_bench.probe.probe_cost import ProbeCost, SplitCount, counted, cut_train
@@ -186,8 +187,6 @@ def with_twin(run: ProbeRunConfig, cost: EncoderCost, row: dict[str, Any]) -> di
     the twin has the same architecture and reads the same sentences into its own cache entries, so its encoder
     FLOPs and cache bytes are this encoder's again (``twin``), added to the row's; the cache key names the twin, so
     a sweep counts the pair's fill once. An encoder kind without a twin is the run's one line."""
-    from elmo_bench.encoders.random_init import check_random_init  # lazy: torch
-
     check_random_init(cost.kind, "all", "probe.baseline=random")
     flops = row["encoder_flops"]
     row["twin"] = {"encoder_flops": flops, "cache_bytes": row["cache_bytes"]}
