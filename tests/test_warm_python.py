@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.warm_python import WarmPython, run_python
+from tests.warm_python import run_python, warm
 
 PROBE = """
 import json, os, sys
@@ -58,13 +58,12 @@ def test_exit_codes_messages_and_tracebacks_are_the_interpreters(tmp_path, endin
 
 def test_another_environment_or_a_flag_runs_a_real_process(tmp_path):
     (tmp_path / "probe.py").write_text(PROBE)
-    warm = WarmPython()
-    assert warm.takes(["probe.py"], None) and warm.takes(["-m", "pkg"], {**os.environ, "PYTHONPATH": "x"})
-    assert not warm.takes(["-c", "pass"], None) and not warm.takes(["-X", "importtime", "probe.py"], None)
-    assert not warm.takes(["probe.py"], {**os.environ, "OMP_NUM_THREADS": "7"})   # read when torch loads
+    shared = warm()                                   # the worker's own: a second one would cost its imports again
+    assert shared.takes(["probe.py"], None) and shared.takes(["-m", "pkg"], {**os.environ, "PYTHONPATH": "x"})
+    assert not shared.takes(["-c", "pass"], None) and not shared.takes(["-X", "importtime", "probe.py"], None)
+    assert not shared.takes(["probe.py"], {**os.environ, "OMP_NUM_THREADS": "7"})   # read when torch loads
     done = run_python(["probe.py"], cwd=tmp_path, env={**os.environ, "WARM_TEST_FLAG": "on"})
     assert json.loads(done.stdout)["flag"] == "on"
-    warm.close()
 
 
 def test_a_timeout_kills_the_command_and_the_next_one_runs(tmp_path):

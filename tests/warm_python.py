@@ -181,10 +181,15 @@ class WarmPython:
 _WARM: WarmPython | None = None
 
 
-def run_python(args: Sequence[str], *, cwd: str | Path, env: Mapping[str, str] | None = None,
-               timeout: float | None = None) -> subprocess.CompletedProcess:
-    """``python ARGS`` as a user runs it, captured as text (see the module docstring)."""
+def warm() -> WarmPython:
+    """This test process's warm process (one per worker: starting one costs the imports it saves)."""
     global _WARM
     if _WARM is None:
         _WARM = WarmPython()
-    return _WARM.run(args, cwd=cwd, env=env, timeout=timeout)
+    return _WARM
+
+
+def run_python(args: Sequence[str], *, cwd: str | Path, env: Mapping[str, str] | None = None,
+               timeout: float | None = None) -> subprocess.CompletedProcess:
+    """``python ARGS`` as a user runs it, captured as text (see the module docstring)."""
+    return warm().run(args, cwd=cwd, env=env, timeout=timeout)
