@@ -89,6 +89,13 @@ def epochs_flops(params: int, sizes: Mapping[str, SplitCount], epochs: int, pass
     return epochs * (6 * params * train * passes + 2 * params * dev) + 2 * params * (dev + test)
 
 
+def converged_fit_flops(max_iter: int, width: int, classes: int, train: int, scored: int) -> float:
+    """One converged (L-BFGS, full-batch) softmax probe of ``width`` inputs and K ``classes``: at most ``max_iter``
+    passes over the ``train`` tokens (forward and gradient, 6 w K a token; an upper bound, it stops at ``tol``),
+    then ``scored`` tokens scored (2 w K a token)."""
+    return max_iter * 6 * width * classes * train + 2 * width * classes * scored
+
+
 def log_classes(classes: int) -> float:
     return math.log2(max(classes, 2))
 

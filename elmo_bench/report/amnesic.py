@@ -41,17 +41,12 @@ NO_TASK_RUNS = ("no task runs with encoder.erase set below these directories (py
 NO_LM = "no probe=amnesic_lm record (an encoder without an LM head, e.g. MiniLM, has none)"
 
 
-def erase_of(run: Run) -> dict[str, Any] | None:
-    """The run's ``encoder.erase`` settings when erasure was on (a concept set), else None."""
-    encoder = (run.record.config or {}).get("encoder")
-    erase = encoder.get("erase") if isinstance(encoder, dict) else None
-    return dict(erase) if isinstance(erase, dict) and erase.get("concept") is not None else None
 
 
 def split_runs(runs: Sequence[Run]) -> tuple[list[Run], list[Run]]:
     """(every other run, the amnesic_lm records and the task runs with encoder.erase on)."""
-    mine = [r for r in runs if r.task == AMNESIC or erase_of(r) is not None]
-    return [r for r in runs if r.task != AMNESIC and erase_of(r) is None], mine
+    mine = [r for r in runs if r.task == AMNESIC or r.erase is not None]
+    return [r for r in runs if r.task != AMNESIC and r.erase is None], mine
 
 
 def pair_key(run: Run) -> str:
@@ -92,7 +87,7 @@ def task_deltas(erased: Sequence[Run], plain: Sequence[Run]) -> dict[tuple, dict
     base = {pair_key(r): r for r in plain if r.task != AMNESIC}
     found: dict[tuple, dict[str, list[float]]] = {}
     for run in erased:
-        erase = erase_of(run)
+        erase = run.erase
         key = pair_key(run)
         if erase is None or key not in base or run.value("test") is None:
             continue

@@ -131,10 +131,17 @@ class Run:
                "bilm": (self.record.bilm or {}).get("hash"), "encoder": self.encoder_key}
         if self.task in ENCODER_PROBES:                # probes: no training config tells two runs apart
             key["metrics"] = self.metrics
-        erase = (config.get("encoder") or {}).get("erase") if isinstance(config.get("encoder"), dict) else None
-        if isinstance(erase, dict) and erase.get("concept") is not None:   # amnesic runs: another experiment
-            key["erase"] = erase
+        if self.erase is not None:                     # amnesic runs: another experiment
+            key["erase"] = self.erase
         return json.dumps(key, sort_keys=True, default=str)
+
+    @property
+    def erase(self) -> dict[str, Any] | None:
+        """The run's ``encoder.erase`` settings when erasure was on (a concept set), else None (older records name
+        the encoder group by a string, or not at all)."""
+        encoder = (self.record.config or {}).get("encoder")
+        erase = encoder.get("erase") if isinstance(encoder, dict) else None
+        return dict(erase) if isinstance(erase, dict) and erase.get("concept") is not None else None
 
 
 def seed_pairs(members: Iterable[Run]) -> list[tuple[Run, Run]]:

@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 
 from elmo_bench.report.collect import Run
 from elmo_bench.report.edge_depth import centre_of_gravity, differential_scores, expected_layer
-from elmo_bench.report.encoder_names import EncoderNames, layer_count, layer_numbers
+from elmo_bench.report.encoder_names import EncoderNames, kept_layers, layer_count
 from elmo_bench.report.tables import MISSING, Table, _data_label, _p_cell, fmt_stat, stat, stat_json
 
 PREFIX = "edge_"
@@ -51,10 +51,9 @@ def _by_seed(runs: Sequence[Run], mode: str, layer: int | None) -> dict[int, Run
 def _layers(group: Sequence[Run]) -> list[int]:
     """The model's numbers of the layers the group's encoder gives, in its order: the recorded
     ``encoder_layer_indices`` of a subset, else 0..L with L the deepest layer recorded or run."""
-    for run in group:
-        numbers = layer_numbers(run.record)
-        if numbers is not None and numbers != list(range(len(numbers))):
-            return numbers
+    kept = kept_layers(run.record for run in group)
+    if kept is not None:
+        return kept
     top = max([(layer_count(r.record) or 0) - 1 for r in group] + [r.layer_index or 0 for r in group])
     return list(range(top + 1))
 

@@ -28,7 +28,7 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.bilm.chars import batch_to_ids
 from elmo_bench.bilm.lm_head import LmHead, head_for
 from elmo_bench.bilm.model import add_sentence_boundaries
-from elmo_bench.encoders.erasing import InModelEraser, load_in_model, stream_widths
+from elmo_bench.encoders.erasing import load_in_model, stream_widths
 from elmo_bench.encoders.protocol import cache_id
 from elmo_bench.probe.api import ProbeContext, ProbeOutcome
 from elmo_bench.probe.settings import UD_EWT

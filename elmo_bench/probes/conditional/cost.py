@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from elmo_bench.probe.probe_cost import TAG_CLASSES, ProbeCost, SplitCount, epochs_flops, probed
+from elmo_bench.probe.probe_cost import TAG_CLASSES, ProbeCost, SplitCount, converged_fit_flops, epochs_flops, probed
 from elmo_bench.probe.settings import UD_EWT
 from elmo_bench.probe.ud_data import read_labelled
 from elmo_bench.probes.conditional.config import ConditionalSettings
@@ -35,9 +35,8 @@ def input_widths(baseline: str, layers: int, dim: int) -> list[int]:
 def linear_flops(settings: ConditionalSettings, sizes: Mapping[str, SplitCount], width: int) -> float:
     """One converged softmax fit of ``width`` inputs: at most ``max_iter`` L-BFGS passes over train (6 w K T) and
     the test tokens scored (2 w K S)."""
-    classes = TAG_CLASSES[settings.tags]
-    return (settings.max_iter * 6 * width * classes * sizes["train"].tokens
-            + 2 * width * classes * sizes["test"].tokens)
+    return converged_fit_flops(settings.max_iter, width, TAG_CLASSES[settings.tags], sizes["train"].tokens,
+                               sizes["test"].tokens)
 
 
 def mlp1_flops(settings: ConditionalSettings, sizes: Mapping[str, SplitCount], width: int) -> float:

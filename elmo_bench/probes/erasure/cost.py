@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from elmo_bench.probe.probe_cost import TAG_CLASSES, ProbeCost, SplitCount, probed
+from elmo_bench.probe.probe_cost import TAG_CLASSES, ProbeCost, SplitCount, converged_fit_flops, probed
 from elmo_bench.probe.settings import UD_EWT
 from elmo_bench.probe.ud_data import read_labelled
 from elmo_bench.probes.erasure.config import ErasureSettings
@@ -33,7 +33,7 @@ def layer_flops(settings: ErasureSettings, sizes: Mapping[str, SplitCount], dim:
     fit = 2 * train * dim * dim + 2 * train * dim * classes + 2 * FACTORISATION * dim ** 3 + 6 * dim * dim * classes
     covariances = 2 * (2 * train * dim * dim)          # the saved Σ, and the biLM's per-stream refits (a bound)
     apply = 4 * (train + test) * dim * rank
-    probes = 2 * (settings.max_iter * 6 * dim * classes * train + 2 * dim * classes * test)
+    probes = 2 * converged_fit_flops(settings.max_iter, dim, classes, train, test)
     return fit + covariances + apply + probes
 
 

@@ -5,7 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from elmo_bench.probe.probe_cost import TAG_CLASSES, ProbeCost, SplitCount, classifier_params, epochs_flops, probed
+from elmo_bench.probe.probe_cost import (
+    TAG_CLASSES,
+    ProbeCost,
+    SplitCount,
+    classifier_params,
+    converged_fit_flops,
+    epochs_flops,
+)
 from elmo_bench.probe.settings import UD_EWT
 from elmo_bench.probe.ud_data import tagged_sentences
 from elmo_bench.probes.pos.config import PosSettings
@@ -34,10 +41,9 @@ def converged_flops(settings: PosSettings, sizes: Mapping[str, SplitCount], widt
     """The L-BFGS probe on one row: at most ``max_iter`` full-batch passes (forward and gradient, 6 w K a train
     token) per L2 value of the grid, each fit scored on dev and test (2 w K a token); with ``control``, one fit per
     seed at the real task's chosen L2."""
-    pass_flops = 6 * width * classes * sizes["train"].tokens
-    score = 2 * width * classes * (sizes["dev"].tokens + sizes["test"].tokens)
     fits = len(settings.l2_grid) + (len(settings.seeds) if settings.control else 0)
-    return fits * (settings.max_iter * pass_flops + score)
+    return fits * converged_fit_flops(settings.max_iter, width, classes, sizes["train"].tokens,
+                                      sizes["dev"].tokens + sizes["test"].tokens)
 
 
 def cost(settings: PosSettings, sizes: Mapping[str, SplitCount], layers: int, dim: int) -> ProbeCost:
