@@ -48,6 +48,7 @@ from elmo_bench.base.atomic import (
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.integrity import IntegrityError, check_files, write_manifest
 from elmo_bench.encoders.bilm import as_encoder
+from elmo_bench.encoders.file_rows import FileRows
 from elmo_bench.encoders.protocol import Encoder, cache_id, check_layers, check_values, takes_whole_sequences
 from elmo_bench.encoders.segments import MAX_SEGMENT
 from elmo_bench.encoders.settings import CACHE_DTYPES, DEFAULT_CACHE_DTYPE
@@ -132,7 +133,8 @@ def compute_layers(encoder: Encoder, sequences: Sequence[Sequence[str]], out: np
     """Fill ``out`` (total_tokens, L+1, dim) with the encoder's layers of every sequence, batched by length.
 
     Sequences are cut into ``max_segment`` pieces unless the encoder takes whole sequences (protocol.py). The
-    encoder computes on its own device (moved there beforehand); ``out`` is a CPU array."""
+    encoder computes on its own device (moved there beforehand); ``out`` is a CPU array. A writable memmap is
+    written through its file (file_rows.py) and is on disk when this returns."""
     encoder = as_encoder(encoder)
     whole = takes_whole_sequences(encoder)
     pieces = [(i, a, b) for i, seq in enumerate(sequences)
@@ -140,6 +142,20 @@ def compute_layers(encoder: Encoder, sequences: Sequence[Sequence[str]], out: np
     pieces.sort(key=lambda p: p[2] - p[1])
     bar = tqdm(total=int(offsets[-1]), desc=str(encoder.identity().get("kind", "encoder")), unit="tok",
                disable=not progress)
+    target = FileRows(out) if FileRows.usable(out) else out
+    done = False
+    try:
+        fill(encoder, sequences, pieces, target, offsets, batch_tokens, bar)
+        done = True
+    finally:
+        if isinstance(target, FileRows):
+            target.close(sync=done)
+    bar.close()
+
+
+def fill(encoder: Encoder, sequences: Sequence[Sequence[str]], pieces: list[tuple[int, int, int]],
+         out: np.ndarray | FileRows, offsets: np.ndarray, batch_tokens: int, bar: tqdm) -> None:
+    """compute_layers' loop: batches of length-sorted pieces up to ``batch_tokens``, checked, then stored."""
     start = 0
     with torch.no_grad():
         while start < len(pieces):
@@ -154,14 +170,15 @@ def compute_layers(encoder: Encoder, sequences: Sequence[Sequence[str]], out: np
             store(out, result, batch, offsets)
             bar.update(sum(b - a for _, a, b in batch))
             start = end
-    bar.close()
 
 
-def store(out: np.ndarray, result: torch.Tensor, batch: Sequence[tuple[int, int, int]], offsets: np.ndarray) -> None:
+def store(out: np.ndarray | FileRows, result: torch.Tensor, batch: Sequence[tuple[int, int, int]],
+          offsets: np.ndarray) -> None:
     """Write a batch's layers (batch, L+1, words, dim) into ``out`` (tokens, L+1, dim) at each piece's rows: the
     words of every piece gathered on the encoder's device (no padding copied to the CPU), cast to ``out``'s dtype
     by torch on the CPU (its float16 rounding is numpy's, to nearest even: checked bit for bit on every finite
-    float32; three times faster than numpy's), then one scattered write."""
+    float32; three times faster than numpy's), then one scattered write (a memmap's file: one ``pwrite`` a piece,
+    file_rows.py)."""
     lengths = np.array([b - a for _, a, b in batch], dtype=np.int64)
     starts = np.array([offsets[i] + a for i, a, _ in batch], dtype=np.int64)
     total = int(lengths.sum())
@@ -172,7 +189,11 @@ def store(out: np.ndarray, result: torch.Tensor, batch: Sequence[tuple[int, int,
     device = result.device
     words = result[torch.from_numpy(row).to(device), :, torch.from_numpy(position).to(device)]  # (total, L+1, dim)
     kind = TORCH_OF.get(out.dtype, torch.float32)
-    out[starts[row] + position] = words.float().cpu().to(kind).numpy()
+    values = words.float().cpu().to(kind).numpy()
+    if isinstance(out, FileRows):
+        out.write(starts, lengths, values)
+    else:
+        out[starts[row] + position] = values
 
 
 class CachedLayers:
