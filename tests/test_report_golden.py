@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from elmo_bench.report.cli import build_report, report_main
+from elmo_bench.report.cli import build_report, build_reports, report_main
 from elmo_bench.report.collect import collect
 from tests.declared_numbers import write_beside
 
@@ -168,6 +168,19 @@ def test_json_report_matches_golden(report_dir, tmp_path):
     # Table 2's seed counts: one seed in baseline and last-only, two under lambda 1 (hence its ±), none at 0.001
     srl = next(r for r in report["tables"]["table2"]["rows"] if r["Task"] == "srl")
     assert srl["n"] == "1/1/2/0" and srl["All, λ=1"] == "84.25 ± 0.35"
+
+
+def test_several_formats_from_one_build_equal_each_built_alone(report_dir, tmp_path):
+    """build_reports reads, bootstraps and draws once for all formats: each file and figure is what its own
+    build gives (the md one is also the golden file)."""
+    root, out = report_dir
+    paths = build_reports([str(root)], tmp_path / "all", ["json", "md", "latex"], samples=2000)
+    assert [p.name for p in paths] == ["report.json", "report.md", "report.tex"]
+    for fmt, name in (("json", "report.json"), ("md", "report.md"), ("latex", "report.tex")):
+        alone = build_report([str(root)], tmp_path / fmt, fmt, samples=2000)
+        assert (tmp_path / "all" / name).read_text() == alone.read_text(), fmt
+    assert (tmp_path / "all" / "report.md").read_text() == (out / "report.md").read_text()
+    assert sorted(p.name for p in (tmp_path / "all").glob("*.png")) == sorted(p.name for p in out.glob("*.png"))
 
 
 def test_figures_are_nonempty_pngs(report_dir):

@@ -156,7 +156,28 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
     A directory that does not exist is a ConfigError (one line, exit 2), and so is no usable results at all when
     ``require_runs`` (the ``report`` command): a report of dashes would read as "no runs" when the path was
     mistyped. Without it an empty collection renders every cell missing (the paper's columns only)."""
+    return build_reports(dirs, out, [fmt], samples, significance, require_runs)[0]
+
+
+def build_reports(dirs: Sequence[str], out: Path, formats: Sequence[str], samples: int = 1000,
+                  significance: bool = True, require_runs: bool = False) -> list[Path]:
+    """:func:`build_report` in several formats from one reading, one bootstrap and one drawing of the figures
+    (each format alone gives the same file): the paths, in the order of ``formats``."""
     _refuse_file_out(out)
+    report = _assemble(dirs, out, samples, significance, require_runs)
+    return [RENDERERS[fmt](report, out) for fmt in formats]
+
+
+class _Report:
+    """What every format renders: the summary line, the tables, the figures drawn, and what the json adds."""
+
+    def __init__(self, summary: str, sections: list, made: dict[str, bool], found: Collection,
+                 runs: list, names: EncoderNames) -> None:
+        self.summary, self.sections, self.made, self.found, self.runs, self.names = (
+            summary, sections, made, found, runs, names)
+
+
+def _assemble(dirs: Sequence[str], out: Path, samples: int, significance: bool, require_runs: bool) -> _Report:
     found = _collect_existing(dirs, require_runs)
     found.runs, controls = probe_controls.split_runs(found.runs)   # control-task runs: their own section only
     found.runs, geometry = structural_mdl.split_runs(found.runs)    # structural / MDL runs: likewise
@@ -176,38 +197,52 @@ def build_report(dirs: Sequence[str], out: Path, fmt: str = "md", samples: int =
     if amnesic_runs:
         sections.append(amnesic.amnesic_table(amnesic_runs, runs))
         summary += f" Amnesic-probing runs (own section): {len(amnesic_runs)}."
-    if fmt == "json":
-        report = {"summary": summary, "runs": len(runs), "files": found.files, "duplicates": found.duplicates,
-                  "tables": {table.key: table.as_json() for table in sections},
-                  "figures": sorted(name for name, exists in made.items() if exists)}
-        if hidden := unshown.unshown(found.runs):      # a new key only when some run read is in no table
-            report["unshown"] = [{"reason": reason, "runs": count} for reason, count in hidden]
-        paper_runs = edge_report.without_edge(runs)
-        if names.several(paper_runs):                 # new keys only when there are several encoders
-            report["encoders"] = names.as_json()
-            report["reference_encoder"] = names.label(names.reference(paper_runs))
-        path = out / "report.json"
-        atomic_write_text(path, json.dumps(report, indent=2, sort_keys=True, allow_nan=False) + "\n")
-        return path
-    if fmt == "md":
-        parts = ["# ELMo reproduction report", "", summary, ""]
-        for table in sections:
-            parts.append(table_md(table))
-            if table.key in FIGURE_FOR:
-                name, label, absent = FIGURE_FOR[table.key]
-                parts.append(f"![{label}]({name})\n" if made[name] else absent + "\n")
-        path = out / "report.md"
-    else:
-        parts = [r"% elmo-bench report (needs \usepackage{booktabs, graphicx})", "% " + summary, ""]
-        for table in sections:
-            parts.append(table_latex(table))
-        for name, exists in made.items():
-            if exists:
-                parts.append(rf"\begin{{figure}}[ht]\centering\includegraphics[width=\linewidth]{{{name}}}"
-                             rf"\caption{{{latex_escape(name)}}}\end{{figure}}" + "\n")
-        path = out / "report.tex"
+    return _Report(summary, sections, made, found, runs, names)
+
+
+def _write_json(report: _Report, out: Path) -> Path:
+    found, names = report.found, report.names
+    data = {"summary": report.summary, "runs": len(report.runs), "files": found.files,
+            "duplicates": found.duplicates, "tables": {table.key: table.as_json() for table in report.sections},
+            "figures": sorted(name for name, exists in report.made.items() if exists)}
+    if hidden := unshown.unshown(found.runs):      # a new key only when some run read is in no table
+        data["unshown"] = [{"reason": reason, "runs": count} for reason, count in hidden]
+    paper_runs = edge_report.without_edge(report.runs)
+    if names.several(paper_runs):                 # new keys only when there are several encoders
+        data["encoders"] = names.as_json()
+        data["reference_encoder"] = names.label(names.reference(paper_runs))
+    path = out / "report.json"
+    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n")
+    return path
+
+
+def _write_md(report: _Report, out: Path) -> Path:
+    parts = ["# ELMo reproduction report", "", report.summary, ""]
+    for table in report.sections:
+        parts.append(table_md(table))
+        if table.key in FIGURE_FOR:
+            name, label, absent = FIGURE_FOR[table.key]
+            parts.append(f"![{label}]({name})\n" if report.made[name] else absent + "\n")
+    path = out / "report.md"
     atomic_write_text(path, "\n".join(parts))
     return path
+
+
+def _write_latex(report: _Report, out: Path) -> Path:
+    parts = [r"% elmo-bench report (needs \usepackage{booktabs, graphicx})", "% " + report.summary, ""]
+    for table in report.sections:
+        parts.append(table_latex(table))
+    for name, exists in report.made.items():
+        if exists:
+            parts.append(rf"\begin{{figure}}[ht]\centering\includegraphics[width=\linewidth]{{{name}}}"
+                         rf"\caption{{{latex_escape(name)}}}\end{{figure}}" + "\n")
+    path = out / "report.tex"
+    atomic_write_text(path, "\n".join(parts))
+    return path
+
+
+#: ``--format`` → its writer
+RENDERERS = {"json": _write_json, "md": _write_md, "latex": _write_latex}
 
 
 def build_parser() -> ArgumentParser:
