@@ -170,3 +170,52 @@ def test_figure2_and_directions_name_a_subsets_mix_inputs_by_layer_number(tmp_pa
     plt.close(drawn[0])
     assert _learned_weights(runs).startswith("learned layer weights (layer 0 / 4 / 8 / 11, mean over seeds): input "
                                              "0.25 / 0.25 / 0.25 / 0.25")
+
+
+SHORT = [0, 4, 8]   # an explicit list that stops short of the last layer of a 13-state model (layers 0..12)
+SHORT_DEEP = {**DEEP, "encoder_layer_indices": SHORT, "layers": 3, "model_layers": 13}
+
+
+def test_a_list_short_of_the_last_layer_is_scaled_by_the_models_last_layer(tmp_path):
+    """With ``model_layers`` recorded (since this issue), L is the model's last layer (12), not the deepest kept (8):
+    the edge row, its figure, and the other depth views put layer 8 at 8/12."""
+    from elmo_bench.records.run_record import RunRecord
+    from elmo_bench.report.probe_controls import depth_points as control_points
+
+    root = tmp_path / "results"
+    for k, dev in ((0, 60.0), (4, 75.0), (8, 80.0)):
+        write(root, f"l{k}", {**edge(1, "layer", k, dev, dev - 1), "encoder": SHORT_DEEP})
+    write(root, "c4", {**edge(1, "cumulative", 4, 70.0, 69.0), "encoder": SHORT_DEEP})
+    write(root, "full", {**edge(1, "learned", None, 82.0, 81.0, [0.2, 0.3, 0.5]), "encoder": SHORT_DEEP})
+    report = json.loads(build_report([str(root)], tmp_path / "out", fmt="json", significance=False).read_text())
+    [row] = report["tables"]["edge_probing"]["rows"]
+    assert row["layers"] == 13 and row["layer_indices"] == SHORT and row["best_layer"] == 8
+    fig, ax = plt.subplots()
+    assert _panel(ax, row)
+    assert [p.get_x() + p.get_width() / 2 for p in ax.patches] == pytest.approx([4 / 12, 8 / 12])
+    assert list(ax.lines[0].get_xdata()) == pytest.approx([0.0, 4 / 12, 8 / 12])
+    plt.close(fig)
+
+    structural = {**result("structural_probe", "elmo", 0, data="ptb", main="layer_4_uuas"), "elmo": None,
+                  "bilm": None, "encoder": SHORT_DEEP}
+    structural["metrics"] = {"test": {f"layer_{k}_uuas": 0.5 + k / 100 for k in SHORT}}
+    write(tmp_path, "structural", structural)
+    wsd = {"task": "wsd", "metrics": {"ALL": {f"layer_{k}_f1": 50.0 + k for k in SHORT}}, "encoder": SHORT_DEEP}
+    write(tmp_path, "wsd", wsd)
+    runs = [read_run(tmp_path / name / "results.json") for name in ("structural", "wsd")]
+    [(_, points)] = depth_points(runs[:1], "uuas")
+    assert points == pytest.approx([(0.0, 0.5), (4 / 12, 0.54), (8 / 12, 0.58)])
+    assert Block("tiny-llama-12", "trained", "upos", True, runs[:1]).depth(8) == pytest.approx(8 / 12)
+    [curve] = probe_depth_curves(runs[1:])[(WSD, "ALL")].values()
+    assert [(p.layer, p.depth) for p in curve] == pytest.approx([(0, 0.0), (4, 4 / 12), (8, 8 / 12)])
+
+    accuracy = {f"linear/layer_{k}": 80.0 + k for k in SHORT}
+    RunRecord(task="pos_probe", embedder="elmo", seed=1, config={}, data={"name": "ud_ewt_pos"},
+              metrics={s: {f"{k}_accuracy": v for k, v in accuracy.items()} for s in ("dev", "test")},
+              main_metric="linear/layer_4_accuracy", mixes={}, elmo=None, epochs={"run": 0, "best": None, "history": []},
+              bilm=None, encoder=SHORT_DEEP,
+              extra={"control": {"test": {k: 70.0 for k in accuracy}}, "selectivity": {"test": {
+                  k: v - 70.0 for k, v in accuracy.items()}}, "probing": {"probes": ["linear"], "seeds": [1],
+                                                                        "control": True}}).write(tmp_path / "p.json")
+    [control] = control_points([read_run(tmp_path / "p.json")], "linear", "accuracy").values()
+    assert control == pytest.approx([(0.0, 80.0), (4 / 12, 84.0), (8 / 12, 88.0)])

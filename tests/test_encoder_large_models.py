@@ -307,3 +307,17 @@ def test_a_large_model_key_on_a_kind_that_does_not_read_it_is_one_line_not_ignor
                                           rf"encoder={spec['kind']}\)"):
         check_encoder_settings(spec)
     check_encoder_settings({**spec, key: None})  # unset: nothing to refuse
+
+
+def test_the_record_of_a_subset_holds_the_models_layer_count_and_the_identity_does_not(models):
+    """results.json's encoder block names the model's hidden-state count when encoder.layers kept a subset, so that
+    relative depth is l / L even for a list that stops short of the last layer; the identity (the cache key) and the
+    record of all layers stay as they were."""
+    from elmo_bench.encoders.build import encoder_record
+
+    short = TransformersEncoder(str(models["llama"]), layers=[0, 1])
+    total = short.total_layers
+    assert total > 2 and encoder_record(short)["model_layers"] == total
+    assert "model_layers" not in short.identity() and cache_id(short) == cache_id(
+        TransformersEncoder(str(models["llama"]), layers=[0, 1]))
+    assert "model_layers" not in encoder_record(TransformersEncoder(str(models["llama"])))

@@ -35,9 +35,14 @@ def build_encoder(spec: Mapping[str, Any], amp: Any = "off") -> Encoder:
 def encoder_record(encoder: Encoder) -> dict[str, Any]:
     """What results.json records under ``encoder``: the identity plus the layer count and width, and the dtype the
     weights ran in where the encoder says (a transformer: ``encoder.dtype``; its identity names it only when not
-    float32, so that the identities of the runs before it stay as they were)."""
+    float32, so that the identities of the runs before it stay as they were). With ``encoder.layers`` a subset,
+    ``model_layers`` is the model's hidden-state count (its last layer + 1): the report's relative depth l / L takes
+    L from it, also when the kept list stops short of the last layer ([0, 4, 8] of 13)."""
     ran_in = getattr(encoder, "dtype", None)
-    return {**encoder.identity(), "layers": encoder.num_layers, "dim": encoder.dim,
+    ident = encoder.identity()
+    total = getattr(encoder, "total_layers", None)   # a subset kept (encoder.layers): the model's own layer count,
+    deep = {"model_layers": int(total)} if "encoder_layer_indices" in ident and isinstance(total, int) else {}
+    return {**ident, "layers": encoder.num_layers, "dim": encoder.dim, **deep,   # so that relative depth is l / L
             **({"dtype": ran_in} if isinstance(ran_in, str) else {})}
 
 

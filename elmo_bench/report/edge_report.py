@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 
 from elmo_bench.report.collect import Run
 from elmo_bench.report.edge_depth import centre_of_gravity, differential_scores, expected_layer
-from elmo_bench.report.encoder_names import EncoderNames, kept_layers, layer_count
+from elmo_bench.report.encoder_names import EncoderNames, kept_layers, last_layer, layer_count
 from elmo_bench.report.tables import MISSING, Table, _data_label, _p_cell, fmt_stat, stat, stat_json
 
 PREFIX = "edge_"
@@ -98,8 +98,10 @@ def _best_layer(runs: Sequence[Run], layers: Sequence[int], where: str, notes: l
 def _row(label: str, task: str, data: str, runs: list[Run], layers: list[int], p_value: Any,
          notes: list[str]) -> tuple[list[str], dict[str, Any]]:
     """One table row and its report.json record; ``layers`` the model's numbers of the encoder's layers. A subset
-    (not 0..L) adds ``layer_indices`` to the record: ``layers`` stays L + 1, the model's layers up to its deepest."""
-    top, numbers = max(layers), None if _consecutive(layers) else layers
+    (not 0..L) adds ``layer_indices`` to the record: ``layers`` stays L + 1, L the model's last layer where recorded
+    (``model_layers``: [0, 4, 8] of 13 is drawn at 0, 1/3, 2/3), else the deepest kept."""
+    recorded = [last for run in runs if (last := last_layer(run.record)) is not None]
+    top, numbers = max([max(layers), *recorded]), None if _consecutive(layers) else layers
     lexical, full = _by_seed(runs, "layer", layers[0]), _by_seed(runs, "learned", None)
     seeds = sorted(set(lexical) & set(full))
     lex = stat(lexical[s].value("test") for s in lexical)

@@ -19,7 +19,7 @@ from elmo_bench.records.run_record import RunRecord
 
 BILM = "bilm"
 #: identity entries that are facts about the layers, not part of who the encoder is
-_SHAPE_KEYS = ("layers", "dim", "layer_precision", "forced_unknown_words")
+_SHAPE_KEYS = ("layers", "dim", "layer_precision", "forced_unknown_words", "model_layers")
 
 
 def identity(record: RunRecord) -> dict[str, Any]:
@@ -57,8 +57,13 @@ def layer_numbers(record: RunRecord) -> list[int] | None:
 
 
 def last_layer(record: RunRecord) -> int | None:
-    """The deepest layer number the run's encoder gives: the model's last under every:K (always kept) or all layers;
-    the denominator of relative depth (l / L). Unrecorded: None."""
+    """The model's last layer number, the denominator of relative depth (l / L): recorded as ``model_layers`` − 1
+    where ``encoder.layers`` kept a subset (an explicit list may stop short of it: [0, 4, 8] of 13); before that
+    was recorded, and for all layers or every:K (which always keeps the last), the deepest layer the run's encoder
+    gives. Unrecorded: None."""
+    total = (record.encoder or {}).get("model_layers")
+    if isinstance(total, int) and not isinstance(total, bool) and total > 0:
+        return total - 1
     numbers = layer_numbers(record)
     return max(numbers) if numbers else None
 
@@ -75,7 +80,8 @@ def kept_layers(records: Iterable[RunRecord]) -> list[int] | None:
 
 def depth_span(record: RunRecord) -> int | None:
     """L + 1 for relative depth l / L: the run's layer count, or for an encoder that kept some of a model's layers
-    (``encoder.layers``) its deepest layer's number + 1, since its layers are named by those numbers."""
+    (``encoder.layers``) the model's last layer number + 1 (:func:`last_layer`), since its layers are named by
+    those numbers."""
     last = last_layer(record)
     return None if last is None else last + 1
 

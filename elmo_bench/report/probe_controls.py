@@ -11,7 +11,7 @@ import re
 from typing import Any, Iterable, Sequence
 
 from elmo_bench.report.collect import Run
-from elmo_bench.report.encoder_names import base_label
+from elmo_bench.report.encoder_names import base_label, depth_span
 from elmo_bench.report.probe_settings import probe_settings
 from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat
 
@@ -210,11 +210,9 @@ def best_layer_table(runs: Sequence[Run]) -> Table:
 
 
 def _span(run: Run) -> int:
-    """L + 1 of relative depth from the run's encoder record: its layer count, or for an encoder that kept some of a
-    model's layers (``encoder_layer_indices``, issue 46; rows name those numbers) its deepest + 1; 0 unrecorded."""
-    encoder = run.record.encoder or {}
-    kept = encoder.get("encoder_layer_indices")
-    return max(kept) + 1 if isinstance(kept, list) and kept else encoder.get("layers") or 0
+    """L + 1 of relative depth from the run's encoder record (encoder_names.depth_span: its layer count, or for an
+    encoder that kept some of a model's layers the model's last layer number + 1); 0 unrecorded."""
+    return depth_span(run.record) or 0
 
 
 def depth_points(runs: Sequence[Run], probe: str, what: str, split: str = "test"
