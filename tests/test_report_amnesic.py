@@ -151,3 +151,36 @@ def test_the_random_and_orth_controls_are_rows_of_their_own_never_averaged(tmp_p
     assert rows["orth"]["delta_task"]["edge_dep"]["erased"] == {"mean": pytest.approx(-5.5), "std": None, "n": 1}
     assert rows["random"]["delta_task"]["edge_dep"]["random"]["mean"] == pytest.approx(-1.5)
     assert rows["random"]["delta_task"]["edge_dep"]["erased"]["mean"] == pytest.approx(-4.75)
+
+
+def test_a_transformers_erased_runs_pair_with_an_older_records_run_of_the_same_experiment(tmp_path):
+    """The MiniLM case: the un-erased run was recorded by an earlier version (fewer config keys, another results
+    directory), the erased runs' encoder identity names their eraser; they pair because the report's experiment key
+    (Run.signature) is the same but for encoder.erase, and never with another mix or seed."""
+    root = tmp_path / "runs"
+    upos3 = {"concept": "upos", "layer": 3}
+
+    def minilm_run(name: str, seed: int, f1: float, erase: dict[str, Any] | None, mix_layer: int = 6,
+                   old: bool = False) -> None:
+        task_record(root / name, seed, f1, erase, name="minilm")
+        path = root / name / "results.json"
+        record = json.loads(path.read_text())
+        record["elmo"] = {"mode": "layer", "placement": "input", "layer_index": mix_layer}
+        if erase:   # the encoder's identity names the eraser it ran with
+            record["encoder"] = {**record["encoder"], "erase": {**upos3, "eraser": "562a5f34c6b349e1",
+                                                               "control": erase["control"]}}
+        if not old:  # a newer version's config keys, none of them part of the experiment
+            record["config"] = {**record["config"], "shard_sentences": 0, "data": {"max_overlap": 0.25}}
+        path.write_text(json.dumps(record))
+
+    minilm_run("committed_none", 1, 65.87, None, old=True)
+    minilm_run("erased", 1, 48.87, {**upos3, "control": "none", "seed": 0})
+    minilm_run("random1", 1, 65.0, {**upos3, "control": "random", "seed": 1})
+    minilm_run("random2", 1, 64.0, {**upos3, "control": "random", "seed": 2})
+    minilm_run("other_mix_none", 1, 10.0, None, mix_layer=3, old=True)      # another experiment: never the partner
+    minilm_run("other_seed_erased", 2, 1.0, {**upos3, "control": "none", "seed": 0})   # no partner: left out
+    (row,) = built(root, tmp_path / "out")["tables"]["amnesic"]["rows"]
+    deltas = row["delta_task"]["edge_dep"]
+    assert deltas["erased"] == {"mean": pytest.approx(48.87 - 65.87), "std": None, "n": 1}
+    assert deltas["random"]["mean"] == pytest.approx(64.5 - 65.87) and deltas["random"]["n"] == 1
+    assert (row["layer"], row["concept"], row["dev"]["ppl_none"]["mean"]) == (3, "upos", None)

@@ -5,9 +5,9 @@ and erased layer, beside removing random directions of the same rank, and beside
   erased and under the random control (its Δ to the un-erased), the mean KL to the un-erased distribution, top-1
   accuracy (%), the one-sided paired bootstrap p of "erasing costs more log-likelihood than the random control";
 - from task runs with ``encoder.erase`` set (``python run.py task=edge_dep encoder.erase.concept=upos ...``): the
-  Δ of the test main metric, erased − un-erased and random − un-erased, each erased run paired with the run whose
-  config differs only in ``encoder.erase`` (``seed`` included: a pair per training seed; the random control's
-  erase seeds averaged first, then the pairs).
+  Δ of the test main metric, erased − un-erased and random − un-erased, each erased run paired with the run of the
+  same experiment but for ``encoder.erase`` (:func:`pair_key`; ``seed`` included: a pair per training seed; the
+  random control's erase seeds averaged first, then the pairs).
 
 Erased task runs are kept out of every older table (their encoder record names the biLM alone: they would read as
 seeds of the un-erased runs), so a report over runs without these records renders exactly as before.
@@ -24,8 +24,6 @@ from elmo_bench.report.structural_mdl import _Keyed, base_identity, weights_labe
 from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat, stat_json
 
 AMNESIC = "amnesic_lm_probe"
-#: config keys that say where a run ran, not what it computed (never part of the pairing)
-WHERE = ("paths", "progress", "threads", "device", "logger", "cache")
 #: the one-sided bootstrap's level for "as the paper's direction"
 LEVEL = 0.05
 LM_KEYS = ("ppl_none", "ppl_erased", "ppl_random", "kl_erased", "kl_random", "top1_none", "top1_erased",
@@ -50,14 +48,15 @@ def split_runs(runs: Sequence[Run]) -> tuple[list[Run], list[Run]]:
 
 
 def pair_key(run: Run) -> str:
-    """What a run computed, less ``encoder.erase`` and where it ran: erased, random and un-erased runs of one
-    config share it."""
-    config = {k: v for k, v in (run.record.config or {}).items() if k not in WHERE}
-    encoder = config.get("encoder")                 # older records: the group's name ("bilm") or nothing
-    if isinstance(encoder, dict):
-        encoder = {k: v for k, v in encoder.items() if k != "erase"}
-    return json.dumps({**config, "encoder": encoder, "task": run.task, "seed": run.seed}, sort_keys=True,
-                      default=str)
+    """The run's experiment (``Run.signature``: task, seed, data, mix, head, trainer, encoder identity: the key the
+    report itself tells experiments apart by), less ``encoder.erase``: erased, random and un-erased runs of one
+    config share it, also when the un-erased run was recorded by an earlier version with fewer config keys (the
+    committed MiniLM edge_dep runs), and never across encoders, seeds or mixes."""
+    key = json.loads(run.signature())
+    key.pop("erase", None)
+    if key.get("encoder") is not None:              # a transformer's identity names its eraser: not part of the pair
+        key["encoder"] = key_of(_identity(run))
+    return json.dumps(key, sort_keys=True, default=str)
 
 
 @dataclass
