@@ -187,6 +187,26 @@ def test_a_mismatched_eraser_or_layer_is_one_line(erasers, tmp_path):
         apply_erase(_bilm(), {**spec, "path": str(tmp_path)})
 
 
+@needs_fixtures
+@needs_data
+def test_a_task_run_refused_for_its_eraser_leaves_no_run_directory(erasers, tmp_path):
+    """The refusal comes after the run took its directory's lock (the encoder is built there): exit 2, one line, and
+    the directory the run made is gone again, lock file included (it used to stay with ``.elmo_bench.lock``)."""
+    from tests.conftest import REPO
+    from tests.warm_python import run_python
+
+    results = tmp_path / "results"
+    done = run_python(["run.py", "task=edge_pos", "embedder=elmo", f"paths.results_dir={results}", "logger=disabled",
+                       f"paths.cache_dir={tmp_path / 'cache'}", "encoder.erase.concept=upos",
+                       "encoder.erase.layer=1", f"encoder.erase.path={erasers}"], cwd=REPO, timeout=300)
+    assert done.returncode == 2, done.stderr[-2000:]
+    lines = done.stderr.strip().splitlines()
+    assert lines[-1].startswith("error: config: encoder.erase.path") and "fitted for encoder" in lines[-1], lines
+    leftovers = [p for p in results.rglob("*") if p.is_file()] if results.exists() else []
+    assert leftovers == [], leftovers
+    assert [p for p in results.rglob("*") if "encoder.erase" in p.name] == []      # the run's own directory
+
+
 @pytest.fixture(scope="module")
 def bert_erasers(tmp_path_factory):
     """probe=erasure on a tiny random BERT (tests/hf_tiny.py) over the first 60/30/60 UD EWT sentences: its run

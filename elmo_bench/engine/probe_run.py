@@ -33,7 +33,7 @@ from elmo_bench.engine.experiment import load_encoder_info, seed_everything
 from elmo_bench.engine.probe_config import ProbeRunConfig
 from elmo_bench.engine.run_config import recorded_config
 from elmo_bench.engine.run_identity import RUN_FILE, differences, fingerprint, flatten, read_record
-from elmo_bench.engine.run_lock import LOCK_FILE, run_dir_lock
+from elmo_bench.engine.run_lock import LOCK_FILE, remove_new_run_dir, run_dir_lock
 from elmo_bench.engine.run_logger import RunLogger
 from elmo_bench.probe.api import ProbeContext, ProbeOutcome
 from elmo_bench.probe.registry import probe_runner
@@ -161,27 +161,6 @@ def run_probe(run: ProbeRunConfig, run_dir: Path, on_claimed: Callable[[Path], N
         elif locked and not had_lock:      # a refused directory that is not ours keeps no lock file of ours
             (run_dir / LOCK_FILE).unlink(missing_ok=True)
         raise
-
-
-#: what a probe run writes into its directory before its probe computes (removed again when bad input stops it);
-#: ".hydra": Hydra's records (elmo_bench.commands.hydra_records.RECORD_DIR, written when the run claims it)
-STARTED_FILES = (RUN_FILE, LOCK_FILE, "run.log")
-HYDRA_RECORDS = ".hydra"
-
-
-def remove_new_run_dir(run_dir: Path) -> None:
-    """Remove a run directory this run created, when it holds only what the run wrote before its probe computed
-    (run.json, the lock, the log, Hydra's records): bad input leaves nothing behind. Anything else: kept."""
-    if not run_dir.is_dir():
-        return
-    names = {p.name for p in run_dir.iterdir()}
-    if not names <= {*STARTED_FILES, HYDRA_RECORDS}:
-        return
-    if (run_dir / HYDRA_RECORDS).is_dir():
-        shutil.rmtree(run_dir / HYDRA_RECORDS)
-    for name in STARTED_FILES:
-        (run_dir / name).unlink(missing_ok=True)
-    run_dir.rmdir()
 
 
 def _context(run: ProbeRunConfig, run_dir: Path, encoder: Any, record: dict[str, Any]) -> ProbeContext:

@@ -12,10 +12,12 @@ import contextlib
 import fcntl
 import logging
 import os
+import shutil
 from pathlib import Path
 from typing import Iterator
 
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.engine.run_identity import RUN_FILE
 
 log = logging.getLogger(__name__)
 LOCK_FILE = ".elmo_bench.lock"
@@ -52,3 +54,24 @@ def run_dir_lock(run_dir: str | Path) -> Iterator[Path]:
         if held:
             os.ftruncate(fd, 0)  # no pid left behind by a process that is gone
         os.close(fd)  # closing releases the flock
+
+
+#: what a run writes into its directory before it computes (removed again when bad input stops it);
+#: ".hydra": Hydra's records (elmo_bench.commands.hydra_records.RECORD_DIR, written when the run claims it)
+STARTED_FILES = (RUN_FILE, LOCK_FILE, "run.log")
+HYDRA_RECORDS = ".hydra"
+
+
+def remove_new_run_dir(run_dir: Path) -> None:
+    """Remove a run directory this run created, when it holds only what the run wrote before it computed (run.json,
+    the lock, the log, Hydra's records): bad input leaves nothing behind. Anything else: kept."""
+    if not run_dir.is_dir():
+        return
+    names = {p.name for p in run_dir.iterdir()}
+    if not names <= {*STARTED_FILES, HYDRA_RECORDS}:
+        return
+    if (run_dir / HYDRA_RECORDS).is_dir():
+        shutil.rmtree(run_dir / HYDRA_RECORDS)
+    for name in STARTED_FILES:
+        (run_dir / name).unlink(missing_ok=True)
+    run_dir.rmdir()
