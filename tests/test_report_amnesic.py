@@ -1,6 +1,6 @@
 """Issue 47 item 4 in the report: the amnesic table, from hand-made ``probe=amnesic_lm`` records (the probe's schema:
 ``metrics.dev.layer_<k>_ppl_none`` ...) and edge_dep runs with ``encoder.erase`` set, each paired with the run
-whose config differs only in ``encoder.erase``; numbers checked by hand, the paper's direction beside them, erased
+of the same experiment but for ``encoder.erase``; numbers checked by hand, the paper's direction beside them, erased
 task runs kept out of the edge table, and a report without such records unchanged."""
 from __future__ import annotations
 

@@ -200,8 +200,9 @@ def amnesic_table(runs: Sequence[Run], plain: Sequence[Run]) -> Table:
         "a row per control, never averaged together); p = one-sided paired bootstrap over dev sentences that "
         "erasing costs more log-likelihood than the control. Where there is none: "
         + NO_LM + ".",
-        "Δ task = the test main metric of a task run with encoder.erase on − that of the run whose config differs "
-        "only in encoder.erase (mean over training seeds; a control's erase seeds averaged first)."
+        "Δ task = the test main metric of a task run with encoder.erase on − that of the run of the same experiment "
+        "(task, data, mix, head, trainer, encoder, seed) but for encoder.erase (mean over training seeds; a "
+        "control's erase seeds averaged first)."
         + ("" if any_task else " Here: " + NO_TASK_RUNS + "."),
         PAPER + f". Ours holds when p < {LEVEL}, and is against it when the erased perplexity is not above the random "
         "control's (the direction, not the numbers, is compared: another model, eraser and measure).",
