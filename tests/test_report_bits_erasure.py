@@ -180,3 +180,26 @@ def test_each_familys_prior_counts_only_the_records_of_that_family(tmp_path):
     rows = table["tables"]["bits_beyond_baseline"]["rows"]
     assert {(r["probe"], r["test"]["h_constant"]["n"], r["test"]["h_constant"]["mean"]) for r in rows} == {
         ("linear", 1, H_Y), ("mlp1", 1, H_Y)} and len(rows) == 6
+
+
+def test_a_block_whose_first_layer_gains_beyond_itself_is_flagged_by_the_methods_own_check(tmp_path):
+    """Layer 0 conditioned on itself must add ≈ 0 (±0.01 bits): the random twin's −0.04 is named in a note and in
+    ``self_checks`` (its gains are not to be read at face value), the trained biLM's 0.0004 passes silently."""
+    make_tree(tmp_path / "runs")
+    _record(tmp_path / "runs" / "bilm_random" / "conditional_layer0", "bilm_random", "conditional_probe",
+            conditional_metrics({"layer0": [-0.04, 0.05, 0.06]}), {})
+    table = json.loads(build_report([str(tmp_path / "runs")], tmp_path / "out", "json",
+                                    significance=False).read_text())["tables"]["bits_beyond_baseline"]
+    checks = {(c["encoder"], c["weights"], c["probe"]): c for c in table["self_checks"]}
+    failed = checks[("ELMo (biLM abcdef01)", "random (all, seed 0)", "linear")]
+    assert failed["holds"] is False and failed["gain"] == pytest.approx(-0.04) and failed["layer"] == 0
+    assert checks[("ELMo (biLM abcdef01)", "trained", "linear")]["holds"] is True
+    flagged = [n for n in table["notes"] if n.startswith("check failed")]
+    assert len(flagged) == 1 and "random (all, seed 0)" in flagged[0] and "-0.040 bits" in flagged[0]
+    assert "-0.090 to 0.010" in flagged[0]                                     # its interval, gain ± 0.05
+
+
+def test_without_a_failed_check_the_table_has_no_self_checks_key(report):
+    found, _ = report
+    table = found["tables"]["bits_beyond_baseline"]
+    assert "self_checks" not in table and not [n for n in table["notes"] if n.startswith("check failed")]
