@@ -4,19 +4,22 @@ Ours: ``ActivationCache(dir, TransformersEncoder(model)).layers(sentences)``: de
 word alignment, overlapping windows for sentences longer than the window, pooling, and the fp16 cache writes.
 Reference: ``model(**batch, output_hidden_states=True)`` over batches of ``--batch-size`` sentences in file order,
 padded and truncated by the tokenizer (no pooling, no windows, nothing stored): the least work a script that
-wants every hidden state does. Words per second for both and their ratio, one JSON line.
+wants every hidden state does. Each side runs ``--repeat`` times, alternated (a shared machine's speed drifts by
+several percent between runs); words per second are the medians, and the ratio theirs, one JSON line (with each
+repeat's own ratio).
 
 The model is a randomly initialised BERT built here (WordPiece tokenizer trained on the sentences; ``--hidden``,
 ``--layers``), or any local directory with ``--model DIR``. Sentences: the bundled NER sample's, and random
 sentences of its words with lengths drawn from 5 to ``--max-words`` (some longer than ``--window`` subwords).
 
-    python bench/encoder_speed.py [--sentences 2000] [--threads 2] [--model DIR]
+    python bench/encoder_speed.py [--sentences 2000] [--threads 2] [--model DIR] [--repeat 3]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import random
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -102,6 +105,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--model", default=None, help="a local model directory instead of the built BERT")
+    parser.add_argument("--repeat", type=int, default=3, help="alternated runs of each side; medians compared")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     sentences = make_sentences(args.sentences, args.max_words, seed=0)
@@ -111,11 +115,16 @@ def main() -> None:
         if not args.model:
             build_bert(model_dir, sentences, args.hidden, args.layers, args.window)
         plain_loop(model_dir, sentences[:64], args.batch_size, args.window, args.device)  # warm-up
-        reference = plain_loop(model_dir, sentences, args.batch_size, args.window, args.device)
-        encoder_seconds, windows = ours(model_dir, sentences, args.batch_size, args.device)
+        references, encoder_runs = [], []
+        for _ in range(args.repeat):   # alternated, so that a machine slowing down between them weighs on both
+            references.append(plain_loop(model_dir, sentences, args.batch_size, args.window, args.device))
+            encoder_runs.append(ours(model_dir, sentences, args.batch_size, args.device))
+    reference = statistics.median(references)
+    encoder_seconds, windows = statistics.median(s for s, _ in encoder_runs), encoder_runs[0][1]
     print(json.dumps({"sentences": len(sentences), "words": words, "windows": windows,
                       "model": args.model or f"bert hidden {args.hidden} x {args.layers} layers, window {args.window}",
-                      "device": args.device, "threads": args.threads,
+                      "device": args.device, "threads": args.threads, "repeat": args.repeat,
+                      "ratios": [round(r / s, 3) for r, (s, _) in zip(references, encoder_runs)],
                       "encoder_words_per_s": round(words / encoder_seconds, 1),
                       "plain_loop_words_per_s": round(words / reference, 1),
                       "ratio": round(reference / encoder_seconds, 3)}))

@@ -46,6 +46,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -663,10 +664,9 @@ class TransformersEncoder:
         inputs = {"input_ids": torch.from_numpy(ids).to(device), "attention_mask": torch.from_numpy(
             real.astype(np.int64)).to(device), **without_kv_cache(self.model)}
         dtype = AMP_DTYPES[self.amp]
-        if dtype is None:
-            return self._states(inputs)
-        with torch.autocast(device_type=device.type, dtype=dtype):
-            return self._states(inputs)
+        autocast = torch.autocast(device_type=device.type, dtype=dtype) if dtype is not None else nullcontext()
+        with torch.inference_mode(), autocast:   # the frozen model's pass: no autograd bookkeeping at all (pooling,
+            return self._states(inputs)         # outside, reads these states and makes ordinary tensors)
 
     def _states(self, inputs: dict[str, torch.Tensor]) -> list[torch.Tensor]:
         """Every hidden state (no subset asked), or the subset through block hooks when they were found to give
