@@ -222,3 +222,28 @@ def test_a_family_or_baseline_outside_the_sets_is_one_line_at_the_door(tmp_path)
         with pytest.raises(ConfigError, match=expected):
             run_probe(job_run(["probe=conditional", override, "logger=disabled"]), tmp_path / "run")
         assert not (tmp_path / "run").exists()
+
+
+@needs_fixtures
+@needs_data
+def test_the_training_fit_script_prints_each_fit_of_the_run_and_the_run_is_unchanged(tmp_path):
+    """scripts/conditional_training_fit.py (the measurement behind docs/results/bits_erasure's negative gains): one
+    FIT line per linear fit of the run (B, then [B; layer] per probed layer), each with the training bits of the
+    probe the run fitted; the run's own record is what it is without the script."""
+    from tests.conftest import REPO
+    from tests.warm_python import run_python
+
+    data = ewt_slice(tmp_path, {"train": 60, "dev": 20, "test": 80})
+    args = ["probe=conditional", "probe.baseline=layer0", "probe.layers=[0,2]", "probe.bootstrap=20", "bilm=fixture",
+            f"paths.cache_dir={tmp_path / 'cache'}", "logger=disabled", "progress=false", f"probe.data_dir={data}"]
+    done = run_python(["scripts/conditional_training_fit.py", *args, f"hydra.run.dir={tmp_path / 'fit'}"], cwd=REPO,
+                      timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    fits = [json.loads(line[len("FIT "):]) for line in done.stderr.splitlines() if line.startswith("FIT ")]
+    widths = [f["width"] for f in fits]
+    assert len(fits) == 3 and widths[1] == widths[2] == 2 * widths[0]         # B, [B; layer 0], [B; layer 2]
+    assert all(f["train_tokens"] > 0 and 0.0 <= f["train_bits"] < 5.0 for f in fits)
+    plain = run_python(["run.py", *args, f"hydra.run.dir={tmp_path / 'plain'}"], cwd=REPO, timeout=300)
+    assert plain.returncode == 0, plain.stderr[-2000:]
+    record = {d: json.loads((tmp_path / d / "results.json").read_text())["metrics"] for d in ("fit", "plain")}
+    assert record["fit"] == record["plain"]
