@@ -26,7 +26,7 @@ import torch
 
 from elmo_bench.base import checkpoints
 from elmo_bench.base.device import describe, normalise_amp, resolve_device
-from elmo_bench.base.errors import ConfigError, UserError
+from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import REPO
 from elmo_bench.data.split_checks import check_splits
 from elmo_bench.encoders.bilm import BiLMEncoder, as_encoder
@@ -50,7 +50,7 @@ from elmo_bench.engine.run_identity import (
     record_extension,
     record_identity,
 )
-from elmo_bench.engine.run_lock import LOCK_FILE, remove_new_run_dir, run_dir_lock
+from elmo_bench.engine.run_lock import LOCK_FILE, run_dir_lock, run_dir_lock_or_undo
 from elmo_bench.engine.run_logger import RunLogger
 from elmo_bench.engine.run_outputs import record_split
 from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary, build_glove
@@ -398,21 +398,11 @@ def run_experiment(run: RunConfig, run_dir: Path, on_claimed: Callable[[Path], N
     ``older``: the run's directory of the older naming scheme (run_identity.choose_run_dir), tried when something
     was computed there and nothing in ``run_dir``; ``run_dir`` is removed again when the run went on there."""
     older = older if older is not None and computed_in(older) and not computed_in(run_dir) else None
-    new = not run_dir.exists() or not any(run_dir.iterdir())   # run.py: Hydra makes the directory, empty, first
-    locked, had_lock = False, (run_dir / LOCK_FILE).exists()
-    try:
-        with contextlib.ExitStack() as held:
-            held.enter_context(run_dir_lock(run_dir))
-            locked = True              # only a run that held the lock removes what it wrote (never another's)
-            if older is not None:
-                held.enter_context(run_dir_lock(older))
-            results = _run_locked(run, run_dir, on_claimed or (lambda where: None), older)
-    except UserError:
-        if new and locked:   # bad input found before anything was computed (an eraser refused): nothing left behind
-            remove_new_run_dir(run_dir)
-        elif locked and not had_lock:
-            (run_dir / LOCK_FILE).unlink(missing_ok=True)
-        raise
+    with contextlib.ExitStack() as held:
+        held.enter_context(run_dir_lock_or_undo(run_dir))   # bad input (an eraser refused) leaves nothing behind
+        if older is not None:
+            held.enter_context(run_dir_lock(older))
+        results = _run_locked(run, run_dir, on_claimed or (lambda where: None), older)
     if older is not None and {p.name for p in run_dir.iterdir()} == {LOCK_FILE}:  # the run went on in older
         (run_dir / LOCK_FILE).unlink()
         run_dir.rmdir()

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -23,7 +22,7 @@ from typing import Any, Callable, Mapping
 
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.device import arithmetic, resolve_device
-from elmo_bench.base.errors import ConfigError, UserError
+from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import DATA_ROOT, REPO
 from elmo_bench.encoders.cache import ActivationCache
 from elmo_bench.encoders.cli_options import encoder_info
@@ -33,7 +32,7 @@ from elmo_bench.engine.experiment import load_encoder_info, seed_everything
 from elmo_bench.engine.probe_config import ProbeRunConfig
 from elmo_bench.engine.run_config import recorded_config
 from elmo_bench.engine.run_identity import RUN_FILE, differences, fingerprint, flatten, read_record
-from elmo_bench.engine.run_lock import LOCK_FILE, remove_new_run_dir, run_dir_lock
+from elmo_bench.engine.run_lock import run_dir_lock_or_undo
 from elmo_bench.engine.run_logger import RunLogger
 from elmo_bench.probe.api import ProbeContext, ProbeOutcome
 from elmo_bench.probe.registry import probe_runner
@@ -138,29 +137,19 @@ def run_probe(run: ProbeRunConfig, run_dir: Path, on_claimed: Callable[[Path], N
               ) -> dict[str, Any]:
     """One probe run in ``run_dir``, holding its lock; returns its results.json (a finished run's as it is).
     ``on_claimed(run_dir)``: called once the run owns the directory and will compute (Hydra's records)."""
-    new = not run_dir.exists() or not any(run_dir.iterdir())   # run.py: Hydra makes the directory, empty, first
-    locked, had_lock = False, (run_dir / LOCK_FILE).exists()
-    try:
-        with run_dir_lock(run_dir):
-            locked = True                  # only a run that held the lock removes what it wrote (never another's)
-            started = time.perf_counter()
-            declared = run.probe.declaration
-            encoder, record, bilm_info = load_probe_encoder(run)
-            code = probe_code_hash(declared.package, declared.resolved_target())
-            current = probe_identity(run, record["hash"], code)
-            done = finished_record(run_dir, current)
-            if done is not None:
-                log.info("%s exists and was made by this configuration: nothing to do", run_dir / RESULTS_FILE)
-                return done
-            write_identity(run_dir, current, run)
-            (on_claimed or (lambda where: None))(run_dir)
-            return _probe_and_record(run, run_dir, encoder, record, bilm_info, started)
-    except UserError:
-        if new and locked:  # bad input found before anything was computed: the directory this run made goes
-            remove_new_run_dir(run_dir)
-        elif locked and not had_lock:      # a refused directory that is not ours keeps no lock file of ours
-            (run_dir / LOCK_FILE).unlink(missing_ok=True)
-        raise
+    with run_dir_lock_or_undo(run_dir):    # bad input before anything was computed leaves nothing of this run
+        started = time.perf_counter()
+        declared = run.probe.declaration
+        encoder, record, bilm_info = load_probe_encoder(run)
+        code = probe_code_hash(declared.package, declared.resolved_target())
+        current = probe_identity(run, record["hash"], code)
+        done = finished_record(run_dir, current)
+        if done is not None:
+            log.info("%s exists and was made by this configuration: nothing to do", run_dir / RESULTS_FILE)
+            return done
+        write_identity(run_dir, current, run)
+        (on_claimed or (lambda where: None))(run_dir)
+        return _probe_and_record(run, run_dir, encoder, record, bilm_info, started)
 
 
 def _context(run: ProbeRunConfig, run_dir: Path, encoder: Any, record: dict[str, Any]) -> ProbeContext:

@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 from typing import Iterator
 
-from elmo_bench.base.errors import ConfigError
+from elmo_bench.base.errors import ConfigError, UserError
 from elmo_bench.engine.run_identity import RUN_FILE
 
 log = logging.getLogger(__name__)
@@ -75,3 +75,23 @@ def remove_new_run_dir(run_dir: Path) -> None:
     for name in STARTED_FILES:
         (run_dir / name).unlink(missing_ok=True)
     run_dir.rmdir()
+
+
+@contextlib.contextmanager
+def run_dir_lock_or_undo(run_dir: Path) -> Iterator[Path]:
+    """:func:`run_dir_lock`, and when bad input (a UserError) stops the run inside the block, what this run added
+    goes again: the directory, when it found it new (absent, or empty as Hydra makes it) and it holds only what a run
+    writes before computing (:func:`remove_new_run_dir`); else the lock file, when there was none before. A run
+    turned away by another's lock removes nothing."""
+    new = not run_dir.exists() or not any(run_dir.iterdir())
+    locked, had_lock = False, (run_dir / LOCK_FILE).exists()
+    try:
+        with run_dir_lock(run_dir) as path:
+            locked = True
+            yield path
+    except UserError:
+        if new and locked:
+            remove_new_run_dir(run_dir)
+        elif locked and not had_lock:
+            (run_dir / LOCK_FILE).unlink(missing_ok=True)
+        raise

@@ -8,7 +8,7 @@ over runs without them renders exactly as before.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from elmo_bench.report.collect import Run
 from elmo_bench.report.encoder_names import base_label, depth_span
