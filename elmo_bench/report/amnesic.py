@@ -39,8 +39,6 @@ NO_TASK_RUNS = ("no task runs with encoder.erase set below these directories (py
 NO_LM = "no probe=amnesic_lm record (an encoder without an LM head, e.g. MiniLM, has none)"
 
 
-
-
 def split_runs(runs: Sequence[Run]) -> tuple[list[Run], list[Run]]:
     """(every other run, the amnesic_lm records and the task runs with encoder.erase on)."""
     mine = [r for r in runs if r.task == AMNESIC or r.erase is not None]
