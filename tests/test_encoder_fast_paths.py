@@ -84,3 +84,50 @@ def test_forced_unknown_counts_taken_from_planning_equal_a_fresh_count():
     assert planned.forced_unknown(sentences) == fresh == [1, 0, 0]
     assert planned._forced_seen == {}  # taken, and forgotten
     assert planned.forced_unknown(sentences) == fresh  # counted again when not planned
+
+
+class _PaddedOnly:
+    """The same encoder seen through the protocol's required members only (no ``packed_layers``): the cache then
+    takes the padded path, the one every user encoder takes."""
+
+    whole_sequences = True
+
+    def __init__(self, inner):
+        self.inner, self.num_layers, self.dim = inner, inner.num_layers, inner.dim
+
+    def identity(self):
+        return self.inner.identity()
+
+    def layers(self, sentences):
+        return self.inner.layers(sentences)
+
+
+@pytest.mark.parametrize("kind, options", [("bert", {"max_length": 12, "layers": [0, 2]}),
+                                           ("gpt2", {}), ("bert", {"pooling": "mean", "max_length": 12})])
+def test_packed_layers_are_the_padded_layers_words_and_fill_the_cache_with_the_same_bytes(tmp_path, kind, options):
+    """``packed_layers`` (no padding, the cache's row layout) gives each sentence's words in order exactly as
+    ``layers`` gives them at the mask, long sentences' windows included; and a cache entry filled through it is
+    byte-identical to one filled through ``layers`` (the padded gather), in fp16 and fp32."""
+    pytest.importorskip("transformers")
+    from elmo_bench.encoders.cache import ActivationCache
+    from elmo_bench.encoders.protocol import packed
+    from elmo_bench.encoders.transformers import TransformersEncoder
+    from tests.hf_tiny import tiny_models
+
+    encoder = TransformersEncoder(str(tiny_models()[kind]), **options)
+    sentences = [SENTENCE * 3, [], SENTENCE[:2], ["Paris"], SENTENCE]  # the first spans several windows at 12
+    rows = packed(encoder)(sentences)
+    padded, mask = encoder.layers(sentences)
+    assert rows.shape == (sum(map(len, sentences)), encoder.num_layers, encoder.dim) and rows.dtype == torch.float32
+    assert torch.equal(rows, padded.transpose(1, 2)[mask])
+    assert packed(_PaddedOnly(encoder)) is None
+    for dtype in ("fp16", "fp32"):
+        files = []
+        for name, enc in (("packed", encoder), ("padded", _PaddedOnly(encoder))):
+            cache = ActivationCache(tmp_path / dtype / name, enc, encoder_id="same", progress=False, dtype=dtype,
+                                    batch_tokens=16)
+            entry = cache.layers(sentences, name="split")
+            files.append(np.asarray(entry.data).tobytes())
+            assert np.array_equal(entry.get(0), padded[0, :, :len(sentences[0])].numpy().astype(
+                np.float16 if dtype == "fp16" else np.float32).astype(np.float32))
+        assert files[0] == files[1]

@@ -49,7 +49,15 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.integrity import IntegrityError, check_files, write_manifest
 from elmo_bench.encoders.bilm import as_encoder
 from elmo_bench.encoders.file_rows import FileRows
-from elmo_bench.encoders.protocol import Encoder, cache_id, check_layers, check_values, takes_whole_sequences
+from elmo_bench.encoders.protocol import (
+    Encoder,
+    cache_id,
+    check_layers,
+    check_packed,
+    check_values,
+    packed,
+    takes_whole_sequences,
+)
 from elmo_bench.encoders.segments import MAX_SEGMENT
 from elmo_bench.encoders.settings import CACHE_DTYPES, DEFAULT_CACHE_DTYPE
 from elmo_bench.encoders.shards import (
@@ -157,6 +165,7 @@ def fill(encoder: Encoder, sequences: Sequence[Sequence[str]], pieces: list[tupl
          out: np.ndarray | FileRows, offsets: np.ndarray, batch_tokens: int, bar: tqdm) -> None:
     """compute_layers' loop: batches of length-sorted pieces up to ``batch_tokens``, checked, then stored."""
     start = 0
+    packed_layers = packed(encoder)
     with torch.no_grad():
         while start < len(pieces):
             end = start + 1  # pieces ascend in length: the batch's longest is its last
@@ -164,10 +173,14 @@ def fill(encoder: Encoder, sequences: Sequence[Sequence[str]], pieces: list[tupl
                 end += 1
             batch = pieces[start:end]
             words = [list(sequences[i][a:b]) for i, a, b in batch]
-            result, mask = encoder.layers(words)
-            check_layers(encoder, words, result, mask)  # shapes, then values: never store what is not finite
+            if packed_layers is not None:  # the rows as stored: no padded tensor built, then gathered
+                result = packed_layers(words)
+                check_packed(encoder, words, result)
+            else:
+                result, mask = encoder.layers(words)
+                check_layers(encoder, words, result, mask)  # shapes, then values: never store what is not finite
             check_values(encoder, result, FP16_MAX if out.dtype == np.float16 else None)
-            store(out, result, batch, offsets)
+            (store_packed if packed_layers is not None else store)(out, result, batch, offsets)
             bar.update(sum(b - a for _, a, b in batch))
             start = end
 
@@ -188,11 +201,30 @@ def store(out: np.ndarray | FileRows, result: torch.Tensor, batch: Sequence[tupl
     position = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
     device = result.device
     words = result[torch.from_numpy(row).to(device), :, torch.from_numpy(position).to(device)]  # (total, L+1, dim)
+    write_rows(out, words, starts, lengths)
+
+
+def store_packed(out: np.ndarray | FileRows, result: torch.Tensor, batch: Sequence[tuple[int, int, int]],
+                 offsets: np.ndarray) -> None:
+    """:func:`store` for an encoder's ``packed_layers`` (words of the batch's pieces one after another, (words,
+    L+1, dim)): the rows are already in the stored layout, so nothing is gathered."""
+    lengths = np.array([b - a for _, a, b in batch], dtype=np.int64)
+    starts = np.array([offsets[i] + a for i, a, _ in batch], dtype=np.int64)
+    if int(lengths.sum()):
+        write_rows(out, result, starts, lengths)
+
+
+def write_rows(out: np.ndarray | FileRows, words: torch.Tensor, starts: np.ndarray, lengths: np.ndarray) -> None:
+    """Rows ``words`` (total, L+1, dim), piece by piece (``lengths``), at ``starts`` of ``out``: cast to ``out``'s
+    dtype by torch on the CPU, then one scattered write (a memmap's file: one ``pwrite`` a piece)."""
     kind = TORCH_OF.get(out.dtype, torch.float32)
     values = words.float().cpu().to(kind).numpy()
     if isinstance(out, FileRows):
         out.write(starts, lengths, values)
     else:
+        total = int(lengths.sum())
+        row = np.repeat(np.arange(len(lengths)), lengths)
+        position = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
         out[starts[row] + position] = values
 
 

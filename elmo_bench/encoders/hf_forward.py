@@ -43,6 +43,13 @@ def _hidden_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor:
 def hooked_states(model: Any, blocks: torch.nn.ModuleList, indices: Sequence[int], **inputs: Any) -> torch.Tensor:
     """The requested hidden states (batch, len(indices), tokens, dim) in the order of ``indices``, in the model's
     dtype; blocks after the deepest requested one (below the last) are not run."""
+    return torch.stack(hooked_state_list(model, blocks, indices, **inputs), dim=1)
+
+
+def hooked_state_list(model: Any, blocks: torch.nn.ModuleList, indices: Sequence[int],
+                      **inputs: Any) -> list[torch.Tensor]:
+    """:func:`hooked_states` unstacked: one (batch, tokens, dim) tensor per requested layer, as the model made them
+    (no copy, as :func:`state_list`)."""
     last = len(blocks)
     wanted = {i for i in indices if i < last}
     deepest = max(wanted, default=-1)
@@ -66,7 +73,7 @@ def hooked_states(model: Any, blocks: torch.nn.ModuleList, indices: Sequence[int
     finally:
         for handle in handles:
             handle.remove()
-    return torch.stack([taken[i] for i in indices], dim=1)
+    return [taken[i] for i in indices]
 
 
 def full_states(model: Any, indices: Sequence[int] | None, **inputs: Any) -> torch.Tensor:

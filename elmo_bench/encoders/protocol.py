@@ -5,15 +5,17 @@ An encoder sees sentences as the tasks tokenise them (lists of words) and return
 one per block). Everything that can change those vectors goes into :meth:`Encoder.identity`, which keys the
 activation cache and is recorded in results.json, so two encoders that differ in any way never share an entry.
 
-Two optional members (read with :func:`moved` and :func:`takes_whole_sequences`, so a user class may leave them
-out): ``to(device)`` moves the encoder to where the run computes and returns it; ``whole_sequences = True`` says
-the encoder copes with any length itself (a transformer's overlapping windows, a lookup in a file), so the cache
-must not cut long sequences into ``max_segment`` pieces as it does for the biLM.
+Three optional members (read with :func:`moved`, :func:`takes_whole_sequences` and :func:`packed`, so a user class
+may leave them out): ``to(device)`` moves the encoder to where the run computes and returns it; ``whole_sequences =
+True`` says the encoder copes with any length itself (a transformer's overlapping windows, a lookup in a file), so
+the cache must not cut long sequences into ``max_segment`` pieces as it does for the biLM; ``packed_layers(sentences)``
+gives the same vectors without padding, (words, num_layers, dim) with the sentences' words one after another, the
+activation cache's own row layout, so a cache fill need not build and then gather the padded tensor.
 """
 from __future__ import annotations
 
 import math
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 import torch
 
@@ -74,10 +76,26 @@ def check_layers(encoder: Encoder, sentences: Sequence[Sequence[str]], layers: t
                           f"{expected[:1] + expected[2:3]}")
 
 
+def packed(encoder: Encoder) -> Callable[[Sequence[Sequence[str]]], torch.Tensor] | None:
+    """The encoder's ``packed_layers`` when it has one, else None (the cache then uses :meth:`Encoder.layers`)."""
+    method = getattr(encoder, "packed_layers", None)
+    return method if callable(method) else None
+
+
+def check_packed(encoder: Encoder, sentences: Sequence[Sequence[str]], layers: torch.Tensor) -> None:
+    """:func:`check_layers` for ``packed_layers``' output: (words of all sentences, num_layers, dim)."""
+    expected = (sum(len(s) for s in sentences), encoder.num_layers, encoder.dim)
+    if not isinstance(layers, torch.Tensor) or tuple(layers.shape) != expected:
+        found = tuple(layers.shape) if isinstance(layers, torch.Tensor) else type(layers).__name__
+        raise ConfigError(f"encoder {encoder_name(encoder)} returned packed layers of shape {found}, expected "
+                          f"(words, layers, dim) = {expected} (it states num_layers={encoder.num_layers}, "
+                          f"dim={encoder.dim})")
+
+
 def check_values(encoder: Encoder, layers: torch.Tensor, limit: float | None = None) -> None:
-    """ConfigError (one line) when a batch of layers (batch, layers, words, dim) holds a value that is not finite,
-    or, with ``limit`` (fp16's 65504 for the fp16 cache), one beyond +-limit: such layers are never trusted. One
-    pass (the smallest and largest value, nan propagating) clears the usual batch; only a failing one is examined
+    """ConfigError (one line) when a batch of layers (batch, layers, words, dim), or packed ones (words, layers,
+    dim), holds a value that is not finite, or, with ``limit`` (fp16's 65504 for the fp16 cache), one beyond
+    +-limit: such layers are never trusted. One pass (the smallest and largest value, nan propagating) clears the usual batch; only a failing one is examined
     layer by layer, for the message."""
     if layers.numel() == 0:
         return

@@ -57,7 +57,7 @@ from elmo_bench.base.device import AMP_DTYPES, normalise_amp
 from elmo_bench.base.errors import ConfigError, DataError
 from elmo_bench.encoders.hf_forward import (
     find_blocks,
-    hooked_states,
+    hooked_state_list,
     hooks_match,
     is_causal,
     state_list,
@@ -620,34 +620,54 @@ class TransformersEncoder:
     @torch.no_grad()
     def layers(self, sentences: Sequence[Sequence[str]]) -> tuple[torch.Tensor, torch.Tensor]:
         """(batch, layers, words, dim) float32 and (batch, words) mask on the model's device; ``layers`` counts the
-        kept layers only (``encoder.layers``), in the order asked. Each forward pass is pooled on the device at
-        once, so no more than one pass's hidden states (``max_tokens`` tokens when set) are ever held."""
+        kept layers only (``encoder.layers``), in the order asked: :meth:`packed_layers` spread over the padding."""
         device = self.device
         longest = max((len(s) for s in sentences), default=0)
         out = torch.zeros(len(sentences), self.num_layers, longest, self.dim, device=device)
         lengths = torch.tensor([len(s) for s in sentences], dtype=torch.long)
         mask = (torch.arange(longest) < lengths[:, None]).to(device)
+        packed = self.packed_layers(sentences)
+        if len(packed):
+            sentence = torch.repeat_interleave(torch.arange(len(sentences)), lengths).to(device)
+            word = torch.arange(len(packed)) - torch.repeat_interleave(lengths.cumsum(0) - lengths, lengths)
+            out[sentence, :, word.to(device)] = packed
+        return out, mask
+
+    @torch.no_grad()
+    def packed_layers(self, sentences: Sequence[Sequence[str]]) -> torch.Tensor:
+        """(words, layers, dim) float32 on the model's device: every sentence's words one after another, no padding
+        (the activation cache's own row layout, so a cache fill copies no padded tensor; protocol.py). Each forward
+        pass is pooled on the device at once, so no more than one pass's hidden states (``max_tokens`` tokens when
+        set) are ever held."""
+        device = self.device
+        lengths = np.array([len(s) for s in sentences], dtype=np.int64)
+        out = torch.zeros(int(lengths.sum()), self.num_layers, self.dim, device=device)
         windows, picks = self._plan(sentences)
         if not len(picks):
-            return out, mask
+            return out
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
         index = torch.from_numpy(picks).to(device)  # (words, 5): sentence, word, window, first, last
+        row_of = torch.from_numpy(starts[picks[:, 0]] + picks[:, 1]).to(device)  # each pick's row of ``out``
         slot = torch.full((len(windows),), -1, dtype=torch.long, device=device)
         for batch in token_batches([len(w) for w in windows], self.max_tokens, self.batch_size):
             hidden = self._forward([windows[i] for i in batch])  # per layer (passes' windows, T, dim)
             slot.fill_(-1)
             slot[torch.tensor(batch, device=device)] = torch.arange(len(batch), device=device)
-            mine = index[slot[index[:, 2]] >= 0]
-            sentence, word, window, first, last = mine.unbind(1)
-            out[sentence, :, word] = self._pool(hidden, slot[window], first, last)
-        return out, mask
+            mine = (slot[index[:, 2]] >= 0).nonzero().squeeze(1)
+            _, _, window, first, last = index[mine].unbind(1)
+            out.index_copy_(0, row_of[mine], self._pool(hidden, slot[window], first, last))
+        return out
 
     def _pool(self, states: list[torch.Tensor], rows: torch.Tensor, first: torch.Tensor,
               last: torch.Tensor) -> torch.Tensor:
         """Words' vectors (words, layers, dim) float32 from one pass's hidden states (per layer (windows, T, dim)):
-        ``first`` and ``last`` pick each layer's positions (every layer never stacked whole)."""
+        ``first`` and ``last`` pick each layer's positions by one flat row index (every layer never stacked
+        whole)."""
         if self.pooling in ("first", "last"):
             position = first if self.pooling == "first" else last
-            return torch.stack([state[rows, position] for state in states], dim=1).float()
+            flat = rows * states[0].shape[1] + position
+            return torch.stack([state.reshape(-1, state.shape[-1]).index_select(0, flat) for state in states],
+                               dim=1).float()
         hidden = torch.stack(states, dim=1).float()  # mean over positions [first, last] through prefix sums
         sums = torch.nn.functional.pad(hidden.cumsum(dim=2), (0, 0, 1, 0))
         count = (last - first + 1).to(hidden.dtype)[:, None, None]
@@ -679,7 +699,7 @@ class TransformersEncoder:
             self._hooks_checked[memo] = hooks_match(self.model, self._blocks[memo], self.indices,
                                                     self._probe_ids()[0])
         if self._hooks_checked[memo]:
-            return list(hooked_states(self.model, self._blocks[memo], self.indices, **inputs).unbind(1))
+            return hooked_state_list(self.model, self._blocks[memo], self.indices, **inputs)
         return state_list(self.model, self.indices, **inputs)
 
 
