@@ -8,6 +8,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+import matplotlib.pyplot as plt
 import pytest
 from matplotlib.colors import to_hex
 from matplotlib.patches import Rectangle
@@ -40,9 +41,16 @@ def _panel_boxes(ax: Any, renderer: Any) -> tuple[list[tuple[str, Any]], Any]:
     return boxes, ax.get_window_extent(renderer)
 
 
-def _overlaps(fig: Any) -> list[str]:
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
+def _drawn(fig: Any, renderer: Any = None) -> Any:
+    """The renderer of ``fig``'s canvas after one draw (``renderer`` when the caller has drawn it already)."""
+    if renderer is None:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+    return renderer
+
+
+def _overlaps(fig: Any, renderer: Any = None) -> list[str]:
+    renderer = _drawn(fig, renderer)
     panels = [ax for ax in fig.axes if ax.get_visible() and ax.axison]
     found = []
     measured = [(ax, *_panel_boxes(ax, renderer)) for ax in panels]
@@ -139,25 +147,26 @@ def _alike_series(fig: Any) -> list[str]:
     return found
 
 
-def layout_problems(fig: Any) -> list[str]:
+def layout_problems(fig: Any, renderer: Any = None) -> list[str]:
     """Everything the issue-45 figure check refuses, beyond overlapping panel text (``_overlaps``)."""
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
+    renderer = _drawn(fig, renderer)
     return (_missing_labels(fig) + _empty_panels(fig) + _clipped_bars(fig) + _covered_artists(fig, renderer)
             + _alike_series(fig))
 
 
 @pytest.fixture
 def drawn(monkeypatch):
-    """Every figure a report draws: "<out dir>/<file>" → (overlaps, panel titles, layout problems), measured before
-    it is saved (the edge figure imports ``_save`` itself: patched there too)."""
+    """Every figure a report draws: "<out dir>/<file>" → (overlaps, panel titles, layout problems), measured on one
+    draw of its canvas in place of the save (the edge figure imports ``_save`` itself: patched there too). The PNG
+    is not written: its bytes are the committed report's test (test_report_encoders), its layout this one's."""
     seen: dict[str, tuple[list[str], list[str], list[str]]] = {}
-    save = figures._save
 
     def measuring_save(fig, path: Path) -> None:
         titles = [ax.get_title() for ax in fig.axes if ax.get_visible() and ax.axison]
-        seen[f"{Path(path).parent.name}/{Path(path).name}"] = (_overlaps(fig), titles, layout_problems(fig))
-        save(fig, path)
+        renderer = _drawn(fig)
+        seen[f"{Path(path).parent.name}/{Path(path).name}"] = (_overlaps(fig, renderer), titles,
+                                                               layout_problems(fig, renderer))
+        plt.close(fig)
 
     monkeypatch.setattr(figures, "_save", measuring_save)
     monkeypatch.setattr(edge_figure, "_save", measuring_save)
