@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from elmo_bench.base.errors import DataError
 from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.bilm.public import public_options
 from elmo_bench.commands.main import main
@@ -131,3 +132,38 @@ def test_python_m_elmo_bench_keeps_the_exit_code() -> None:
     assert done.returncode == 2 and done.stderr.strip().splitlines() == [
         "error: In 'config': Could not find 'task/nope' (available: coref, edge_chunk, edge_coref, edge_dep, "
         "edge_ner, edge_pos, edge_srl, ner, pos, snli, squad, srl, sst)"]
+
+
+def test_plan_reads_the_hub_offline_even_when_datasets_was_imported_first(monkeypatch) -> None:
+    """``datasets`` and ``huggingface_hub`` keep the offline switch they read at import: a plan called in a session
+    that imported them before (a notebook, this test run) must set their constants too (it waited 25 s on the
+    network per dataset before), and put everything back after; a user's own HF_HUB_OFFLINE=0 is left alone."""
+    import datasets.config
+    import huggingface_hub.constants
+
+    from elmo_bench.base.hub_offline import local_hub_only
+
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_OFFLINE", False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    with local_hub_only():
+        assert datasets.config.HF_HUB_OFFLINE is datasets.config.HF_DATASETS_OFFLINE is True
+        assert huggingface_hub.constants.is_offline_mode() is True
+        assert os.environ["HF_HUB_OFFLINE"] == os.environ["HF_DATASETS_OFFLINE"] == "1"
+    assert datasets.config.HF_HUB_OFFLINE is huggingface_hub.constants.HF_HUB_OFFLINE is False
+    assert "HF_HUB_OFFLINE" not in os.environ and "HF_DATASETS_OFFLINE" not in os.environ
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")                   # the user's choice wins
+    with local_hub_only():
+        assert huggingface_hub.constants.HF_HUB_OFFLINE is False and os.environ["HF_HUB_OFFLINE"] == "0"
+    seen = {}
+
+    def load(data_cfg, split):                                  # what the plan's hub read sees
+        seen["offline"] = datasets.config.HF_HUB_OFFLINE
+        raise DataError("offline")
+
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.setattr("elmo_bench.data.hub.load_hub_split", load)
+    assert main(["plan", "task=snli", "data=snli", "embedder=glove", "--format", "json", "--sample-batches", "1"]) == 0
+    assert seen == {"offline": True} and datasets.config.HF_HUB_OFFLINE is False

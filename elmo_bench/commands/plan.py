@@ -55,9 +55,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 import sys
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -68,7 +67,7 @@ import torch
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.device import resolve_device
 from elmo_bench.base.errors import ConfigError, DataError
-from elmo_bench.base.paths import CONF_DIR
+from elmo_bench.base.hub_offline import local_hub_only
 from elmo_bench.commands.modes import ALL_MODES, expand_modes
 from elmo_bench.commands.plan_cpu import (
     MEASURED,
@@ -188,12 +187,6 @@ def split_sizes(task: Any, examples: Sequence[dict], max_segment: int) -> SplitS
             distinct += len(seq)
             positions += segment_positions(len(seq), max_segment)
     return SplitSizes(len(examples), tokens, positions, distinct)
-
-
-def _offline_hub() -> None:
-    """Hub reads without a network would retry for minutes: read only the local hub cache (unless --online)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
 
 def read_splits(run: RunConfig, task: Any) -> dict[str, list[dict]] | None:
@@ -687,8 +680,11 @@ def plan_main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--gpu-tflops expected a number > 0, found {args.gpu_tflops}")
     if args.sample_batches < 1:
         parser.error(f"--sample-batches expected an integer >= 1, found {args.sample_batches}")
-    if not args.online:
-        _offline_hub()
+    with nullcontext() if args.online else local_hub_only():  # hub reads without a network retry for minutes
+        return _plan_command(parser, args)
+
+
+def _plan_command(parser: Any, args: Any) -> int:
     device = resolve_device(args.device, "--device")
     tflops = args.gpu_tflops if args.gpu_tflops is not None else GPU_TFLOPS[args.gpu]
     if args.cpu_gflops is not None and not args.cpu_gflops > 0:
