@@ -2,7 +2,8 @@
 with random weights (nothing downloaded; a byte-level BPE tokenizer trained here on UD EWT's training text), saved
 with ``save_pretrained``, then the POS probe run on it through the project's own path (``python run.py probe=pos``'s
 engine, in-process: ``encoder.layers=every:4 encoder.dtype=bfloat16 encoder.max_tokens=N``), timing the extraction
-(subword tokens/s, words/s) and the peak memory (``torch.cuda.max_memory_allocated`` on a GPU; the peak resident
+(subword tokens/s, words/s), then one streamed probe (``probe=ridge probe.stream=true`` over the same cached layers),
+and the peak memory (``torch.cuda.max_memory_allocated`` on a GPU; the peak resident
 memory of the process anywhere).
 
     python scripts/gpu_check_large.py --device cuda --size 1b --out OUT/large.json      # ~1.1B parameters, 24 blocks
@@ -111,19 +112,22 @@ def subword_tokens(directory: Path, sentences: list[list[str]]) -> int:
     return sum(len(ids) for ids in tokenizer(sentences, is_split_into_words=True)["input_ids"])
 
 
-def probe_run(directory: Path, data: Path, work: Path, size: str, device: str) -> dict[str, Any]:
-    """probe=pos on the model through run.py's engine (job_run: the door's ProbeRunConfig; run_probe), every 4th
-    layer in bfloat16, passes of at most the size's ``max_tokens``; its results.json."""
+def probe_run(directory: Path, data: Path, work: Path, size: str, device: str, probe: str = "pos") -> dict[str, Any]:
+    """A probe on the model through run.py's engine (job_run: the door's ProbeRunConfig; run_probe), every 4th
+    layer in bfloat16, passes of at most the size's ``max_tokens``; its results.json. ``pos``: the L-BFGS POS probe
+    (it fills the activation cache); ``ridge``: the ridge probe from streamed statistics (``probe.stream=true``:
+    XᵀX and XᵀY accumulated batch by batch over the cached layers, no layer's (tokens, dim) matrix built)."""
     from elmo_bench.commands.plan import job_run
     from elmo_bench.engine.probe_run import run_probe
 
     shape = SIZES[size]
-    overrides = ["probe=pos", "encoder=transformers", f"encoder.path={directory}", "encoder.layers=every:4",
+    own = (["probe.glove=false", "probe.l2_grid=[0.001]", "probe.max_iter=300"] if probe == "pos"
+           else ["probe.stream=true", "probe.ridge_grid=[0.001,0.1]"])
+    overrides = [f"probe={probe}", "encoder=transformers", f"encoder.path={directory}", "encoder.layers=every:4",
                  "encoder.dtype=bfloat16", f"encoder.max_tokens={shape['max_tokens']}", f"device={device}",
                  f"threads={os.cpu_count() or 1}", f"paths.cache_dir={work / 'cache'}", "logger=disabled",
-                 "progress=false", f"probe.data_dir={data}", f"probe.max_train_sentences={shape['train']}",
-                 "probe.glove=false", "probe.l2_grid=[0.001]", "probe.max_iter=300"]
-    return run_probe(job_run(overrides), work / "probe_pos")
+                 "progress=false", f"probe.data_dir={data}", f"probe.max_train_sentences={shape['train']}", *own]
+    return run_probe(job_run(overrides), work / f"probe_{probe}")
 
 
 def large_check(device: torch.device, size: str, data: Path = EWT) -> dict[str, Any]:
@@ -144,6 +148,7 @@ def large_check(device: torch.device, size: str, data: Path = EWT) -> dict[str, 
         if device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(device)
         record = probe_run(model_dir, data, work, size, str(device))
+        streamed = probe_run(model_dir, data, work, size, str(device), probe="ridge")
         splits = read_tagged(data, "xpos", shape["train"], None).splits
         sentences = [ex["tokens"] for s in ("train", "dev", "test") for ex in splits[s]]
         tokens = subword_tokens(model_dir, sentences)
@@ -161,7 +166,12 @@ def large_check(device: torch.device, size: str, data: Path = EWT) -> dict[str, 
             "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
             "max_tokens": shape["max_tokens"], "build_seconds": build_seconds,
             "probe_seconds": float(record["timings"]["total_seconds"]),
-            "probe_test_accuracy": printed["test"], "total_seconds": time.perf_counter() - started,
+            "probe_test_accuracy": printed["test"],
+            "streamed_probe": {"probe": "ridge", "stream": streamed["printed"].get("stream"),
+                               "largest_batch": streamed["printed"].get("largest_batch"),
+                               "seconds": float(streamed["timings"]["total_seconds"]),
+                               "test_accuracy": streamed["printed"]["test"]},
+            "total_seconds": time.perf_counter() - started,
             "note": "random weights: accuracies say only that the probe ran; extraction = the activation cache's "
                     "time in the encoder (train cut, dev, test); tokens counted by the model's tokenizer"}
 

@@ -5,6 +5,7 @@ a plan: minutes on a shared CPU, so it is not a test; these pieces are what it c
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 
 import pytest
@@ -12,7 +13,7 @@ import torch
 
 from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.encoders.costs import bilm_flops_per_position
-from tests.conftest import REPO
+from tests.conftest import REPO, needs_data
 from tests.test_plan import TINY
 
 spec = importlib.util.spec_from_file_location("gpu_check", REPO / "scripts" / "gpu_check.py")
@@ -87,3 +88,24 @@ def test_the_large_step_builds_a_1b_model_and_a_tiny_one_that_the_encoder_reads_
     encoder = TransformersEncoder(str(tmp_path / "tiny"), layers="every:4", dtype="bfloat16")
     assert encoder.identity()["encoder_layer_indices"] == [0, 4, 8] and encoder.causal and encoder.pooling == "last"
     assert encoder.layers([["A0", "do", "n't"]])[0].shape == (1, 3, 3, 64)
+
+
+@needs_data
+def test_the_large_step_runs_whole_at_the_tiny_size_with_its_streamed_probe(tmp_path) -> None:
+    """gpu_check.sh's large step as it runs on a GPU, at the tiny size on the CPU (UD EWT's first sentences): the
+    encoder record says every 4th layer in bfloat16, causal, last-subword pooling; the extraction is timed; the POS
+    probe and the streamed ridge probe (probe.stream=true, batches within probe.batch_tokens) give every kept
+    layer's test accuracy."""
+    pytest.importorskip("transformers")
+    out = tmp_path / "large.json"
+    assert gpu_check_large.main(["--device", "cpu", "--size", "tiny", "--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["encoder"]["encoder_layer_indices"] == [0, 4, 8] and result["encoder"]["dtype"] == "bfloat16"
+    assert result["encoder"]["causal"] is True and result["encoder"]["pooling"] == "last"
+    assert result["sentences"] == 200 and result["subword_tokens"] > result["words"] > 0
+    assert result["tokens_per_second"] > 0 and result["peak_gpu_memory_bytes"] is None
+    streamed = result["streamed_probe"]
+    assert streamed["stream"] is True and 0 < streamed["largest_batch"] <= 4096
+    layers = {"layer_0", "layer_4", "layer_8"}
+    assert layers <= set(streamed["test_accuracy"]) and layers <= set(result["probe_test_accuracy"])
+    assert all(0 <= streamed["test_accuracy"][k] <= 100 for k in layers)
