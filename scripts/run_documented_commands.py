@@ -1,7 +1,7 @@
 """Run every command the README and docs/*.md give, offline, in a scratch copy of this checkout, and print pass or
 fail per command with its time: the docs test (tests/test_docs.py) only composes them; this runs them.
 
-Usage: python scripts/run_documented_commands.py [DOC ...] [--timeout S] [--keep DIR] [--list]
+Usage: python scripts/run_documented_commands.py [DOC ...] [--timeout S] [--keep DIR] [--list] [--readme quickstart]
 
 The commands are the docs test's own (tests/doc_commands.py: shell_commands, one implementation). The scratch copy
 is every file git tracks or would track here, with ``shared`` beside it linked to this checkout's ``../shared``
@@ -44,7 +44,8 @@ OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFL
 @dataclass(frozen=True)
 class Outcome:
     """What running one documented command gave: ``pass``, ``fail``, ``limit``, ``after`` (failed after a stopped
-    command of its document), ``needs`` or ``setup``."""
+    command of its document), ``needs``, ``setup`` or ``skip`` (a README command ``--readme quickstart`` leaves
+    out)."""
 
     command: DocCommand
     status: str
@@ -97,8 +98,16 @@ def must_finish(command: DocCommand) -> bool:
     return command.words == ("python", "run.py") or "pretrain=tiny" in command.words
 
 
-def run_one(command: DocCommand, root: Path, timeout: float) -> Outcome:
+def skipped_readme(command: DocCommand, readme: str) -> bool:
+    """True for a README command ``--readme quickstart`` leaves out: all but those that run to the end (the
+    quickstart, whose runs the guides use, and a tiny pretraining), so that a second run of some guides does not spend the README's half hour again."""
+    return readme == "quickstart" and command.path == REPO / "README.md" and not must_finish(command)
+
+
+def run_one(command: DocCommand, root: Path, timeout: float, readme: str = "all") -> Outcome:
     """Run one command in ``root`` (not the marked, setup or system ones); a run past ``timeout`` is stopped."""
+    if skipped_readme(command, readme):
+        return Outcome(command, "skip", 0.0, "not run: --readme quickstart")
     if command.needs:
         return Outcome(command, "needs", 0.0, command.needs)
     if command.words[0] in SETUP:
@@ -160,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds a command may run (default 120)")
     parser.add_argument("--keep", metavar="DIR", help="make the scratch copy in DIR and keep it")
     parser.add_argument("--list", action="store_true", help="print what would run, run nothing")
+    parser.add_argument("--readme", choices=("all", "quickstart"), default="all",
+                        help="the README's commands to run first: all (default), or only those that run to the end (the quickstart)")
     args = parser.parse_args(argv)
     commands = [c for doc in documents(args.docs) for c in shell_commands(doc)]
     if args.list:
@@ -171,12 +182,13 @@ def main(argv: list[str] | None = None) -> int:
     root, outcomes = scratch_copy(into), []
     try:
         for command in commands:
-            outcomes.append(after_a_stop(run_one(command, root, args.timeout), outcomes))
+            outcomes.append(after_a_stop(run_one(command, root, args.timeout, args.readme), outcomes))
             print(outcomes[-1].line(), flush=True)
     finally:
         if not args.keep:
             shutil.rmtree(into, ignore_errors=True)
-    counts = {s: sum(o.status == s for o in outcomes) for s in ("pass", "limit", "fail", "after", "needs", "setup")}
+    counts = {s: sum(o.status == s for o in outcomes) for s in ("pass", "limit", "fail", "after", "needs", "setup",
+                                                              "skip")}
     print(f"{len(outcomes)} commands in {sum(o.seconds for o in outcomes):.0f} s: "
           + ", ".join(f"{n} {s}" for s, n in counts.items()))
     return 1 if counts["fail"] else 0

@@ -75,6 +75,13 @@ def test_the_runner_runs_the_docs_tests_commands() -> None:
     gpu = [c for c in readme if c.words[:3] == ("python", "run.py", "task=srl")]
     assert readme[0].words == ("pip", "install", "-e", ".") and gpu[0].needs == "a GPU"
     assert runner.must_finish(readme[1]) and not runner.must_finish(gpu[0])   # the quickstart: guides use its runs
+    quickstart_only = [c for c in readme if not runner.skipped_readme(c, "quickstart")]
+    assert quickstart_only == [c for c in readme if runner.must_finish(c)]     # --readme quickstart: those alone
+    assert quickstart_only[0].words == ("python", "run.py") and len(quickstart_only) < len(readme) / 5
+    assert not any(runner.skipped_readme(c, "all") for c in readme)
+    assert not any(runner.skipped_readme(c, "quickstart") for c in shell_commands(REPO / "docs" / "probes.md"))
+    outcome = runner.run_one(readme[2], REPO, 1.0, "quickstart")            # pip: skipped before anything runs
+    assert (outcome.status, outcome.detail) == ("skip", "not run: --readme quickstart")
 
 
 def test_the_runner_passes_fails_stops_and_skips(tmp_path) -> None:
