@@ -131,3 +131,27 @@ def test_packed_layers_are_the_padded_layers_words_and_fill_the_cache_with_the_s
             assert np.array_equal(entry.get(0), padded[0, :, :len(sentences[0])].numpy().astype(
                 np.float16 if dtype == "fp16" else np.float32).astype(np.float32))
         assert files[0] == files[1]
+
+
+def test_a_user_encoders_packed_layers_of_another_shape_is_one_line(tmp_path):
+    """An encoder's optional ``packed_layers`` is checked as ``layers`` is: a wrong shape is one ConfigError line
+    naming the encoder and the expected (words, layers, dim), and no cache entry is left."""
+    from elmo_bench.encoders.cache import ActivationCache
+
+    class Packed:
+        num_layers, dim, whole_sequences = 2, 3, True
+
+        def identity(self):
+            return {"kind": "packed-test"}
+
+        def layers(self, sentences):
+            longest = max(map(len, sentences))
+            return torch.zeros(len(sentences), 2, longest, 3), torch.ones(len(sentences), longest, dtype=torch.bool)
+
+        def packed_layers(self, sentences):
+            return torch.zeros(sum(map(len, sentences)), 3, 2)         # layers and dim swapped
+
+    with pytest.raises(ConfigError, match=r"encoder packed-test returned packed layers of shape \(3, 3, 2\), "
+                                          r"expected \(words, layers, dim\) = \(3, 2, 3\)"):
+        ActivationCache(tmp_path, Packed(), progress=False).layers([["a", "b"], ["c"]], name="split")
+    assert not [p for p in tmp_path.rglob("*") if p.is_file() and p.name != ".elmo_bench.lock"]
