@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping, Sequence
 
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.engine.run_config import Bilm, EncoderPart, Logger, Paths, Runtime
+from elmo_bench.engine.run_config import Bilm, EncoderPart, Logger, Paths, Runtime, given_fields
 from elmo_bench.probe.declaration import ProbeDeclaration
 from elmo_bench.probe.registry import probe_declaration
 from elmo_bench.probe.settings import settings_of
@@ -21,10 +21,6 @@ from elmo_bench.probe.settings import settings_of
 PROBE_RUN_GROUPS = ("probe", "encoder", "bilm", "paths", "logger")
 #: the groups a probe run refuses when the command line sets them (a probe has no task, embedder, mix or trainer)
 TASK_ONLY = ("task", "embedder", "mix", "trainer", "head", "data")
-
-
-def _fields_of(cls: type, values: Mapping[str, Any]) -> dict[str, Any]:
-    return {spec.name: values[spec.name] for spec in fields(cls) if spec.name in values}
 
 
 def refuse_task_keys(overrides: Sequence[str]) -> None:
@@ -74,9 +70,9 @@ class ProbeRunConfig:
         wrong: run-time keys, the probe's settings, the encoder."""
         runtime = Runtime.of(config)
         probe = ProbePart.of(config.get("probe") or {})
-        encoder = EncoderPart.of(config.get("encoder") or {}, Bilm(**_fields_of(Bilm, config.get("bilm") or {})))
-        paths = Paths(**_fields_of(Paths, config.get("paths") or {}))
-        logger = Logger(**_fields_of(Logger, config.get("logger") or {"mode": "offline"}))
+        encoder = EncoderPart.of(config.get("encoder") or {}, Bilm(**given_fields(Bilm, config.get("bilm") or {})))
+        paths = Paths(**given_fields(Paths, config.get("paths") or {}))
+        logger = Logger(**given_fields(Logger, config.get("logger") or {"mode": "offline"}))
         kept = {key: config[key] for key in (*PROBE_RUN_GROUPS, *(s.name for s in fields(Runtime))) if key in config}
         choices = {k: v for k, v in (config.get("choices") or {}).items() if k in ("probe", "encoder", "bilm",
                                                                                  "budget", "probe_set")}

@@ -33,7 +33,7 @@ from elmo_bench.records.elmo_settings import CONFIG_KEY, MODES, PLACEMENTS, TASK
 EPOCH_SCALING = tuple(spec.name for spec in fields(EpochScaling))
 
 
-def _given(cls: type, values: Mapping[str, Any]) -> dict[str, Any]:
+def given_fields(cls: type, values: Mapping[str, Any]) -> dict[str, Any]:
     """The fields of dataclass ``cls`` that ``values`` sets: the others take the dataclass's defaults (one place)."""
     return {spec.name: values[spec.name] for spec in fields(cls) if spec.name in values}
 
@@ -79,7 +79,7 @@ class Runtime:
 
     @classmethod
     def of(cls, config: Mapping[str, Any]) -> "Runtime":
-        return cls(**{"seed": config.get("seed"), **_given(cls, config)})
+        return cls(**{"seed": config.get("seed"), **given_fields(cls, config)})
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ class DataPart:
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> "DataPart":
-        return cls(DataConfig(**_given(DataConfig, data)), dict(data))
+        return cls(DataConfig(**given_fields(DataConfig, data)), dict(data))
 
     @property
     def name(self) -> str | None:
@@ -128,7 +128,7 @@ class Training:
         merged = {**asdict(TrainerConfig()), **task_trainer}
         merged.update({k: v for k, v in group.items() if v is not None and k not in EPOCH_SCALING})
         merged["progress"] = progress
-        settings = TrainerConfig(**_given(TrainerConfig, merged))
+        settings = TrainerConfig(**given_fields(TrainerConfig, merged))
         # max_scaled_epochs is required (the trainer group's schema sets it): absent is "found None", as always
         return cls(settings, **{**{k: group[k] for k in EPOCH_SCALING if k in group},
                                 "max_scaled_epochs": group.get("max_scaled_epochs")})
@@ -230,7 +230,7 @@ class Bilm:
     def __post_init__(self) -> None:
         """bilm=adapted's recipe checked at the door, before anything is read (types, ranges, the optimizer)."""
         if self.recipe is not None:
-            AdaptedRecipe(**_given(AdaptedRecipe, self.recipe))
+            AdaptedRecipe(**given_fields(AdaptedRecipe, self.recipe))
 
 
 @dataclass(frozen=True)
@@ -322,8 +322,8 @@ class RunConfig:
         training = Training.of(task.get("trainer") or {}, config.get("trainer") or {}, runtime.progress)
         mix = MixPart(dict(config.get("mix") or {}), dict(task.get("elmo") or {}))
         task_part = TaskPart(str(task.get("name")), dict(task.get("head") or {}), mix.settings, training)
-        encoder = EncoderPart.of(config.get("encoder") or {}, Bilm(**_given(Bilm, config.get("bilm") or {})))
-        embedder, paths, logger = (part(**_given(part, _group(config, key))) for part, key in (
+        encoder = EncoderPart.of(config.get("encoder") or {}, Bilm(**given_fields(Bilm, config.get("bilm") or {})))
+        embedder, paths, logger = (part(**given_fields(part, _group(config, key))) for part, key in (
             (Embedder, "embedder"), (Paths, "paths"), (Logger, "logger")))
         return cls(task_part, mix, data, embedder, encoder, runtime, paths, logger,
                    dict(config.get("choices") or {}), copy.deepcopy(dict(config)))
