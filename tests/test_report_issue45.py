@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from elmo_bench.base.errors import DataError
 from elmo_bench.probe import structural_metrics as sm
 from elmo_bench.records.run_record import RunRecord
 from elmo_bench.report.cli import build_report
@@ -243,6 +244,35 @@ def test_disagreeing_duplicates_are_refused_naming_both_files_whatever_the_direc
     values = "20.6 vs 99.0" if names == ("a", "b") else "99.0 vs 20.6"        # a's value first: a sorts first
     assert f"(best_layer.linear.difference: {values}, in that order)" in err
     assert not (tmp_path / "o" / "report.md").exists()
+
+
+def test_ridge_records_streamed_and_gathered_are_one_experiment_and_agree(tmp_path):
+    """probe=ridge with probe.stream=true and false gives the same numbers by design, in batches or in one: the two
+    records (docs/probes.md's two commands) are one experiment, and how they were computed (``stream``,
+    ``largest_batch``) is no disagreement; a number of ``printed`` that differs still is."""
+    printed = {"test": {"layer_0": 84.1, "layer_1": 92.3}, "ridge": {"layer_0": 0.001}}
+    for name, stream, largest in (("streamed", True, 4094), ("gathered", False, 39802)):
+        path = tmp_path / "r" / name
+        path.mkdir(parents=True)
+        RunRecord(task="ridge_probe", embedder="elmo", seed=1, config={}, metrics={"test": {"layer_0": 84.1}},
+                  data={"name": "ud_ewt_pos", "fraction": 1.0, "train_sentences": 2000}, main_metric="", elmo=None,
+                  bilm=SHIPPED, encoder=ENCODER,
+                  extra={"printed": {**printed, "stream": stream, "largest_batch": largest},
+                         "probe": {"name": "ridge", "settings": {"stream": stream, "batch_tokens": 4096 if stream
+                                                                 else 2048, "ridge_grid": [0.001]}}}
+                  ).write(path / "results.json")
+    found = collect([tmp_path / "r"])
+    assert found.duplicates == 1 and len(found.runs) == 1
+    changed = json.loads((tmp_path / "r" / "gathered" / "results.json").read_text())
+    changed["printed"]["test"]["layer_1"] = 92.4                         # "gathered" sorts first
+    (tmp_path / "r" / "gathered" / "results.json").write_text(json.dumps(changed))
+    with pytest.raises(DataError, match=r"printed\.test\.layer_1: 92\.4 vs 92\.3, in that order"):
+        collect([tmp_path / "r"])
+    changed["printed"]["test"]["layer_1"] = 92.3
+    changed["probe"]["settings"]["ridge_grid"] = [0.01]                     # a setting that changes the numbers
+    (tmp_path / "r" / "gathered" / "results.json").write_text(json.dumps(changed))
+    with pytest.raises(DataError, match=r"probe\.settings\.ridge_grid"):
+        collect([tmp_path / "r"])
 
 
 def test_an_older_format_record_that_agrees_gives_way_to_the_newer_one_whatever_the_paths(tmp_path):
