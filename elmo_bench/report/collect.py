@@ -201,8 +201,18 @@ def read_run(path: Path) -> Run:
         raise ValueError(f"{path}: bad field ({exc})") from exc
 
 
+#: what says how a probe's numbers were computed, not what they are, as :func:`_difference` names the place: two
+#: records of one experiment may differ there (``probe=ridge``'s ``probe.stream=true`` and ``false`` give the same
+#: numbers by design, in batches of up to ``probe.batch_tokens`` tokens or in one)
+HOW_COMPUTED = frozenset({"printed.stream", "printed.largest_batch", "probe.settings.stream",
+                          "probe.settings.batch_tokens"})
+
+
 def _difference(where: str, a: Any, b: Any) -> str | None:
-    """The first place (``metrics.test.f1``) where two JSON values differ, with both values; None when equal."""
+    """The first place (``metrics.test.f1``) where two JSON values differ, with both values; None when equal (a
+    place in :data:`HOW_COMPUTED` is never a difference)."""
+    if where in HOW_COMPUTED:
+        return None
     if isinstance(a, dict) and isinstance(b, dict):
         for key in sorted(set(a) | set(b), key=str):
             found = _difference(f"{where}.{key}", a.get(key), b.get(key))
@@ -212,30 +222,13 @@ def _difference(where: str, a: Any, b: Any) -> str | None:
     return None if a == b else f"{where}: {a!r} vs {b!r}"
 
 
-#: what says how a probe's numbers were computed, not what they are: the keys of its ``printed`` block and of its
-#: ``probe.settings``; two records of one experiment may differ there (``probe=ridge``'s ``probe.stream=true`` and
-#: ``false`` give the same numbers by design, in batches of up to ``probe.batch_tokens`` tokens or in one)
-HOW_COMPUTED = {"printed": ("stream", "largest_batch"), "probe": ("stream", "batch_tokens")}
-
-
-def _compared(key: str, value: Any) -> Any:
-    """A record's extra ``key`` as the disagreement check reads it: without :data:`HOW_COMPUTED`."""
-    left_out = HOW_COMPUTED.get(key, ())
-    if key == "probe" and isinstance(value, dict) and isinstance(value.get("settings"), dict):
-        return {**value, "settings": {k: v for k, v in value["settings"].items() if k not in left_out}}
-    if isinstance(value, dict) and key != "probe":
-        return {k: v for k, v in value.items() if k not in left_out}
-    return value
-
-
 def disagreement(kept: Run, other: Run) -> str | None:
     """Where two records of one experiment (one signature) differ in what the tables read: the metrics, the mix
     weights, and the probes' extras both records carry (an older record without a newer key still agrees; how a
     probe's numbers were computed, :data:`HOW_COMPUTED`, is not compared)."""
     shared = sorted(set(kept.record.extra) & set(other.record.extra))
     for name, a, b in (("metrics", kept.metrics, other.metrics), ("mixes", kept.mixes, other.mixes),
-                       *((key, _compared(key, kept.record.extra[key]), _compared(key, other.record.extra[key]))
-                         for key in shared)):
+                       *((key, kept.record.extra[key], other.record.extra[key]) for key in shared)):
         found = _difference(name, a, b)
         if found:
             return found
