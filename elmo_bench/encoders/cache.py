@@ -185,6 +185,18 @@ def fill(encoder: Encoder, sequences: Sequence[Sequence[str]], pieces: list[tupl
             start = end
 
 
+def piece_rows(batch: Sequence[tuple[int, int, int]], offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first row in ``out``, length) of each piece ``(sequence, start, end)`` of a batch."""
+    starts = np.array([offsets[i] + a for i, a, _ in batch], dtype=np.int64)
+    return starts, np.array([b - a for _, a, b in batch], dtype=np.int64)
+
+
+def word_positions(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(piece, position within it) of every word of pieces of ``lengths``, pieces one after another."""
+    row = np.repeat(np.arange(len(lengths)), lengths)
+    return row, np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+
+
 def store(out: np.ndarray | FileRows, result: torch.Tensor, batch: Sequence[tuple[int, int, int]],
           offsets: np.ndarray) -> None:
     """Write a batch's layers (batch, L+1, words, dim) into ``out`` (tokens, L+1, dim) at each piece's rows: the
@@ -192,13 +204,10 @@ def store(out: np.ndarray | FileRows, result: torch.Tensor, batch: Sequence[tupl
     by torch on the CPU (its float16 rounding is numpy's, to nearest even: checked bit for bit on every finite
     float32; three times faster than numpy's), then one scattered write (a memmap's file: one ``pwrite`` a piece,
     file_rows.py)."""
-    lengths = np.array([b - a for _, a, b in batch], dtype=np.int64)
-    starts = np.array([offsets[i] + a for i, a, _ in batch], dtype=np.int64)
-    total = int(lengths.sum())
-    if total == 0:
+    starts, lengths = piece_rows(batch, offsets)
+    if int(lengths.sum()) == 0:
         return
-    row = np.repeat(np.arange(len(batch)), lengths)
-    position = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    row, position = word_positions(lengths)
     device = result.device
     words = result[torch.from_numpy(row).to(device), :, torch.from_numpy(position).to(device)]  # (total, L+1, dim)
     write_rows(out, words, starts, lengths)
@@ -208,8 +217,7 @@ def store_packed(out: np.ndarray | FileRows, result: torch.Tensor, batch: Sequen
                  offsets: np.ndarray) -> None:
     """:func:`store` for an encoder's ``packed_layers`` (words of the batch's pieces one after another, (words,
     L+1, dim)): the rows are already in the stored layout, so nothing is gathered."""
-    lengths = np.array([b - a for _, a, b in batch], dtype=np.int64)
-    starts = np.array([offsets[i] + a for i, a, _ in batch], dtype=np.int64)
+    starts, lengths = piece_rows(batch, offsets)
     if int(lengths.sum()):
         write_rows(out, result, starts, lengths)
 
@@ -222,9 +230,7 @@ def write_rows(out: np.ndarray | FileRows, words: torch.Tensor, starts: np.ndarr
     if isinstance(out, FileRows):
         out.write(starts, lengths, values)
     else:
-        total = int(lengths.sum())
-        row = np.repeat(np.arange(len(lengths)), lengths)
-        position = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        row, position = word_positions(lengths)
         out[starts[row] + position] = values
 
 

@@ -95,8 +95,8 @@ def check_packed(encoder: Encoder, sentences: Sequence[Sequence[str]], layers: t
 def check_values(encoder: Encoder, layers: torch.Tensor, limit: float | None = None) -> None:
     """ConfigError (one line) when a batch of layers (batch, layers, words, dim), or packed ones (words, layers,
     dim), holds a value that is not finite, or, with ``limit`` (fp16's 65504 for the fp16 cache), one beyond
-    +-limit: such layers are never trusted. One pass (the smallest and largest value, nan propagating) clears the usual batch; only a failing one is examined
-    layer by layer, for the message."""
+    +-limit: such layers are never trusted. One pass (the smallest and largest value, nan propagating) clears the
+    usual batch; only a failing one is examined layer by layer, for the message."""
     if layers.numel() == 0:
         return
     low, high = (float(v) for v in torch.aminmax(layers.detach().float()))
