@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 from elmo_bench.report.collect import Run
 from elmo_bench.report.encoder_names import EncoderNames, depth_span
+from elmo_bench.report.experiments import apart
 from elmo_bench.report.probe_settings import probe_settings
 from elmo_bench.report.structural_mdl import _Keyed, base_identity, train_sentences, weights_label
 from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat, stat_json
@@ -28,6 +29,9 @@ BASELINES = ("none", "layer0", "word", "random")
 FAMILIES = {"linear": "linear (converged)", "mlp1": "MLP-1"}
 #: probe settings that choose what is measured, not how: records differing only in them are one block
 SHARED_SETTINGS = ("baseline", "layers", "bootstrap", "data_dir", "probe", "tags", "max_train_sentences", "name")
+#: the identity keys a block's columns and labels already set apart (which baselines, layers or families were
+#: asked for, the labels, the training size): records differing only in them are one block
+SHOWN = tuple(f"probe.{key}" for key in SHARED_SETTINGS)
 ROW_KEYS = ("h_baseline", "h_joint", "gain", "gain_lo", "gain_hi", "accuracy")
 ERASURE_KEYS = ("rank", "accuracy_before", "accuracy_after", "bits_before", "bits_after")
 PAPER_CONDITIONAL = ("paper: Hewitt, Ethayarajh, Liang & Manning 2021, the public 5.5B ELMo on OntoNotes 5 (English) "
@@ -94,8 +98,9 @@ def blocks(runs: Sequence[Run]) -> list[Block]:
     order = {key: i for i, key in enumerate(names.order)}
     ranked = sorted(found, key=lambda key: (order.get(key[0], len(order)), key[1] != "trained", *key[1:]))
     return [Block(names.label(key[0]), key[1] + (f", {key[3]} train sentences" if several_sizes and key[3] else "")
-                  + _settings_label(json.loads(key[4]), varying[key[:4]]), key[2], key[1] == "trained", found[key])
-            for key in ranked]
+                  + _settings_label(json.loads(key[4]), varying[key[:4]]) + (f", {apart_by}" if apart_by else ""),
+                  key[2], key[1] == "trained", part)
+            for key in ranked for apart_by, part in apart(found[key], shown=SHOWN)]
 
 
 def measured(runs: Sequence[Run]) -> tuple[list[str], list[str], list[int]]:

@@ -114,10 +114,13 @@ def _sections(found: Collection, names: EncoderNames, p_value: Any, out: Path
 
 def _summary(found: Collection, names: EncoderNames) -> str:
     runs = found.runs
-    hidden = sum(count for _, count in unshown.unshown(runs))
-    text = (f"{found.files} results.json files read, {len(runs) - hidden} runs used "
+    hidden = sum(count for _, count in unshown.unshown(runs, found.unclaimed))
+    text = (f"{found.files} results.json files read, {len(runs) + len(found.unclaimed) - hidden} runs used "
             f"({found.duplicates} duplicate run(s) of one experiment kept once, "
-            f"{len(found.warnings) + hidden} skipped).") + unshown.summary(runs)
+            f"{len(found.warnings) + hidden} skipped).") + unshown.summary(runs, found.unclaimed)
+    if found.disagreeing:
+        text += (f" Records of one run that disagree, none shown: {len(found.disagreeing)} set(s) "
+                 f"({sum(len(d.paths) for d in found.disagreeing)} files; see the warnings).")
     runs = edge_report.without_edge(runs)
     if names.several(runs):
         text += (f" Encoders: {'; '.join(names.labels[k] for k in names.order)}. Tables 2 and 3, Figure 2, the dev "
@@ -183,6 +186,7 @@ def _assemble(dirs: Sequence[str], out: Path, samples: int, significance: bool, 
     found.runs, geometry = structural_mdl.split_runs(found.runs)    # structural / MDL runs: likewise
     found.runs, bits = bits_erasure.split_runs(found.runs)          # conditional probing / erasure: likewise
     found.runs, amnesic_runs = amnesic.split_runs(found.runs)       # amnesic_lm and erased task runs: likewise
+    found.runs, found.unclaimed = unshown.split_unclaimed(found.runs)  # other probes' records: in no table
     runs = found.runs
     gold_cache: dict = {}
 
@@ -205,8 +209,11 @@ def _write_json(report: _Report, out: Path) -> Path:
     data = {"summary": report.summary, "runs": len(report.runs), "files": found.files,
             "duplicates": found.duplicates, "tables": {table.key: table.as_json() for table in report.sections},
             "figures": sorted(name for name, exists in report.made.items() if exists)}
-    if hidden := unshown.unshown(found.runs):      # a new key only when some run read is in no table
+    if hidden := unshown.unshown(found.runs, found.unclaimed):   # a new key only when some run read is in no table
         data["unshown"] = [{"reason": reason, "runs": count} for reason, count in hidden]
+    if found.disagreeing:                         # likewise: records of one run that disagree, none shown
+        data["disagreeing"] = [{"files": [str(p) for p in d.paths], "first_difference": d.where}
+                               for d in found.disagreeing]
     paper_runs = edge_report.without_edge(report.runs)
     if names.several(paper_runs):                 # new keys only when there are several encoders
         data["encoders"] = names.as_json()

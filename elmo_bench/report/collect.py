@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from elmo_bench.base.errors import DataError
 from elmo_bench.records import lm_adaptation
 from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS
 from elmo_bench.records.run_record import REQUIRED_KEYS, RESULTS_FILE, SCHEMA_VERSION, RunRecord
 from elmo_bench.report import declared, encoder_names, task_defaults
 from elmo_bench.report.declared import PaperNumbers
+from elmo_bench.report.experiments import run_key
 
 #: probe tasks: their runs record an encoder without a +ELMo mix (and no training config tells two runs apart)
 ENCODER_PROBES = ("wsd", "pos_probe", "structural_probe", "mdl_probe", "conditional_probe", "erasure_probe",
@@ -49,6 +49,12 @@ class Run:
     record: RunRecord = field(default_factory=lambda: RunRecord(task="", metrics={}))
     #: the task's current ELMo defaults (task_defaults.json beside the runs); None: judge by the run's own record
     current_elmo: dict[str, Any] | None = None
+
+    @property
+    def is_probe(self) -> bool:
+        """A probe run's record (``python run.py probe=<name>`` keeps the probe's name and settings): never a task
+        table's row, whatever its record task is called."""
+        return isinstance(self.record.extra.get("probe"), dict)
 
     @property
     def has_elmo(self) -> bool:
@@ -240,23 +246,37 @@ def _fields(run: Run) -> int:
     return sum(1 for value in run.record.to_dict().values() if value not in (None, {}, [], ""))
 
 
-def keep_once(runs: Sequence[Run]) -> tuple[list[Run], int]:
-    """Each experiment once, and how many duplicates were dropped. Two records of one experiment that disagree are a
-    DataError naming both files (issue 45: which number survived depended on the directory names); records that
-    agree keep the one that says more (an older-format record beside a newer one: the newer), then the first path."""
-    kept: dict[str, Run] = {}
+@dataclass
+class Disagreement:
+    """Records of one experiment and one seed (equal identities) whose numbers differ: none of them is shown."""
+
+    paths: list[Path]
+    where: str                  # the first differing number, ``metrics.test.f1: 1.0 vs 2.0``
+
+    def line(self) -> str:
+        files = " and ".join(str(p) for p in self.paths)
+        return (f"warning: {files} are records of one run (one experiment, one seed) that disagree ({self.where}, "
+                f"in that order); none of them is shown: keep the one you trust")
+
+
+def keep_once(runs: Sequence[Run]) -> tuple[list[Run], int, list[Disagreement]]:
+    """Each run once (records with equal identities, elmo_bench.report.experiments.run_key), how many duplicates
+    were dropped, and the records of one run that disagree. Records that agree keep the one that says more (an
+    older-format record beside a newer one: the newer), then the first path; records that disagree are all set
+    aside, never averaged and never chosen between (which survived would depend on the directory names)."""
+    by_key: dict[str, list[Run]] = {}
     for run in runs:
-        first = kept.setdefault(run.signature(), run)
-        if first is run:
+        by_key.setdefault(run_key(run.record), []).append(run)
+    kept: list[Run] = []
+    disagreeing: list[Disagreement] = []
+    for members in by_key.values():
+        found = next(((first, other, where) for first in members for other in members
+                      if (where := disagreement(first, other))), None)
+        if found is not None:
+            disagreeing.append(Disagreement([r.path for r in members], found[2]))
             continue
-        found = disagreement(first, run)
-        if found:
-            raise DataError(f"{first.path} and {run.path} are records of one experiment that disagree ({found}, in "
-                            f"that order); "
-                            f"the report cannot tell which to show: move one out of the directories reported")
-        if _fields(run) > _fields(first):
-            kept[run.signature()] = run
-    return list(kept.values()), len(runs) - len(kept)
+        kept.append(max(members, key=_fields))
+    return kept, len(runs) - len(kept) - sum(len(d.paths) for d in disagreeing), disagreeing
 
 
 def non_finite(run: Run) -> list[tuple[str, float]]:
@@ -275,6 +295,10 @@ class Collection:
     #: runs skipped for a non-finite metric (counted in ``warnings``), with those metrics: the report lists them
     non_finite: list[tuple[Run, list[tuple[str, float]]]] = field(default_factory=list)
     paper: PaperNumbers = field(default_factory=PaperNumbers)          # the tasks' declarations (declared.py)
+    #: records of one run that disagree, none of them in a table (each also a warning line)
+    disagreeing: list[Disagreement] = field(default_factory=list)
+    #: probe records that no section of the report shows (elmo_bench.report.unshown.split_unclaimed)
+    unclaimed: list[Run] = field(default_factory=list)
 
 
 def read_declarations(dirs: Iterable[str | Path], warnings: list[str]) -> PaperNumbers:
@@ -340,6 +364,7 @@ def collect(dirs: Iterable[str | Path]) -> Collection:
         if holder is not None and run.task in defaults_by_dir[holder]:
             run.current_elmo = defaults_by_dir[holder][run.task]
         runs.append(run)
-    runs, duplicates = keep_once(runs)
+    runs, duplicates, disagreeing = keep_once(runs)
+    warnings.extend(d.line() for d in disagreeing)
     return Collection(runs=runs, files=len(unique), duplicates=duplicates, warnings=warnings, adaptations=adaptations,
-                      non_finite=non_finite_runs, paper=read_declarations(dirs, warnings))
+                      non_finite=non_finite_runs, paper=read_declarations(dirs, warnings), disagreeing=disagreeing)

@@ -12,6 +12,7 @@ from typing import Iterable, Sequence
 
 from elmo_bench.report.collect import Run
 from elmo_bench.report.encoder_names import base_label, depth_span
+from elmo_bench.report.experiments import apart
 from elmo_bench.report.probe_settings import probe_settings
 from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat
 
@@ -113,6 +114,15 @@ def _by_budget(members: Sequence[Run]) -> dict[str, list[Run]]:
             part for _, part in sorted(blocks.items())}
 
 
+#: the identity keys of a probe's training budget (_by_budget sets those apart), in both record formats
+BUDGET_KEYS = ("probe.max_epochs", "probe.hidden", "max_epochs", "hidden")
+
+
+def _probes(run: Run) -> tuple[str, ...]:
+    """The probes a record trained (its columns): records of other probes are never seeds of one another."""
+    return tuple(run.record.extra["probing"].get("probes", []))
+
+
 def groups(runs: Sequence[Run]) -> list[tuple[tuple[str, str], list[Run]]]:
     """Runs by (encoder, weights): biLMs first, trained before random. Runs of one encoder on different training-set
     sizes are never averaged: the smallest size keeps the plain label, each other size is its own block labelled
@@ -125,8 +135,9 @@ def groups(runs: Sequence[Run]) -> list[tuple[tuple[str, str], list[Run]]]:
     for run in runs:
         label = encoder_label(run)
         out.setdefault((label, weights_label(run, smallest.get(label))), []).append(run)
-    out = {(label, weights + suffix): part for (label, weights), members in out.items()
-           for suffix, part in _by_budget(members).items()}
+    out = {(label, weights + suffix + (f", {apart_by}" if apart_by else "")): apart_part
+           for (label, weights), members in out.items() for suffix, part in _by_budget(members).items()
+           for apart_by, apart_part in apart(part, _probes, BUDGET_KEYS)}
     return sorted(out.items(), key=lambda kv: (not kv[0][0].startswith("ELMo"), kv[0][0], not kv[0][1].startswith("trained"),
                                               kv[0][1]))
 

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 from elmo_bench.records.run_record import RunRecord
 from elmo_bench.report.collect import Run
 from elmo_bench.report.encoder_names import BILM, EncoderNames, depth_span, identity, key_of
+from elmo_bench.report.experiments import apart
 from elmo_bench.report.probe_controls import PROBE_NAMES
 from elmo_bench.report.probe_settings import probe_settings
 from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat, stat_json
@@ -165,10 +166,11 @@ def groups(runs: Sequence[Run]) -> list[Group]:
     several_sizes = len({key[2] for key in found}) > 1
     several_caps = {key[:3] for key in found if key[3] > 0}
     order = {key: i for i, key in enumerate(names.order)}
-    out = [Group(names.label(key[0]), key[1] + _budget_label(members, several_sizes, key[:3] in several_caps),
-                 names.is_bilm(key[0]), members, key[1] == "trained") for key, members in found.items()]
-    ranked = sorted(zip(found, out), key=lambda kv: (order.get(kv[0][0], len(order)), kv[0][1] != "trained",
-                                                     kv[0][1], kv[0][2], kv[0][3]))
+    out = [(key, Group(names.label(key[0]), key[1] + _budget_label(members, several_sizes, key[:3] in several_caps)
+                       + (f", {apart_by}" if apart_by else ""), names.is_bilm(key[0]), part, key[1] == "trained"))
+           for key, members in found.items() for apart_by, part in apart(members, probe_kind)]
+    ranked = sorted(out, key=lambda kv: (order.get(kv[0][0], len(order)), kv[0][1] != "trained",
+                                         kv[0][1], kv[0][2], kv[0][3]))
     return [group for _, group in ranked]
 
 

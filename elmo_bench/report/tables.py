@@ -28,6 +28,7 @@ from elmo_bench.report.bootstrap import NO_STATISTICS
 from elmo_bench.report.collect import MIX_OVERRIDES, Run
 from elmo_bench.report.declared import PaperNumbers
 from elmo_bench.report.encoder_names import EncoderNames, kept_layers
+from elmo_bench.report.experiments import apart
 
 MISSING = "—"
 #: no declarations found: every paper cell missing
@@ -134,7 +135,8 @@ def _data_label(run: Run) -> str:
 def _budget_runs(runs: Iterable[Run]) -> list[Run]:
     """The trained task runs the tables compare (no probes, no epoch-scaled sample-efficiency runs), each with its
     data labelled by its training fraction, so a budget run on part of the data is its own row."""
-    return [dataclasses.replace(r, data=_data_label(r)) for r in runs if r.task not in PROBE_TASKS and not _scaled(r)]
+    return [dataclasses.replace(r, data=_data_label(r)) for r in runs
+            if r.task not in PROBE_TASKS and not r.is_probe and not _scaled(r)]
 
 
 def _paper_pm(value: float, pm: str | None, digits: int = 2) -> str:
@@ -421,12 +423,20 @@ def _pos_probe_label(run: Run) -> str:
     return run.data
 
 
+def _with_words(label: str, words: str) -> str:
+    """A row label with what sets its experiment apart: "ud_ewt (2000 train sentences; tags xpos)"."""
+    if not words:
+        return label
+    return f"{label[:-1]}; {words})" if label.endswith(")") else f"{label} ({words})"
+
+
 def _table6_rows(pos: Sequence[Run], probe: Sequence[Run], layers: Sequence[int], extra: Sequence[str],
                  any_probe: bool) -> list[list[str]]:
     """Rows of one encoder's POS runs: each converged probe's data, then each engine-trained probe's data."""
     rows = []
-    for data in sorted({_pos_probe_label(r) for r in probe}):
-        runs_d = [r for r in probe if _pos_probe_label(r) == data]
+    for data, runs_d in [(_with_words(label, apart_by), part)
+                         for label in sorted({_pos_probe_label(r) for r in probe})
+                         for apart_by, part in apart([r for r in probe if _pos_probe_label(r) == label])]:
         cells = [stat((r.metrics.get("test") or {}).get(f"layer_{k}_accuracy") for r in runs_d) for k in layers]
         others = [stat((r.metrics.get("test") or {}).get(f"{name}_accuracy") for r in runs_d) for name in POS_PROBE_ROWS]
         rows.append([f"{data}, converged probe", *[fmt_stat(c) for c in cells], MISSING, *[fmt_stat(c) for c in others]])

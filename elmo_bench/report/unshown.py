@@ -58,8 +58,16 @@ def _reason(run: Run, fractions: dict[tuple[str, str], set[float]]) -> str | Non
     return _mix_reason(run) if run.has_elmo and not run.adapted else None
 
 
-def unshown(runs: Sequence[Run]) -> list[tuple[str, int]]:
-    """(reason, runs) for every kind of run read that no table shows, in the order first found."""
+def split_unclaimed(runs: Sequence[Run]) -> tuple[list[Run], list[Run]]:
+    """(the runs a table may show, the probe records no section shows): a probe run's record goes to its own
+    section or nowhere, never into a task table (a probe's record task is no task)."""
+    claimed = [r for r in runs if not (r.is_probe and r.task not in OWN_TABLES)]
+    return claimed, [r for r in runs if r.is_probe and r.task not in OWN_TABLES]
+
+
+def unshown(runs: Sequence[Run], unclaimed: Sequence[Run] = ()) -> list[tuple[str, int]]:
+    """(reason, runs) for every kind of run read that no table shows, in the order first found (``unclaimed``:
+    probe records no section shows, :func:`split_unclaimed`)."""
     fractions: dict[tuple[str, str], set[float]] = {}
     for run in runs:                                   # as tables.sample_efficiency_curves groups them
         if run.is_default and not run.adapted and run.task not in OWN_TABLES:
@@ -69,12 +77,16 @@ def unshown(runs: Sequence[Run]) -> list[tuple[str, int]]:
         reason = _reason(run, fractions)
         if reason is not None:
             counts[reason] = counts.get(reason, 0) + 1
+    for run in unclaimed:
+        name = run.record.extra["probe"].get("name") or run.task
+        reason = f"probe={name} record(s) (no section of the report shows this probe; its results.json holds its numbers)"
+        counts[reason] = counts.get(reason, 0) + 1
     return list(counts.items())
 
 
-def summary(runs: Sequence[Run]) -> str:
+def summary(runs: Sequence[Run], unclaimed: Sequence[Run] = ()) -> str:
     """The summary's sentence about them ("" when every run read is shown)."""
-    found = unshown(runs)
+    found = unshown(runs, unclaimed)
     if not found:
         return ""
     listed = "; ".join(f"{count} {reason}" for reason, count in found)

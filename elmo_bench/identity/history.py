@@ -1,0 +1,114 @@
+"""Every compatibility rule for records written by older versions of this project, in one place: nothing else in
+the code names an old form. Each rule says what older records hold and what today's identity holds instead.
+
+Rules on a flat identity (``dotted.key: value``):
+- :data:`ADDED_DEFAULTS`: keys added to the config after run directories existed, with the value that reproduces
+  the old behaviour (a stored identity without the key equals one that holds this value);
+- :data:`REMOVED_KEYS`: keys older identities held and that are no longer part of one;
+- :data:`LEGACY_CODE` and :data:`SAME_NUMBERS`: the task-code hashes older run directories recorded (``code.task``,
+  before plug-ins carried a version) mapped onto the code hashes the committed manifest lists under a version
+  (elmo_bench.identity.manifest): such a run is a run of that version;
+- a stored ``code.task`` / ``code.probe`` hash becomes ``plugin.task`` / ``plugin.probe`` (``name@version``) through
+  the manifest (:func:`version_of_code`), and an identity without ``encoder.plugin`` is of version 1 of its
+  encoder kind (:func:`encoder_plugin`).
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+#: keys added to the config after run directories already existed → the value that gives the old behaviour
+ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.eps": None, "encoder.kind": "bilm",
+                                   "encoder.cache_dtype": "fp16",
+                                   # issue 36: random-encoder baselines (bilm=random, encoder.random_init=all)
+                                   "bilm.random_init": None, "bilm.random_seed": None,
+                                   "encoder.random_init": None, "encoder.random_seed": None,
+                                   # issue 38: jiant's plateau halving of the lr (the edge tasks set it)
+                                   "trainer.lr_plateau_factor": None, "trainer.lr_plateau_patience": None,
+                                   "trainer.lr_plateau_threshold": None, "trainer.lr_plateau_min_lr": None,
+                                   # issue 46: large models (encoder=transformers)
+                                   "encoder.layers": None, "encoder.dtype": "float32", "encoder.max_tokens": None,
+                                   "shard_sentences": 0,  # issue 46: sharded cache entries
+                                   # issue 47: amnesic probing inside the forward pass (off)
+                                   "encoder.erase.concept": None, "encoder.erase.layer": None,
+                                   "encoder.erase.control": "none", "encoder.erase.seed": 0,
+                                   "encoder.erase.path": None}
+#: keys earlier versions had in every composed config and read nowhere: dropped from a stored identity before
+#: comparing (``task.default_data``: each task YAML named a dataset that conf/config.yaml's ``data: default_<task>``
+#: chose anyway; removed in issue 35; ``encoder.path``: recorded until issue 45, the model's location, which
+#: ``encoder.hash`` stands for by content)
+REMOVED_KEYS = ("task.default_data", "encoder.path")
+#: source-bytes hashes that run directories recorded before the AST hash (each shipped task, and tests/tiny_task,
+#: at git a076744, the last commit with the bytes hash) → the AST hash (imports in file order) of the task code
+#: that behaves the same. Issue 35 changed no number of a task: it added the declarations, split coref's and
+#: squad's longest reader functions into helpers, moved SST's phrase rule into SstTask.own_text and made
+#: SquadTask's unreachable answer_offsets fallback the run default. Followed on through ``SAME_NUMBERS``.
+LEGACY_CODE: dict[str, str] = {
+    "54535befcbd2d15c": "ast:b58427b2e7353bb3",  # tasks/coref
+    "2c37de0ed42a45f1": "ast:7d823cc813fcbb83",  # tasks/ner
+    "59b9a441091f06a1": "ast:813c6ef5c2d42c04",  # tasks/pos
+    "61899abab67661af": "ast:7693022e1cf244c2",  # tasks/snli
+    "13613dda9678d454": "ast:f43fa74c1e1217e2",  # tasks/squad
+    "20d5ec9a154ff1c5": "ast:d373bfff1350ed2c",  # tasks/srl
+    "4e305fb6db0afcaf": "ast:6b0841eb91ec838d",  # tasks/sst
+    "9823499ed8b843fb": "ast:5bf96ebfecba8592",  # tests/tiny_task
+}
+#: AST hashes run directories recorded → the AST hash of a later version of the same task that gives the same
+#: numbers (chains are followed):
+#: - sst ``6b0841eb…`` → ``a3187b73…`` (git 49a838e, issue 34): SstTask.example_key counts only roots as text shared
+#:   between splits: which runs the overlap check refuses, never a number;
+#: - every task at git c53501e → at git 559e30b (issue 35): the hash ignores the order of a block of imports, and
+#:   pos, srl, sst and squad read their own data keys typed (the same defaults); coref pops ``use_genres`` with
+#:   None for absent (falsy, as False was). tests/test_code_identity.py recomputes each pair from the two commits;
+#: - the six edge tasks at git 559e30b → with the task code they reuse in their hash (no code changed).
+SAME_NUMBERS: dict[str, str] = {
+    "ast:6b0841eb91ec838d": "ast:a3187b7328d5d535",  # tasks/sst, issue 34's example_key
+    # git c53501e → 559e30b, issue 35 (above)
+    "ast:b58427b2e7353bb3": "ast:321c89a7a23d6ade",  # tasks/coref
+    "ast:cfdf9ba9e0e50fef": "ast:8f3d53a119824ec0",  # tasks/edge_chunk
+    "ast:ce038dab22dc353f": "ast:28cf2c95e789d8f1",  # tasks/edge_coref
+    "ast:6ab59560ac08f64b": "ast:098beef51e081ae9",  # tasks/edge_dep
+    "ast:2f494c5a2cdfce35": "ast:182e9b6bfa258a85",  # tasks/edge_ner
+    "ast:d8bdfcdf9c7bf237": "ast:a7657fecefa5d364",  # tasks/edge_pos
+    "ast:4fed835270e72da5": "ast:9961a79cc8f12629",  # tasks/edge_srl
+    "ast:7d823cc813fcbb83": "ast:72110faaf87f9e68",  # tasks/ner
+    "ast:813c6ef5c2d42c04": "ast:337868f8475f0870",  # tasks/pos
+    "ast:7693022e1cf244c2": "ast:7dd1c7c413ce14d6",  # tasks/snli
+    "ast:f43fa74c1e1217e2": "ast:e41630e993e456b9",  # tasks/squad
+    "ast:d373bfff1350ed2c": "ast:befa330b98c1e479",  # tasks/srl
+    "ast:a3187b7328d5d535": "ast:92b4d251ffa75e09",  # tasks/sst
+    "ast:5bf96ebfecba8592": "ast:a257d0ef1081d820",  # tests/tiny_task
+    # git 559e30b → the reused task code in the hash (above)
+    "ast:8f3d53a119824ec0": "ast:69bc5f123b81b180",  # tasks/edge_chunk
+    "ast:28cf2c95e789d8f1": "ast:7eb9a5dc800d7ff1",  # tasks/edge_coref
+    "ast:098beef51e081ae9": "ast:15e217a9cf9096e3",  # tasks/edge_dep
+    "ast:182e9b6bfa258a85": "ast:b420cde07317a013",  # tasks/edge_ner
+    "ast:a7657fecefa5d364": "ast:379797db419435c3",  # tasks/edge_pos
+    "ast:9961a79cc8f12629": "ast:a83067e999385081",  # tasks/edge_srl
+}
+#: the identity keys of the plug-ins' versions (``name@version``) and the code-hash keys older identities held
+PLUGIN_KEYS = {"task": "code.task", "probe": "code.probe"}
+#: the encoder kind's version key; identities before versions lack it (version 1 of the run's kind)
+ENCODER_PLUGIN = "encoder.plugin"
+
+
+def successors(recorded: str) -> list[str]:
+    """The code hashes that give the numbers of ``recorded`` (itself first), through ``LEGACY_CODE`` and
+    ``SAME_NUMBERS``."""
+    chain = [recorded]
+    while (after := LEGACY_CODE.get(chain[-1]) or SAME_NUMBERS.get(chain[-1])) is not None and after not in chain:
+        chain.append(after)
+    return chain
+
+
+def version_of_code(recorded: str, versions: Mapping[str, int]) -> int | None:
+    """The version whose manifest lines list ``recorded`` or a hash it is followed by (``successors``); None when
+    no version does (code of an unrecorded version: a different identity)."""
+    for code in successors(recorded):
+        if code in versions:
+            return versions[code]
+    return None
+
+
+def encoder_plugin(flat: Mapping[str, Any]) -> str:
+    """``encoder.plugin`` of an identity written before encoder kinds carried a version: version 1 of its kind."""
+    return f"{flat.get('encoder.kind', 'bilm')}@1"
