@@ -22,14 +22,15 @@ REPO = Path(__file__).resolve().parents[1]
 LAYERS: dict[str, set[str]] = {
     "base": set(),
     "records": {"base"},
+    "identity": {"base", "records"},  # the run-identity rules resume and the report share (issue 54)
     "data": {"base"},
     "encoders": {"base", "data"},  # elmo_bench.bilm belongs here too: the biLM is one encoder kind (SUBPACKAGES)
     "modules": {"base", "records", "data", "encoders"},  # records: the ElmoSettings a token embedder takes whole
     "tasks": {"base", "records", "data", "modules"},
     "pretrain": {"base", "data", "encoders"},
     "probe": {"base", "records", "data", "encoders", "tasks"},
-    "engine": {"base", "records", "data", "encoders", "modules", "tasks", "pretrain", "probe"},
-    "report": {"base", "records"},
+    "engine": {"base", "records", "identity", "data", "encoders", "modules", "tasks", "pretrain", "probe"},
+    "report": {"base", "records", "identity"},
 }
 LAYERS["commands"] = set(LAYERS) | {"report"}
 #: subpackages that share a layer with another: the biLM and the Encoder protocol import each other's way freely

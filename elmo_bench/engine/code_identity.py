@@ -2,8 +2,7 @@
 fixed comment, a new docstring or imports sorted another way keep a run's identity, and a changed line of
 behaviour does not. Run directories made by an earlier form of the identity (the files' bytes; the AST with imports
 in file order; without the task packages it reuses) or by an earlier version of a task's code that gives the same
-numbers still resume and skip:
-``LEGACY_CODE`` and ``SAME_NUMBERS`` say which, each entry with why."""
+numbers still resume and skip: elmo_bench.identity.history says which, each rule with why."""
 from __future__ import annotations
 
 import ast
@@ -13,67 +12,12 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.identity.history import LEGACY_CODE, SAME_NUMBERS, successors  # noqa: F401  (re-exported for tests)
 
 #: marks a task-code identity computed from the code's behaviour (code_hash), not its bytes (source_bytes_hash)
 CODE_PREFIX = "ast:"
 #: a task package's declaration module (elmo_bench.tasks.registry), left out of its code identity
 DECLARATION_FILE = "config.py"
-#: source-bytes hashes that run directories recorded before code_hash (each shipped task, and tests/tiny_task, at
-#: git a076744, the last commit with the bytes hash) → the code_hash (as computed then, imports in file order) of
-#: the task's code that behaves the same: such a run resumes and skips. Issue 35 changed no number of a task: it
-#: added the declarations (config.py, outside the identity), split coref's and squad's longest reader functions
-#: into helpers, moved SST's phrase rule into SstTask.own_text and made SquadTask's unreachable answer_offsets
-#: fallback the run default (the readers' and engine tests hold). Followed on through ``SAME_NUMBERS``.
-LEGACY_CODE: dict[str, str] = {
-    "54535befcbd2d15c": "ast:b58427b2e7353bb3",  # tasks/coref
-    "2c37de0ed42a45f1": "ast:7d823cc813fcbb83",  # tasks/ner
-    "59b9a441091f06a1": "ast:813c6ef5c2d42c04",  # tasks/pos
-    "61899abab67661af": "ast:7693022e1cf244c2",  # tasks/snli
-    "13613dda9678d454": "ast:f43fa74c1e1217e2",  # tasks/squad
-    "20d5ec9a154ff1c5": "ast:d373bfff1350ed2c",  # tasks/srl
-    "4e305fb6db0afcaf": "ast:6b0841eb91ec838d",  # tasks/sst
-    "9823499ed8b843fb": "ast:5bf96ebfecba8592",  # tests/tiny_task
-}
-#: code_hash values run directories recorded → the code_hash of a later version of the same task that gives the
-#: same numbers; such a run resumes and skips (chains are followed: an old run reaches today's code).
-#: - sst ``6b0841eb…`` → ``a3187b73…`` (git 49a838e, issue 34): SstTask.example_key counts only roots as text shared
-#:   between splits: which runs the overlap check refuses, never a number (as data.max_overlap, left out of identity);
-#: - every task at git c53501e → at git 559e30b (issue 35): the identity ignores the order of a block of
-#:   imports (so sorting imports is cosmetic; every hash moved, no code changed), and pos, srl, sst and squad read
-#:   their own data keys typed (DataOptions in their config.py, the same defaults, now in every composed config)
-#:   where they wrote ``data_cfg.get(key, default)``, and coref pops ``use_genres`` with None for absent (falsy, as
-#:   False was; every composed head holds the key). tests/test_code_identity.py recomputes each pair from the
-#:   two commits.
-#: - the six edge tasks at git 559e30b → with the task code they reuse in their hash (code_hash now hashes the
-#:   task packages and shared modules beside them that a task imports: a changed pos reader or edge_probing.py makes
-#:   edge_pos's runs stale); no code changed. Recomputed likewise.
-SAME_NUMBERS: dict[str, str] = {
-    "ast:6b0841eb91ec838d": "ast:a3187b7328d5d535",  # tasks/sst, issue 34's example_key
-    # git c53501e → 559e30b, issue 35 (above)
-    "ast:b58427b2e7353bb3": "ast:321c89a7a23d6ade",  # tasks/coref
-    "ast:cfdf9ba9e0e50fef": "ast:8f3d53a119824ec0",  # tasks/edge_chunk
-    "ast:ce038dab22dc353f": "ast:28cf2c95e789d8f1",  # tasks/edge_coref
-    "ast:6ab59560ac08f64b": "ast:098beef51e081ae9",  # tasks/edge_dep
-    "ast:2f494c5a2cdfce35": "ast:182e9b6bfa258a85",  # tasks/edge_ner
-    "ast:d8bdfcdf9c7bf237": "ast:a7657fecefa5d364",  # tasks/edge_pos
-    "ast:4fed835270e72da5": "ast:9961a79cc8f12629",  # tasks/edge_srl
-    "ast:7d823cc813fcbb83": "ast:72110faaf87f9e68",  # tasks/ner
-    "ast:813c6ef5c2d42c04": "ast:337868f8475f0870",  # tasks/pos
-    "ast:7693022e1cf244c2": "ast:7dd1c7c413ce14d6",  # tasks/snli
-    "ast:f43fa74c1e1217e2": "ast:e41630e993e456b9",  # tasks/squad
-    "ast:d373bfff1350ed2c": "ast:befa330b98c1e479",  # tasks/srl
-    "ast:a3187b7328d5d535": "ast:92b4d251ffa75e09",  # tasks/sst
-    "ast:5bf96ebfecba8592": "ast:a257d0ef1081d820",  # tests/tiny_task
-    # git 559e30b → the reused task code in the hash (above)
-    "ast:8f3d53a119824ec0": "ast:69bc5f123b81b180",  # tasks/edge_chunk
-    "ast:28cf2c95e789d8f1": "ast:7eb9a5dc800d7ff1",  # tasks/edge_coref
-    "ast:098beef51e081ae9": "ast:15e217a9cf9096e3",  # tasks/edge_dep
-    "ast:182e9b6bfa258a85": "ast:b420cde07317a013",  # tasks/edge_ner
-    "ast:a7657fecefa5d364": "ast:379797db419435c3",  # tasks/edge_pos
-    "ast:9961a79cc8f12629": "ast:a83067e999385081",  # tasks/edge_srl
-}
-
-
 def task_code_dir(task_package: str) -> Path:
     """The directory of a task package (``elmo_bench.tasks.ner`` → .../tasks/ner), found without importing it."""
     spec = importlib.util.find_spec(task_package)
@@ -212,13 +156,6 @@ def task_code_hash(task_package: str) -> str:
     return code_hash(task_code_dir(task_package))
 
 
-def successors(recorded: str) -> list[str]:
-    """The code identities that give the numbers of ``recorded`` (itself first), through ``LEGACY_CODE`` and
-    ``SAME_NUMBERS``."""
-    chain = [recorded]
-    while (after := LEGACY_CODE.get(chain[-1]) or SAME_NUMBERS.get(chain[-1])) is not None and after not in chain:
-        chain.append(after)
-    return chain
 
 
 def legacy_code_matches(stored: Mapping[str, Any], current: Mapping[str, Any], code_dir: Path | None) -> bool:

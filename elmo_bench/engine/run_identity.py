@@ -33,7 +33,17 @@ from elmo_bench.base.ranges import default_of
 from elmo_bench.data.data_options import identity_free_keys
 from elmo_bench.data.textio import read_text
 from elmo_bench.engine.code_identity import legacy_code_matches
-from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS, effective_settings
+from elmo_bench.identity.history import ADDED_DEFAULTS, REMOVED_KEYS
+from elmo_bench.identity.rules import (
+    HOW_COMPUTED,
+    STOPPING_RULE,
+    differences,
+    effective_elmo,
+    flatten,
+    matches,
+    without_elmo_only,
+)
+from elmo_bench.identity.rules import IGNORED as RULES_IGNORED
 from elmo_bench.records.portable import absolute, portable_bases
 from elmo_bench.records.run_record import RESULTS_FILE, RunRecord
 from elmo_bench.tasks.registry import registered
@@ -45,45 +55,9 @@ log = logging.getLogger(__name__)
 RUN_FILE = "run.json"
 #: run.json's key for the base (repository or run directory) of each relative path in its config
 RELATIVE_TO = "relative_to"
-#: top-level keys (or dotted prefixes) that never change a number (``device``, like ``threads``, changes speed and
-#: floating-point rounding only: a run killed on one GPU may resume on another, or on the CPU)
-#: (a task's own data keys of that kind are declared: ``identity: False`` on its data options, e.g. squad's
-#: ``answer_offsets``)
-#: (``encoder.path``: where the model lives; the encoder's own identity, ``encoder.hash``, holds its name and content
-#: hash, so a moved model resumes its runs)
-IGNORED = ("progress", "threads", "logger", "paths", "choices", "bilm.options", "bilm.weights", "bilm.name", "device",
-           "data.allow_identical_splits", "data.max_overlap",  # refuse or not: never another number
-           "encoder.path")
-#: keys added to the config after run directories already existed, with the value that reproduces the old behaviour:
-#: a stored identity without the key equals one that holds this value
-ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.eps": None, "encoder.kind": "bilm",
-                                   "encoder.cache_dtype": "fp16",
-                                   # issue 36: random-encoder baselines (bilm=random, encoder.random_init=all)
-                                   "bilm.random_init": None, "bilm.random_seed": None,
-                                   "encoder.random_init": None, "encoder.random_seed": None,
-                                   # issue 38: jiant's plateau halving of the lr (the edge tasks set it)
-                                   "trainer.lr_plateau_factor": None, "trainer.lr_plateau_patience": None,
-                                   "trainer.lr_plateau_threshold": None, "trainer.lr_plateau_min_lr": None,
-                                   # issue 46: large models (encoder=transformers)
-                                   "encoder.layers": None, "encoder.dtype": "float32", "encoder.max_tokens": None,
-                                   "shard_sentences": 0,  # issue 46: sharded cache entries
-                                   # issue 47: amnesic probing inside the forward pass (off)
-                                   "encoder.erase.concept": None, "encoder.erase.layer": None,
-                                   "encoder.erase.control": "none", "encoder.erase.seed": 0,
-                                   "encoder.erase.path": None}
-#: keys earlier versions had in every composed config and read nowhere: dropped from a stored identity before
-#: comparing (``task.default_data``: each task YAML named a dataset that conf/config.yaml's ``data: default_<task>``
-#: chose anyway; removed in issue 35; ``encoder.path``: recorded until issue 45, the model's location, which
-#: ``encoder.hash`` stands for by content)
-REMOVED_KEYS = ("task.default_data", "encoder.path")
-#: a task's own data keys (TaskDeclaration.data) are added defaults too: each with its declared default
-#: (added_defaults), since run directories made before the declarations lack those a dataset file did not set
-#: key prefixes that only matter when the run uses ELMo (the encoder group: which frozen encoder gives the layers)
-ELMO_ONLY = ("task.elmo.", "mix.", "encoder.")
-#: the stopping rule's keys: they decide only *when* training stops, never what an epoch computes, so a run whose
-#: identity differs in nothing else may be continued from its checkpoint (elmo_bench.records.stopping decides)
-STOPPING_RULE = tuple(f"{group}.{key}" for group in ("trainer", "task.trainer")
-                      for key in ("max_epochs", "patience", "min_epochs", "scale_epochs", "max_scaled_epochs"))
+#: the keys a task run's identity leaves out (elmo_bench.identity.rules: where files are, speed, logging, how a
+#: number was computed); a task's own data keys of that kind are declared (``identity: False`` on its data options)
+IGNORED = RULES_IGNORED + HOW_COMPUTED
 _fingerprints: dict[tuple[str, int, int], str] = {}
 
 
@@ -105,37 +79,10 @@ def added_defaults(flat: Mapping[str, Any]) -> dict[str, Any]:
     return {**ADDED_DEFAULTS, **own}
 
 
-def without_elmo_only(flat: Mapping[str, Any]) -> dict[str, Any]:
-    """A flat identity without the ELMo-only keys when the run has no ELMo (applied to every new identity and to
-    stored ones, which an earlier version wrote with those keys)."""
-    if flat.get("embedder.elmo") is not False:
-        return dict(flat)
-    return {k: v for k, v in flat.items() if not k.startswith(ELMO_ONLY)}
 
 
-def effective_elmo(flat: Mapping[str, Any]) -> dict[str, Any]:
-    """A flat identity with each ELMo setting as the value the run used: ``task.elmo.K`` (the task's default) and
-    ``mix.K`` (a command-line override) become one ``elmo.K``, the override where set. Compared this way, a run of
-    ``mix.dropout=0.5`` and a run of a task whose default became 0.5 are the same experiment: a finished run keeps
-    resuming and counting after its setting is made the default, and one of the replaced default is refused."""
-    if not any(k.startswith(ELMO_ONLY) for k in flat):
-        return dict(flat)
-    task_elmo = {key: flat[f"task.elmo.{key}"] for key in TASK_ELMO_DEFAULTS if f"task.elmo.{key}" in flat}
-    mix = {key: flat.get(f"mix.{key}") for key in TASK_ELMO_DEFAULTS}
-    out = {k: v for k, v in flat.items()
-           if not any(k in (f"task.elmo.{key}", f"mix.{key}") for key in TASK_ELMO_DEFAULTS)}
-    out.update({f"elmo.{key}": value for key, value in effective_settings(task_elmo, mix).items()})
-    return out
 
 
-def flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
-    """{"a": {"b": 1}, "c": [1, 2]} → {"a.b": 1, "c": [1, 2]} (lists stay values)."""
-    if isinstance(tree, Mapping):
-        out: dict[str, Any] = {}
-        for key, value in tree.items():
-            out.update(flatten(value, f"{prefix}{key}."))
-        return out
-    return {prefix[:-1]: tree}
 
 
 def fingerprint(path: Path) -> str:
@@ -282,20 +229,6 @@ def found_path(value: Any, run_dir: Path) -> Any:
     return value
 
 
-def differences(stored: Mapping[str, Any], current: Mapping[str, Any], skip: tuple[str, ...] = (),
-                shared_only: bool = False) -> list[str]:
-    """``key: old → new`` for every key whose value differs (missing on one side counts as a difference, unless
-    ``shared_only``: then only keys both sides have are compared)."""
-    keys = set(stored) & set(current) if shared_only else set(stored) | set(current)
-    keys = sorted(keys - set(skip))
-    out = []
-    for key in keys:
-        if stored.get(key, _ABSENT) != current.get(key, _ABSENT):
-            out.append(f"{key}: {_show(stored.get(key, _ABSENT))} → {_show(current.get(key, _ABSENT))}")
-    return out
-
-
-_ABSENT = object()
 
 
 def _show(value: Any) -> str:
@@ -353,7 +286,7 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], run: RunConfig, cod
                                    f"(hydra.run.dir=...) or delete it")
     if stored is not None:
         stored = {**{k: v for k, v in added_defaults(current).items() if k in current},
-                  **{k: v for k, v in stored.items() if k not in REMOVED_KEYS}}
+                  **{k: v for k, v in stored.items() if k not in REMOVED_KEYS and not matches(k, IGNORED)}}
         if legacy_code_matches(stored, current, code_dir):
             stored["code.task"] = current["code.task"]
         diff = differences(effective_elmo(stored), effective_elmo(current), skip, shared_only=legacy)

@@ -29,9 +29,12 @@ from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS, effective_setti
 IGNORED = ("progress", "threads", "logger", "paths", "choices", "device", "bilm.options", "bilm.weights",
            "bilm.name", "bilm.base_dir", "encoder.path", "probe.wordnet_work", "data.allow_identical_splits",
            "data.max_overlap")
-#: how a number was computed, where that cannot change it: the activation cache or not, streamed or gathered
-#: statistics and their batches, extraction batch sizes, cache shards
-HOW_COMPUTED = ("cache", "shard_sentences", "probe.stream", "probe.batch_tokens", "encoder.batch_size")
+#: how a number was computed, where that cannot change it: streamed or gathered statistics and their batches,
+#: extraction batch sizes, cache shards. (A task run's ``cache`` is no such key: without the cache its head sees
+#: fp32 layers, with it the cache's fp16 ones.)
+HOW_COMPUTED = ("shard_sentences", "probe.stream", "probe.batch_tokens", "encoder.batch_size")
+#: a probe run's own: it fits on the cache's layers or on the same layers computed directly, the same numbers
+PROBE_IGNORED = ("cache",)
 #: key prefixes that only matter when the run uses encoder layers (a GloVe baseline has none)
 ELMO_ONLY = ("task.elmo.", "mix.", "encoder.")
 #: the stopping rule's keys: they decide only *when* training stops, never what an epoch computes

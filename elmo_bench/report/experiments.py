@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from elmo_bench.identity.rules import SEED, canonical, experiment, flatten, key_of
+from elmo_bench.identity.rules import PROBE_IGNORED, SEED, canonical, experiment, flatten, key_of
 from elmo_bench.records.run_record import RunRecord
 from elmo_bench.report import encoder_names
 
@@ -61,7 +61,7 @@ def identity_of(record: RunRecord) -> dict[str, Any]:
         flat["encoder.identity"] = encoder_names.key_of(encoder_names.identity(record))
     if (record.bilm or {}).get("adapted_hash"):       # bilm=adapted: its base biLM's name, its own weights
         flat["encoder.adapted_hash"] = record.bilm["adapted_hash"]
-    return canonical(flat)
+    return canonical(flat, extra_ignored=PROBE_IGNORED if probe else ())
 
 
 def experiment_key(record: RunRecord) -> str:
