@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -24,6 +24,7 @@ from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.device import arithmetic, resolve_device
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import DATA_ROOT, REPO
+from elmo_bench.base.ranges import default_of
 from elmo_bench.encoders.cache import ActivationCache
 from elmo_bench.encoders.cli_options import encoder_info
 from elmo_bench.encoders.protocol import moved
@@ -31,9 +32,11 @@ from elmo_bench.engine.code_identity import probe_code_hash
 from elmo_bench.engine.experiment import load_encoder_info, seed_everything
 from elmo_bench.engine.probe_config import ProbeRunConfig
 from elmo_bench.engine.run_config import recorded_config
-from elmo_bench.engine.run_identity import RUN_FILE, differences, fingerprint, flatten, read_record
+from elmo_bench.engine.run_identity import RUN_FILE, fingerprint, read_record
 from elmo_bench.engine.run_lock import run_dir_lock_or_undo
 from elmo_bench.engine.run_logger import RunLogger
+from elmo_bench.identity.rules import HOW_COMPUTED, PROBE_IGNORED, canonical, differences, flatten, matches
+from elmo_bench.identity.rules import IGNORED as RULES_IGNORED
 from elmo_bench.probe.api import ProbeContext, ProbeOutcome
 from elmo_bench.probe.registry import probe_runner
 from elmo_bench.records.portable import portable
@@ -42,8 +45,7 @@ from elmo_bench.records.run_record import RESULTS_FILE, RunRecord, git_commit
 log = logging.getLogger(__name__)
 #: resolved-config keys that never change a probe's numbers (speed, logging, where files go) or that stand for
 #: something identified by content instead (model files: the encoder hash; data directories: fingerprints)
-IGNORED = ("progress", "threads", "logger", "paths", "choices", "device", "cache", "bilm.options", "bilm.weights",
-           "bilm.name", "bilm.base_dir", "encoder.path", "probe.wordnet_work")
+IGNORED = RULES_IGNORED + PROBE_IGNORED
 #: settings that name a data directory, and where the probe reads when they are null (below paths.data_root)
 DATA_SETTINGS = {"data_dir": "pos/ud_english_ewt", "semcor": "wsd/semcor3.0_google_original_format",
                  "eval_root": "wsd/WSD_Evaluation_Framework/Evaluation_Datasets",
@@ -99,10 +101,42 @@ def stored_identity(run_dir: Path) -> dict[str, Any] | None:
     return dict(read_record(path).get("identity") or {}) if path.exists() else None
 
 
-def finished_record(run_dir: Path, current: Mapping[str, Any]) -> dict[str, Any] | None:
+def probe_defaults(run: ProbeRunConfig) -> dict[str, Any]:
+    """``probe.<field>`` → its default, for every field of the probe's settings dataclass (data settings: their
+    fingerprint key is what the identity holds): a stored identity made before a field was added equals one that
+    holds its default (elmo_bench.identity.rules.with_added_defaults), so adding a setting redoes no finished run."""
+    return {f"probe.{f.name}": default_of(f) for f in fields(run.probe.settings)
+            if f.name not in DATA_SETTINGS and f"probe.{f.name}" not in IGNORED}
+
+
+def comparable(identity: Mapping[str, Any], run: ProbeRunConfig) -> dict[str, Any]:
+    """A probe identity (stored or current) in the form both are compared in: the probe's added defaults filled,
+    ignored and how-computed keys dropped (elmo_bench.identity.rules.canonical)."""
+    return canonical(identity, declared=probe_defaults(run), extra_ignored=IGNORED)
+
+
+def results_of_this_run(record: Mapping[str, Any], run: ProbeRunConfig, current: Mapping[str, Any]) -> str | None:
+    """Why a results.json is not this run's (another probe's name, settings, seed or encoder), or None: a run
+    directory holding another run's record is never "finished" (a copied or moved results.json)."""
+    probe = record.get("probe") if isinstance(record.get("probe"), Mapping) else {}
+    recorded = {"probe": probe.get("name"), "seed": record.get("seed"),
+                "encoder": (record.get("encoder") or {}).get("hash") if isinstance(record.get("encoder"), Mapping)
+                else None}
+    wanted = {"probe": run.probe.declaration.name, "seed": int(run.runtime.seed), "encoder": current["encoder.hash"]}
+    diff = [f"{key} {recorded[key]!r}, this run's {wanted[key]!r}" for key in wanted if recorded[key] != wanted[key]]
+    settings = portable(asdict(run.probe.settings), Path("."))
+    stored_settings = probe.get("settings") if isinstance(probe.get("settings"), Mapping) else {}
+    diff += [f"probe.{key} {stored_settings.get(key)!r}, this run's {value!r}" for key, value in settings.items()
+             if key in stored_settings and key not in DATA_SETTINGS and stored_settings[key] != value
+             and f"probe.{key}" not in IGNORED and not matches(f"probe.{key}", HOW_COMPUTED)]
+    return "; ".join(diff[:4]) or None
+
+
+def finished_record(run_dir: Path, current: Mapping[str, Any], run: ProbeRunConfig) -> dict[str, Any] | None:
     """The finished run's results.json when this directory holds one made by ``current``'s identity; None when
     nothing finished here (a truncated or empty results.json of our own run is redone, with a warning);
-    ConfigError (one line) when another configuration made the directory, or a results.json is not ours."""
+    ConfigError (one line) when another configuration made the directory, or its results.json is not ours or is
+    another run's record."""
     results = run_dir / RESULTS_FILE
     stored = stored_identity(run_dir)
     if stored is None:
@@ -111,7 +145,7 @@ def finished_record(run_dir: Path, current: Mapping[str, Any]) -> dict[str, Any]
                               f"from before probe runs had identities); refusing to reuse {run_dir}: choose another "
                               f"directory (hydra.run.dir=...) or move the file away")
         return None
-    diff = differences(stored, current)
+    diff = differences(comparable(stored, run), comparable(current, run))
     if diff and results.exists():
         shown = "; ".join(diff[:6]) + (f"; and {len(diff) - 6} more" if len(diff) > 6 else "")
         raise ConfigError(f"{run_dir}: made by a different configuration ({shown}); refusing to resume or reuse it: "
@@ -124,6 +158,11 @@ def finished_record(run_dir: Path, current: Mapping[str, Any]) -> dict[str, Any]
     except (ConfigError, ValueError) as exc:
         log.warning("%s: %s; the probe runs again", results, str(exc).split(";")[0])
         return None
+    other = results_of_this_run(record, run, current)
+    if other is not None:
+        raise ConfigError(f"{results}: holds another run's record ({other}); refusing to report it as this run's "
+                          f"result: move the file away (the run then computes again) or choose another directory "
+                          f"(hydra.run.dir=...)")
     return record
 
 
@@ -143,7 +182,7 @@ def run_probe(run: ProbeRunConfig, run_dir: Path, on_claimed: Callable[[Path], N
         encoder, record, bilm_info = load_probe_encoder(run)
         code = probe_code_hash(declared.package, declared.resolved_target())
         current = probe_identity(run, record["hash"], code)
-        done = finished_record(run_dir, current)
+        done = finished_record(run_dir, current, run)
         if done is not None:
             log.info("%s exists and was made by this configuration: nothing to do", run_dir / RESULTS_FILE)
             return done
