@@ -8,8 +8,9 @@ is every file git tracks or would track here, with ``shared`` beside it linked t
 (the data the docs name as ``../shared/data``); the README runs first (its quickstart makes the run directories the
 guides use), then each DOC in the order given, all in the same copy, one after the other, each command in the
 copy's root with the hub, datasets and wandb offline. A command marked ``# needs: WHAT`` is not run (``needs``),
-nor are the setup and system commands (pip, apt-get, git, sudo, wget, curl: ``setup``; the checkout is already
-installed, and a ``pip install -e .`` in the copy would re-point this environment's install). A command still
+nor are the setup and system commands (pip, apt-get, git, sudo, wget, curl, ``python -m venv`` and a venv's
+activation: ``setup``; the checkout is already installed, and a ``pip install -e .`` in the copy would re-point this
+environment's install). A command still
 running after ``--timeout`` seconds (default 120; long jobs such as a full sweep) is stopped and counted as
 ``limit``: it got past the config door and whatever it reads in that time without an error. A command that fails
 after an earlier command of the same document was stopped is counted as ``after`` (it may read what the stopped one
@@ -37,7 +38,7 @@ if str(REPO) not in sys.path:
 
 from tests.doc_commands import DOC_FILES, DocCommand, shell_commands  # noqa: E402 - the repo on sys.path first
 
-SETUP = ("pip", "apt-get", "apt", "git", "sudo", "wget", "curl")
+SETUP = ("pip", "apt-get", "apt", "git", "sudo", "wget", "curl", ".", "source")
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "WANDB_MODE": "offline"}
 
 
@@ -110,7 +111,7 @@ def run_one(command: DocCommand, root: Path, timeout: float, readme: str = "all"
         return Outcome(command, "skip", 0.0, "not run: --readme quickstart")
     if command.needs:
         return Outcome(command, "needs", 0.0, command.needs)
-    if command.words[0] in SETUP:
+    if command.words[0] in SETUP or command.words[0] in ("python", "python3") and command.words[1:3] == ("-m", "venv"):
         return Outcome(command, "setup", 0.0, "not run: setup or system command")
     timeout = max(timeout, FINISH_SECONDS) if must_finish(command) else timeout
     start = time.monotonic()

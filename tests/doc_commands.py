@@ -15,8 +15,10 @@ command is checked by its first words:
 - ``python -m pytest ARGS``: every test file named exists.
 - ``python scripts/X.py`` / ``python bench/X.py``: the file exists; an argparse script's ``--help`` exits 0.
   ``scripts/X.sh`` (or ``bash scripts/X.sh``): the file exists (and is executable when run directly).
-- ``pip install -e ".[EXTRA,...]"``: each extra is in pyproject.toml; other pip, apt-get, git, cd and ``python -c``
-  commands are not the project's: accepted unchecked.
+- ``pip install -e ".[EXTRA,...]"``: each extra is in pyproject.toml; other pip, apt-get, git, cd, ``python -c``
+  and ``python -m venv`` commands are not the project's: accepted unchecked.
+- ``. DIR/bin/activate`` (or ``source``): a virtual environment's activation (the README's test command); the
+  file must be a venv's ``bin/activate``.
 - anything else fails: a new kind of documented command needs a rule here.
 
 What a command needs beyond a fresh clone offline (the README's setup, the shipped biLM and samples,
@@ -319,12 +321,16 @@ def _check(words: list[str]) -> str:
         return _shell_script(words[0] if head != "bash" else words[1], executable=head != "bash")
     if head in NOT_OURS:
         return "not ours"
+    if head in (".", "source"):
+        if len(words) != 2 or not words[1].endswith("/bin/activate"):
+            raise ValueError(f"{head} {' '.join(words[1:])}: expected a virtual environment's DIR/bin/activate")
+        return "venv"
     if head not in ("python", "python3"):
         raise ValueError(f"no rule for a {head!r} command (tests/doc_commands.py)")
     if words[1] == "run.py":
         check_run_py(words[2:])
         return "run.py"
-    if words[1] == "-c":
+    if words[1] == "-c" or words[1:3] == ["-m", "venv"]:
         return "not ours"
     if words[1] == "-m":
         if words[2] == "elmo_bench":

@@ -51,7 +51,8 @@ def test_the_docs_have_commands_of_every_kind() -> None:
     heads = Counter(c.words[0] if c.words[0] != "python" else f"python {c.words[1]}" for c in commands)
     assert len(commands) > 100 and heads["python run.py"] >= 30 and heads["elmo-bench"] >= 30, heads
     readme = [" ".join(c.words) for c in shell_commands(REPO / "README.md")]
-    assert readme[:4] == ["pip install -e .", "python run.py", "pip install -q -e .[dev]", "python -m pytest -n 2"]
+    assert readme[:6] == ["pip install -e .", "python run.py", "python -m venv --clear .venv", ". .venv/bin/activate",
+                          "pip install -q -e .[dev]", "python -m pytest -n 2"]
 
 
 @pytest.mark.parametrize("doc", DOC_FILES, ids=_ids(DOC_FILES))
@@ -80,8 +81,9 @@ def test_the_runner_runs_the_docs_tests_commands() -> None:
     assert quickstart_only[0].words == ("python", "run.py") and len(quickstart_only) < len(readme) / 5
     assert not any(runner.skipped_readme(c, "all") for c in readme)
     assert not any(runner.skipped_readme(c, "quickstart") for c in shell_commands(REPO / "docs" / "probes.md"))
-    outcome = runner.run_one(readme[2], REPO, 1.0, "quickstart")            # pip: skipped before anything runs
+    outcome = runner.run_one(readme[4], REPO, 1.0, "quickstart")            # pip: skipped before anything runs
     assert (outcome.status, outcome.detail) == ("skip", "not run: --readme quickstart")
+    assert [runner.run_one(c, REPO, 1.0).status for c in readme[2:5]] == ["setup"] * 3  # venv, activate, pip
 
 
 def test_the_runner_passes_fails_stops_and_skips(tmp_path) -> None:
@@ -210,6 +212,7 @@ def test_needs_marks_on_a_line_and_on_a_block(tmp_path) -> None:
     ("OUT=x scripts/no_such_check.sh", "no executable script"),
     ("pip install -e \".[gpu-extra]\"", "no extra"),
     ("make all", "no rule"),
+    (". ./run.py", "bin/activate"),
 ])
 def test_a_bad_documented_command_fails(tmp_path, command, says) -> None:
     failures = _failures(_doc(tmp_path, f"```bash\n{command}\n```\n"))

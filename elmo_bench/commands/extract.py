@@ -8,23 +8,23 @@ entry like any other, given the same ``paths.cache_dir``.
 from __future__ import annotations
 
 import json
-from typing import Sequence
+import sys
+import time
+from typing import Any, Sequence
 
 from elmo_bench.base.arguments import ArgumentParser, positive_int
-from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
+from elmo_bench.base.errors import ConfigError
 from elmo_bench.encoders.shards import world
 
 
 def build_parser() -> ArgumentParser:
-    """``elmo-bench extract``'s arguments (the docs test parses documented commands with it)."""
-    from elmo_bench.encoders.cli_options import add_device_argument, add_encoder_arguments  # lazy: torch
+    """``elmo-bench extract``'s arguments (the docs test parses documented commands with it): ``embed``'s encoder
+    options from their one definition (elmo_bench.encoders.cli_options), then the cache's own."""
+    from elmo_bench.encoders.cli_options import add_extraction_arguments  # lazy: torch
 
     parser = ArgumentParser(prog="elmo-bench extract",
                             description="an encoder's layers of a sentence file into a sharded activation cache entry")
-    parser.add_argument("--options", default=str(DEFAULT_OPTIONS), help="options.json (default: the shipped biLM)")
-    parser.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="weights.hdf5 (default: the shipped biLM)")
-    add_encoder_arguments(parser)
-    add_device_argument(parser)
+    add_extraction_arguments(parser)  # --layers, --dtype, --max-tokens, --batch-size, --device: embed's, one place
     parser.add_argument("--input", required=True, help="one whitespace-tokenised sentence a line")
     parser.add_argument("--cache-dir", required=True, help="the activation cache directory (a run's paths.cache_dir)")
     parser.add_argument("--shard-sentences", type=positive_int, default=1024,
@@ -34,8 +34,27 @@ def build_parser() -> ArgumentParser:
     return parser
 
 
+def cached_layers(args: Any) -> Any:
+    """``--layers`` as the encoder keeps them in the cache: None (every layer) or the transformer's subset (indices
+    or ``every:K``, made at the encoder: a run with the same ``encoder.layers`` reads the entry). ``top`` and
+    ``average`` are no layers of a cache entry, and another kind has no subset a run could read: one line each."""
+    from elmo_bench.commands.embed import layer_choice  # lazy: h5py
+
+    layers = layer_choice(args.layers)
+    if layers == "all":
+        return None
+    if layers in ("top", "average"):
+        raise ConfigError(f"extract --layers {layers}: a cache entry holds layers, not their {layers}; expected "
+                          f"all, every:K or comma-separated layer indices such as 0,2")
+    if args.encoder != "transformers":
+        raise ConfigError(f"extract --layers {args.layers} applies to --encoder transformers only (found --encoder "
+                          f"{args.encoder}: its cache entries hold every layer; embed picks layers of any encoder)")
+    return layers
+
+
 def extract_main(argv: Sequence[str]) -> int:
-    """Extract (or resume) the entry; rank 0 prints one JSON line: the key, the shard count, the sentences."""
+    """Extract (or resume) the entry; rank 0 says on stderr whether it computed it or found it done, and prints one
+    JSON line: the key, the shard count, the sentences, the ranks and that ``status``."""
     args = build_parser().parse_args(argv)
     import torch  # lazy: torch
 
@@ -46,18 +65,24 @@ def extract_main(argv: Sequence[str]) -> int:
     from elmo_bench.encoders.protocol import moved  # lazy: torch
 
     torch.set_num_threads(args.threads)
+    layers = cached_layers(args)  # before the model loads: a refusal costs nothing
     sentences = read_sentences(args.input)
     rank, size = world()
     device = resolve_device(args.device, "--device")
     if device.type == "cuda" and size > 1:
         device = torch.device("cuda", rank % torch.cuda.device_count())
-    encoder = moved(encoder_from_args(args), device)
+    encoder = moved(encoder_from_args(args, layers=layers), device)
     cache = ActivationCache(args.cache_dir, encoder, progress=False, dtype=args.cache_dtype,
-                            shard_sentences=args.shard_sentences)
+                            shard_sentences=args.shard_sentences, batch_sentences=args.batch_size)
+    started = time.perf_counter()
     entry = cache.layers(sentences, name="extract")
     if size > 1:
         torch.distributed.destroy_process_group()
     if rank == 0:
+        status = "found" if cache.found else "computed"
+        done = "found done: nothing computed" if cache.found else f"computed in {time.perf_counter() - started:.1f} s"
+        print(f"extract: entry {entry.meta['key']} {done} ({entry.meta['shards']} shards, {len(sentences)} sentences, "
+              f"{size} rank{'s' if size > 1 else ''})", file=sys.stderr, flush=True)
         print(json.dumps({"entry": entry.meta["key"], "shards": entry.meta["shards"], "sentences": len(sentences),
-                          "ranks": size}))
+                          "ranks": size, "status": status}))
     return 0

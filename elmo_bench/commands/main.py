@@ -10,9 +10,8 @@ import json
 import sys
 from typing import Any, Callable, NamedTuple, Sequence
 
-from elmo_bench.base.arguments import ArgumentParser, positive_int
+from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 from elmo_bench.commands.guard import debug_requested, exit_cleanly_on_sigterm, exit_code, guarded
 from elmo_bench.commands.pretrain import compose_pretrain
 from elmo_bench.tasks.registry import registered
@@ -20,25 +19,14 @@ from elmo_bench.tasks.registry import registered
 
 def build_embed_parser() -> ArgumentParser:
     """``elmo-bench embed``'s arguments (built without running the job: the docs test parses documented commands with it)."""
-    from elmo_bench.encoders.cli_options import add_encoder_arguments  # lazy: torch
+    from elmo_bench.encoders.cli_options import add_extraction_arguments  # lazy: torch
 
     parser = ArgumentParser(prog="elmo-bench embed", description="an encoder's layers of a sentence file into hdf5")
-    parser.add_argument("--options", default=str(DEFAULT_OPTIONS), help="options.json (default: the shipped biLM)")
-    parser.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="weights.hdf5 (default: the shipped biLM)")
-    add_encoder_arguments(parser)
+    add_extraction_arguments(parser)  # the encoder options, one definition with extract's
     parser.add_argument("--input", required=True, help="one whitespace-tokenised sentence a line")
     parser.add_argument("--output", required=True, help="hdf5 file to write (never the input; an existing file "
                         "only if embed wrote it, or with --overwrite)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --output that embed did not write")
-    parser.add_argument("--layers", default="all",
-                        help="all | top | average | every:K | comma-separated layer indices such as 0,2 (0 = the "
-                             "embedding output; a transformer stops after the deepest one)")
-    parser.add_argument("--dtype", default=None, choices=["float32", "bfloat16", "float16"],
-                        help="transformers: the weights' dtype (default float32); the file is float32 always")
-    parser.add_argument("--max-tokens", type=positive_int, default=None,
-                        help="transformers: subword tokens per forward pass (default: --encoder's windows per pass)")
-    parser.add_argument("--batch-size", type=positive_int, default=64, help="sentences per encoder batch (>= 1)")
-    parser.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N (default auto)")
     return parser
 
 
@@ -46,7 +34,7 @@ def _embed(argv: Sequence[str]) -> int:
     args = build_embed_parser().parse_args(argv)
     from elmo_bench.base.device import resolve_device  # lazy: torch
     from elmo_bench.commands.embed import LAYER_CHOICES, check_output, embed_file, layer_choice  # lazy: h5py
-    from elmo_bench.encoders.cli_options import encoder_from_args  # lazy: torch
+    from elmo_bench.encoders.cli_options import EMBED_BATCH_SIZE, encoder_from_args  # lazy: torch
     from elmo_bench.encoders.protocol import moved  # lazy: torch
 
     check_output(args.input, args.output, args.overwrite)  # before the biLM loads: a refusal costs nothing
@@ -54,8 +42,8 @@ def _embed(argv: Sequence[str]) -> int:
     device = resolve_device(args.device, "--device")
     encoder = moved(encoder_from_args(args, layers=None if isinstance(layers, str) and layers in LAYER_CHOICES
                                       else layers), device)
-    count = embed_file(encoder, args.input, args.output, layers=args.layers, batch_size=args.batch_size,
-                       overwrite=args.overwrite)
+    count = embed_file(encoder, args.input, args.output, layers=args.layers,
+                       batch_size=args.batch_size or EMBED_BATCH_SIZE, overwrite=args.overwrite)
     print(json.dumps({"sentences": count, "output": args.output, "layers": args.layers}))
     return 0
 

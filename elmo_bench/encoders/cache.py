@@ -137,8 +137,10 @@ def segments(length: int, max_segment: int) -> list[tuple[int, int]]:
 
 
 def compute_layers(encoder: Encoder, sequences: Sequence[Sequence[str]], out: np.ndarray, offsets: np.ndarray,
-                   max_segment: int = MAX_SEGMENT, batch_tokens: int = 4096, progress: bool = True) -> None:
-    """Fill ``out`` (total_tokens, L+1, dim) with the encoder's layers of every sequence, batched by length.
+                   max_segment: int = MAX_SEGMENT, batch_tokens: int = 4096, progress: bool = True,
+                   batch_sentences: int | None = None) -> None:
+    """Fill ``out`` (total_tokens, L+1, dim) with the encoder's layers of every sequence, batched by length (at most
+    ``batch_tokens`` tokens and, when given, ``batch_sentences`` pieces a batch: ``extract --batch-size``).
 
     Sequences are cut into ``max_segment`` pieces unless the encoder takes whole sequences (protocol.py). The
     encoder computes on its own device (moved there beforehand); ``out`` is a CPU array. A writable memmap is
@@ -153,7 +155,7 @@ def compute_layers(encoder: Encoder, sequences: Sequence[Sequence[str]], out: np
     target = FileRows(out) if FileRows.usable(out) else out
     done = False
     try:
-        fill(encoder, sequences, pieces, target, offsets, batch_tokens, bar)
+        fill(encoder, sequences, pieces, target, offsets, batch_tokens, bar, batch_sentences)
         done = True
     finally:
         if isinstance(target, FileRows):
@@ -162,14 +164,18 @@ def compute_layers(encoder: Encoder, sequences: Sequence[Sequence[str]], out: np
 
 
 def fill(encoder: Encoder, sequences: Sequence[Sequence[str]], pieces: list[tuple[int, int, int]],
-         out: np.ndarray | FileRows, offsets: np.ndarray, batch_tokens: int, bar: tqdm) -> None:
-    """compute_layers' loop: batches of length-sorted pieces up to ``batch_tokens``, checked, then stored."""
+         out: np.ndarray | FileRows, offsets: np.ndarray, batch_tokens: int, bar: tqdm,
+         batch_sentences: int | None = None) -> None:
+    """compute_layers' loop: batches of length-sorted pieces up to ``batch_tokens`` (and ``batch_sentences``
+    pieces), checked, then stored."""
     start = 0
     packed_layers = packed(encoder)
+    most = len(pieces) if batch_sentences is None else batch_sentences
     with torch.no_grad():
         while start < len(pieces):
             end = start + 1  # pieces ascend in length: the batch's longest is its last
-            while end < len(pieces) and (end + 1 - start) * (pieces[end][2] - pieces[end][1]) <= batch_tokens:
+            while end < len(pieces) and end - start < most and \
+                    (end + 1 - start) * (pieces[end][2] - pieces[end][1]) <= batch_tokens:
                 end += 1
             batch = pieces[start:end]
             words = [list(sequences[i][a:b]) for i, a, b in batch]
@@ -267,11 +273,14 @@ class ActivationCache:
     BiLM with an id (the old call) is wrapped and keyed by that id, as before. ``dtype`` is ``encoder.cache_dtype``:
     fp16 (the old keys and entries) or fp32 (a key of its own). ``shard_sentences`` N >= 1 writes the entry as
     shards of N distinct sequences (resumable, split across torchrun ranks; elmo_bench.encoders.shards; a key of
-    its own); 0 (the default) is today's single-file entry."""
+    its own); 0 (the default) is today's single-file entry. ``batch_sentences`` caps the sequences an encoder batch
+    holds (``extract --batch-size``; None: ``batch_tokens`` alone, as before): memory, not the key. After
+    :meth:`layers`, ``found`` says whether the entry was there already (True) or computed (False)."""
 
     def __init__(self, directory: str | Path, encoder: Encoder, encoder_id: str | None = None,
                  max_segment: int = MAX_SEGMENT, batch_tokens: int = 4096, progress: bool = True,
-                 dtype: str = DEFAULT_CACHE_DTYPE, shard_sentences: int = 0) -> None:
+                 dtype: str = DEFAULT_CACHE_DTYPE, shard_sentences: int = 0,
+                 batch_sentences: int | None = None) -> None:
         if dtype not in CACHE_DTYPES:
             raise ConfigError(f"config: encoder.cache_dtype expected one of {', '.join(CACHE_DTYPES)}, found {dtype!r}")
         if isinstance(shard_sentences, bool) or not isinstance(shard_sentences, int) or shard_sentences < 0:
@@ -283,6 +292,7 @@ class ActivationCache:
         self.max_segment, self.batch_tokens, self.progress = max_segment, batch_tokens, progress
         self.dtype, self.files = dtype, entry_files(dtype)
         self.seconds_in_bilm = 0.0
+        self.batch_sentences, self.found = batch_sentences, None
 
     def _open_checked(self, entry: Path, key: str | None = None) -> CachedLayers:
         """The entry after its integrity check and, with ``key``, the check that its meta.json names that key (an
@@ -344,10 +354,12 @@ class ActivationCache:
         if entry.exists() or entry.is_symlink():  # any file of it missing (meta.json too): set aside, rebuilt
             layers = self._checked(entry, key)
             if layers is not None:
+                self.found = True
                 log.info("activation cache hit: %s %s (%d sequences, %d tokens, 0 s in the biLM)", name, key,
                          len(sequences), total)
                 return layers
         log.info("activation cache miss: %s %s: %d tokens", name, key, total)
+        self.found = False
         started = time.perf_counter()
         if self.shard_sentences:
             return self._sharded(entry, key, sequences, total, started)
@@ -378,7 +390,8 @@ class ActivationCache:
         offsets[1:] = np.cumsum([len(s) for s in distinct])
         layout = {"key": key, "shard_sentences": self.shard_sentences, "batch_tokens": self.batch_tokens,
                   "shards": len(shard_ranges(len(distinct), self.shard_sentences)), "dtype": self.dtype,
-                  "num_layers": self.encoder.num_layers, "dim": self.encoder.dim}
+                  "num_layers": self.encoder.num_layers, "dim": self.encoder.dim,
+                  **({} if self.batch_sentences is None else {"batch_sentences": self.batch_sentences})}
         rank, size = world()
         agree(layout, rank, size)
         partial = self.directory / f"{key}{PARTIAL}"
@@ -430,7 +443,8 @@ class ActivationCache:
             shape = (max(int(offsets[-1]), 1), self.encoder.num_layers, self.encoder.dim)
             kind, layer_file = STORAGE[self.dtype]
             data = reserved_memmap(tmp / layer_file, kind, shape)
-            compute_layers(self.encoder, distinct, data, offsets, self.max_segment, self.batch_tokens, self.progress)
+            compute_layers(self.encoder, distinct, data, offsets, self.max_segment, self.batch_tokens, self.progress,
+                           self.batch_sentences)
             data.flush()
             del data
             meta = self._meta(key, sequences, total, distinct, rows, offsets)

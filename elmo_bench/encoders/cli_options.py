@@ -1,19 +1,26 @@
-"""The ``--encoder/--model/--pooling/--revision`` options shared by ``embed``, ``probe-pos`` and ``probe-wsd``.
+"""The ``--encoder/--model/--pooling/--revision`` options shared by ``embed``, ``extract``, ``probe-pos`` and
+``probe-wsd``.
 
 ``--encoder bilm`` (default) keeps each command's ``--options/--weights``; ``--encoder transformers --model DIR|NAME
-[--pooling auto] [--revision REV]`` (embed adds ``--dtype`` and ``--max-tokens``); ``--encoder hdf5 --model FILE``;
-``--encoder manylangs --model DIR``; ``--encoder python --model pkg.module.Class``.
+[--pooling auto] [--revision REV]``; ``--encoder hdf5 --model FILE``; ``--encoder manylangs --model DIR``;
+``--encoder python --model pkg.module.Class``. ``embed`` and ``extract`` take the same extraction options besides
+(:func:`add_extraction_arguments`: ``--layers``, ``--dtype``, ``--max-tokens``, ``--batch-size``, ``--device``),
+defined once here so that the two commands cannot drift apart.
 """
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
+from elmo_bench.base.arguments import positive_int
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 from elmo_bench.encoders.bilm import load_bilm_encoder
 from elmo_bench.encoders.build import KINDS, build_encoder, encoder_record
 from elmo_bench.encoders.protocol import cache_id
+
+#: ``embed``'s sentences per encoder batch when ``--batch-size`` is not given
+EMBED_BATCH_SIZE = 64
 
 
 def add_encoder_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,6 +33,32 @@ def add_encoder_arguments(parser: argparse.ArgumentParser) -> None:
                         help="transformers: a word's vector from its subwords (default auto: last for a model that "
                              "behaves causally, first otherwise)")
     parser.add_argument("--revision", default=None, help="transformers: hub revision (default: the main branch)")
+
+
+def add_extraction_arguments(parser: argparse.ArgumentParser) -> None:
+    """Everything ``embed`` and ``extract`` take about the encoder and how it runs, one definition for both (issue
+    56: ``extract`` had no large-model options while the docs said it took ``embed``'s): the biLM's
+    ``--options/--weights``, the encoder options, the layers kept, the weights' dtype, the subword tokens a pass,
+    the sentences a batch and the device."""
+    parser.add_argument("--options", default=str(DEFAULT_OPTIONS), help="options.json (default: the shipped biLM)")
+    parser.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="weights.hdf5 (default: the shipped biLM)")
+    add_encoder_arguments(parser)
+    parser.add_argument("--layers", default="all",
+                        help="all | top | average | every:K | comma-separated layer indices such as 0,2 (0 = the "
+                             "embedding output; a transformer stops after the deepest one; extract: all, every:K "
+                             "or indices, and a subset with --encoder transformers only)")
+    parser.add_argument("--dtype", default=None, choices=["float32", "bfloat16", "float16"],
+                        help="transformers: the weights' dtype (default float32); the layers are stored as before "
+                             "(embed: float32; extract: --cache-dtype)")
+    parser.add_argument("--max-tokens", type=positive_int, default=None,
+                        help="transformers: subword tokens per forward pass (default: --encoder's windows per pass); "
+                             "bounds memory, the vectors the same up to rounding (one fp16 step in a few values)")
+    parser.add_argument("--batch-size", type=positive_int, default=None,
+                        help=f"sentences per encoder batch (>= 1; default: embed {EMBED_BATCH_SIZE}; extract the "
+                             f"activation cache's batches of up to 4096 words, as a run's)")
+    parser.add_argument("--device", default="auto",
+                        help="auto | cpu | cuda | cuda:N: where the encoder computes (default auto: a GPU where "
+                             "torch sees one; CUDA asked for where there is none: one line, exit 2)")
 
 
 def add_device_argument(parser: argparse.ArgumentParser) -> None:

@@ -205,7 +205,7 @@ def compute_shards(cache: Any, partial: Path, distinct: Sequence[Sequence[str]],
         try:
             data = reserve(tmp, kind, shape)
             compute(cache.encoder, distinct[a:b], data, local, cache.max_segment,
-                                        cache.batch_tokens, cache.progress)
+                                        cache.batch_tokens, cache.progress, cache.batch_sentences)
             data.flush()
             del data
         except BaseException:
