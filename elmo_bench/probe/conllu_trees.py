@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Iterator
 
 from elmo_bench.base.errors import DataError
+from elmo_bench.data.conllu import head_id, is_word_row, word_id
 from elmo_bench.data.textio import open_text
 
 
@@ -39,17 +40,14 @@ def _word(path: Path, lineno: int, line: str, sentence: TreeSentence) -> None:
     cols = line.split("\t")
     if len(cols) != 10:
         raise DataError(f"{path}:{lineno}: expected 10 tab-separated CoNLL-U columns, found {len(cols)}: {line[:80]!r}")
-    if "-" in cols[0] or "." in cols[0]:  # multiword-token range or empty node: not a word of the basic tree
+    if not is_word_row(cols[0]):  # multiword-token range or empty node: not a word of the basic tree
         return
-    expected = len(sentence.tokens) + 1
-    if cols[0] != str(expected):
-        raise DataError(f"{path}:{lineno}: expected word ID {expected} (IDs count up from 1), found {cols[0]!r}")
-    if not (cols[6].isascii() and cols[6].isdigit()):  # "²".isdigit() is True, int("²") an error
-        raise DataError(f"{path}:{lineno}: expected an integer HEAD in column 7, found {cols[6]!r}")
+    word_id(cols[0], f"{path}:{lineno}", expected=len(sentence.tokens) + 1)
+    head = head_id(cols[6], f"{path}:{lineno}")  # ASCII digits: "²".isdigit() is True, int("²") an error
     sentence.tokens.append(cols[1])
     sentence.upos.append(cols[3])
     sentence.xpos.append(cols[4])
-    sentence.heads.append(int(cols[6]))
+    sentence.heads.append(head)
     sentence.deprel.append(cols[7].split(":", 1)[0])
     sentence.lines.append(lineno)
 

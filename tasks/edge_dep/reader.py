@@ -2,7 +2,8 @@
 subtypes (``nmod:poss``, ``obl:tmod``); the root is a self-pair (the word and itself) labelled ``root``, as jiant's
 ``ud_to_json.py`` writes it. The words are the POS task's (tasks/pos/reader.py): syntactic words, multiword-token
 ranges (``3-4``) and empty nodes (``8.1``) skipped; the POS reader keeps no heads, so columns 7-8 are read here.
-A head that names no word of the sentence or an empty relation is refused with the file and line.
+IDs and heads are ASCII digits, IDs counting up from 1, as the structural probes read them (elmo_bench.data.conllu);
+a head that names no word of the sentence or an empty relation is refused with the file and line.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from elmo_bench.base.errors import DataError
+from elmo_bench.data.conllu import head_id, is_word_row, word_id
 from elmo_bench.data.edge import make_target
 from elmo_bench.data.textio import open_text
 from elmo_bench.tasks.api import Example
@@ -18,14 +20,15 @@ from elmo_bench.tasks.api import Example
 Row = tuple[int, str, int, str, int]
 
 
-def _row(cols: list[str], where: str) -> Row:
-    if not cols[0].isdigit() or not cols[6].lstrip("-").isdigit():
-        raise DataError(f"{where}: expected integer word and head ids in columns 1 and 7, found "
-                        f"{cols[0]!r} and {cols[6]!r}")
+def _row(cols: list[str], path: Path, lineno: int, expected: int) -> Row:
+    """One word's row, its ID and HEAD read as the structural probes read them (elmo_bench.data.conllu)."""
+    where = f"{path}:{lineno}"
+    word = word_id(cols[0], where, expected=expected)
+    head = head_id(cols[6], where)
     if cols[7] in ("", "_"):
         raise DataError(f"{where}: word {cols[0]} has no relation in column 8 (an empty label set); expected a "
                         f"UD relation such as nsubj or root")
-    return int(cols[0]), cols[1], int(cols[6]), cols[7], int(where.rsplit(":", 1)[1])
+    return word, cols[1], head, cols[7], lineno
 
 
 def sentence_example(rows: list[Row], path: Path, sent_id: str) -> Example:
@@ -65,8 +68,8 @@ def read_dependencies(path: str | Path, split: str) -> list[Example]:
                 cols = line.split("\t")
                 if len(cols) != 10:
                     raise DataError(f"{path}:{lineno}: expected 10 tab-separated CoNLL-U columns, found {len(cols)}")
-                if "-" not in cols[0] and "." not in cols[0]:  # a multiword range or an empty node: no word
-                    rows.append(_row(cols, f"{path}:{lineno}"))
+                if is_word_row(cols[0]):  # a multiword range or an empty node: no word
+                    rows.append(_row(cols, path, lineno, len(rows) + 1))
     return examples
 
 

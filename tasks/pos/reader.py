@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from elmo_bench.base.errors import DataError
+from elmo_bench.data.conllu import is_word_row, word_id
 from elmo_bench.data.data_options import data_options
 from elmo_bench.data.splits import read_splits as shared_read_splits
 from elmo_bench.data.textio import open_text
@@ -65,10 +66,9 @@ def read_conllu(path: str | Path, tag_column: str = "xpos", split: str = "data")
         cols = line.split("\t")
         if len(cols) != 10:
             raise DataError(f"{path}:{lineno}: expected 10 tab-separated CoNLL-U columns, found {len(cols)}: {line[:80]!r}")
-        if "-" in cols[0] or "." in cols[0]:  # multiword-token range or empty node: no tag of its own
+        if not is_word_row(cols[0]):  # multiword-token range or empty node: no tag of its own
             continue
-        if not cols[0].isdigit():
-            raise DataError(f"{path}:{lineno}: expected an integer word ID in column 1, found {cols[0]!r}")
+        word_id(cols[0], f"{path}:{lineno}")  # ASCII digits, as the structural probes' reader takes them
         if not cols[1] or cols[column] in ("", "_"):
             raise DataError(f"{path}:{lineno}: word {cols[0]} has no form or no {tag_column.upper()} tag: {line[:80]!r}")
         tokens.append(cols[1])
