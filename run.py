@@ -33,6 +33,7 @@ from elmo_bench.commands.main_args import main_args
 from elmo_bench.commands.probe_sweep_args import probe_sweep_args
 from elmo_bench.commands.rows import with_rows
 from elmo_bench.commands.sweep_check import check_sweep
+from elmo_bench.engine.encoder_sweep import encoder_sweep_args
 
 register_resolvers()
 log = logging.getLogger("run")
@@ -70,7 +71,8 @@ def _run(cfg: DictConfig) -> float | None:
     overrides = list(hydra_cfg.overrides.task)
     # the door plan and evaluate use too: unknown +key/++key, ranges, data files; errors: one line via guarded()
     try:
-        run = resolve_run_config(cfg, overrides, hydra_cfg.runtime.choices, forced_base(overrides))  # a RunConfig
+        run = resolve_run_config(cfg, overrides, hydra_cfg.runtime.choices, forced_base(overrides),  # a RunConfig
+                                 multirun=getattr(hydra_cfg.mode, "name", hydra_cfg.mode) == "MULTIRUN")
     except BaseException:
         _remove_if_empty(Path(hydra_cfg.runtime.output_dir))
         raise
@@ -88,6 +90,7 @@ def _run(cfg: DictConfig) -> float | None:
 if __name__ == "__main__":
     sys.argv[:] = main_args(sys.argv)  # no task=/experiment= → the quickstart; -v → hydra.verbose=true
     sys.argv[:] = probe_sweep_args(sys.argv)  # -m probe=a,b probe.<key>=v: ++probe.<key>=v (Hydra's multirun)
+    sys.argv[:] = encoder_sweep_args(sys.argv)  # -m encoder=bilm,transformers encoder.path=DIR: ++ where one lacks it
     sys.argv[:] = guarded(lambda: with_rows(sys.argv, composed_run), DEBUG)  # experiment=probe_pos row=all
     exit_cleanly_on_sigterm()
     guarded(lambda: check_sweep(sys.argv), DEBUG)  # -m seed=1,abc: every swept value through the door first

@@ -156,11 +156,11 @@ def _covering(jobs: list[list[str]]) -> list[list[str]]:
     return chosen
 
 
-def compose_checked(overrides: Sequence[str]) -> Any:
+def compose_checked(overrides: Sequence[str], multirun: bool = False) -> Any:
     """One job's config as run.py composes it, checked as a run checks it before reading any data."""
     from elmo_bench.commands.plan import compose_job
 
-    return compose_job(list(overrides), files=False)  # run.py's door; the docs' paths are placeholders
+    return compose_job(list(overrides), files=False, multirun=multirun)  # run.py's door; paths are placeholders
 
 
 def jobs_of(overrides: Sequence[str], multirun: bool) -> list[list[str]]:
@@ -182,15 +182,17 @@ def jobs_of(overrides: Sequence[str], multirun: bool) -> list[list[str]]:
 def check_run_py(args: Sequence[str]) -> int:
     """``python run.py ARGS`` composed as run.py would run it; returns the number of jobs composed."""
     from elmo_bench.commands.main_args import main_args
+    from elmo_bench.commands.probe_sweep_args import probe_sweep_args
+    from elmo_bench.engine.encoder_sweep import encoder_sweep_args
 
-    argv = main_args(["run.py", *args])[1:]
+    argv = encoder_sweep_args(probe_sweep_args(main_args(["run.py", *args])))[1:]   # as run.py rewrites them
     multirun = any(a in ("-m", "--multirun") for a in argv)
     flags = [a for a in argv if a.startswith("-") and a not in ("-m", "--multirun", "--debug")]
     if flags:
         raise ValueError(f"no rule for run.py flag(s) {flags}")
     jobs = jobs_of([a for a in argv if not a.startswith("-")], multirun)
     for job in jobs:
-        compose_checked(job)
+        compose_checked(job, multirun)
     return len(jobs)
 
 

@@ -21,6 +21,7 @@ SystemExit, see elmo_bench.commands.guard).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import logging
 import os
@@ -211,3 +212,29 @@ def atomic_write_text(final: str | Path, text: str) -> None:
 def atomic_write_bytes(final: str | Path, data: bytes) -> None:
     with atomic_path(final) as tmp:
         tmp.write_bytes(data)
+
+
+@contextlib.contextmanager
+def held_lock(path: str | Path, what: str) -> Iterator[Path]:
+    """Hold an exclusive ``flock`` on ``path`` for the block: writers of one thing (a sharded cache entry, a
+    suite.json) take turns instead of undoing each other's work. While another process holds it, log once that
+    this one waits for that pid (``what`` names the thing), then wait. The file is made if absent and kept after
+    (removing a lock file would let a waiter and a newcomer hold two locks at once), emptied of the pid on release;
+    the kernel frees the lock when its process ends however it ends."""
+    path = Path(path)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)  # the umask applies
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            log.info("%s: waiting for pid %s, which is writing it (lock %s)", what, holder, path)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        try:
+            yield path
+        finally:
+            os.ftruncate(fd, 0)
+    finally:
+        os.close(fd)

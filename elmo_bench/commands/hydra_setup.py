@@ -14,6 +14,7 @@ from elmo_bench.commands.row_names import row_layer, row_mode
 from elmo_bench.encoders.model_files import directory_hash, file_hash, is_model_directory
 from elmo_bench.encoders.settings import path_like
 from elmo_bench.engine.config_schema import register_schemas
+from elmo_bench.engine.encoder_sweep import foreign_items
 from elmo_bench.engine.run_identity import fingerprint
 from elmo_bench.tasks.registry import declaration, package_dir
 
@@ -151,7 +152,12 @@ def run_path(override_dirname: str, *, _root_: Any) -> str:
 
 
 def sweep_path(override_dirname: str, *, _root_: Any, runs: str = "", legacy: bool = False) -> str:
-    """A sweep job's subdirectory: ``<task>/<embedder>-seed<s><suffix>``, or ``probes/<probe>/...``."""
+    """A sweep job's subdirectory: ``<task>/<embedder>-seed<s><suffix>``, or ``probes/<probe>/...``; a
+    ``++encoder.<key>`` that the job's encoder kind lacks (a sweep over encoder kinds: engine.encoder_sweep) is
+    not named, as the job does not use it."""
+    items = _items(override_dirname)
+    foreign = foreign_items(items, (_root_.get("encoder") or {}).get("kind"))
+    override_dirname = ",".join(item for item in items if item not in foreign) if foreign else override_dirname
     probe = _root_.get("probe")
     if probe is not None and probe.get("name"):
         return f"probes/{probe.name}/{encoder_label(_root_)}-seed{_root_.seed}{probe_suffix(override_dirname)}"

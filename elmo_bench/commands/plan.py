@@ -83,6 +83,7 @@ from elmo_bench.commands.rows import expand_rows
 from elmo_bench.commands.text_table import aligned
 from elmo_bench.encoders.costs import EncoderCost, bilm_options, cache_numbers, encoder_cost, segment_positions
 from elmo_bench.engine.collate import length_batches
+from elmo_bench.engine.encoder_sweep import drop_foreign_keys, encoder_sweep_args, swept_options
 from elmo_bench.engine.experiment import (
     Prepared,
     build_model,
@@ -110,34 +111,39 @@ STAND_IN = "default_{task}"
 
 # ----------------------------------------------------------------------------------------------------------- sweep
 
-def compose_job(overrides: Sequence[str], check: bool = True, files: bool = True) -> Any:
+def compose_job(overrides: Sequence[str], check: bool = True, files: bool = True, multirun: bool = False) -> Any:
     """One run's config, composed like run.py's (with the hydra node, for the sweep and the choices) and, with
-    ``check``, through run.py's door (engine.config_door.resolve_run_config: unknown keys, ranges, data files)."""
+    ``check``, through run.py's door (engine.config_door.resolve_run_config: unknown keys, ranges, data files);
+    ``multirun``: a job of a sweep (a ``++encoder.<key>`` of another encoder kind is left out, not refused)."""
     from omegaconf import open_dict
 
     from elmo_bench.commands.hydra_setup import compose_config, forced_base  # lazy: omegaconf
     from elmo_bench.engine.config_door import resolve_run_config  # lazy: omegaconf
 
     cfg = compose_config(overrides)
+    base = forced_base(overrides)
+    if multirun:  # the job as run.py's door leaves it: a ++encoder.<key> of another swept kind out
+        drop_foreign_keys(cfg, overrides, base, multirun)
     job = cfg.copy()
     with open_dict(job):
         del job["hydra"]                           # what run.py's job sees
     if check:  # job gets data.name and the choices too
-        resolve_run_config(job, overrides, cfg.hydra.runtime.choices, forced_base(overrides), files)
+        resolve_run_config(job, overrides, cfg.hydra.runtime.choices, base, files, multirun)
     with open_dict(cfg):
         cfg.choices = {k: v for k, v in cfg.hydra.runtime.choices.items() if not k.startswith("hydra")}
         cfg.data.name = job.data.get("name") or cfg.choices.get("data")
     return cfg
 
 
-def job_run(overrides: Sequence[str], check: bool = True, files: bool = True) -> RunConfig | ProbeRunConfig:
+def job_run(overrides: Sequence[str], check: bool = True, files: bool = True,
+            multirun: bool = False) -> RunConfig | ProbeRunConfig:
     """One run's RunConfig (elmo_bench.engine.run_config), or a probe run's ProbeRunConfig: :func:`compose_job`,
     without Hydra's node, typed."""
     from omegaconf import OmegaConf, open_dict
 
     from elmo_bench.engine.config_door import is_probe_job, run_config  # lazy: omegaconf
 
-    cfg = compose_job(overrides, check, files)
+    cfg = compose_job(overrides, check, files, multirun)
     with open_dict(cfg):
         del cfg["hydra"]
     if is_probe_job(cfg):
@@ -566,8 +572,10 @@ def plan(overrides: Sequence[str], gpu_tflops: float, device: torch.device, n_ba
          cpu_rates: CpuRates = MEASURED, measure_cpu: bool = False, stride: int | None = None) -> dict[str, Any]:
     """Every planned run with its GPU hours at ``gpu_tflops`` sustained and its CPU seconds at ``cpu_rates``
     (timed here first with ``measure_cpu``), and the totals (shared caches once); ``stride``: mix=all_modes's."""
+    overrides = encoder_sweep_args(["plan", *overrides])[1:]  # encoder=a,b encoder.<key of b>=v: ++ where one lacks it
     jobs = expand_sweep(overrides, stride)
-    configs = [job_run(job) for job in jobs]  # every job through the door before any is priced
+    sweeping = bool(swept_options(overrides))
+    configs = [job_run(job, multirun=sweeping) for job in jobs]  # every job through the door before any is priced
     memo: dict[str, Any] = {}
     runs = [plan_probe_run(run, memo) if isinstance(run, ProbeRunConfig) else plan_run(job, run, device, n_batches,
                                                                                        memo)

@@ -26,6 +26,7 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import CACHE_DIR, CONF_DIR, DATA_ROOT
 from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 from elmo_bench.commands.hydra_setup import compose_config
+from elmo_bench.commands.suite_record import check_suite_before, write_suite
 from elmo_bench.engine.config_door import resolve_run_config
 from elmo_bench.engine.probe_config import ProbeRunConfig
 from elmo_bench.probe import mdl_cli, pos_cli, structural_cli, suite_cli, wsd_cli
@@ -185,7 +186,6 @@ def alias(parser: Callable[[], argparse.ArgumentParser], to_overrides: Callable[
 
 #: the suite's probes in order (conf/experiment/probe_suite.yaml sweeps the same list)
 SUITE = ("pos", "pos_controls", "structural", "mdl", "mdl_mlp")
-SUITE_RECORD = "suite.json"
 
 
 def suite_status(target: Path, ran: bool) -> dict[str, Any]:
@@ -207,19 +207,12 @@ def absolute(override: str) -> bool:
     return value.startswith("/") or (len(value) > 2 and value[1] == ":")
 
 
-def check_suite_dir(out: Path) -> None:
-    """``--out`` is a directory (or absent), and a suite.json there is one this command wrote; one line else."""
+def check_suite_dir(out: Path, suite: dict[str, Any], wanted: Sequence[str]) -> None:
+    """``--out`` is a directory (or absent), and a suite.json there is one this command wrote, of this suite when a
+    probe of ``wanted`` is new there (elmo_bench.commands.suite_record); one line else."""
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: a file, not a directory; expected the suite's directory")
-    record = out / SUITE_RECORD
-    if record.exists():
-        try:
-            found = json.loads(record.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            found = None
-        if not isinstance(found, dict) or "probes" not in found:
-            raise ConfigError(f"{record}: not a suite record of elmo-bench probe-suite (truncated, or another "
-                              f"program's); move it away or choose another --out")
+    check_suite_before(out, suite, any(not (out / name).exists() for name in wanted))
 
 
 def probe_suite_main(argv: Sequence[str]) -> int:
@@ -231,8 +224,11 @@ def probe_suite_main(argv: Sequence[str]) -> int:
     unknown = sorted(set(wanted) - set(SUITE))
     if unknown:
         raise ConfigError(f"--probes expects names from {list(SUITE)}, found {unknown}")
-    check_suite_dir(out)
     shared = [f"budget={args.budget}", "probe_set=suite", "seed=0", *ud_overrides(args), *encoder_overrides(args)]
+    suite = {"budget": args.budget, "encoder": args.encoder,
+             **({"random_init": args.random_init, "random_seed": args.random_seed} if args.random_init else {}),
+             "overrides": [o for o in shared if not o.startswith(("paths.", "threads")) and not absolute(o)]}
+    check_suite_dir(out, suite, wanted)
     status: dict[str, Any] = {}
     for i, name in enumerate(p for p in SUITE if p in wanted):
         target = out / name
@@ -240,11 +236,8 @@ def probe_suite_main(argv: Sequence[str]) -> int:
         log.info("[%d/%d] %s", i + 1, len(wanted), name)
         run_alias([f"probe={name}", *shared], str(target))
         status[name] = suite_status(target, not before)
-    record = {"budget": args.budget, "bounds": budget_bounds(args.budget, [p for p in SUITE if p in wanted]),
-              "probes": status, "encoder": args.encoder,
-              **({"random_init": args.random_init, "random_seed": args.random_seed} if args.random_init else {}),
-              "overrides": [o for o in shared if not o.startswith(("paths.", "threads")) and not absolute(o)]}
-    atomic_write_text(out / SUITE_RECORD, json.dumps(record, indent=2, sort_keys=True) + "\n")
+    record = {**suite, "bounds": budget_bounds(args.budget, [p for p in SUITE if p in wanted]), "probes": status}
+    record = write_suite(out, record)  # merged under OUT's lock with what another suite command wrote there
     print(json.dumps(record))
     return 0
 

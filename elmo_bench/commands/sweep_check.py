@@ -50,5 +50,5 @@ def check_sweep(args: Sequence[str]) -> int:
         return 0  # Hydra refuses a sweep value outside a sweep itself
     jobs = covering(expand_sweep(overrides))
     for job in jobs:
-        compose_job(job)
+        compose_job(job, multirun=True)
     return len(jobs)

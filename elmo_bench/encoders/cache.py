@@ -23,6 +23,7 @@ rebuilt, with a warning in the log.
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
@@ -39,6 +40,7 @@ from tqdm import tqdm
 
 from elmo_bench.base.atomic import (
     apply_umask,
+    held_lock,
     mark_as_temporary,
     named,
     owned_temp_dir,
@@ -61,6 +63,7 @@ from elmo_bench.encoders.protocol import (
 from elmo_bench.encoders.segments import MAX_SEGMENT
 from elmo_bench.encoders.settings import CACHE_DTYPES, DEFAULT_CACHE_DTYPE
 from elmo_bench.encoders.shards import (
+    LOCK,
     NUMPY,
     PARTIAL,
     SUFFIX,
@@ -395,22 +398,31 @@ class ActivationCache:
         rank, size = world()
         agree(layout, rank, size)
         partial = self.directory / f"{key}{PARTIAL}"
+        # another command building the same entry (a second extract into this cache): rank 0 of each takes turns
+        # on the entry's lock, so one never removes or renames what the other is writing (issue 56 item 8)
+        lock = held_lock(self.directory / f"{key}{LOCK}", f"activation cache entry {key}") if rank == 0 else None
         try:
-            if rank == 0:
-                prepare_partial(partial, layout, offsets, rows)
-            barrier(size)
-            compute_shards(self, partial, distinct, offsets, rank, size, compute_layers, reserved_memmap)
-            barrier(size)
-            if rank == 0:
-                meta = {**self._meta(key, sequences, total, distinct, rows, offsets), **layout}
-                publish(partial, entry, meta, RECORD)
-            barrier(size)
+            with lock or contextlib.nullcontext():
+                if rank == 0 and not entry.is_dir():
+                    prepare_partial(partial, layout, offsets, rows)
+                barrier(size)
+                found = entry.is_dir()  # published by the other writer while this one waited: found, not rebuilt
+                if not found:
+                    compute_shards(self, partial, distinct, offsets, rank, size, compute_layers, reserved_memmap)
+                    barrier(size)
+                    if rank == 0:
+                        meta = {**self._meta(key, sequences, total, distinct, rows, offsets), **layout}
+                        publish(partial, entry, meta, RECORD)
+                    barrier(size)
         except OSError as exc:  # a full disk: one line naming the entry; the complete shards stay for a resume
             raise named(exc, entry) from exc
         seconds = time.perf_counter() - started
-        self.seconds_in_bilm += seconds
-        log.info("activation cache stored: %s in %.1f s (%d shards, rank %d of %d)", key, seconds,
-                 layout["shards"], rank, size)
+        if found:
+            log.info("activation cache hit: %s (another process built it while this one waited)", key)
+        else:
+            self.seconds_in_bilm += seconds
+            log.info("activation cache stored: %s in %.1f s (%d shards, rank %d of %d)", key, seconds,
+                     layout["shards"], rank, size)
         try:
             return self._open_checked(entry, key)
         except IntegrityError as exc:

@@ -15,6 +15,10 @@ the default) keep today's keys, layout and bytes.
 Resume: a complete shard is checked against its sidecar; one that differs is refused (one line naming the shard,
 exit 2), never silently recomputed, since a changed file in a cache directory means a disk or a tool to look at.
 
+Two commands building one entry at once (two ``elmo-bench extract`` into one cache directory): rank 0 of each holds
+the entry's lock (``<key>.lock``, an ``flock``: cache.ActivationCache._sharded) from preparing ``<key>.partial`` to
+publishing it, so they take turns, and the second then finds the entry published and uses it.
+
 torchrun: rank r of K computes shards r, r+K, ...; the ranks first all-gather their entry key and layout (one line,
 exit 2, when they disagree), then rank 0 publishes the entry after a barrier.
 """
@@ -42,6 +46,9 @@ from elmo_bench.encoders.settings import DEFAULT_CACHE_DTYPE
 
 #: suffix of the directory an unfinished sharded entry is built in (kept across a kill: the resume point)
 PARTIAL = ".partial"
+#: suffix of the file whose ``flock`` a sharded entry's builder holds: two commands building one entry take turns
+#: (the second then finds it published); kept in the cache directory, empty between builds
+LOCK = ".lock"
 SUFFIX = {"fp16": "f16", "fp32": "f32"}
 #: numpy dtype of each ``encoder.cache_dtype`` (cache.STORAGE is made from these two tables)
 NUMPY: dict[str, Any] = {"fp16": np.float16, "fp32": np.float32}

@@ -19,6 +19,7 @@ from elmo_bench.base.paths import CONF_DIR
 from elmo_bench.encoders.erase_settings import check_erase_files
 from elmo_bench.encoders.settings import check_encoder_path
 from elmo_bench.engine.config_check import check_added_keys
+from elmo_bench.engine.encoder_sweep import drop_foreign_keys
 from elmo_bench.engine.probe_config import ProbeRunConfig, refuse_task_keys
 from elmo_bench.engine.run_config import RunConfig
 from elmo_bench.engine.run_identity import flatten
@@ -31,18 +32,21 @@ def is_probe_job(cfg: Any) -> bool:
 
 
 def resolve_run_config(cfg: DictConfig, overrides: Sequence[str] = (), choices: Mapping[str, str] | None = None,
-                       base: Mapping[str, Any] | None = None, files: bool = True) -> RunConfig | ProbeRunConfig:
+                       base: Mapping[str, Any] | None = None, files: bool = True,
+                       multirun: bool = False) -> RunConfig | ProbeRunConfig:
     """``cfg`` (a job's composed config, without Hydra's node), checked and typed: its RunConfig, with ``choices``
     (Hydra's group choices) and ``data.name`` set; ConfigError (one line) for the first thing wrong.
 
     ``overrides``: the job's command-line overrides (``+key`` / ``++key`` are checked against the config);
     ``base``: the config composed without the ``++`` overrides, needed only when there are some (a ``++key`` that
     ``base`` lacks is refused like ``+key``); ``files``: also check the files the config names (False only where
-    paths are placeholders, as in the docs' commands). Idempotent: evaluate calls it on a run's stored config.
-    ``cfg`` gets the choices and data.name too (plan reads the sweep from it). A config choosing a probe
+    paths are placeholders, as in the docs' commands); ``multirun``: a job of a sweep, where a ``++encoder.<key>``
+    its encoder kind lacks but another has is left out (elmo_bench.engine.encoder_sweep), not refused.
+    Idempotent: evaluate calls it on a run's stored config. ``cfg`` gets the choices and data.name too (plan reads the sweep from it). A config choosing a probe
     (``probe=<name>``) is a probe run: its ProbeRunConfig (elmo_bench.engine.probe_config), ``task=`` beside it
     refused.
     """
+    overrides = drop_foreign_keys(cfg, overrides, base, multirun)  # encoder=a,b encoder.<key of b>=v
     plain = OmegaConf.to_container(cfg)
     check_added_keys(list(overrides), plain, CONF_DIR, base)
     with open_dict(cfg):
