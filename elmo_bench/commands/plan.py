@@ -65,7 +65,7 @@ import numpy as np
 import torch
 
 from elmo_bench.base.arguments import ArgumentParser
-from elmo_bench.base.device import resolve_device
+from elmo_bench.base.device import check_device_spec, resolve_device
 from elmo_bench.base.errors import ConfigError, DataError
 from elmo_bench.base.hub_offline import local_hub_only
 from elmo_bench.commands.modes import ALL_MODES, expand_modes
@@ -560,10 +560,15 @@ def _cpu_prices(configs: Sequence[RunConfig], runs: list[dict[str, Any]], cpu_ra
     cpu = sweep_cpu_seconds(runs, [run["cache_key"] for run in runs], per_run)
     for run, seconds, rates in zip(runs, cpu, per_run):
         run["cpu_seconds"], run["cpu_head_gflops"] = seconds, rates.head_gflops
+        if "lbfgs_flops_bound" in run:   # a probe row: its L-BFGS fits at max_iter iterations each
+            run["cpu_seconds_bound"] = seconds + (run["lbfgs_flops_bound"] - run["lbfgs_flops"]) / (
+                rates.lbfgs_gflops * 1e9) + (run["train_flops_bound"] - run["train_flops"]
+                                             - run["lbfgs_flops_bound"] + run["lbfgs_flops"]) / (rates.head_gflops * 1e9)
     if len(set(per_run)) == 1:
         return {"total_cpu_seconds": sum(cpu), "cpu_rates": dataclasses.asdict(per_run[0])}
     return {"total_cpu_seconds": sum(cpu),
             "cpu_rates": {"head_gflops": None, "encoder_gflops": None, "run_overhead_s": cpu_rates.run_overhead_s,
+                          "lbfgs_gflops": cpu_rates.lbfgs_gflops,
                           "source": "rates timed here per task (each run's cpu_head_gflops); "
                                     + "; ".join(sorted({r.source for r in per_run}))}}
 
@@ -619,19 +624,22 @@ def _table(result: dict[str, Any]) -> str:
         lines += ([""] if lines else []) + probe_table(probes)
     bounds = "epochs are max_epochs, early stopping ends most runs sooner"
     if probes:
-        bounds += "; probe training FLOPs are upper bounds (max_epochs, max_iter)"
+        bounds += ("; probe training FLOPs: L-BFGS fits at their expected iterations (the mean of the committed "
+                   "records' fits), Adam probes at max_epochs; 'bound': every fit at max_iter")
     lines.append(f"\n{len(result['runs'])} runs, {result['total_gpu_hours']:.1f} GPU hours in total at "
                  f"{result['gpu_tflops']:g} TFLOP/s sustained (each activation cache counted once; {bounds})"
-                 + (f"; memory measured on {result['device']}" if tasks else ""))
+                 + (f"; memory measured on {result['device']}" if tasks else "")
+                 + (f" ({result['device_note']})" if result.get("device_note") else ""))
     rates = result["cpu_rates"]
     head_rate, encoder_rate = ("per task" if rates[k] is None else f"{rates[k]:.1f} GFLOP/s"
                                for k in ("head_gflops", "encoder_gflops"))
+    lbfgs = f"L-BFGS {rates['lbfgs_gflops']:.1f} GFLOP/s, " if probes and rates.get("lbfgs_gflops") else ""
     lines.append(f"predicted CPU wall time, run after run, one thread: {format_minutes(result['total_cpu_seconds'])}"
-                 f" (head {head_rate}, encoder {encoder_rate}, "
+                 f" (head {head_rate}, encoder {encoder_rate}, {lbfgs}"
                  f"{rates['run_overhead_s']:g} s per run; {rates['source']})")
     notes = sorted({f"{r['task']}/{r['data']}: {r['size_source']}" for r in tasks if r["sizes"] != "measured"}
                    | {f"probe {r['probe']}: {r['size_source']}" for r in probes if r["sizes"] != "measured"})
-    return "\n".join(lines + [f"  {n}" for n in notes] + _encoder_lines(tasks))
+    return "\n".join(lines + [f"  {n}" for n in notes] + _encoder_lines([*tasks, *probes]))
 
 
 def _encoder_lines(runs: Sequence[dict[str, Any]]) -> list[str]:
@@ -683,7 +691,7 @@ def build_parser() -> ArgumentParser:
 
 def plan_main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)   # plan A=1 --device cpu B=2: both overrides, the flag between them
     if args.gpu_tflops is not None and not args.gpu_tflops > 0:
         parser.error(f"--gpu-tflops expected a number > 0, found {args.gpu_tflops}")
     if args.sample_batches < 1:
@@ -692,8 +700,18 @@ def plan_main(argv: Sequence[str] | None = None) -> int:
         return _plan_command(parser, args)
 
 
+def plan_device(spec: str) -> tuple[torch.device, str | None]:
+    """Where plan measures a task head's peak memory, and why it is not the device asked for: a plan only prices,
+    so ``--device cuda`` on a machine without a GPU counts the memory the CPU way (module docstring) and says so,
+    instead of refusing (GPU hours do not depend on this machine)."""
+    spec = check_device_spec(spec, "--device")
+    if spec not in ("auto", "cpu") and not torch.cuda.is_available():
+        return torch.device("cpu"), f"--device {spec}: no GPU here, so peak memory counted the CPU way"
+    return resolve_device(spec, "--device"), None
+
+
 def _plan_command(parser: Any, args: Any) -> int:
-    device = resolve_device(args.device, "--device")
+    device, device_note = plan_device(args.device)
     tflops = args.gpu_tflops if args.gpu_tflops is not None else GPU_TFLOPS[args.gpu]
     if args.cpu_gflops is not None and not args.cpu_gflops > 0:
         parser.error(f"--cpu-gflops expected a number > 0, found {args.cpu_gflops}")
@@ -702,6 +720,8 @@ def _plan_command(parser: Any, args: Any) -> int:
                      f"hand, or timed here); give one")
     rates = MEASURED if args.cpu_gflops is None else MEASURED.with_head(args.cpu_gflops, "--cpu-gflops")
     result = plan(args.overrides, tflops, device, args.sample_batches, rates, args.measure_cpu, args.stride)
+    if device_note:
+        result["device_note"] = device_note
     if args.format == "json":
         sys.stdout.write(json.dumps(result) + "\n")
     else:

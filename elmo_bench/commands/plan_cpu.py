@@ -32,6 +32,7 @@ class CpuRates:
     encoder_gflops: float       # the frozen encoder's forward pass filling the activation cache
     run_overhead_s: float       # a run's seconds outside its epochs and its cache fill
     source: str
+    lbfgs_gflops: float = 45.0  # a probe's full-batch L-BFGS fit (one large product a pass): see MEASURED
 
     def with_head(self, gflops: float, source: str) -> "CpuRates":
         return replace(self, head_gflops=gflops, source=source)
@@ -45,14 +46,20 @@ class CpuRates:
 #: 10.8 GFLOP/s); the encoder's is the shipped biLM's forward over 400 EWT dev sentences as the cache fill computes it
 #: (38.7 and 37.4 GFLOP/s); the overhead is the median, over the 54 committed edge runs (docs/results/edge_probing),
 #: of total_seconds minus their epochs' seconds and cache fill (10.0 s: reading the data, the final evaluation)
+#: L-BFGS's rate: the committed probe record docs/results/probes/pos_v2_final_4000 (the shipped biLM, 4,000 EWT
+#: sentences, one thread, alone on that machine): the FLOPs of its 24 fits at their recorded iterations (6 w K T an
+#: iteration, 2.15e13) over its seconds outside the cache fill and the run overhead (477 s): 45 GFLOP/s
 MEASURED = CpuRates(head_gflops=10.0, encoder_gflops=38.0, run_overhead_s=10.0,
-                    source="rates measured on the project's 2-core CPU machine, one thread")
+                    source="rates measured on the project's 2-core CPU machine, one thread", lbfgs_gflops=45.0)
 
 
 def run_cpu_seconds(run: Mapping[str, Any], rates: CpuRates, cold_cache: bool) -> float:
     """One planned run's predicted seconds (``run``: a row of plan.plan_run); ``cold_cache``: it fills the
-    activation cache. None-valued encoder FLOPs (an encoder plan cannot count) add nothing."""
-    seconds = rates.run_overhead_s + run["head_flops_total"] / (rates.head_gflops * 1e9)
+    activation cache. None-valued encoder FLOPs (an encoder plan cannot count) add nothing. A probe row's L-BFGS
+    part (``lbfgs_flops``) runs at L-BFGS's rate, the rest of its training at the head's."""
+    lbfgs = run.get("lbfgs_flops") or 0
+    seconds = rates.run_overhead_s + (run["head_flops_total"] - lbfgs) / (rates.head_gflops * 1e9) \
+        + lbfgs / (rates.lbfgs_gflops * 1e9)
     if cold_cache:
         seconds += (run["encoder_flops"] or 0) / (rates.encoder_gflops * 1e9)
     return seconds

@@ -14,10 +14,15 @@ Per probe run:
   bytes) plus its two index arrays (``offsets.npy``: distinct sentences + 1 int64, ``rows.npy``: one int64 a
   sentence, each with numpy's 128-byte header); an hdf5 encoder: the file's size;
 * ``train_flops``: the probe's training and scoring over cached layers (its declaration's ``cost`` function, whose
-  docstring states the formula: ``train_formula``), an upper bound where epochs or L-BFGS iterations stop early;
-  also ``head_flops_total`` (the same number, as the task rows name it) so the sweep's totals add both kinds;
+  docstring states the formula: ``train_formula``), every full-batch L-BFGS fit at its expected iterations
+  (``lbfgs_iterations``: the mean over the committed records' fits, at most ``max_iter``; ``lbfgs_flops``: that
+  part), Adam probes at ``max_epochs`` epochs (an upper bound: early stopping ends them sooner);
+  ``train_flops_bound`` and ``lbfgs_flops_bound``: the same with ``max_iter`` iterations a fit (the upper bound),
+  ``cpu_seconds_bound`` its CPU time; also ``head_flops_total`` (= ``train_flops``, as the task rows name it) so the
+  sweep's totals add both kinds;
 * ``gpu_hours`` and ``cpu_seconds`` as for a task run: (encoder + train FLOPs) at the chosen throughput, and the run
-  overhead + train FLOPs at the head's GFLOP/s + a cold cache's encoder FLOPs at the encoder's (plan_cpu). Probes
+  overhead + the L-BFGS FLOPs at L-BFGS's GFLOP/s + the other train FLOPs at the head's + a cold cache's encoder
+  FLOPs at the encoder's (plan_cpu); ``weight_bytes`` and ``encoder_params`` as for a task row. Probes
   that read the same sentences share the cache entries (``cache_key``), so a sweep fills them once.
 
 A probe that also reads the encoder's ``random_init=all`` twin (conditional with ``probe.baseline`` naming
@@ -43,13 +48,24 @@ from elmo_bench.encoders.costs import EncoderCost, bilm_options, cache_numbers, 
 from elmo_bench.encoders.random_init import check_random_init
 from elmo_bench.engine.probe_config import ProbeRunConfig
 from elmo_bench.engine.probe_run import DATA_SETTINGS, data_root
-from elmo_bench.probe.probe_cost import ProbeCost, SplitCount, counted, cut_train
+from elmo_bench.probe.probe_cost import (
+    EXPECTED_ITERATIONS,
+    EXTRA_FITS,
+    ProbeCost,
+    SplitCount,
+    counted,
+    cut_train,
+)
 from elmo_bench.probe.registry import declared_function
 
 #: numpy's .npy header (format 1.0, padded to 64 bytes: 128 for a one-dimensional int64 array)
 NPY_HEADER = 128
 #: the sentences the encoder's subword count (transformers) is sampled from
 COST_SAMPLE = 200
+#: where a row's expected L-BFGS iterations come from (``lbfgs_iterations``)
+EXPECTED_FIT = {"per_fit": EXPECTED_ITERATIONS, "extra_fits_per_row": round(EXTRA_FITS, 3),
+                "source": "mean of the 41 fits the committed records docs/results/probes/pos_v2_final_4000 and "
+                          "docs/results/probe_suite/bilm_v2/pos list (elmo_bench.probe.probe_cost); at most max_iter"}
 
 
 @dataclass
@@ -210,9 +226,12 @@ def probe_row(run: ProbeRunConfig, sizes: ProbeSizes, cost: EncoderCost, options
         "sizes": sizes.kind, "size_source": sizes.source, "sentences": train.sentences, "tokens": train.tokens,
         "splits": {s: {"sentences": c.sentences, "tokens": c.tokens} for s, c in sizes.splits.items()},
         "encoder_flops": encoder["encoder_flops"], "cache_bytes": int(encoder["cache_bytes"]),
-        "train_flops": int(trained.train_flops), "head_flops_total": int(trained.train_flops),
+        "train_flops": int(trained.expected_flops), "head_flops_total": int(trained.expected_flops),
+        "train_flops_bound": int(trained.train_flops), "lbfgs_flops": int(trained.lbfgs_expected),
+        "lbfgs_flops_bound": int(trained.lbfgs_bound), "lbfgs_iterations": EXPECTED_FIT if trained.lbfgs_bound else None,
         "train_formula": trained.formula, "encoder_layers": cost.num_layers, "encoder_dim": cost.dim,
         "encoder_flops_per_token": cost.flops_per_position, "bilm": options_source if cost.kind == "bilm" else None,
+        "encoder_params": cost.params, "weight_bytes": cost.weight_bytes, "encoder_layer_indices": cost.indices(),
         **({"encoder_note": cost.note} if cost.note else {}),
         "settings": asdict(run.probe.settings), "gpu_hours": None, "cache_key": cache_key,
     }
@@ -228,12 +247,12 @@ def encoder_name(run: ProbeRunConfig) -> str:
 def probe_table(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """The probe rows of ``plan``'s table (the sweep's totals follow it, as for task rows)."""
     head = ("probe", "encoder", "seed", "sizes", "train sent.", "tokens (all)", "enc. FLOPs", "cache GB", "train FLOPs",
-            "GPU h", "CPU min")
+            "train bound", "GPU h", "CPU min", "CPU bound")
     table = [head]
     for r in rows:
         table.append((r["probe"], r["encoder"], str(r["seed"]), r["sizes"], f"{r['sentences']:,}",
                       f"{sum(s['tokens'] for s in r['splits'].values()):,}",
                       "?" if r["encoder_flops"] is None else f"{r['encoder_flops']:.2e}",
-                      f"{r['cache_bytes'] / 1e9:.2f}", f"{r['train_flops']:.2e}", f"{r['gpu_hours']:.3f}",
-                      f"{r['cpu_seconds'] / 60:.1f}"))
+                      f"{r['cache_bytes'] / 1e9:.2f}", f"{r['train_flops']:.2e}", f"{r['train_flops_bound']:.2e}",
+                      f"{r['gpu_hours']:.3f}", f"{r['cpu_seconds'] / 60:.1f}", f"{r['cpu_seconds_bound'] / 60:.1f}"))
     return aligned(table)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from elmo_bench.base.errors import ConfigError
 from elmo_bench.encoders.layer_select import all_or, layer_indices
 
 #: the estimate of subword tokens a word when no tokenizer is at hand (English BPE / WordPiece: about 1.3)
@@ -22,6 +23,14 @@ DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 #: files whose presence means a directory holds weights
 WEIGHT_GLOBS = ("*.safetensors", "pytorch_model*.bin", "*.safetensors.index.json", "pytorch_model.bin.index.json")
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model")
+#: the sizes a config.json must state for plan to price it: (key, largest accepted, required). The bounds are far
+#: past any model this benchmark could run (the largest open models: ~130 layers, width ~16k, ~1M positions)
+SIZE_KEYS = (("num_hidden_layers", 1000, True), ("hidden_size", 65536, True), ("num_attention_heads", 65536, False),
+             ("intermediate_size", 1_048_576, False), ("max_position_embeddings", 16_777_216, False),
+             ("vocab_size", 16_777_216, False))
+SIZE_MEANING = {"num_hidden_layers": "blocks", "hidden_size": "width", "num_attention_heads": "attention heads",
+                "intermediate_size": "feed-forward width", "max_position_embeddings": "longest input",
+                "vocab_size": "vocabulary"}
 
 
 @dataclass(frozen=True)
@@ -48,16 +57,54 @@ def config_only(spec: Mapping[str, Any]) -> Path | None:
     return path
 
 
+def check_sizes(path: Path) -> None:
+    """The sizes plan prices a config.json by (:data:`SIZE_KEYS`), each an integer in its range, the required ones
+    present under their own name or the model type's (``n_layer``: GPT-2's ``num_hidden_layers``, from the type's
+    config class's ``attribute_map``): one ConfigError line naming the file and key. Without the check a missing key
+    was priced as the class's default, 0 layers divided by zero, a string or a float was AutoConfig's traceback,
+    and a million layers were built for a quarter of an hour."""
+    import json
+
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: not readable as JSON ({str(exc).splitlines()[0]})") from None
+    from transformers import CONFIG_MAPPING  # lazy: transformers
+
+    kind = raw.get("model_type") if isinstance(raw, dict) else None
+    if not isinstance(kind, str) or kind not in CONFIG_MAPPING:
+        return           # no model type transformers knows: AutoConfig's own line (encoders.transformers._load)
+    aliases = getattr(CONFIG_MAPPING[kind], "attribute_map", {}) or {}
+    for key, high, required in SIZE_KEYS:
+        names = [k for k in dict.fromkeys((key, aliases.get(key, key))) if k in raw]
+        expected = f"an integer in 1..{high:,}"
+        if not names:
+            if required:
+                raise ConfigError(f"{path}: no {'/'.join(dict.fromkeys((key, aliases.get(key, key))))}; expected "
+                                  f"{expected} (the model's {SIZE_MEANING[key]}), not its class's default")
+            continue
+        value = raw[names[0]]
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+            raise ConfigError(f"{path}: {names[0]} expected {expected} (the model's {SIZE_MEANING[key]}), "
+                              f"found {value!r}")
+
+
 def model_size(directory: Path) -> ModelSize:
-    """Parameter counts of the model ``directory``'s config.json describes, built on the meta device."""
+    """Parameter counts of the model ``directory``'s config.json describes, built on the meta device (its sizes
+    checked first: :func:`check_sizes`; a config the model class refuses is one ConfigError line too)."""
     import torch  # lazy: torch
     from transformers import AutoConfig, AutoModel  # lazy: transformers
 
     from elmo_bench.encoders.transformers import _load, position_limit  # lazy: torch
 
+    check_sizes(directory / "config.json")      # before AutoConfig: its strict fields raise tracebacks
     config = _load(AutoConfig, str(directory), None, True)
-    with torch.device("meta"):
-        model = AutoModel.from_config(config)
+    try:
+        with torch.device("meta"):
+            model = AutoModel.from_config(config)
+    except (ValueError, TypeError, RuntimeError, ZeroDivisionError, AttributeError, KeyError) as exc:
+        first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+        raise ConfigError(f"{directory / 'config.json'}: the model cannot be built from it ({first[:200]})") from None
     if getattr(model.config, "is_encoder_decoder", False):
         model = model.get_encoder()
     embedding = {id(p) for m in model.modules() if isinstance(m, torch.nn.Embedding) for p in m.parameters()}

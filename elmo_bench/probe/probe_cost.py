@@ -30,11 +30,25 @@ class SplitCount:
         return self.squared / self.tokens if self.tokens else 0.0
 
 
+#: L-BFGS iterations one converged fit takes, on average (plan's expectation; ``max_iter`` is only the bound):
+#: 7,484 iterations over the 41 fits (every L2 of every row, the extension fits included) of the committed records
+#: that list each fit's iterations, docs/results/probes/pos_v2_final_4000 and docs/results/probe_suite/bilm_v2/pos
+#: (the shipped biLM and GloVe rows, 4,000 and 2,000 EWT sentences, tol 1e-4); they hardly depend on the train size
+#: (178 and 190 a fit). tests/test_plan_expected_iterations.py counts them again from the records
+EXPECTED_ITERATIONS = 183
+#: fits a row makes past its L2 grid on average (fit_select_l2 goes on down while the weakest L2 is the best): 5
+#: extension fits in those records' 9 rows
+EXTRA_FITS = 5 / 9
+
+
 @dataclass(frozen=True)
 class ProbeCost:
     """A probe run's training FLOPs over cached layers (an upper bound where epochs or iterations can stop early),
     how many times it reads each split's layers (with ``cache=false`` each read computes them again), and the
-    formula in words (the row's ``train_formula``). ``encoder_flops``: set by a probe that runs the encoder itself
+    formula in words (the row's ``train_formula``). ``lbfgs_bound`` and ``lbfgs_expected``: the part of
+    ``train_flops`` that full-batch L-BFGS fits do (at ``max_iter`` iterations a fit), and the same fits at their
+    expected iterations (:data:`EXPECTED_ITERATIONS`): plan prices :attr:`expected_flops`, with L-BFGS's own CPU
+    rate (elmo_bench.commands.plan_cpu). ``encoder_flops``: set by a probe that runs the encoder itself
     rather than reading the activation cache (its declaration's ``run_cost``): its encoder FLOPs, the row's
     ``encoder_flops`` then, with no cache bytes. ``twin``: the run also reads the encoder's ``random_init=all``
     twin over the same sentences (conditional's ``random`` baseline): plan prices that second encoder too."""
@@ -44,6 +58,13 @@ class ProbeCost:
     reads: int = 1
     encoder_flops: float | None = None
     twin: bool = False
+    lbfgs_bound: float = 0.0
+    lbfgs_expected: float = 0.0
+
+    @property
+    def expected_flops(self) -> float:
+        """The training FLOPs with every L-BFGS fit at its expected iterations (the rest as ``train_flops``)."""
+        return self.train_flops - self.lbfgs_bound + self.lbfgs_expected
 
 
 def counted(sentences: Sequence[Sequence[str]]) -> SplitCount:
@@ -94,6 +115,11 @@ def converged_fit_flops(max_iter: int, width: int, classes: int, train: int, sco
     passes over the ``train`` tokens (forward and gradient, 6 w K a token; an upper bound, it stops at ``tol``),
     then ``scored`` tokens scored (2 w K a token)."""
     return max_iter * 6 * width * classes * train + 2 * width * classes * scored
+
+
+def expected_fit_flops(max_iter: int, width: int, classes: int, train: int, scored: int) -> float:
+    """:func:`converged_fit_flops` at the expected iterations (:data:`EXPECTED_ITERATIONS`, at most ``max_iter``)."""
+    return converged_fit_flops(min(max_iter, EXPECTED_ITERATIONS), width, classes, train, scored)
 
 
 def log_classes(classes: int) -> float:

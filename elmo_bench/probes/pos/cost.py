@@ -6,12 +6,14 @@ from pathlib import Path
 from typing import Mapping
 
 from elmo_bench.probe.probe_cost import (
+    EXTRA_FITS,
     TAG_CLASSES,
     ProbeCost,
     SplitCount,
     classifier_params,
     converged_fit_flops,
     epochs_flops,
+    expected_fit_flops,
 )
 from elmo_bench.probe.settings import UD_EWT
 from elmo_bench.probe.ud_data import tagged_sentences
@@ -37,27 +39,34 @@ def row_widths(settings: PosSettings, layers: int, dim: int) -> list[int]:
     return [w for name, w in rows.items() if settings.rows is None or name in settings.rows]
 
 
-def converged_flops(settings: PosSettings, sizes: Mapping[str, SplitCount], width: int, classes: int) -> float:
+def converged_flops(settings: PosSettings, sizes: Mapping[str, SplitCount], width: int, classes: int
+                    ) -> tuple[float, float]:
     """The L-BFGS probe on one row: at most ``max_iter`` full-batch passes (forward and gradient, 6 w K a train
     token) per L2 value of the grid, each fit scored on dev and test (2 w K a token); with ``control``, one fit per
-    seed at the real task's chosen L2."""
-    fits = len(settings.l2_grid) + (len(settings.seeds) if settings.control else 0)
-    return fits * converged_fit_flops(settings.max_iter, width, classes, sizes["train"].tokens,
-                                      sizes["dev"].tokens + sizes["test"].tokens)
+    seed at the real task's chosen L2. (That bound, the expectation): the expectation's fits at
+    EXPECTED_ITERATIONS each, and EXTRA_FITS more a row for the L2 search's extension."""
+    seeds = len(settings.seeds) if settings.control else 0
+    train, scored = sizes["train"].tokens, sizes["dev"].tokens + sizes["test"].tokens
+    bound = (len(settings.l2_grid) + seeds) * converged_fit_flops(settings.max_iter, width, classes, train, scored)
+    expected = (len(settings.l2_grid) + EXTRA_FITS + seeds) * expected_fit_flops(settings.max_iter, width, classes,
+                                                                                  train, scored)
+    return bound, expected
 
 
 def cost(settings: PosSettings, sizes: Mapping[str, SplitCount], layers: int, dim: int) -> ProbeCost:
     """F = Σ over rows (width w) of Σ over ``probe.probe``: the converged probe, ≤ (|l2_grid| [+ seeds: control])
-    x ``max_iter`` x 6 w K T_train (an upper bound: L-BFGS stops at ``tol``); each Adam probe (P weights: linear
+    x ``max_iter`` x 6 w K T_train (an upper bound: L-BFGS stops at ``tol``; expected: (|l2_grid| + EXTRA_FITS
+    [+ seeds]) x min(max_iter, EXPECTED_ITERATIONS) iterations, ``lbfgs_expected``); each Adam probe (P weights: linear
     w x rank + rank x K, mlp1 w x h + h x K, mlp2 + h x h), seeds x c x [E x (6 P T_train + 2 P T_dev) + 2 P (T_dev +
     T_test)], c 2 with ``control``, E ``max_epochs``; K the tags (xpos 49, upos 17)."""
     classes = TAG_CLASSES[settings.tags]
     widths = row_widths(settings, layers, dim)
-    flops = 0.0
+    flops = lbfgs_bound = lbfgs_expected = 0.0
     for width in widths:
         for kind in settings.probe:
             if kind == "converged":
-                flops += converged_flops(settings, sizes, width, classes)
+                bound, expected = converged_flops(settings, sizes, width, classes)
+                flops, lbfgs_bound, lbfgs_expected = flops + bound, lbfgs_bound + bound, lbfgs_expected + expected
                 continue
             params = classifier_params(kind, width, classes, settings.hidden, settings.rank)
             fits = len(settings.seeds) * (2 if settings.control else 1)
@@ -65,4 +74,5 @@ def cost(settings: PosSettings, sizes: Mapping[str, SplitCount], layers: int, di
     control = " with control" if settings.control else ""
     return ProbeCost(flops, f"{len(widths)} rows x {'+'.join(settings.probe)}{control} (converged: <= max_iter "
                             f"{settings.max_iter} x {len(settings.l2_grid)} L2; Adam: <= {settings.max_epochs} "
-                            f"epochs x {len(settings.seeds)} seeds)")
+                            f"epochs x {len(settings.seeds)} seeds)", lbfgs_bound=lbfgs_bound,
+                     lbfgs_expected=lbfgs_expected)
