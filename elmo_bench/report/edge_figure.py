@@ -8,6 +8,10 @@ Issue 45: the panel title carries the headline number (full − lexical F1) and 
 (below the panels) hides no bar; the x range holds every bar whole; the shared y axis is labelled; a task without a
 full-mix run says so instead of drawing an empty panel.
 
+Issue 56: the grid is in step (a row per task, a column per encoder; a table row with nothing to draw is named in
+the caption, not given a row of its own beside blank slots), titles say the data's trainer settings in words, and
+every y axis includes 0 and spans at least MIN_SPAN (the caption says so): 0.007 of weight noise fills no panel.
+
 Issue 46: an encoder that keeps some of a model's layers (a record's ``layer_indices``: 0, 4, 8, 11) is drawn at
 those layers' relative depths l / L (L its deepest layer), each bar as wide as BAR of the narrowest gap between two
 kept layers; without ``layer_indices`` the layers are 0..L."""
