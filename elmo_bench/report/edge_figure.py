@@ -17,6 +17,7 @@ those layers' relative depths l / L (L its deepest layer), each bar as wide as B
 kept layers; without ``layer_indices`` the layers are 0..L."""
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -140,13 +141,14 @@ def _hole(ax: Any, task: str, encoder: str, records: Sequence[dict[str, Any]]) -
             transform=ax.transAxes)
 
 
-def caption(records: Sequence[dict[str, Any]]) -> str:
-    """What the figure says above its panels: the y axes' span and every table row it does not draw (and why)."""
+def caption(records: Sequence[dict[str, Any]], width: int = 140) -> str:
+    """What the figure says above its panels: the y axes' span and every table row it does not draw (and why),
+    each wrapped at ``width`` characters (the figure's width)."""
     lines = [f"y axes include 0 and span at least {MIN_SPAN} (weights and shares are fractions of 1), so a "
              "difference smaller than that is not magnified"]
     lines += [f"not drawn: {r['task']}: {r['encoder']}, {data_words(r['data'])}: {_why_not(r)}"
               for r in records if not drawable(r)]
-    return "\n".join(lines)
+    return "\n".join(textwrap.fill(line, width) for line in lines)
 
 
 def _legend(fig: Any) -> None:
@@ -163,8 +165,10 @@ def edge_pipeline_figure(records: Sequence[dict[str, Any]], path: Path) -> bool:
     if not records:
         return False
     rows, encoders = grid(records)
-    fig, axes = plt.subplots(max(len(rows), 1), max(len(encoders), 1), squeeze=False, layout="constrained",
-                             figsize=(4.4 * max(len(encoders), 1), 3.6 * max(len(rows), 1)))
+    cols = max(len(encoders), 1)
+    text = caption(records, 60 * cols)
+    fig, axes = plt.subplots(max(len(rows), 1), cols, squeeze=False, layout="constrained",
+                             figsize=(4.4 * cols, 3.6 * max(len(rows), 1) + 0.15 * text.count("\n")))
     for i, row in enumerate(rows):
         for j, record in enumerate(row):
             task = next(r["task"] for r in row if r is not None)
@@ -175,7 +179,7 @@ def edge_pipeline_figure(records: Sequence[dict[str, Any]], path: Path) -> bool:
                 axes[i][j].set_title(_title(record), fontsize=TITLE_SIZE)
     if not rows:                                    # every row without anything to draw: the caption says so
         axes[0][0].axis("off")
-    fig.suptitle(caption(records), fontsize="small")
+    fig.suptitle(text, fontsize="small")
     _legend(fig)
     _save(fig, path)
     return True
