@@ -202,6 +202,26 @@ def test_labels_that_would_collide_get_the_identitys_hash():
     assert len(set(labels)) == 2 and all(label.startswith("bert-tiny [") for label in labels)
 
 
+def test_dtype_autocast_and_erased_encoders_are_named_in_words():
+    """Issue 56: bf16 / fp16 weights, an autocast run and erased or random-control runs of one model were told apart
+    by the identity's hash alone ("bert-tiny [1a2b3c4d]"); their labels now say what differs."""
+    def run(encoder: dict) -> Run:
+        record = RunRecord(task="pos_probe", metrics={}, encoder=encoder)
+        return Run(path=Path("/x"), task="pos_probe", embedder="elmo", seed=0, data="d", fraction=1.0,
+                   main_metric="accuracy", metrics={}, elmo=None, record=record)
+
+    erase = {"concept": "upos", "layer": 3, "control": "none", "eraser": "ab"}
+    variants = [BERT, {**BERT, "dtype": "float32"}, {**BERT, "dtype": "bfloat16", "precision": "bf16"},
+                {**BERT, "dtype": "float16", "precision": "fp16"}, {**BERT, "precision": "fp16"},
+                {**BERT, "erase": erase}, {**BERT, "erase": {**erase, "control": "random", "seed": 2}},
+                {**BERT_MEAN, "erase": {**erase, "control": "orth", "seed": 1}}]
+    names = EncoderNames([run(v) for v in variants])
+    assert sorted(names.labels[k] for k in names.order) == sorted([
+        "bert-tiny", "bert-tiny (bfloat16 weights)", "bert-tiny (float16 weights)", "bert-tiny (fp16 autocast)",
+        "bert-tiny (erased UPOS at layer 3)", "bert-tiny (random control for UPOS at layer 3, seed 2)",
+        "bert-tiny (mean pooling, orth control for UPOS at layer 3, seed 1)"])       # float32 is the plain model
+
+
 def test_the_committed_report_rebuilds_from_the_committed_results(tmp_path):
     """docs/report is `elmo-bench report docs/results` (biLM runs only): the encoder layout must not touch it."""
     results, committed = REPO / "docs" / "results", REPO / "docs" / "report"

@@ -161,12 +161,14 @@ def test_depth_figure_written_without_overlaps(tmp_path, monkeypatch):
     def measuring_save(fig, path):
         overlaps = _overlaps(fig)
         renderer = fig.canvas.get_renderer()
-        for legend in fig.legends:                     # the shared legend below the panels covers none of them
+        # the shared legend (below the panels, or in the grid's spare slots: issue 56) covers none of them
+        legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if not ax.axison and ax.get_legend())]
+        for legend in legends:
             box = legend.get_window_extent(renderer)
             overlaps += [f"legend over {ax.get_title()!r}" for ax in fig.axes
                          if ax.axison and ax.get_tightbbox(renderer).overlaps(box)]
         seen[Path(path).name] = (overlaps, [ax.get_title() for ax in fig.axes if ax.axison],
-                                 [len(ax.get_lines()) for ax in fig.axes if ax.axison], len(fig.legends))
+                                 [len(ax.get_lines()) for ax in fig.axes if ax.axison], len(legends))
         save(fig, path)
 
     monkeypatch.setattr(figures, "_save", measuring_save)

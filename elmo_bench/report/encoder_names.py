@@ -86,21 +86,42 @@ def depth_span(record: RunRecord) -> int | None:
     return None if last is None else last + 1
 
 
+def variant_words(ident: dict[str, Any]) -> list[str]:
+    """What else tells an encoder apart, in words (issue 56: only the identity's hash did): the weights' dtype
+    ("bfloat16 weights"), an autocast precision ("fp16 autocast"), an eraser inside ("erased UPOS at layer 3", "random
+    control for UPOS at layer 3, seed 2", "orth control ...")."""
+    words = []
+    if ident.get("dtype") not in (None, "float32"):
+        words.append(f"{ident['dtype']} weights")
+    elif ident.get("precision") not in (None, "fp32"):
+        words.append(f"{ident['precision']} autocast")
+    erase = ident.get("erase")
+    if isinstance(erase, dict) and erase.get("concept") is not None:
+        where = f"{str(erase['concept']).upper()} at layer {erase.get('layer')}"
+        control = erase.get("control") or "none"
+        seed = f", seed {erase['seed']}" if erase.get("seed") is not None else ""
+        words.append(f"erased {where}" if control == "none" else f"{control} control for {where}{seed}")
+    return words
+
+
 def base_label(ident: dict[str, Any]) -> str:
     """A short display name: "ELMo (biLM <hash8>)", a transformers model's name (with its pooling when not the
-    default ``first``), "hdf5 <file>", "ELMoForManyLangs <dir>", a python encoder's ``_target_``."""
+    default ``first``; either with :func:`variant_words`), "hdf5 <file>", "ELMoForManyLangs <dir>", a python encoder's ``_target_``."""
     kind = ident.get("kind")
+    words = variant_words(ident)
     if kind == BILM:
         if not ident.get("hash"):
-            return "ELMo (biLM)"
+            return "ELMo (biLM" + "".join(f", {w}" for w in words) + ")"
         trained, _, random = str(ident["hash"]).partition("-random-")   # bilm=random: <hash>-random-<mode>-<seed>
         mode, _, seed = random.rpartition("-")
-        return f"ELMo (biLM {trained[:8]}{f', random {mode}, seed {seed}' if random else ''})"
+        return (f"ELMo (biLM {trained[:8]}{f', random {mode}, seed {seed}' if random else ''}"
+                + "".join(f", {w}" for w in words) + ")")
     if kind == "transformers":
         pooling = ident.get("pooling")
         random = (f", random {ident['random_init']}, seed {ident.get('random_seed') or 0}"
                   if ident.get("random_init") else "")
-        return str(ident.get("model")) + (f" ({pooling} pooling)" if pooling not in (None, "first") else "") + random
+        inside = [f"{pooling} pooling"] * (pooling not in (None, "first")) + words
+        return str(ident.get("model")) + (f" ({', '.join(inside)})" if inside else "") + random
     if kind == "hdf5":
         return f"hdf5 {ident.get('file')}"
     if kind == "manylangs":

@@ -21,8 +21,13 @@ from elmo_bench.base.atomic import atomic_write_bytes  # noqa: E402
 from elmo_bench.report import bits_erasure, structural_mdl  # noqa: E402
 from elmo_bench.report.collect import Run  # noqa: E402
 from elmo_bench.report.encoder_names import EncoderNames  # noqa: E402
-from elmo_bench.report.probe_controls import PROBE_NAMES, depth_points, probe_kinds  # noqa: E402
-from elmo_bench.report.probe_depth import probe_depth_curves  # noqa: E402
+from elmo_bench.report.probe_controls import (  # noqa: E402
+    PROBE_NAMES,
+    depth_points,
+    depth_segments,
+    probe_kinds,
+)
+from elmo_bench.report.probe_depth import most_frequent_tag, probe_depth_curves  # noqa: E402
 from elmo_bench.report.tables import (  # noqa: E402
     dev_curves,
     learned_mixes,
@@ -33,11 +38,12 @@ from elmo_bench.report.tables import (  # noqa: E402
 LABELS = {"glove": "baseline (GloVe)", "glove_elmo": "+ELMo", "elmo": "ELMo only"}
 
 
-def _small_panel(ax: Any, title: str) -> None:
-    """The finish of one small multi-panel plot: title, light grid, legend."""
+def _small_panel(ax: Any, title: str, legend: bool = True) -> None:
+    """The finish of one small multi-panel plot: title, light grid, legend (unless the figure has one)."""
     ax.set_title(title, fontsize="small")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="x-small")
+    if legend:
+        ax.legend(fontsize="x-small")
 
 
 def _panel_grid(count: int, max_cols: int, panel: tuple[float, float]) -> tuple[Any, Any]:
@@ -48,10 +54,21 @@ def _panel_grid(count: int, max_cols: int, panel: tuple[float, float]) -> tuple[
     return plt.subplots(rows, cols, figsize=(panel[0] * cols, panel[1] * rows), squeeze=False, layout="constrained")
 
 
-def _hide_unused(axes: Any, used: int) -> None:
-    """Blank the grid's panels past the first ``used``."""
-    for ax in list(axes.flat)[used:]:
-        ax.axis("off")
+def _place_legend(fig: Any, axes: Any, used: int, handles: Sequence[Any], labels: Sequence[str],
+                  ncols: int = 2, fontsize: str = "x-small") -> None:
+    """The figure's one legend: in the last row's slots past the first ``used`` panels where the grid has some
+    (issue 56: a grid with blank slots), else below the panels; either way it covers no panel."""
+    spare = list(axes.flat)[used:]
+    if not spare:
+        fig.legend(handles, labels, loc="outside lower center", ncols=ncols, fontsize=fontsize)
+        return
+    rows, cols = axes.shape
+    grid = spare[0].get_subplotspec().get_gridspec()
+    for ax in spare:
+        ax.remove()
+    holder = fig.add_subplot(grid[rows - 1, cols - len(spare):])
+    holder.axis("off")
+    holder.legend(handles, labels, loc="center", ncols=1 if len(spare) == 1 else ncols, fontsize=fontsize)
 
 
 def _save(fig: plt.Figure, path: Path) -> None:
@@ -115,8 +132,7 @@ def figure2(runs: Sequence[Run], path: Path) -> bool:
         ax.set_xlabel("model layer" if subset else "biLM layer")
         ax.set_ylabel("softmax weight s_j")
         ax.set_title(f"{task}: {data}\n{where} mix, {n} seed{'s' if n != 1 else ''}", fontsize="small")
-    _hide_unused(axes, len(panels))
-    _figure2_legend(fig, sorted({where for _, _, where, _, _ in panels}))
+    _figure2_legend(fig, axes, len(panels), sorted({where for _, _, where, _, _ in panels}))
     _save(fig, path)
     return True
 
@@ -124,12 +140,13 @@ def figure2(runs: Sequence[Run], path: Path) -> bool:
 MIX_COLOURS = {"input": "tab:blue", "output": "tab:orange"}
 
 
-def _figure2_legend(fig: Any, places: Sequence[str]) -> None:
-    """Figure 2's one legend, below the panels: the mixes' colours and the dashed line (issue 45: it was unexplained)."""
+def _figure2_legend(fig: Any, axes: Any, used: int, places: Sequence[str]) -> None:
+    """Figure 2's one legend, in the grid's spare slots or below the panels: the mixes' colours and the dashed line
+    (issue 45: it was unexplained)."""
     handles = [Patch(color=MIX_COLOURS.get(where, "tab:green"), label=f"{where} mix") for where in places]
     handles.append(Line2D([], [], color="gray", linestyle="--", linewidth=0.8,
                           label="equal weights, 1 / number of layers (a plain average)"))
-    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize="small")
+    _place_legend(fig, axes, used, handles, [h.get_label() for h in handles], ncols=len(handles), fontsize="small")
 
 
 def dev_curve_figure(runs: Sequence[Run], path: Path) -> bool:
@@ -140,8 +157,8 @@ def dev_curve_figure(runs: Sequence[Run], path: Path) -> bool:
         return False
     fig, axes = _panel_grid(len(curves), 3, (4.2, 3.2))
     styles = ["-", "--", ":", "-."]
+    colours: dict[str, str] = {}                 # one colour per embedder in every panel: one legend names them
     for ax, ((task, data), lines) in zip(axes.flat, curves.items()):
-        colours: dict[str, str] = {}
         seeds = sorted({run.seed for run, _ in lines})
         for run, points in lines:
             colour = colours.setdefault(run.embedder, f"C{len(colours)}")
@@ -150,64 +167,107 @@ def dev_curve_figure(runs: Sequence[Run], path: Path) -> bool:
                     label=f"{LABELS.get(run.embedder, run.embedder)}, seed {run.seed}")
         ax.set_xlabel("epoch")
         ax.set_ylabel(f"dev {lines[0][0].main_metric}")
-        _small_panel(ax, f"{task} ({data})")
-    _hide_unused(axes, len(curves))
+        _small_panel(ax, f"{task} ({data})", legend=False)
+    _figure_legend(fig, axes, len(curves))
     _save(fig, path)
     return True
 
 
 def probe_depth_figure(runs: Sequence[Run], path: Path, names: EncoderNames | None = None) -> bool:
     """One panel per probe and data set: probe score against relative layer depth, a line per encoder (the points of
-    elmo_bench.report.probe_depth); False (nothing written) unless the probe runs come from several encoders."""
+    elmo_bench.report.probe_depth), the converged POS probe's most-frequent-tag baseline (Table 6's) dotted; False (nothing written) unless the probe runs come from several encoders."""
     curves = probe_depth_curves(runs, names)
     if not curves:
         return False
+    baselines = most_frequent_tag(runs)
     fig, axes = _panel_grid(len(curves), 3, (4.2, 3.2))
+    colours: dict[str, str] = {}                 # one colour per encoder in every panel: one legend names them
     for ax, ((probe, data), lines) in zip(axes.flat, curves.items()):
         for label, points in lines.items():
-            ax.plot([p.depth for p in points], [p.value.mean for p in points], marker="o", markersize=4, label=label)
+            ax.plot([p.depth for p in points], [p.value.mean for p in points], marker="o", markersize=4, label=label,
+                    color=colours.setdefault(label, f"C{len(colours)}"))
+        for value in baselines.get((probe, data), []):      # issue 56: a layer below it had looked fine
+            ax.axhline(value, color="black", linestyle=(0, (1, 1)), linewidth=1.2,
+                       label=f"baseline: most frequent tag, {data}: {value:.2f}")
         ax.set_xlim(-0.05, 1.05)
         ax.set_xlabel("relative layer depth")
         ax.set_ylabel("F1" if probe == "WSD" else "accuracy")
-        _small_panel(ax, f"{probe}: {data}")
-    _hide_unused(axes, len(curves))
+        _small_panel(ax, f"{probe}: {data}", legend=False)
+    _figure_legend(fig, axes, len(curves))
     _save(fig, path)
     return True
+
+
+#: markers of a probe whose points are single layers (drawn in a neighbour's panel, issue 56)
+SPARSE_MARKERS = (("*", "stars"), ("h", "hexagons"), ("p", "pentagons"), ("X", "crosses"))
+
+
+def selectivity_panels(runs: Sequence[Run]) -> dict[str, list[str]]:
+    """{panel's probe: the probes drawn in it}: a probe whose every series is single, unjoined points (MLP-2 at
+    layer 1 only) joins the panel of the probe before it (else the first) instead of a panel with one dot."""
+    probes = [p for p in probe_kinds(runs) if depth_points(runs, p, "selectivity")]
+    dense = [p for p in probes if any(len(piece) > 1 for pieces in depth_segments(runs, p, "accuracy").values()
+                                      for piece in pieces)]
+    panels: dict[str, list[str]] = {}
+    for probe in probes:
+        before = [d for d in dense if probes.index(d) < probes.index(probe)]
+        host = probe if probe in dense or not dense else (before or dense)[-1 if before else 0]
+        panels.setdefault(host, []).append(probe)
+    return panels
+
+
+def _selectivity_title(what: str, probes: Sequence[str]) -> str:
+    extra = [f"{PROBE_NAMES[p]} probe ({SPARSE_MARKERS[i % 4][1]})" for i, p in enumerate(probes[1:])]
+    lines = " (lines)" if extra else ""
+    return f"POS {what}: {PROBE_NAMES[probes[0]]} probe{lines}" + "".join(f", {e}" for e in extra)
+
+
+def _selectivity_panel(ax: Any, runs: Sequence[Run], probes: Sequence[str], what: str, colours: dict[str, str],
+                       styles: "SeriesStyles") -> None:
+    """One quantity of one panel's probes: the first probe's series as lines cut at unprobed layers (a piece of one
+    point is a marker), each merged probe's points as big markers of their own."""
+    for i, probe in enumerate(probes):
+        for (encoder, weights), pieces in depth_segments(runs, probe, what).items():
+            colour = colours.setdefault(encoder, f"C{len(colours)}")
+            style = styles.of(weights) if i == 0 else {"linestyle": "none", "marker": SPARSE_MARKERS[(i - 1) % 4][0]}
+            label = f"{encoder}, {weights}" + ("" if i == 0 else f", {PROBE_NAMES[probe]} probe")
+            for n, piece in enumerate(pieces):
+                ax.plot([x for x, _ in piece], [y for _, y in piece], markersize=4 if i == 0 else 10, color=colour,
+                        **style, label=label if n == 0 else "_nolegend_")
+    ax.set_xlim(-0.05, 1.05)
+    ax.set_xlabel("relative layer depth")
+    ax.set_ylabel(f"test {what} (points)")
+    ax.set_title(_selectivity_title(what, probes), fontsize="small")
+    ax.grid(True, alpha=0.3)
 
 
 def probe_selectivity_figure(runs: Sequence[Run], path: Path) -> bool:
     """The probe-depth figure for the control-task runs (elmo_bench.report.probe_controls): per probe type, test
     accuracy and selectivity against relative layer depth, a colour per encoder, a line style per weights (trained
     solid, random dashed) and a marker per training size or seed set; one legend below the panels (issue 45: the
-    panels' legends covered their lines, and runs of two sizes were drawn alike). False (nothing written) without
-    such runs."""
-    probes = [p for p in probe_kinds(runs) if depth_points(runs, p, "selectivity")]
-    if not probes:
+    panels' legends covered their lines, and runs of two sizes were drawn alike). Issue 56: no line across layers
+    never probed, and a probe with single points only is drawn in its neighbour's panel. False (nothing written)
+    without such runs."""
+    panels = selectivity_panels(runs)
+    if not panels:
         return False
-    fig, axes = plt.subplots(2, len(probes), figsize=(4.2 * len(probes), 6.4), squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(2, len(panels), figsize=(4.8 * len(panels), 6.4), squeeze=False, layout="constrained")
     colours: dict[str, str] = {}
     styles = SeriesStyles()
-    for col, probe in enumerate(probes):
+    for col, probes in enumerate(panels.values()):
         for row, what in enumerate(("accuracy", "selectivity")):
-            ax = axes[row][col]
-            for (encoder, weights), points in depth_points(runs, probe, what).items():
-                colour = colours.setdefault(encoder, f"C{len(colours)}")
-                ax.plot([x for x, _ in points], [y for _, y in points], markersize=4, color=colour,
-                        **styles.of(weights), label=f"{encoder}, {weights}")
-            ax.set_xlim(-0.05, 1.05)
-            ax.set_xlabel("relative layer depth")
-            ax.set_ylabel(f"test {what} (points)")
-            ax.set_title(f"POS {what}: {PROBE_NAMES[probe]} probe", fontsize="small")
-            ax.grid(True, alpha=0.3)
+            _selectivity_panel(axes[row][col], runs, probes, what, colours, styles)
     _figure_legend(fig, axes)
     _save(fig, path)
     return True
 
 
-def _figure_legend(fig: Any, axes: Any) -> None:
-    """One legend below the panels, each series once: none of them hides a line."""
-    legend = {label: handle for ax in axes.flat for handle, label in zip(*ax.get_legend_handles_labels())}
-    fig.legend(list(legend.values()), list(legend), loc="outside lower center", ncols=2, fontsize="x-small")
+def _figure_legend(fig: Any, axes: Any, used: int | None = None) -> None:
+    """One legend for the first ``used`` panels (all by default), each series once, in the grid's spare slots or
+    below the panels: none of them hides a line."""
+    used = axes.size if used is None else used
+    legend = {label: handle for ax in list(axes.flat)[:used] for handle, label in zip(*ax.get_legend_handles_labels())}
+    _place_legend(fig, axes, used, list(legend.values()), list(legend))
 
 
 #: a line style per weights (trained, then each random twin) and a marker pair (tags, control task) per budget (the
@@ -275,8 +335,7 @@ def structural_mdl_figure(runs: Sequence[Run], path: Path) -> bool:
     for ax, (title, metric, probe) in zip(axes.flat, panels):
         _structural_panel(ax, runs, metric, probe, colours, styles)
         ax.set_title(title, fontsize="small")
-    _hide_unused(axes, len(panels))
-    _figure_legend(fig, axes)
+    _figure_legend(fig, axes, len(panels))
     _save(fig, path)
     return True
 
@@ -317,7 +376,6 @@ def bits_depth_figure(runs: Sequence[Run], path: Path) -> bool:
         ax.set_ylabel("gain (bits per token, test)")
         ax.set_title(f"{tags}, {bits_erasure.FAMILIES.get(family, family)} probe", fontsize="small")
         ax.grid(True, alpha=0.3)
-    _hide_unused(axes, len(panels))
-    _figure_legend(fig, axes)
+    _figure_legend(fig, axes, len(panels))
     _save(fig, path)
     return True

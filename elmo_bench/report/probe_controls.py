@@ -11,7 +11,7 @@ import re
 from typing import Iterable, Sequence
 
 from elmo_bench.report.collect import Run
-from elmo_bench.report.encoder_names import base_label, depth_span
+from elmo_bench.report.encoder_names import base_label, depth_span, layer_numbers
 from elmo_bench.report.experiments import apart
 from elmo_bench.report.probe_settings import probe_settings
 from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat
@@ -226,15 +226,40 @@ def _span(run: Run) -> int:
     return depth_span(run.record) or 0
 
 
+def _layer_points(members: Sequence[Run], probe: str, what: str, split: str) -> list[tuple[int, float, float]]:
+    """[(layer, relative depth, value)] of one block, in layer order."""
+    layers = [int(r[len("layer_"):]) for r in _rows(members) if r.startswith("layer_")]
+    total = max(_span(r) for r in members) or (max(layers, default=0) + 1)
+    return [(k, k / (total - 1) if total > 1 else 0.0, c.mean) for k in layers
+            if (c := cell(members, what, split, probe, f"layer_{k}")) is not None]
+
+
 def depth_points(runs: Sequence[Run], probe: str, what: str, split: str = "test"
                  ) -> dict[tuple[str, str], list[tuple[float, float]]]:
     """{(encoder, weights): [(relative depth, value)]} of one probe and quantity (accuracy or selectivity)."""
     out = {}
     for (encoder, weights), members in groups(runs):
-        layers = [int(r[len("layer_"):]) for r in _rows(members) if r.startswith("layer_")]
-        total = max(_span(r) for r in members) or (max(layers, default=0) + 1)
-        points = [(k / (total - 1) if total > 1 else 0.0, c.mean) for k in layers
-                  if (c := cell(members, what, split, probe, f"layer_{k}")) is not None]
+        points = _layer_points(members, probe, what, split)
         if points:
-            out[(encoder, weights)] = points
+            out[(encoder, weights)] = [(x, y) for _, x, y in points]
+    return out
+
+
+def depth_segments(runs: Sequence[Run], probe: str, what: str, split: str = "test"
+                   ) -> dict[tuple[str, str], list[list[tuple[float, float]]]]:
+    """:func:`depth_points` cut where the encoder has a layer the probe did not score (issue 56: layers 0 and 6 of
+    MiniLM were joined by a line across five layers never probed): each piece is drawn as a line, a piece of one
+    point as a marker."""
+    out = {}
+    for (encoder, weights), members in groups(runs):
+        points = _layer_points(members, probe, what, split)
+        if not points:
+            continue
+        own = sorted({k for r in members for k in (layer_numbers(r.record) or [])})
+        pieces: list[list[tuple[float, float]]] = [[]]
+        for (before, _, _), (k, x, y) in zip([points[0], *points], points):
+            if any(before < layer < k for layer in own):
+                pieces.append([])
+            pieces[-1].append((x, y))
+        out[(encoder, weights)] = pieces
     return out

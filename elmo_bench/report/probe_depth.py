@@ -92,6 +92,18 @@ def probe_depth_curves(runs: Sequence[Run], names: EncoderNames | None = None
     return out
 
 
+def most_frequent_tag(runs: Sequence[Run]) -> dict[Panel, list[float]]:
+    """Per converged-POS panel, the most-frequent-tag test accuracy Table 6 shows beside that data (each distinct
+    value its runs recorded): the line a layer must clear to have learnt anything beyond the word's own tag."""
+    out: dict[Panel, list[float]] = {}
+    for panel, members in _panels(probe_runs(runs)).items():
+        values = sorted({float(v) for r in members if panel[0] == POS_CONVERGED and isinstance(
+            v := (r.metrics.get("test") or {}).get("most_frequent_tag_accuracy"), (int, float))})
+        if values:
+            out[panel] = values
+    return out
+
+
 def probe_depth_table(runs: Sequence[Run], names: EncoderNames | None = None) -> Table:
     """The points of ``probe_depth.png``: one row per (probe, data, encoder, layer)."""
     rows, records = [], []
