@@ -2,28 +2,31 @@
 weights (problems, classes, dim) and batched matmuls on the features' device, each problem solved to its own test.
 
 Why not one optimiser over the summed objective: a shared line search takes one step length for every problem, so no
-problem gets its own optimum's path and the stop is the sum's. Here every quantity L-BFGS keeps is per problem: its
-curvature history (two-loop recursion over its own pairs), its step (a backtracking Armijo search with quadratic
-interpolation, started at 1, at min(1, 1/|g|_1) on a fresh history as torch's LBFGS does), its iteration count and its
-stop (gradient max-norm below ``tol``: the test of ``elmo_bench.probe.linear.fit_softmax``). A problem that has
-stopped drops out of the batch. The objective is the same as linear.objective (mean cross entropy + l2/2 ||W||^2,
-bias not penalised), its gradient written out (X^T (P - Y) / n + l2 W); the loss is summed in float64 so the Armijo
-test resolves the small decreases near the optimum. A search that finds no decrease restarts the problem's history
-(as linear.minimise restarts torch's LBFGS), at most ``restarts`` times.
+problem follows its own path and the stop is the sum's. Here each problem runs its own L-BFGS: the algorithm of
+``elmo_bench.probe.linear.minimise`` (torch.optim.LBFGS, history 20, strong-Wolfe line search, the budget
+``max_iter`` over at most 5 restarts, stopping at gradient max-norm <= ``tol``) written as a generator that asks for
+one objective evaluation at a time. Every round the driver gathers the point each unfinished problem asks for,
+evaluates them all in one batched computation (``Problems.evaluate``: the objective of linear.objective, mean cross
+entropy + l2/2 ||W||^2 with the bias not penalised, in the features' dtype, its gradient written out) and hands each
+its own value back; a problem that has stopped drops out of the batch. Its curvature history, two-loop recursion,
+line search, iteration count and stop are its own, so a problem takes the steps it takes alone (up to the rounding
+of a batched matmul against a single one).
 """
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Generator, Sequence
 
 import torch
 
 from elmo_bench.probe.linear import Selection, SoftmaxProbe, accuracy
 
 log = logging.getLogger(__name__)
-ARMIJO = 1e-4          # sufficient-decrease constant (Nocedal & Wright's usual c1)
-BACKTRACKS = 10        # trial steps (each at most half the last) before a search counts as failed
+HISTORY = 20           # linear.minimise's history_size
+RESTARTS = 5           # linear.minimise's restarts of a stalled L-BFGS (fresh history)
+#: what a problem's generator yields (the point to evaluate) and is sent (objective as a float, gradient)
+Solver = Generator[torch.Tensor, tuple[float, torch.Tensor], tuple[torch.Tensor, float, torch.Tensor, int]]
 
 
 @dataclass
@@ -47,143 +50,182 @@ class Problems:
 
     def evaluate(self, theta: torch.Tensor, l2: torch.Tensor, index: torch.Tensor
                  ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Objective (k,) float64 and gradient (k, P) of problems ``index`` at theta (k, P), l2 (k,)."""
+        """Objective (k,) and gradient (k, P) of problems ``index`` at theta (k, P), l2 (k,) python floats' tensor,
+        in the features' dtype as linear.objective computes it: mean(-log_softmax[y]) + (0.5 l2) ||W||^2."""
         weight, bias = self.split(theta)
-        logits = self.logits(weight, bias, index)
-        lse = torch.logsumexp(logits, dim=-1)
+        logp = torch.log_softmax(self.logits(weight, bias, index), dim=-1)
         target = self.y.view(1, -1, 1).expand(len(index), -1, 1)
-        picked = logits.gather(-1, target).squeeze(-1)
         n = len(self.y)
-        loss = (lse - picked).double().sum(1) / n + 0.5 * l2.double() * weight.double().pow(2).sum((1, 2))
-        delta = torch.exp(logits - lse.unsqueeze(-1))
-        delta.scatter_add_(-1, target, torch.full_like(picked, -1.0).unsqueeze(-1))
+        half = (0.5 * l2).to(weight.dtype)
+        loss = -logp.gather(-1, target).squeeze(-1).mean(1) + half * weight.pow(2).sum((1, 2))
+        delta = logp.exp_()
+        delta.scatter_add_(-1, target, torch.full(target.shape, -1.0, dtype=delta.dtype, device=delta.device))
         delta /= n
         if len(index) == len(self.x):
             grad_w = torch.bmm(delta.transpose(1, 2), self.x)
         else:
             grad_w = torch.stack([delta[i].T @ self.x[int(b)] for i, b in enumerate(index)])
-        grad_w += l2.to(weight.dtype).view(-1, 1, 1) * weight
+        grad_w += (2.0 * half).view(-1, 1, 1) * weight
         return loss, torch.cat([grad_w.flatten(1), delta.sum(1)], dim=1)
 
 
-@dataclass
-class State:
-    """Every problem's L-BFGS state: point, objective, gradient, curvature pairs (oldest first; empty slots zero)."""
-
-    theta: torch.Tensor        # (B, P)
-    loss: torch.Tensor         # (B,) float64
-    grad: torch.Tensor         # (B, P)
-    s: torch.Tensor            # (B, m, P)
-    y: torch.Tensor            # (B, m, P)
-    rho: torch.Tensor          # (B, m): 1 / y.s, 0 for an empty slot
-    fresh: torch.Tensor        # (B,) bool: no curvature pair yet (the first step, or after a restart)
-    iterations: torch.Tensor   # (B,) long
-    restarts: torch.Tensor     # (B,) long
-
-    def forget(self, which: torch.Tensor) -> None:
-        """Restart the histories of problems ``which`` (bool (B,))."""
-        self.s[which] = 0.0
-        self.y[which] = 0.0
-        self.rho[which] = 0.0
-        self.fresh |= which
+def cubic(x1: float, f1: float, g1: torch.Tensor, x2: float, f2: float, g2: torch.Tensor,
+          bounds: tuple | None = None):
+    """torch.optim.lbfgs._cubic_interpolate: the minimiser of the cubic through two points and slopes, bounded."""
+    low, high = bounds if bounds is not None else ((x1, x2) if x1 <= x2 else (x2, x1))
+    d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
+    d2_square = d1 ** 2 - g1 * g2
+    if d2_square >= 0:
+        d2 = d2_square.sqrt()
+        if x1 <= x2:
+            at = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
+        else:
+            at = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
+        return min(max(at, low), high)
+    return (low + high) / 2.0
 
 
-def direction(state: State, index: torch.Tensor) -> torch.Tensor:
-    """The two-loop recursion of problems ``index`` over their own pairs, scaled by their newest pair's y.s / y.y
-    (a fresh history: the steepest descent)."""
-    s, y, rho = state.s[index], state.y[index], state.rho[index].to(state.grad.dtype)
-    q = -state.grad[index]
-    alpha = torch.zeros_like(rho)
-    for i in range(s.shape[1] - 1, -1, -1):
-        alpha[:, i] = rho[:, i] * (s[:, i] * q).sum(1)
-        q -= alpha[:, i:i + 1] * y[:, i]
-    newest_y = y[:, -1]
-    yy = (newest_y * newest_y).sum(1)
-    gamma = torch.where(rho[:, -1] > 0, 1.0 / (rho[:, -1] * yy).clamp_min(1e-30), torch.ones_like(yy))
-    d = q * gamma.unsqueeze(1)
-    for i in range(s.shape[1]):
-        beta = rho[:, i] * (y[:, i] * d).sum(1)
-        d += s[:, i] * (alpha[:, i] - beta).unsqueeze(1)
+def point(x: torch.Tensor, t, d: torch.Tensor) -> torch.Tensor:
+    """x + t d as torch's LBFGS forms it (``p.add_(d, alpha=t)``)."""
+    return x.clone().add_(d, alpha=t)
+
+
+def bracket_phase(x, t, d, f, g, gtd, max_ls: int):
+    """The first phase of torch's _strong_wolfe (a generator): grow t until a bracket or a strong-Wolfe point.
+    Returns (bracket, its f, g and slopes or None, done, trials, evaluations, t, f_new, g_new)."""
+    f_new, g_new = yield point(x, t, d)
+    evals, gtd_new = 1, g_new.dot(d)
+    t_prev, f_prev, g_prev, gtd_prev = 0, f, g, gtd
+    ls_iter = 0
+    while ls_iter < max_ls:
+        if f_new > (f + 1e-4 * t * gtd) or (ls_iter > 1 and f_new >= f_prev):
+            return [t_prev, t], [f_prev, f_new], [g_prev, g_new], [gtd_prev, gtd_new], False, ls_iter, evals
+        if abs(gtd_new) <= -0.9 * gtd:
+            return [t], [f_new], [g_new], None, True, ls_iter, evals
+        if gtd_new >= 0:
+            return [t_prev, t], [f_prev, f_new], [g_prev, g_new], [gtd_prev, gtd_new], False, ls_iter, evals
+        tmp = t
+        t = cubic(t_prev, f_prev, gtd_prev, t, f_new, gtd_new, bounds=(t + 0.01 * (t - t_prev), t * 10))
+        t_prev, f_prev, g_prev, gtd_prev = tmp, f_new, g_new, gtd_new
+        f_new, g_new = yield point(x, t, d)
+        evals, gtd_new, ls_iter = evals + 1, g_new.dot(d), ls_iter + 1
+    return [0, t], [f, f_new], [g, g_new], [gtd, gtd_new], False, ls_iter, evals
+
+
+def strong_wolfe(x, t, d, f, g, gtd, max_ls: int = 25):
+    """torch.optim.lbfgs._strong_wolfe (c1 1e-4, c2 0.9, tolerance_change 1e-9) as a generator: (f, g, t, evals)."""
+    d_norm = d.abs().max()
+    bracket, bracket_f, bracket_g, bracket_gtd, done, ls_iter, evals = yield from bracket_phase(x, t, d, f, g, gtd,
+                                                                                              max_ls)
+    insufficient = False
+    low, high = (0, 1) if bracket_f[0] <= bracket_f[-1] else (1, 0)
+    while not done and ls_iter < max_ls:
+        if abs(bracket[1] - bracket[0]) * d_norm < 1e-9:
+            break
+        t = cubic(bracket[0], bracket_f[0], bracket_gtd[0], bracket[1], bracket_f[1], bracket_gtd[1])
+        eps = 0.1 * (max(bracket) - min(bracket))
+        if min(max(bracket) - t, t - min(bracket)) < eps:
+            if insufficient or t >= max(bracket) or t <= min(bracket):
+                t = max(bracket) - eps if abs(t - max(bracket)) < abs(t - min(bracket)) else min(bracket) + eps
+                insufficient = False
+            else:
+                insufficient = True
+        else:
+            insufficient = False
+        f_new, g_new = yield point(x, t, d)
+        evals, gtd_new, ls_iter = evals + 1, g_new.dot(d), ls_iter + 1
+        if f_new > (f + 1e-4 * t * gtd) or f_new >= bracket_f[low]:
+            bracket[high], bracket_f[high], bracket_g[high], bracket_gtd[high] = t, f_new, g_new, gtd_new
+            low, high = (0, 1) if bracket_f[0] <= bracket_f[1] else (1, 0)
+        else:
+            if abs(gtd_new) <= -0.9 * gtd:
+                done = True
+            elif gtd_new * (bracket[high] - bracket[low]) >= 0:
+                bracket[high], bracket_f[high], bracket_g[high] = bracket[low], bracket_f[low], bracket_g[low]
+                bracket_gtd[high] = bracket_gtd[low]
+            bracket[low], bracket_f[low], bracket_g[low], bracket_gtd[low] = t, f_new, g_new, gtd_new
+    return bracket_f[low], bracket_g[low], bracket[low], evals
+
+
+def two_loop(g: torch.Tensor, dirs: list, steps: list, ro: list, h_diag) -> torch.Tensor:
+    """torch's LBFGS direction: the two-loop recursion over the problem's own (y, s) pairs, scaled by H_diag."""
+    al = [None] * len(dirs)
+    q = g.neg()
+    for i in range(len(dirs) - 1, -1, -1):
+        al[i] = steps[i].dot(q) * ro[i]
+        q.add_(dirs[i], alpha=-al[i])
+    d = r = torch.mul(q, h_diag)
+    for i in range(len(dirs)):
+        be_i = dirs[i].dot(r) * ro[i]
+        r.add_(steps[i], alpha=al[i] - be_i)
     return d
 
 
-def search(problems: Problems, state: State, l2: torch.Tensor, index: torch.Tensor, d: torch.Tensor, tol: float
-           ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Each problem's own backtracking line search along d (k, P) from its point: (accepted (k,) bool, step (k,),
-    new theta, objective and gradient). A step is accepted on sufficient decrease, or when its gradient already
-    meets the stopping test (a decrease below float rounding near the optimum cannot be resolved); a step that
-    leaves the objective unchanged is no progress."""
-    grad, loss = state.grad[index], state.loss[index]
-    slope = (grad * d).sum(1).double()
-    step = torch.where(state.fresh[index], (1.0 / grad.abs().sum(1).double()).clamp(max=1.0),
-                       torch.ones_like(slope))
-    accepted = torch.zeros(len(index), dtype=torch.bool, device=index.device)
-    theta, new_loss, new_grad = state.theta[index].clone(), loss.clone(), grad.clone()
-    for _ in range(BACKTRACKS):
-        todo = (~accepted).nonzero().squeeze(1)
-        trial = state.theta[index[todo]] + step[todo].to(d.dtype).unsqueeze(1) * d[todo]
-        value, gradient = problems.evaluate(trial, l2[index[todo]], index[todo])
-        decrease = (value <= loss[todo] + ARMIJO * step[todo] * slope[todo]) & (value < loss[todo])
-        good = (decrease | (gradient.abs().amax(1) <= tol)) & torch.isfinite(value)
-        took = todo[good]
-        theta[took], new_loss[took], new_grad[took] = trial[good], value[good], gradient[good]
-        accepted[took] = True
-        if bool(accepted.all()):
+def lbfgs_step(x: torch.Tensor, loss: float, g: torch.Tensor, max_iter: int, max_eval: int, tol: float):
+    """One ``torch.optim.LBFGS.step`` from a fresh state (lr 1, tolerance_change 0, strong Wolfe) as a generator:
+    (x, loss, g, iterations)."""
+    if g.abs().max() <= tol:
+        return x, loss, g, 0
+    dirs, steps, ro, h_diag = [], [], [], 1
+    d = t = prev_g = None
+    n_iter, evals = 0, 1
+    while n_iter < max_iter:
+        n_iter += 1
+        if n_iter == 1:
+            d = g.neg()
+        else:
+            y, s = g.sub(prev_g), d.mul(t)
+            ys = y.dot(s)
+            if ys > 1e-10:
+                if len(dirs) == HISTORY:
+                    dirs.pop(0), steps.pop(0), ro.pop(0)
+                dirs.append(y), steps.append(s), ro.append(1.0 / ys)
+                h_diag = ys / y.dot(y)
+            d = two_loop(g, dirs, steps, ro, h_diag)
+        prev_g, prev_loss = g.clone(), loss
+        t = min(1.0, 1.0 / g.abs().sum()) if n_iter == 1 else 1.0
+        gtd = g.dot(d)
+        if gtd > 0:
             break
-        bad, t = todo[~good], step[todo[~good]]
-        curve = 2.0 * (value[~good] - loss[bad] - slope[bad] * t)
-        guess = torch.where(curve > 0, -slope[bad] * t * t / curve, 0.5 * t)
-        step[bad] = torch.minimum(torch.maximum(guess, 0.1 * t), 0.5 * t)
-    return accepted, step, theta, new_loss, new_grad
+        loss, g, t, ls_evals = yield from strong_wolfe(x, t, d, loss, g, gtd, max_ls=max_eval - evals)
+        x = point(x, t, d)
+        evals += ls_evals
+        if n_iter == max_iter or evals >= max_eval or g.abs().max() <= tol or d.mul(t).abs().max() <= 0 \
+                or abs(loss - prev_loss) < 0:
+            break
+    return x, loss, g, n_iter
 
 
-def step_all(problems: Problems, state: State, l2: torch.Tensor, index: torch.Tensor, tol: float, restarts: int,
-             stopped: torch.Tensor) -> None:
-    """One L-BFGS iteration of problems ``index``: their directions, their searches, their history updates; a
-    problem whose search fails restarts its history (after ``restarts`` restarts it stops, not converged)."""
-    d = direction(state, index)
-    accepted, step, theta, loss, grad = search(problems, state, l2, index, d, tol)
-    took = index[accepted]
-    s_new = step[accepted].to(d.dtype).unsqueeze(1) * d[accepted]
-    y_new = grad[accepted] - state.grad[took]
-    ys = (y_new * s_new).sum(1)
-    keep = ys > 1e-10                                       # torch's LBFGS: a pair without curvature is skipped
-    kept = took[keep]
-    state.s[kept] = torch.cat([state.s[kept, 1:], s_new[keep].unsqueeze(1)], dim=1)
-    state.y[kept] = torch.cat([state.y[kept, 1:], y_new[keep].unsqueeze(1)], dim=1)
-    state.rho[kept] = torch.cat([state.rho[kept, 1:], (1.0 / ys[keep].double()).unsqueeze(1)], dim=1)
-    state.fresh[kept] = False
-    state.theta[took], state.loss[took], state.grad[took] = theta[accepted], loss[accepted], grad[accepted]
-    state.iterations[took] += 1
-    failed = index[~accepted]
-    if len(failed):
-        mask = torch.zeros_like(state.fresh)
-        mask[failed] = True
-        state.forget(mask)
-        state.restarts[failed] += 1
-        stopped[failed[state.restarts[failed] > restarts]] = True
+def solve(x: torch.Tensor, max_iter: int, tol: float) -> Solver:
+    """linear.minimise for one problem from x (P,), as a generator: (x, loss, g, iterations) at its end."""
+    loss, g = yield x
+    iterations = 0
+    for _ in range(RESTARTS):
+        left = max_iter - iterations                   # the budget is for all restarts together
+        x, loss, g, done = yield from lbfgs_step(x, loss, g, left, left * 5 // 4, tol)
+        iterations += done
+        if g.abs().max() <= tol or iterations >= max_iter:
+            break
+    return x, loss, g, iterations
 
 
-def minimise_batched(problems: Problems, theta: torch.Tensor, l2: torch.Tensor, max_iter: int, tol: float,
-                     history: int = 20, restarts: int = 5) -> State:
-    """Run every problem from theta (B, P) until its gradient max-norm is at most ``tol``, or ``max_iter``
-    iterations, or ``restarts`` failed searches; the returned state holds each problem's end."""
-    count, size = theta.shape
-    every = torch.arange(count, device=theta.device)
-    loss, grad = problems.evaluate(theta, l2, every)
-    zeros = torch.zeros(count, history, size, dtype=theta.dtype, device=theta.device)
-    state = State(theta.clone(), loss, grad, zeros, zeros.clone(),
-                  torch.zeros(count, history, dtype=torch.float64, device=theta.device),
-                  torch.ones(count, dtype=torch.bool, device=theta.device),
-                  torch.zeros(count, dtype=torch.long, device=theta.device),
-                  torch.zeros(count, dtype=torch.long, device=theta.device))
-    stopped = torch.zeros(count, dtype=torch.bool, device=theta.device)
-    while True:
-        active = (state.grad.abs().amax(1) > tol) & ~stopped & (state.iterations < max_iter)
-        if not bool(active.any()):
-            return state
-        step_all(problems, state, l2, active.nonzero().squeeze(1), tol, restarts, stopped)
-
+def run_batched(problems: Problems, theta: torch.Tensor, l2: torch.Tensor, max_iter: int, tol: float
+                ) -> list[tuple[torch.Tensor, float, torch.Tensor, int]]:
+    """Drive one ``solve`` per problem: every round, the points the unfinished problems ask for are evaluated in
+    one batched computation and each problem gets its own value; (theta, loss, grad, iterations) per problem."""
+    solvers = [solve(theta[b], max_iter, tol) for b in range(len(theta))]
+    asked = {b: next(s) for b, s in enumerate(solvers)}
+    ends: dict[int, tuple] = {}
+    while asked:
+        index = torch.tensor(sorted(asked), dtype=torch.long, device=theta.device)
+        loss, grad = problems.evaluate(torch.stack([asked[int(b)] for b in index]), l2[index], index)
+        for i, b in enumerate(index.tolist()):
+            try:
+                asked[b] = solvers[b].send((float(loss[i]), grad[i]))
+            except StopIteration as stop:
+                ends[b] = stop.value
+                del asked[b]
+    return [ends[b] for b in range(len(theta))]
 
 def fit_softmax_batched(problems: Problems, l2: Sequence[float], max_iter: int = 1000, tol: float = 1e-6,
                         init: Sequence[SoftmaxProbe | None] | None = None) -> list[SoftmaxProbe]:
@@ -202,17 +244,15 @@ def fit_softmax_batched(problems: Problems, l2: Sequence[float], max_iter: int =
             if probe is not None:
                 theta[b] = torch.cat([probe.weight.reshape(-1), probe.bias]).to(theta)
     strengths = torch.tensor(list(l2), dtype=torch.float64, device=x.device)
-    state = minimise_batched(problems, theta, strengths, max_iter, tol)
-    weight, bias = problems.split(state.theta)
     out = []
-    for b in range(count):
-        grad_norm = float(state.grad[b].abs().max())
+    for b, (end, loss, grad, iterations) in enumerate(run_batched(problems, theta, strengths, max_iter, tol)):
+        weight, bias = problems.split(end.unsqueeze(0))
+        grad_norm = float(grad.abs().max())
         converged = grad_norm <= tol
         if not converged:
             log.warning("batched L-BFGS: problem %d stopped after %d iterations with gradient max-norm %.2e "
-                        "(tolerance %.0e, l2 %g)", b, int(state.iterations[b]), grad_norm, tol, l2[b])
-        out.append(SoftmaxProbe(weight[b].clone(), bias[b].clone(), float(l2[b]), int(state.iterations[b]),
-                                float(state.loss[b]), grad_norm, converged))
+                        "(tolerance %.0e, l2 %g)", b, iterations, grad_norm, tol, l2[b])
+        out.append(SoftmaxProbe(weight[0], bias[0], float(l2[b]), iterations, loss, grad_norm, converged))
     return out
 
 
