@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Generator, Sequence
 
 import torch
+from torch.nn import functional as F
 
 from elmo_bench.probe.linear import Selection, SoftmaxProbe, accuracy
 
@@ -43,30 +44,34 @@ class Problems:
         return theta[:, :cut].view(-1, self.classes, self.x.shape[2]), theta[:, cut:]
 
     def logits(self, weight: torch.Tensor, bias: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-        """(k, n, K) logits of problems ``index``: one bmm when every problem is asked, else one mm each (no copy)."""
+        """x_b W_b^T + b_b (k, n, K) of problems ``index``: one bmm when every problem is asked, else one mm each
+        (no copy of x); on a CPU either gives the bits of one problem's ``x @ W.T``."""
         if len(index) == len(self.x):
-            return torch.baddbmm(bias.unsqueeze(1), self.x, weight.transpose(1, 2))
-        return torch.stack([torch.addmm(bias[i], self.x[int(b)], weight[i].T) for i, b in enumerate(index)])
+            return torch.bmm(self.x, weight.transpose(1, 2)) + bias.unsqueeze(1)
+        return torch.stack([self.x[b] @ weight[i].T + bias[i] for i, b in enumerate(index.tolist())])
 
-    def evaluate(self, theta: torch.Tensor, l2: torch.Tensor, index: torch.Tensor
+    def weight_grad(self, delta: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+        """delta_b^T x_b (k, K, dim): the weight gradient as autograd forms it for ``x @ W.T`` (grad^T @ x); on a
+        CPU one mm a problem (a bmm of transposed operands rounds otherwise there), elsewhere one bmm."""
+        if len(index) == len(self.x) and self.x.device.type != "cpu":
+            return torch.bmm(delta.transpose(1, 2), self.x)
+        return torch.stack([delta[i].T @ self.x[b] for i, b in enumerate(index.tolist())])
+
+    def evaluate(self, theta: torch.Tensor, l2: Sequence[float], index: torch.Tensor
                  ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Objective (k,) and gradient (k, P) of problems ``index`` at theta (k, P), l2 (k,) python floats' tensor,
-        in the features' dtype as linear.objective computes it: mean(-log_softmax[y]) + (0.5 l2) ||W||^2."""
+        """Objective (k,) and gradient (k, P) of problems ``index`` at theta (k, P), in the features' dtype, with
+        the operations autograd runs for linear.objective on one problem (so the same rounding):
+        F.cross_entropy(x @ W.T + b, y) + 0.5 l2 ||W||^2."""
         weight, bias = self.split(theta)
-        logp = torch.log_softmax(self.logits(weight, bias, index), dim=-1)
-        target = self.y.view(1, -1, 1).expand(len(index), -1, 1)
-        n = len(self.y)
-        half = (0.5 * l2).to(weight.dtype)
-        loss = -logp.gather(-1, target).squeeze(-1).mean(1) + half * weight.pow(2).sum((1, 2))
-        delta = logp.exp_()
-        delta.scatter_add_(-1, target, torch.full(target.shape, -1.0, dtype=delta.dtype, device=delta.device))
-        delta /= n
-        if len(index) == len(self.x):
-            grad_w = torch.bmm(delta.transpose(1, 2), self.x)
-        else:
-            grad_w = torch.stack([delta[i].T @ self.x[int(b)] for i, b in enumerate(index)])
-        grad_w += (2.0 * half).view(-1, 1, 1) * weight
-        return loss, torch.cat([grad_w.flatten(1), delta.sum(1)], dim=1)
+        with torch.enable_grad():
+            logits = self.logits(weight, bias, index).requires_grad_(True)
+            cross = [F.cross_entropy(logits[i], self.y) for i in range(len(index))]
+            delta, = torch.autograd.grad(torch.stack(cross).sum(), logits)
+        loss = torch.stack([c.detach() + 0.5 * l2[i] * weight[i].pow(2).sum() for i, c in enumerate(cross)])
+        grad_w = self.weight_grad(delta, index) + torch.stack([(0.5 * l2[i]) * (2 * weight[i])
+                                                               for i in range(len(index))])
+        grad_b = torch.stack([delta[i].sum(0) for i in range(len(index))])
+        return loss, torch.cat([grad_w.flatten(1), grad_b], dim=1)
 
 
 def cubic(x1: float, f1: float, g1: torch.Tensor, x2: float, f2: float, g2: torch.Tensor,
@@ -209,7 +214,7 @@ def solve(x: torch.Tensor, max_iter: int, tol: float) -> Solver:
     return x, loss, g, iterations
 
 
-def run_batched(problems: Problems, theta: torch.Tensor, l2: torch.Tensor, max_iter: int, tol: float
+def run_batched(problems: Problems, theta: torch.Tensor, l2: Sequence[float], max_iter: int, tol: float
                 ) -> list[tuple[torch.Tensor, float, torch.Tensor, int]]:
     """Drive one ``solve`` per problem: every round, the points the unfinished problems ask for are evaluated in
     one batched computation and each problem gets its own value; (theta, loss, grad, iterations) per problem."""
@@ -218,7 +223,8 @@ def run_batched(problems: Problems, theta: torch.Tensor, l2: torch.Tensor, max_i
     ends: dict[int, tuple] = {}
     while asked:
         index = torch.tensor(sorted(asked), dtype=torch.long, device=theta.device)
-        loss, grad = problems.evaluate(torch.stack([asked[int(b)] for b in index]), l2[index], index)
+        loss, grad = problems.evaluate(torch.stack([asked[int(b)] for b in index]), [l2[b] for b in index.tolist()],
+                                       index)
         for i, b in enumerate(index.tolist()):
             try:
                 asked[b] = solvers[b].send((float(loss[i]), grad[i]))
@@ -243,9 +249,8 @@ def fit_softmax_batched(problems: Problems, l2: Sequence[float], max_iter: int =
         for b, probe in enumerate(init):
             if probe is not None:
                 theta[b] = torch.cat([probe.weight.reshape(-1), probe.bias]).to(theta)
-    strengths = torch.tensor(list(l2), dtype=torch.float64, device=x.device)
     out = []
-    for b, (end, loss, grad, iterations) in enumerate(run_batched(problems, theta, strengths, max_iter, tol)):
+    for b, (end, loss, grad, iterations) in enumerate(run_batched(problems, theta, list(l2), max_iter, tol)):
         weight, bias = problems.split(end.unsqueeze(0))
         grad_norm = float(grad.abs().max())
         converged = grad_norm <= tol

@@ -118,30 +118,19 @@ def probe_features(features: Mapping[str, np.ndarray], labels: Mapping[str, torc
 
 def standardised(rows: Sequence[Mapping[str, np.ndarray]], chunk: int = 8192, device: Any = "cpu"
                  ) -> dict[str, torch.Tensor]:
-    """{split: (rows, n_split, dim) float32 on ``device``}: each row standardised by its own training mean and
-    standard deviation (``Standardiser``'s: population std, at least 1e-6). Read ``chunk`` tokens at a time in the
-    features' stored dtype (fp16 from the activation cache, strided views of it): no float32 or float64 copy of a
-    whole layer is ever made besides the standardised stack the solver reads."""
+    """{split: (rows, n_split, dim) float32 on ``device``}: each row standardised by its own training statistics
+    (``Standardiser``, on one row's training split at a time), read ``chunk`` tokens at a time from the features'
+    stored dtype (fp16 from the activation cache, strided views of it): the bits of ``probe_features``' features
+    with no float32 copy of every layer and no float64 copy at all."""
+    scales = [Standardiser.fit(torch.from_numpy(np.asarray(row["train"], dtype=np.float32))) for row in rows]
     out: dict[str, torch.Tensor] = {}
-    scales = []
-    for row in rows:
-        train = row["train"]
-        total = np.zeros(train.shape[1], dtype=np.float64)
-        squares = np.zeros(train.shape[1], dtype=np.float64)
-        for start in range(0, len(train), chunk):
-            piece = np.asarray(train[start:start + chunk], dtype=np.float64)
-            total += piece.sum(0)
-            squares += np.square(piece).sum(0)
-        mean = total / max(1, len(train))
-        std = np.sqrt(np.maximum(squares / max(1, len(train)) - mean * mean, 0.0))
-        scales.append((mean.astype(np.float32), np.maximum(std, 1e-6).astype(np.float32)))
     for split in SPLITS:
         n, dim = rows[0][split].shape
         out[split] = torch.empty(len(rows), n, dim, dtype=torch.float32, device=device)
-        for b, (row, (mean, std)) in enumerate(zip(rows, scales)):
+        for b, (row, scale) in enumerate(zip(rows, scales)):
             for start in range(0, n, chunk):
-                piece = np.asarray(row[split][start:start + chunk], dtype=np.float32)
-                out[split][b, start:start + len(piece)] = torch.from_numpy((piece - mean) / std)
+                piece = torch.from_numpy(np.asarray(row[split][start:start + chunk], dtype=np.float32))
+                out[split][b, start:start + len(piece)] = scale(piece).to(device)
     return out
 
 
