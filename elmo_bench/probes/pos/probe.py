@@ -17,7 +17,7 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.data.glove import load_glove
 from elmo_bench.probe.api import ProbeContext, ProbeOutcome
 from elmo_bench.probe.classifiers import ProbeSpec
-from elmo_bench.probe.pos import SPLITS, baseline_accuracy, glove_features, layer_features, probe_features, tag_ids
+from elmo_bench.probe.pos import SPLITS, baseline_accuracy, glove_features, layer_features, probe_rows, tag_ids
 from elmo_bench.probe.pos_controls import ProbeSettings, probe_details, rounded, run_probes, summarise
 from elmo_bench.probe.regimen import Regimen
 from elmo_bench.probe.settings import UD_EWT
@@ -46,7 +46,7 @@ def views(settings: PosSettings, splits: Mapping[str, Sequence[dict]], layers: M
     """{row: {split: (n_tokens, dim)}}: each probed layer, the average of all layers and (``probe.glove``) GloVe;
     ``probe.rows`` keeps only the rows it names."""
     out = {f"layer_{index}": {s: layers[s][:, at] for s in SPLITS} for at, index in probed}   # named as in the model
-    out["average"] = {s: layers[s].mean(axis=1) for s in SPLITS}
+    out["average"] = {s: layers[s].mean(axis=1, dtype=np.float32) for s in SPLITS}
     wanted = set(out) | ({"glove"} if settings.glove else set())
     if settings.rows is not None:
         wanted = set(settings.rows)
@@ -80,8 +80,8 @@ def run(context: ProbeContext) -> ProbeOutcome:
     splits = read.splits
     labels = sorted({t for ex in splits["train"] for t in ex["tags"]})
     y = {s: tag_ids(splits[s], labels) for s in SPLITS}
-    layers = {s: layer_features(context.layers([ex["tokens"] for ex in splits[s]], f"pos/{s}"), len(splits[s]))
-              for s in SPLITS}
+    layers = {s: layer_features(context.layers([ex["tokens"] for ex in splits[s]], f"pos/{s}"), len(splits[s]), None)
+              for s in SPLITS}                         # the cache's dtype (fp16): no float32 copy of every layer
     rows = views(settings, splits, layers, context.probed_layers(settings.layers))
     baseline = {s: baseline_accuracy(splits["train"], splits[s]) for s in ("dev", "test")}
     head = {"data": "ud_ewt_pos", "tag_column": settings.tags, "train_sentences": len(splits["train"]),
@@ -89,17 +89,18 @@ def run(context: ProbeContext) -> ProbeOutcome:
     fitting = probe_settings(settings)
     data = tagged_data_block(read, settings.tags, settings.max_train_sentences)
     if fitting.probes != ["converged"] or fitting.control or context.encoder_record.get("random_init"):
-        return controlled(context, fitting, splits, labels, rows, baseline, head, data)
-    return converged(rows, y, len(labels), fitting, baseline, head, data)
+        as_float = {n: {s: np.asarray(v, dtype=np.float32) for s, v in r.items()} for n, r in rows.items()}
+        return controlled(context, fitting, splits, labels, as_float, baseline, head, data)
+    return converged(rows, y, len(labels), fitting, baseline, head, data, context.device)
 
 
 def converged(rows: Mapping[str, Any], y: Mapping[str, torch.Tensor], classes: int, fitting: ProbeSettings,
-              baseline: Mapping[str, float], head: Mapping[str, Any], data: dict[str, Any]) -> ProbeOutcome:
-    """The converged probe alone on every row (Table 6's record: ``probes`` holds each row's L2 path)."""
-    fits = {}
-    for name, features in rows.items():
-        log.info("probe %s: %s features", name, features["train"].shape)
-        fits[name] = probe_features(features, y, classes, fitting.grid, fitting.max_iter, fitting.tol)
+              baseline: Mapping[str, float], head: Mapping[str, Any], data: dict[str, Any], device: Any = "cpu"
+              ) -> ProbeOutcome:
+    """The converged probe alone on every row (Table 6's record: ``probes`` holds each row's L2 path), the rows of
+    one width in one batched solve on ``device`` (elmo_bench.probe.batched; each row to its own convergence)."""
+    log.info("probe: %s", ", ".join(f"{name} {features['train'].shape}" for name, features in rows.items()))
+    fits = probe_rows(rows, y, classes, fitting.grid, fitting.max_iter, fitting.tol, device)
     printed = {**head,
                "test": {**{n: round(r.test, 2) for n, r in fits.items()},
                         "most_frequent_tag": round(baseline["test"], 2)},

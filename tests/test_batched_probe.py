@@ -1,0 +1,128 @@
+"""The batched converged probe (elmo_bench.probe.batched): every problem reaches its own one-problem optimum, with its
+own steps and its own stop, whatever the other problems of the batch do."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from elmo_bench.probe.batched import Problems, fit_select_l2_batched, fit_softmax_batched
+from elmo_bench.probe.linear import Standardiser, accuracy, fit_select_l2, fit_softmax
+from elmo_bench.probe.pos import SPLITS, probe_features, probe_rows, standardised
+
+
+def _layers(seed: int = 0, n: int = 400, dim: int = 6, classes: int = 3):
+    """Three 'layers' of one labelling: one holds the label clearly, one faintly, one not at all (float64)."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, classes, n)
+    centres = rng.normal(scale=2.0, size=(classes, dim))
+    x = np.stack([centres[y] + rng.normal(size=(n, dim)), 0.3 * centres[y] + rng.normal(size=(n, dim)),
+                  rng.normal(size=(n, dim)) * [1, 2, 3, 4, 5, 6]])
+    return torch.tensor(x), torch.tensor(y)
+
+
+def _gradient(probe, x, y):
+    """The objective's gradient by hand (X^T (P - Y) / n + l2 W, mean(P - Y)), not the solver's."""
+    p = torch.softmax(x @ probe.weight.T + probe.bias, -1)
+    p[torch.arange(len(y)), y] -= 1.0
+    return torch.cat([(p.T @ x / len(y) + probe.l2 * probe.weight).flatten(), p.mean(0)])
+
+
+def test_each_problem_reaches_its_one_problem_optimum():
+    """Float64, tol 1e-7: weights, losses, accuracies and iteration counts equal fit_softmax's problem by problem
+    (the same L-BFGS, each problem with its own steps); the stopping test holds on the hand-written gradient."""
+    x, y = _layers()
+    l2 = [1e-2, 1e-3, 1e-1]
+    together = fit_softmax_batched(Problems(x, y, 3), l2, tol=1e-7)
+    for b, probe in enumerate(together):
+        alone = fit_softmax(x[b], y, 3, l2[b], tol=1e-7)
+        assert probe.converged and alone.converged
+        assert float(_gradient(probe, x[b], y).abs().max()) <= 1e-7
+        np.testing.assert_allclose(probe.weight.numpy(), alone.weight.numpy(), atol=1e-4)
+        assert probe.loss == pytest.approx(alone.loss, abs=1e-12)
+        # on a CPU the batched evaluation runs the one-problem operations, so the same bits, not only the optimum
+        assert torch.equal(probe.weight, alone.weight) and torch.equal(probe.bias, alone.bias)
+        assert accuracy(probe, x[b], y) == accuracy(alone, x[b], y)
+        assert probe.iterations == alone.iterations
+
+
+def test_iterations_and_stops_are_per_problem():
+    """A problem fitted in a batch takes the iterations it takes alone (its search and history are its own), an
+    already optimal problem takes none, and the counts differ between problems."""
+    x, y = _layers(1)
+    l2 = [1e-2, 1e-3, 1e-1]
+    together = fit_softmax_batched(Problems(x, y, 3), l2, tol=1e-7)
+    alone = [fit_softmax_batched(Problems(x[b:b + 1], y, 3), [l2[b]], tol=1e-7)[0] for b in range(3)]
+    assert [p.iterations for p in together] == [p.iterations for p in alone]
+    assert len({p.iterations for p in together}) > 1
+    for a, b in zip(together, alone):
+        assert a.loss == pytest.approx(b.loss, abs=1e-12)
+    restarted = fit_softmax_batched(Problems(x, y, 3), l2, tol=1e-7, init=[together[0], alone[1], None])
+    assert restarted[0].iterations == 0 and restarted[1].iterations == 0 and restarted[2].iterations > 0
+    assert restarted[2].loss == pytest.approx(together[2].loss, abs=1e-12)
+
+
+def test_a_problem_out_of_iterations_stops_alone():
+    """max_iter is a per-problem budget, as fit_softmax's: with a cap between the problems' own counts, each problem
+    stops where it stops alone under that cap (converged or not, the same iterations), whatever the others do."""
+    x, y = _layers(2)
+    full = fit_softmax_batched(Problems(x, y, 3), [1e-2] * 3, tol=1e-6)
+    counts = sorted(p.iterations for p in full)
+    assert all(p.converged for p in full) and counts[0] < counts[-1]
+    cap = counts[0] + 1
+    capped = fit_softmax_batched(Problems(x, y, 3), [1e-2] * 3, max_iter=cap, tol=1e-6)
+    alone = [fit_softmax(x[b], y, 3, 1e-2, max_iter=cap, tol=1e-6) for b in range(3)]
+    assert [p.iterations for p in capped] == [p.iterations for p in alone]
+    assert [p.converged for p in capped] == [p.converged for p in alone]
+    assert any(p.converged for p in capped) and not all(p.converged for p in capped)
+
+
+def test_the_l2_grid_and_its_extension_are_chosen_per_problem():
+    """fit_select_l2_batched picks each problem's L2 as fit_select_l2 does alone, extending the grid only for the
+    problems whose weakest L2 won (float64, tol 1e-9: the same dev accuracies along the path)."""
+    x, y = _layers(3, n=600)
+    dev_x, dev_y = _layers(3, n=1200)
+    dev_x, dev_y = dev_x[:, 600:], dev_y[600:]
+    x_train, y_train = x, y
+    grid = [10.0, 1.0]
+    chosen = fit_select_l2_batched(Problems(x_train, y_train, 3), dev_x, dev_y, grid, tol=1e-9, extend=2)
+    for b, found in enumerate(chosen):
+        alone = fit_select_l2(x_train[b], y_train, dev_x[b], dev_y, 3, grid, tol=1e-9, extend=2)
+        assert [p["l2"] for p in found.path] == [p["l2"] for p in alone.path]
+        assert [p["dev"] for p in found.path] == [p["dev"] for p in alone.path]
+        assert found.probe.l2 == alone.probe.l2 and found.dev_accuracy == alone.dev_accuracy
+    lengths = [len(s.path) for s in chosen]
+    assert max(lengths) > 2 and min(lengths) == 2          # one problem went on down the grid, one did not
+
+
+def test_rows_from_fp16_equal_the_per_row_path():
+    """probe_rows over fp16 features (the activation cache's dtype, standardised chunk by chunk) against
+    probe_features over their float32 copies, one row at a time: the same L2, dev and test accuracies."""
+    rng = np.random.default_rng(4)
+    classes, dim = 4, 8
+    rows, labels = {}, {}
+    centres = rng.normal(scale=2.0, size=(classes, dim))
+    for split, n in zip(SPLITS, (500, 300, 300)):
+        labels[split] = torch.tensor(rng.integers(0, classes, n))
+        layers = np.stack([centres[labels[split].numpy()] * s + rng.normal(size=(n, dim)) + 3.0
+                           for s in (1.0, 0.4)], axis=1)
+        rows[split] = layers.astype(np.float16)
+    views = {f"layer_{k}": {s: rows[s][:, k] for s in SPLITS} for k in range(2)}
+    batched = probe_rows(views, labels, classes, [1e-1, 1e-3], 1000, 1e-4)
+    for name, row in views.items():
+        alone = probe_features({s: row[s].astype(np.float32) for s in SPLITS}, labels, classes, [1e-1, 1e-3],
+                               1000, 1e-4)
+        assert (batched[name].l2, batched[name].dev, batched[name].test) == (alone.l2, alone.dev, alone.test)
+        assert batched[name].converged and alone.converged
+        assert batched[name].path == alone.path               # every fit's iterations and gradient norm too
+
+
+def test_standardised_reads_chunks_and_matches_the_standardiser():
+    """Chunk by chunk from fp16, the Standardiser's standardisation of the float32 features, bit for bit."""
+    rng = np.random.default_rng(5)
+    raw = {s: (rng.normal(size=(50, 3)) * [1, 10, 0] + 5).astype(np.float16) for s in SPLITS}
+    out = standardised([raw], chunk=7)
+    scale = Standardiser.fit(torch.from_numpy(raw["train"].astype(np.float32)))
+    for split in SPLITS:
+        assert out[split].dtype == torch.float32
+        assert torch.equal(out[split][0], scale(torch.from_numpy(raw[split].astype(np.float32))))
