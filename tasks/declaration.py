@@ -44,6 +44,10 @@ class TaskDeclaration:
     tables: tuple[str, ...] = DEFAULT_TABLES
     dataset_sizes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     package: str = ""
+    #: the task's version (issue 54): part of every run's identity as ``plugin.task: <name>@<version>``; bump it when
+    #: a change of the task's code may move a number (its finished runs are then redone), else record the new code
+    #: hash under the same version in elmo_bench/identity/plugins.txt (tests/test_plugin_manifest.py)
+    version: int = 1
 
     def resolved_target(self) -> str:
         """``target`` with a relative module made absolute against ``package``."""

@@ -15,18 +15,11 @@ from typing import Any, Callable
 import pytest
 
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.engine.code_identity import (
-    LEGACY_CODE,
-    SAME_NUMBERS,
-    code_hash,
-    reused_tasks,
-    source_bytes_hash,
-    successors,
-    task_code_dir,
-)
+from elmo_bench.engine.code_identity import code_hash, reused_tasks, source_bytes_hash, task_code_dir
 from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import run_experiment
 from elmo_bench.engine.run_identity import RUN_FILE
+from elmo_bench.identity.history import LEGACY_CODE, SAME_NUMBERS, successors
 from elmo_bench.tasks.registry import registered
 from tests.conftest import REPO, needs_fixtures
 from tests.engine_helpers import TINY, compose_run
@@ -80,7 +73,7 @@ def test_a_run_directory_with_the_earlier_code_identity_still_skips(tmp_path, mo
     run_dir = tmp_path / "run"
     first = run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1")), run_dir)
     record = json.loads((run_dir / RUN_FILE).read_text())
-    assert record["identity"]["code.task"].startswith("ast:")
+    assert record["identity"].pop("plugin.task") == "tiny@1"                        # issue 54: the version
     record["identity"]["code.task"] = _bytes_hash(REPO / "tests" / "tiny_task")   # as the earlier version wrote it
     (run_dir / RUN_FILE).write_text(json.dumps(record))
     stamp = (run_dir / "results.json").stat().st_mtime_ns
@@ -88,7 +81,7 @@ def test_a_run_directory_with_the_earlier_code_identity_still_skips(tmp_path, mo
     assert again["metrics"] == first["metrics"] and (run_dir / "results.json").stat().st_mtime_ns == stamp
     record["identity"]["code.task"] = "0123456789abcdef"                             # other code than today's
     (run_dir / RUN_FILE).write_text(json.dumps(record))
-    with pytest.raises(ConfigError, match=r"code\.task: \"0123456789abcdef\" → \"ast:"):
+    with pytest.raises(ConfigError, match=r"code\.task: \"0123456789abcdef\" → \(absent\); plugin\.task: \(absent\) → \"tiny@1\""):
         run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1")), run_dir)
 
 
@@ -111,6 +104,7 @@ def test_a_run_directory_of_an_earlier_tiny_task_still_skips(tmp_path, monkeypat
     run_dir = tmp_path / "run"
     first = run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1")), run_dir)
     record = json.loads((run_dir / RUN_FILE).read_text())
+    del record["identity"]["plugin.task"]                                          # before versions (issue 54)
     record["identity"]["code.task"] = recorded
     (run_dir / RUN_FILE).write_text(json.dumps(record))
     stamp = (run_dir / "results.json").stat().st_mtime_ns

@@ -105,7 +105,8 @@ def test_a_copied_probe_folder_composes_runs_and_skips(user_probes, tmp_path, ca
         assert {f"layer_{k}_{m}" for k in range(3) for m in ("uuas", "dspr", "root_acc", "nspr")} \
             | {"linear_chain_uuas"} <= set(saved["metrics"][split])
     identity = json.loads((run_dir / "run.json").read_text())["identity"]
-    assert identity["code.probe"].startswith("ast:") and identity["probe.max_epochs"] == 2
+    assert identity["plugin.probe"] == f"{NEW}@1" and identity["probe.max_epochs"] == 2        # issue 54: versions
+    assert saved["plugins"] == {"probe": f"{NEW}@1", "encoder": "bilm@1"} and "code.probe" not in identity
     assert saved["compute"]["threads"] == (int(run.runtime.threads) or 1)         # what fixes the last bits,
     assert set(saved["compute"]) == {"torch", "threads", "cpu_capability", "mkl", "cpu"}   # recorded beside them,
     assert not any(k.startswith("compute") for k in identity)                   # not part of the identity

@@ -26,7 +26,7 @@ def test_a_different_seed_epochs_or_cache_setting_is_refused_naming_the_keys(tmp
     first = run_experiment(run_config(compose_run(tmp_path, "seed=1", "trainer.max_epochs=2")), run_dir)
     stored = json.loads((run_dir / RUN_FILE).read_text())
     assert stored["identity"]["seed"] == 1 and stored["config"]["trainer"]["max_epochs"] == 2
-    assert stored["identity"]["bilm.hash"] == first["bilm"]["hash"] and stored["identity"]["code.task"]
+    assert stored["identity"]["bilm.hash"] == first["bilm"]["hash"] and stored["identity"]["plugin.task"] == "tiny@1"
     stamp = (run_dir / "results.json").stat().st_mtime_ns
     with pytest.raises(ConfigError, match=r"made by a different configuration \(seed: 1 → 7; "
                                           r"trainer.max_epochs: 2 → 3\)"):

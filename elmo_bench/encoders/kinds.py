@@ -30,6 +30,10 @@ class EncoderKind:
 
     name: str
     build: Callable[[Mapping[str, Any], Any], Any] | None
+    #: the kind's version (issue 54): ``encoder.plugin: <name>@<version>`` in the identity of every run that uses
+    #: its layers; bump it when a change may move a number, else record the new code hash in
+    #: elmo_bench/identity/plugins.txt
+    version: int = 1
 
 
 def need_path(spec: Mapping[str, Any]) -> str:
@@ -58,3 +62,11 @@ def encoder_kinds() -> dict[str, EncoderKind]:
         kind = getattr(importlib.import_module(module), DECLARATION)  # checked: a module of this package
         found[kind.name] = kind
     return dict(sorted(found.items()))
+
+
+def encoder_plugin_of(spec: Mapping[str, Any] | None) -> str:
+    """``<kind>@<version>`` of an encoder group (the biLM when it names no kind): the ``encoder.plugin`` key of the
+    identity of every run that uses its layers."""
+    kind = str((spec or {}).get("kind") or "bilm")
+    found = encoder_kinds().get(kind)
+    return f"{kind}@{found.version if found is not None else 1}"

@@ -9,10 +9,10 @@ import ast
 import hashlib
 import importlib.util
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.identity.history import LEGACY_CODE, SAME_NUMBERS, successors  # noqa: F401  (re-exported for tests)
+from elmo_bench.identity.manifest import committed
 
 #: marks a task-code identity computed from the code's behaviour (code_hash), not its bytes (source_bytes_hash)
 CODE_PREFIX = "ast:"
@@ -158,15 +158,6 @@ def task_code_hash(task_package: str) -> str:
 
 
 
-def legacy_code_matches(stored: Mapping[str, Any], current: Mapping[str, Any], code_dir: Path | None) -> bool:
-    """A stored ``code.task`` other than today's made by code that gives the numbers of the task's code now
-    (``successors``), or a bytes hash of code byte for byte the code now: it resumes and skips as before."""
-    old, new = stored.get("code.task"), current.get("code.task")
-    if not (isinstance(old, str) and isinstance(new, str) and old != new):
-        return False
-    if new in successors(old):
-        return True
-    return not old.startswith(CODE_PREFIX) and code_dir is not None and old == source_bytes_hash(code_dir)
 
 
 #: the probe framework's surface: its interface, registry, declaration type and shared settings (like the engine,
@@ -229,3 +220,51 @@ def probe_code_hash(package: str, target: str) -> str:
     for label, path in probe_code_files(package, target):
         digest.update(label.encode() + b"\0" + behaviour(path.read_text(encoding="utf-8")).encode())
     return CODE_PREFIX + digest.hexdigest()[:16]
+
+
+#: the packages an encoder kind's code identity follows, and the framework's modules left out (the protocol, the
+#: registry of kinds, the cache: the cache's bytes have their own key)
+ENCODER_CODE = ("elmo_bench.encoders.", "elmo_bench.bilm.")
+ENCODER_FRAMEWORK = ("elmo_bench.encoders.kinds", "elmo_bench.encoders.protocol", "elmo_bench.encoders.cache",
+                     "elmo_bench.encoders.shards", "elmo_bench.encoders.settings")
+
+
+def encoder_code_hash(module: str) -> str:
+    """An encoder kind's code identity (its manifest line): the behaviour of its module and of the modules of
+    ``ENCODER_CODE`` it imports, transitively (``ENCODER_FRAMEWORK`` left out)."""
+    start = _module_file(module)
+    if start is None:
+        raise ConfigError(f"encoder module {module!r} not found")
+    found: dict[str, Path] = {module: start}
+    todo = [start]
+    while todo:
+        for name in _imported_modules(todo.pop().read_text(encoding="utf-8")):
+            if not name.startswith(ENCODER_CODE) or name in ENCODER_FRAMEWORK or name in found:
+                continue
+            path = _module_file(name)
+            if path is not None:
+                found[name] = path
+                todo.append(path)
+    digest = hashlib.sha256()
+    for name, path in sorted(found.items()):
+        digest.update(name.encode() + b"\0" + behaviour(path.read_text(encoding="utf-8")).encode())
+    return CODE_PREFIX + digest.hexdigest()[:16]
+
+
+def plugin_versions(kind: str, name: str, version: int, live: Sequence[str]) -> dict[str, dict[str, dict[str, int]]]:
+    """What each code hash a run directory may have recorded for plug-in ``name`` stands for: the committed
+    manifest's lines (elmo_bench.identity.manifest), and the live code's hashes (``live``: its AST hash, and for a
+    task its bytes hash, which directories before the AST hash recorded) as its declared ``version`` (a plug-in
+    outside the manifest, a user's, keeps its runs while its code is unchanged)."""
+    listed = dict((committed().get(kind) or {}).get(name) or {})
+    listed.update({code: version for code in live})
+    return {kind: {name: listed}}
+
+
+def with_plugin(identity: Mapping[str, Any], kind: str, name: str, version: int) -> dict[str, Any]:
+    """A live identity with its plug-in named by version (``plugin.<kind>: name@version``) in place of the code
+    hash (``code.<kind>``) it was computed with; the hash stays in run.json's ``code`` and results.json's
+    ``plugins`` as a diagnostic."""
+    out = {k: v for k, v in identity.items() if k != f"code.{kind}"}
+    out[f"plugin.{kind}"] = f"{name}@{version}"
+    return out

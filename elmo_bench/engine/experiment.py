@@ -34,10 +34,11 @@ from elmo_bench.encoders.build import build_encoder, encoder_record, layer_ids
 from elmo_bench.encoders.cache import ActivationCache, LiveLayers, check_first_sentence, source_forced_unknown
 from elmo_bench.encoders.erase_settings import erase_spec
 from elmo_bench.encoders.erasing import apply_erase
+from elmo_bench.encoders.kinds import encoder_plugin_of
 from elmo_bench.encoders.protocol import cache_id, moved
 from elmo_bench.encoders.random_init import check_random_init, randomise
 from elmo_bench.encoders.settings import cache_dtype
-from elmo_bench.engine.code_identity import task_code_dir, task_code_hash
+from elmo_bench.engine.code_identity import task_code_dir, with_plugin
 from elmo_bench.engine.collate import Collator
 from elmo_bench.engine.fractions import nested_subset
 from elmo_bench.engine.loop import RESTART_ADVICE, TaskModel, TrainerConfig, evaluate, fit
@@ -383,6 +384,8 @@ def write_run(run_dir: Path, run: RunConfig, task: Task, prepared: Prepared, mod
         bilm=portable(prepared.bilm_info, run_dir),
         encoder=portable(prepared.encoder_info, run_dir),
         git_commit=git_commit(REPO),
+        extra={"plugins": {"task": f"{task.name}@{declaration(task.name).version}",
+                           **({"encoder": encoder_plugin_of(run.encoder.spec)} if use_elmo else {})}},
     )
     record.write(run_dir / RESULTS_FILE)
     return record.to_dict()
@@ -419,7 +422,10 @@ def _run_locked(run: RunConfig, run_dir: Path, on_claimed: Callable[[Path], None
     bilm, bilm_info = load_encoder_info(run.encoder, run.runtime.amp) if run.embedder.elmo else (None, None)
     if bilm is not None:  # cumulative 0 / L: the runs of layer 0 / the learned mix (one identity, one record)
         run = canonical_run_mix(run, layer_ids(bilm))
-    current = identity(run, bilm_info["hash"] if bilm_info else None, task_code_hash(task_package))
+    current = with_plugin(identity(run, bilm_info["hash"] if bilm_info else None, None), "task", task_name,
+                          declaration(task_name).version)
+    if bilm is not None:
+        current["encoder.plugin"] = encoder_plugin_of(run.encoder.spec)
     if bilm is not None and bilm_info is None:  # another encoder kind: its identity stands where the biLM hash did
         current["encoder.hash"] = cache_id(bilm)
         if current.get("encoder.pooling") == "auto":  # the pooling auto chose: auto on an encoder-only model is

@@ -27,8 +27,9 @@ from elmo_bench.base.paths import DATA_ROOT, REPO
 from elmo_bench.base.ranges import default_of
 from elmo_bench.encoders.cache import ActivationCache
 from elmo_bench.encoders.cli_options import encoder_info
+from elmo_bench.encoders.kinds import encoder_plugin_of
 from elmo_bench.encoders.protocol import moved
-from elmo_bench.engine.code_identity import probe_code_hash
+from elmo_bench.engine.code_identity import plugin_versions, probe_code_hash, with_plugin
 from elmo_bench.engine.experiment import load_encoder_info, seed_everything
 from elmo_bench.engine.probe_config import ProbeRunConfig
 from elmo_bench.engine.run_config import recorded_config
@@ -50,6 +51,8 @@ IGNORED = RULES_IGNORED + PROBE_IGNORED
 DATA_SETTINGS = {"data_dir": "pos/ud_english_ewt", "semcor": "wsd/semcor3.0_google_original_format",
                  "eval_root": "wsd/WSD_Evaluation_Framework/Evaluation_Datasets",
                  "erasers": "."}  # probe=amnesic_lm's probe=erasure run (required: its check refuses null)
+#: results.json's record of the plug-ins' versions (``name@version``) that made the numbers (issue 54)
+PLUGINS = "plugins"
 #: the key results.json keeps the printed object under (a skipped run prints it again)
 PRINTED = "printed"
 #: results.json's record of what decides the numbers' last bits on a CPU (torch, threads, kernels, MKL, CPU model):
@@ -109,10 +112,13 @@ def probe_defaults(run: ProbeRunConfig) -> dict[str, Any]:
             if f.name not in DATA_SETTINGS and f"probe.{f.name}" not in IGNORED}
 
 
-def comparable(identity: Mapping[str, Any], run: ProbeRunConfig) -> dict[str, Any]:
+def comparable(identity: Mapping[str, Any], run: ProbeRunConfig, live_code: str = "") -> dict[str, Any]:
     """A probe identity (stored or current) in the form both are compared in: the probe's added defaults filled,
-    ignored and how-computed keys dropped (elmo_bench.identity.rules.canonical)."""
-    return canonical(identity, declared=probe_defaults(run), extra_ignored=IGNORED)
+    ignored and how-computed keys dropped, a stored code hash as the probe version it is (the committed manifest's,
+    or ``live_code``: the probe's code now, as its declared version) (elmo_bench.identity.rules.canonical)."""
+    declared = run.probe.declaration
+    versions = plugin_versions("probe", declared.name, declared.version, [live_code] if live_code else [])
+    return canonical(identity, versions, declared=probe_defaults(run), extra_ignored=IGNORED)
 
 
 def results_of_this_run(record: Mapping[str, Any], run: ProbeRunConfig, current: Mapping[str, Any]) -> str | None:
@@ -132,7 +138,8 @@ def results_of_this_run(record: Mapping[str, Any], run: ProbeRunConfig, current:
     return "; ".join(diff[:4]) or None
 
 
-def finished_record(run_dir: Path, current: Mapping[str, Any], run: ProbeRunConfig) -> dict[str, Any] | None:
+def finished_record(run_dir: Path, current: Mapping[str, Any], run: ProbeRunConfig,
+                    live_code: str = "") -> dict[str, Any] | None:
     """The finished run's results.json when this directory holds one made by ``current``'s identity; None when
     nothing finished here (a truncated or empty results.json of our own run is redone, with a warning);
     ConfigError (one line) when another configuration made the directory, or its results.json is not ours or is
@@ -145,7 +152,7 @@ def finished_record(run_dir: Path, current: Mapping[str, Any], run: ProbeRunConf
                               f"from before probe runs had identities); refusing to reuse {run_dir}: choose another "
                               f"directory (hydra.run.dir=...) or move the file away")
         return None
-    diff = differences(comparable(stored, run), comparable(current, run))
+    diff = differences(comparable(stored, run, live_code), comparable(current, run))
     if diff and results.exists():
         shown = "; ".join(diff[:6]) + (f"; and {len(diff) - 6} more" if len(diff) > 6 else "")
         raise ConfigError(f"{run_dir}: made by a different configuration ({shown}); refusing to resume or reuse it: "
@@ -181,8 +188,9 @@ def run_probe(run: ProbeRunConfig, run_dir: Path, on_claimed: Callable[[Path], N
         declared = run.probe.declaration
         encoder, record, bilm_info = load_probe_encoder(run)
         code = probe_code_hash(declared.package, declared.resolved_target())
-        current = probe_identity(run, record["hash"], code)
-        done = finished_record(run_dir, current, run)
+        current = {**with_plugin(probe_identity(run, record["hash"], code), "probe", declared.name, declared.version),
+                   "encoder.plugin": encoder_plugin_of(run.encoder.spec)}
+        done = finished_record(run_dir, current, run, code)
         if done is not None:
             log.info("%s exists and was made by this configuration: nothing to do", run_dir / RESULTS_FILE)
             return done
@@ -233,7 +241,8 @@ def write_probe_record(run: ProbeRunConfig, run_dir: Path, outcome: ProbeOutcome
     bilm = None if bilm_info is None else portable({k: v for k, v in bilm_info.items() if k != "encoder"}, run_dir)
     extra = {**outcome.extra, PRINTED: outcome.printed,
              "probe": {"name": declared.name, "settings": portable(asdict(run.probe.settings), run_dir)},
-             "data_fingerprint": data_fingerprints(run), COMPUTE: arithmetic()}
+             "data_fingerprint": data_fingerprints(run), COMPUTE: arithmetic(),
+             PLUGINS: {"probe": f"{declared.name}@{declared.version}", "encoder": encoder_plugin_of(run.encoder.spec)}}
     results = RunRecord(
         task=declared.record_task, embedder="elmo", seed=int(run.runtime.seed if outcome.seed is None
                                                             else outcome.seed),

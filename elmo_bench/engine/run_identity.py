@@ -32,7 +32,7 @@ from elmo_bench.base.paths import REPO
 from elmo_bench.base.ranges import default_of
 from elmo_bench.data.data_options import identity_free_keys
 from elmo_bench.data.textio import read_text
-from elmo_bench.engine.code_identity import legacy_code_matches
+from elmo_bench.engine.code_identity import code_hash, plugin_versions, source_bytes_hash
 from elmo_bench.identity.history import ADDED_DEFAULTS, REMOVED_KEYS
 from elmo_bench.identity.rules import (
     HOW_COMPUTED,
@@ -41,6 +41,7 @@ from elmo_bench.identity.rules import (
     effective_elmo,
     flatten,
     matches,
+    with_versions,
     without_elmo_only,
 )
 from elmo_bench.identity.rules import IGNORED as RULES_IGNORED
@@ -278,7 +279,7 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], run: RunConfig, cod
                               f"directory or choose another (hydra.run.dir=...)")
         made = read_results(results_path)
         stored = dict(made.identity)
-        skip, legacy = ("code.task",), True  # keys added or removed since (schema changes) are not differences
+        skip, legacy = ("code.task", "plugin.task"), True  # keys added or removed since are not differences
         if code_changed_since(made.git_commit, code_dir):
             commit = str(made.git_commit)[:10]
             raise IdentityMismatch(f"{run_dir}: made by an earlier version of the task's code (git {commit}; "
@@ -287,9 +288,10 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], run: RunConfig, cod
     if stored is not None:
         stored = {**{k: v for k, v in added_defaults(current).items() if k in current},
                   **{k: v for k, v in stored.items() if k not in REMOVED_KEYS and not matches(k, IGNORED)}}
-        if legacy_code_matches(stored, current, code_dir):
-            stored["code.task"] = current["code.task"]
-        diff = differences(effective_elmo(stored), effective_elmo(current), skip, shared_only=legacy)
+        versions = stored_versions(current, code_dir)
+        stored = with_versions(stored, versions)
+        diff = differences(effective_elmo(stored), effective_elmo(with_versions(current, versions)), skip,
+                           shared_only=legacy)
         if diff and not legacy and (run_dir / "checkpoint.pt").exists() and all(
                 line.split(":", 1)[0] in STOPPING_RULE for line in diff):
             return True
@@ -301,6 +303,15 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], run: RunConfig, cod
         run_dir.mkdir(parents=True, exist_ok=True)
         record_identity(run_dir, current, run)
     return False
+
+
+def stored_versions(current: Mapping[str, Any], code_dir: Path | None) -> dict[str, Any]:
+    """What a code hash stored by a run directory (``code.task``, before versions) stands for: the task's
+    committed versions and its live code as the version it declares (``current``'s ``plugin.task``)."""
+    name, _, version = str(current.get("plugin.task", "")).partition("@")
+    if not version.isdecimal() or code_dir is None:
+        return {}
+    return plugin_versions("task", name, int(version), [code_hash(code_dir), source_bytes_hash(code_dir)])
 
 
 def computed_in(run_dir: Path) -> bool:

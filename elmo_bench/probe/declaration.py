@@ -46,6 +46,9 @@ class ProbeDeclaration:
     documented: Mapping[str, Any] | None = None
     run_cost: str | None = None
     package: str = ""
+    #: the probe's version (issue 54): ``plugin.probe: <name>@<version>`` in its runs' identity; bump it when a
+    #: change may move a number, else record the new code hash in elmo_bench/identity/plugins.txt
+    version: int = 1
 
     def resolved_target(self) -> str:
         """``target`` with a relative module made absolute against ``package``."""

@@ -45,6 +45,17 @@ def probe_part(record: RunRecord) -> dict[str, Any]:
     return {"probe.name": probe.get("name"), **settings, **fingerprints}
 
 
+def plugins_of(record: RunRecord, probe: Mapping[str, Any]) -> dict[str, Any]:
+    """The plug-ins' versions a record names (``plugins``), each ``name@1`` where a record written before versions
+    names none (every plug-in was at version 1 then: elmo_bench.identity.history)."""
+    named = record.extra.get("plugins") if isinstance(record.extra.get("plugins"), Mapping) else {}
+    kind = "probe" if probe else "task"
+    out = {f"plugin.{kind}": named.get(kind) or f"{probe.get('probe.name') or record.task}@1"}
+    if record.elmo is not None or probe:
+        out["encoder.plugin"] = named.get("encoder") or f"{(record.encoder or {}).get('kind', 'bilm')}@1"
+    return out
+
+
 def identity_of(record: RunRecord) -> dict[str, Any]:
     """The canonical identity of the run a record was made by (see the module docstring)."""
     flat = flatten(record.config or {})
@@ -55,6 +66,7 @@ def identity_of(record: RunRecord) -> dict[str, Any]:
             if not k.startswith(ENCODER_STANDINS)}
     flat.update(probe)
     flat["record.task"] = record.task
+    flat.update(plugins_of(record, probe))
     flat.update({f"record.data.{k}": v for k, v in flatten(record.data or {}).items() if not k.endswith("examples")})
     flat[SEED] = record.seed
     if record.elmo is not None or probe or record.encoder or record.bilm:
