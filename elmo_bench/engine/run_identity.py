@@ -266,7 +266,6 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], run: RunConfig, cod
     if (run_dir / RESULTS_FILE).exists():
         check_own_results(run_dir / RESULTS_FILE)
     stored: dict[str, Any] | None = None
-    skip: tuple[str, ...] = ()
     legacy = False
     if computed and record.exists():
         made = read_own_run(record)
@@ -279,19 +278,14 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], run: RunConfig, cod
                               f"directory or choose another (hydra.run.dir=...)")
         made = read_results(results_path)
         stored = dict(made.identity)
-        skip, legacy = ("code.task", "plugin.task"), True  # keys added or removed since are not differences
+        legacy = True  # keys added or removed since are not differences
         if code_changed_since(made.git_commit, code_dir):
             commit = str(made.git_commit)[:10]
             raise IdentityMismatch(f"{run_dir}: made by an earlier version of the task's code (git {commit}; "
                                    f"{code_dir} changed since); refusing to reuse it: choose another directory "
                                    f"(hydra.run.dir=...) or delete it")
     if stored is not None:
-        stored = {**{k: v for k, v in added_defaults(current).items() if k in current},
-                  **{k: v for k, v in stored.items() if k not in REMOVED_KEYS and not matches(k, IGNORED)}}
-        versions = stored_versions(current, code_dir)
-        stored = with_versions(stored, versions)
-        diff = differences(effective_elmo(stored), effective_elmo(with_versions(current, versions)), skip,
-                           shared_only=legacy)
+        diff = identity_differences(stored, current, code_dir, legacy)
         if diff and not legacy and (run_dir / "checkpoint.pt").exists() and all(
                 line.split(":", 1)[0] in STOPPING_RULE for line in diff):
             return True
@@ -303,6 +297,20 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], run: RunConfig, cod
         run_dir.mkdir(parents=True, exist_ok=True)
         record_identity(run_dir, current, run)
     return False
+
+
+def identity_differences(stored: Mapping[str, Any], current: Mapping[str, Any], code_dir: Path | None,
+                         legacy: bool = False) -> list[str]:
+    """``key: old → new`` for each difference between a stored identity and a live one, compared in one form
+    (elmo_bench.identity.rules): added defaults, removed and ignored keys, code hashes as versions, the ELMo
+    settings as used. ``legacy`` (a results.json of a version before run.json): only the keys both hold, the
+    task's code left to the git check."""
+    stored = {**{k: v for k, v in added_defaults(current).items() if k in current},
+              **{k: v for k, v in stored.items() if k not in REMOVED_KEYS and not matches(k, IGNORED)}}
+    versions = stored_versions(current, code_dir)
+    skip = ("code.task", "plugin.task") if legacy else ()
+    return differences(effective_elmo(with_versions(stored, versions)),
+                       effective_elmo(with_versions(current, versions)), skip, shared_only=legacy)
 
 
 def stored_versions(current: Mapping[str, Any], code_dir: Path | None) -> dict[str, Any]:
