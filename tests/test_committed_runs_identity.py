@@ -37,9 +37,10 @@ def _live_identity(record: dict, path: Path):
     """The identity a run of the record's config computes today (experiment._run_locked's, without the encoder
     load: the biLM hash the record holds stands for it), and its RunConfig."""
     from elmo_bench.encoders.kinds import encoder_plugin_of
-    from elmo_bench.engine.code_identity import with_plugin
     from elmo_bench.engine.config_door import run_config
-    from elmo_bench.engine.run_identity import found_path, identity
+    from elmo_bench.engine.live_identity import identity
+    from elmo_bench.engine.plugin_code import with_plugin
+    from elmo_bench.engine.run_records import found_path
     from elmo_bench.tasks.registry import declaration
 
     config = _with_model_path(record["config"])
@@ -55,7 +56,8 @@ def _live_identity(record: dict, path: Path):
 
 def test_every_committed_task_run_is_nothing_to_do_when_its_config_runs_again():
     from elmo_bench.engine.code_identity import task_code_dir
-    from elmo_bench.engine.run_identity import identity_differences, read_results
+    from elmo_bench.engine.run_identity import identity_differences
+    from elmo_bench.engine.run_records import read_results
     from elmo_bench.tasks.registry import declaration
 
     records = [(p, json.loads(p.read_text())) for p in _records()]

@@ -10,7 +10,7 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.commands.hydra_setup import run_suffix
 from elmo_bench.commands.modes import expand_modes, mode_overrides
 from elmo_bench.engine.config_door import run_config
-from elmo_bench.engine.run_identity import identity
+from elmo_bench.engine.live_identity import identity
 from elmo_bench.modules.scalar_mix import ScalarMix
 from elmo_bench.records.elmo_settings import canonical_mix
 from tests.engine_helpers import compose_run

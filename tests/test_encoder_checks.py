@@ -208,7 +208,8 @@ def test_run_py_with_encoder_batch_size_minus_3_is_one_line_and_caches_nothing(m
 
 
 def test_a_run_directory_from_before_cache_dtype_still_resumes_and_fp32_is_another_run(tmp_path):
-    from elmo_bench.engine.run_identity import RUN_FILE, check_run_dir
+    from elmo_bench.engine.run_identity import check_run_dir
+    from elmo_bench.engine.run_records import RUN_FILE
     from tests.test_encoder_identity import _identity
 
     current, made = _identity(tmp_path)

@@ -8,8 +8,10 @@ import pytest
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.engine.config_door import run_config
+from elmo_bench.engine.live_identity import identity
 from elmo_bench.engine.run_config import RunConfig
-from elmo_bench.engine.run_identity import RUN_FILE, check_run_dir, identity
+from elmo_bench.engine.run_identity import check_run_dir
+from elmo_bench.engine.run_records import RUN_FILE
 from tests.engine_helpers import compose_run
 
 

@@ -411,7 +411,9 @@ def test_a_random_init_the_encoder_cannot_draw_is_refused_at_the_door(tmp_path, 
 
 def test_an_existing_transformers_runs_identity_is_unchanged_by_the_new_null_keys(tmp_path, tiny_bert):
     from elmo_bench.engine.config_door import run_config
-    from elmo_bench.engine.run_identity import RUN_FILE, check_run_dir, identity
+    from elmo_bench.engine.live_identity import identity
+    from elmo_bench.engine.run_identity import check_run_dir
+    from elmo_bench.engine.run_records import RUN_FILE
 
     run = run_config(_pos_transformers(tmp_path, tiny_bert))
     current = identity(run, None, "ast:x")

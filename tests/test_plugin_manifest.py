@@ -11,7 +11,8 @@ import pytest
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.encoders.kinds import encoder_kinds
-from elmo_bench.engine.code_identity import code_hash, encoder_code_hash, probe_code_hash, task_code_hash
+from elmo_bench.engine.code_identity import code_hash, task_code_hash
+from elmo_bench.engine.plugin_code import encoder_code_hash, probe_code_hash
 from elmo_bench.identity import manifest
 from elmo_bench.identity.rules import differences, with_versions
 from elmo_bench.probe.registry import registered_probes

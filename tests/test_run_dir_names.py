@@ -16,7 +16,7 @@ from elmo_bench.commands.hydra_setup import older_run_dir, path_label, run_suffi
 from elmo_bench.encoders.model_files import directory_hash, file_hash  # noqa: E402
 from elmo_bench.engine.config_door import run_config  # noqa: E402
 from elmo_bench.engine.experiment import run_experiment  # noqa: E402
-from elmo_bench.engine.run_identity import RUN_FILE  # noqa: E402
+from elmo_bench.engine.run_records import RUN_FILE  # noqa: E402
 from elmo_bench.tasks.registry import registered  # noqa: E402
 from tests.engine_helpers import TINY, compose_run  # noqa: E402
 from tests.hf_tiny import tiny_models  # noqa: E402
@@ -141,7 +141,7 @@ def _absolute_strings(tree, key: str = "") -> list[str]:
 
 def test_records_hold_relative_paths_only_and_evaluate_reads_them_back(bert, tmp_path, monkeypatch):
     from elmo_bench.engine.evaluate import evaluate_run_dir
-    from elmo_bench.engine.run_identity import read_run
+    from elmo_bench.engine.run_records import read_run
 
     monkeypatch.setitem(registered(), "tiny", TINY)
     run_dir = tmp_path / "results" / _suffix(bert).lstrip("/")

@@ -9,7 +9,9 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.commands.hydra_setup import run_suffix
 from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import run_experiment
-from elmo_bench.engine.run_identity import RUN_FILE, flat_identity, flatten
+from elmo_bench.engine.live_identity import flat_identity
+from elmo_bench.engine.run_records import RUN_FILE
+from elmo_bench.identity.rules import flatten
 from elmo_bench.tasks.registry import registered
 from tests.conftest import REPO, needs_fixtures
 from tests.engine_helpers import TINY, compose_run
@@ -166,7 +168,7 @@ def test_a_raised_cap_over_a_run_early_stopping_ended_keeps_its_results_without_
 
 
 def test_elmo_settings_are_compared_as_the_values_the_run_used():
-    from elmo_bench.engine.run_identity import effective_elmo
+    from elmo_bench.identity.rules import effective_elmo
 
     ablation = {"seed": 1, "task.elmo.dropout": 0.2, "mix.dropout": 0.5, "mix.mode": "learned"}
     new_default = {"seed": 1, "task.elmo.dropout": 0.5, "mix.dropout": None, "mix.mode": "learned"}
@@ -195,7 +197,7 @@ def test_an_ablation_arm_made_the_task_default_keeps_its_run_and_the_old_default
 def test_a_stored_run_is_read_back_as_written(tmp_path):
     """run.json: its identity as stored (none: empty) and its config; an older results.json (no identity): the
     identity of its stored config with the biLM hash it recorded and no task-code hash (StoredRun.of)."""
-    from elmo_bench.engine.run_identity import StoredRun, read_results, read_run
+    from elmo_bench.engine.run_records import StoredRun, read_results, read_run
 
     (tmp_path / RUN_FILE).write_text(json.dumps({"identity": {"seed": 1, "code.task": "ast:x"},
                                                  "config": {"seed": 1}}))

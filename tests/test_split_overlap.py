@@ -14,8 +14,9 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import DATA_ROOT
 from elmo_bench.data.split_checks import split_overlap
 from elmo_bench.engine.experiment import load_task, read_data
+from elmo_bench.engine.live_identity import flat_identity
 from elmo_bench.engine.run_config import DataPart
-from elmo_bench.engine.run_identity import flat_identity, flatten
+from elmo_bench.identity.rules import flatten
 from tests.conftest import REPO
 
 SAMPLES = REPO / "tasks" / "ner" / "samples"

@@ -10,7 +10,7 @@ from dataclasses import asdict, fields
 import pytest
 
 from elmo_bench.data.data_options import data_options, identity_free_keys
-from elmo_bench.engine.run_identity import added_defaults, flat_identity
+from elmo_bench.engine.live_identity import added_defaults, flat_identity
 from elmo_bench.tasks.pos.config import DataOptions as PosData
 from elmo_bench.tasks.registry import registered
 from elmo_bench.tasks.squad.config import DataOptions as SquadData

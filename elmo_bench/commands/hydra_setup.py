@@ -15,7 +15,7 @@ from elmo_bench.encoders.model_files import directory_hash, file_hash, is_model_
 from elmo_bench.encoders.settings import path_like
 from elmo_bench.engine.config_schema import register_schemas
 from elmo_bench.engine.encoder_sweep import foreign_items
-from elmo_bench.engine.run_identity import fingerprint
+from elmo_bench.engine.live_identity import fingerprint
 from elmo_bench.tasks.registry import declaration, package_dir
 
 #: keys already spelled out in the run directory path

@@ -22,7 +22,7 @@ from elmo_bench.engine.config_check import check_added_keys
 from elmo_bench.engine.encoder_sweep import drop_foreign_keys
 from elmo_bench.engine.probe_config import ProbeRunConfig, refuse_task_keys
 from elmo_bench.engine.run_config import RunConfig
-from elmo_bench.engine.run_identity import flatten
+from elmo_bench.identity.rules import flatten
 
 
 def is_probe_job(cfg: Any) -> bool:

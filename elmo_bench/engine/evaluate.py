@@ -25,7 +25,8 @@ from elmo_bench.engine.config_door import resolve_run_config
 from elmo_bench.engine.experiment import assemble, load_encoder_info, load_task, read_data, trainer_config
 from elmo_bench.engine.loop import evaluate
 from elmo_bench.engine.run_config import RunConfig
-from elmo_bench.engine.run_identity import RUN_FILE, check_data_identity, read_run
+from elmo_bench.engine.run_identity import check_data_identity
+from elmo_bench.engine.run_records import RUN_FILE, read_run
 from elmo_bench.modules.token_embedders import WordVocabulary
 from elmo_bench.records.run_record import RESULTS_FILE, RunRecord
 

@@ -38,22 +38,18 @@ from elmo_bench.encoders.kinds import encoder_plugin_of
 from elmo_bench.encoders.protocol import cache_id, moved
 from elmo_bench.encoders.random_init import check_random_init, randomise
 from elmo_bench.encoders.settings import cache_dtype
-from elmo_bench.engine.code_identity import task_code_dir, with_plugin
+from elmo_bench.engine.code_identity import task_code_dir
 from elmo_bench.engine.collate import Collator
 from elmo_bench.engine.fractions import nested_subset
+from elmo_bench.engine.live_identity import identity
 from elmo_bench.engine.loop import RESTART_ADVICE, TaskModel, TrainerConfig, evaluate, fit
+from elmo_bench.engine.plugin_code import with_plugin
 from elmo_bench.engine.run_config import Bilm, DataPart, EncoderPart, RunConfig, recorded_config
-from elmo_bench.engine.run_identity import (
-    choose_run_dir,
-    computed_in,
-    identity,
-    read_record,
-    record_extension,
-    record_identity,
-)
+from elmo_bench.engine.run_identity import choose_run_dir, computed_in
 from elmo_bench.engine.run_lock import LOCK_FILE, run_dir_lock, run_dir_lock_or_undo
 from elmo_bench.engine.run_logger import RunLogger
 from elmo_bench.engine.run_outputs import record_split
+from elmo_bench.engine.run_records import read_record, record_extension, record_identity
 from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary, build_glove
 from elmo_bench.records import lm_adaptation
 from elmo_bench.records.elmo_settings import canonical_mix, mix_position

@@ -6,7 +6,7 @@ probe's fit and score, results.json as a RunRecord.
 Identity (run.json): the probe's name and settings, the encoder by its hash (its activation cache id: the biLM's
 weights hash, a transformers model's identity; a random twin's), every data directory the probe reads by a
 fingerprint of its content (the defaults below ``paths.data_root`` included), the seed, ``max_segment``, ``amp``,
-and the probe's code hash (``code.probe``: elmo_bench.engine.code_identity.probe_code_hash). Paths never take part,
+and the probe's version (``plugin.probe``: name@version; its code hash, elmo_bench.engine.plugin_code, is a diagnostic). Paths never take part,
 so a moved checkout or model resumes, and records keep them relative to the repository (or the run directory).
 A finished probe is never redone or rewritten; a results.json that is truncated, empty or not a record of this
 run's identity is redone (when run.json says the directory is ours) or refused (when it does not).
@@ -29,13 +29,14 @@ from elmo_bench.encoders.cache import ActivationCache
 from elmo_bench.encoders.cli_options import encoder_info
 from elmo_bench.encoders.kinds import encoder_plugin_of
 from elmo_bench.encoders.protocol import moved
-from elmo_bench.engine.code_identity import plugin_versions, probe_code_hash, with_plugin
 from elmo_bench.engine.experiment import load_encoder_info, seed_everything
+from elmo_bench.engine.live_identity import fingerprint
+from elmo_bench.engine.plugin_code import plugin_versions, probe_code_hash, with_plugin
 from elmo_bench.engine.probe_config import ProbeRunConfig
 from elmo_bench.engine.run_config import recorded_config
-from elmo_bench.engine.run_identity import RUN_FILE, fingerprint, read_record
 from elmo_bench.engine.run_lock import run_dir_lock_or_undo
 from elmo_bench.engine.run_logger import RunLogger
+from elmo_bench.engine.run_records import RUN_FILE, read_record
 from elmo_bench.identity.rules import HOW_COMPUTED, PROBE_IGNORED, canonical, differences, flatten, matches
 from elmo_bench.identity.rules import IGNORED as RULES_IGNORED
 from elmo_bench.probe.api import ProbeContext, ProbeOutcome

@@ -17,25 +17,25 @@ every epoch it trained, the run continues from its checkpoint: exactly the run t
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import os
 import subprocess
-from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.base.paths import REPO
-from elmo_bench.base.ranges import default_of
-from elmo_bench.data.data_options import identity_free_keys
-from elmo_bench.data.textio import read_text
-from elmo_bench.engine.code_identity import code_hash, plugin_versions, source_bytes_hash
-from elmo_bench.identity.history import ADDED_DEFAULTS, REMOVED_KEYS
+from elmo_bench.engine.code_identity import code_hash, source_bytes_hash
+from elmo_bench.engine.live_identity import IGNORED, added_defaults, fingerprint, is_data_fingerprint
+from elmo_bench.engine.plugin_code import plugin_versions
+from elmo_bench.engine.run_records import (
+    RUN_FILE,
+    StoredRun,
+    check_own_results,
+    read_own_run,
+    read_results,
+    record_identity,
+)
+from elmo_bench.identity.history import REMOVED_KEYS
 from elmo_bench.identity.rules import (
-    HOW_COMPUTED,
     STOPPING_RULE,
     differences,
     effective_elmo,
@@ -44,83 +44,17 @@ from elmo_bench.identity.rules import (
     with_versions,
     without_elmo_only,
 )
-from elmo_bench.identity.rules import IGNORED as RULES_IGNORED
-from elmo_bench.records.portable import absolute, portable_bases
-from elmo_bench.records.run_record import RESULTS_FILE, RunRecord
-from elmo_bench.tasks.registry import registered
+from elmo_bench.records.run_record import RESULTS_FILE
 
 if TYPE_CHECKING:
     from elmo_bench.engine.run_config import DataPart, RunConfig
 
 log = logging.getLogger(__name__)
-RUN_FILE = "run.json"
-#: run.json's key for the base (repository or run directory) of each relative path in its config
-RELATIVE_TO = "relative_to"
-#: the keys a task run's identity leaves out (elmo_bench.identity.rules: where files are, speed, logging, how a
-#: number was computed); a task's own data keys of that kind are declared (``identity: False`` on its data options)
-IGNORED = RULES_IGNORED + HOW_COMPUTED
-_fingerprints: dict[tuple[str, int, int], str] = {}
 
 
 class IdentityMismatch(ConfigError):
     """A run directory made by another configuration or another version of the task's code: refused there (the
     engine tries a run's directory of the older naming scheme this way, elmo_bench.engine.experiment)."""
-
-
-def task_data_options(flat: Mapping[str, Any]) -> type | None:
-    """The data options a flat identity's task declares (``task.name``), or None (no such task, or none declared)."""
-    declared = registered().get(str(flat.get("task.name")))
-    return None if declared is None else declared.data
-
-
-def added_defaults(flat: Mapping[str, Any]) -> dict[str, Any]:
-    """``ADDED_DEFAULTS`` and the declared defaults of the run's task's own data keys (``data.<key>``)."""
-    options = task_data_options(flat)
-    own = {} if options is None else {f"data.{spec.name}": default_of(spec) for spec in fields(options)}
-    return {**ADDED_DEFAULTS, **own}
-
-
-
-
-
-
-
-
-def fingerprint(path: Path) -> str:
-    """Content fingerprint of a data file (sha256) or directory (names and sizes of the files below it)."""
-    stat = path.stat()
-    memo = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-    if memo in _fingerprints:
-        return _fingerprints[memo]
-    digest = hashlib.sha256()
-    if path.is_dir():
-        for child in sorted(p for p in path.rglob("*") if p.is_file()):
-            digest.update(f"{child.relative_to(path)}\0{child.stat().st_size}\n".encode())
-        value = "dir:" + digest.hexdigest()[:16]
-    else:
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        value = "sha256:" + digest.hexdigest()[:16]
-    _fingerprints[memo] = value
-    return value
-
-
-def read_record(path: Path) -> dict[str, Any]:
-    """A JSON record this program wrote (run.json, results.json), or one ConfigError line naming the file when it
-    is truncated or not a JSON object (a copy cut short, a disk filled up, another program's file)."""
-    try:
-        record = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: truncated or malformed JSON ({exc.msg} at line {exc.lineno}); expected a "
-                          f"{path.name} written by this program: restore it or delete the run directory") from None
-    if not isinstance(record, dict):
-        raise ConfigError(f"{path}: expected a JSON object, found {type(record).__name__}")
-    return record
-
-
-def is_data_fingerprint(value: Any) -> bool:
-    return isinstance(value, str) and value.startswith(("sha256:", "dir:"))
 
 
 def check_data_identity(run_dir: Path, stored: StoredRun, data: DataPart) -> None:
@@ -140,100 +74,6 @@ def check_data_identity(run_dir: Path, stored: StoredRun, data: DataPart) -> Non
             raise ConfigError(f"{path}: the {key} data changed since {run_dir} was trained on it ({old} then, {now} "
                               f"now); refusing to resume, reuse or evaluate the run on other data: restore the file "
                               f"or train a new run (hydra.run.dir=...)")
-
-
-def identity(run: RunConfig, bilm_hash: str | None, code_hash: str | None) -> dict[str, Any]:
-    """The flat identity of a run (see the module docstring): of its resolved config, ``run.config()``."""
-    return flat_identity(flatten(run.config()), bilm_hash, code_hash)
-
-
-def flat_identity(flat: Mapping[str, Any], bilm_hash: str | None, code_hash: str | None) -> dict[str, Any]:
-    """The identity of a flattened resolved config (:func:`flatten`; a live run's, :func:`identity`, or one stored
-    by an older results.json, :meth:`StoredRun.of`): the speed-only keys left out, each data path replaced by its
-    content fingerprint, the biLM and task-code hashes added."""
-    out: dict[str, Any] = {}
-    ignored = IGNORED + tuple(f"data.{key}" for key in identity_free_keys(task_data_options(flat)))
-    for key, value in flat.items():
-        if any(key == p or key.startswith(p + ".") for p in ignored):
-            continue
-        if key.startswith("data.") and isinstance(value, str) and Path(value).is_absolute() and Path(value).exists():
-            value = fingerprint(Path(value))
-        out[key] = value
-    if bilm_hash is not None:
-        out["bilm.hash"] = bilm_hash
-    if code_hash is not None:
-        out["code.task"] = code_hash
-    return without_elmo_only(out)
-
-
-@dataclass(frozen=True)
-class StoredRun:
-    """What a run directory's record says made the run, read back from disk: run.json's identity and resolved
-    config (:func:`read_run`), or, for a results.json of a version before run.json (``legacy``), the identity of
-    the config it stored, computed as today's (:func:`read_results`)."""
-
-    identity: Mapping[str, Any]
-    config: Mapping[str, Any] | None = None   # the resolved config as stored (None: the record holds no object)
-    git_commit: str | None = None             # the commit an older results.json records (legacy)
-    legacy: bool = False
-
-    @classmethod
-    def of(cls, config: Mapping[str, Any] | None, identity: Mapping[str, Any] | None,
-           bilm_hash: str | None = None, git_commit: str | None = None) -> "StoredRun":
-        """A stored record's run (the reading of a file: a run.json or results.json this program wrote). With an
-        ``identity`` (run.json), that identity as stored; without (an older results.json), its ``config``'s
-        identity with the biLM hash it recorded, without a task-code hash (today's data fingerprints)."""
-        if identity is not None:
-            return cls(dict(identity), dict(config) if isinstance(config, Mapping) else None)
-        return cls(flat_identity(flatten(config), bilm_hash, None), config, git_commit, legacy=True)
-
-
-def read_run(path: Path) -> StoredRun:
-    """run.json (written by :func:`record_identity`) as a StoredRun; an identity it lacks is empty; its config's
-    relative paths made absolute again (``relative_to``: the base each was written against)."""
-    record = read_record(path)
-    config, bases = record.get("config"), record.get(RELATIVE_TO)
-    if isinstance(config, Mapping) and isinstance(bases, Mapping):
-        config = absolute(config, bases, path.parent)
-    return StoredRun.of(config, record.get("identity") or {})
-
-
-def read_own_run(path: Path) -> StoredRun:
-    """:func:`read_run` of a run.json that must be this program's: one without an identity is another program's
-    file (its directory is no run of ours), not "a different configuration" listing every key as absent."""
-    made = read_run(path)
-    if not made.identity:
-        raise ConfigError(f"{path}: holds no run identity, so it is no {RUN_FILE} written by run.py (another "
-                          f"program's directory?); refusing to resume or reuse {path.parent}: choose another "
-                          f"directory (hydra.run.dir=...) or move it away")
-    return made
-
-
-def read_results(path: Path) -> StoredRun:
-    """A results.json of a version before run.json, as a StoredRun (``legacy``: compared on the keys it shares
-    with today's identity)."""
-    old = read_record(path)
-    config = old.get("config", {})
-    if isinstance(config, Mapping) and isinstance(config.get("data"), Mapping):  # relative since issue 45
-        config = {**config, "data": {k: found_path(v, path.parent) for k, v in config["data"].items()}}
-    return StoredRun.of(config, None, (old.get("bilm") or {}).get("hash"), old.get("git_commit"))
-
-
-def found_path(value: Any, run_dir: Path) -> Any:
-    """A results.json's relative data path (elmo_bench.records.portable: to the repository, else to the run
-    directory) as the absolute path that exists, so its content is fingerprinted; any other value as it is."""
-    if not isinstance(value, str) or not value or Path(value).is_absolute():
-        return value
-    for base in (REPO, run_dir):
-        if (base / value).exists():
-            return os.path.normpath(base / value)
-    return value
-
-
-
-
-def _show(value: Any) -> str:
-    return "(absent)" if value is _ABSENT else json.dumps(value, default=str)
 
 
 def code_changed_since(commit: str | None, code_dir: Path | None) -> bool | None:
@@ -347,28 +187,3 @@ def choose_run_dir(run_dir: Path, older: Path | None, current: Mapping[str, Any]
     return run_dir, check_run_dir(run_dir, current, run, code_dir)
 
 
-def check_own_results(path: Path) -> None:
-    """A results.json this program wrote (every key a run record has), else one ConfigError line: a run never
-    skips as "already done" over, or resumes beside, a file another program put there."""
-    try:
-        RunRecord.from_dict(read_record(path), str(path))
-    except ValueError as exc:
-        if isinstance(exc, ConfigError):
-            raise
-        raise ConfigError(f"{exc}; expected a results.json written by this program: refusing to reuse {path.parent}"
-                          f" (choose another directory, hydra.run.dir=..., or move the file away)") from None
-
-
-def record_identity(run_dir: Path, current: Mapping[str, Any], run: RunConfig) -> None:
-    """Write ``run.json`` (atomically) with this identity and the run's resolved config, its paths relative
-    (elmo_bench.records.portable) with the base of each under ``relative_to`` (read_run undoes it)."""
-    config, bases = portable_bases(run.config(), run_dir)
-    atomic_write_text(run_dir / RUN_FILE, json.dumps({"identity": dict(current), "config": config,
-                                                      RELATIVE_TO: bases}, indent=1, default=str))
-
-
-def record_extension(run_dir: Path, current: Mapping[str, Any], run: RunConfig) -> None:
-    """Give a run whose stopping rule changed its new identity and drop its old results, in that order: a run
-    killed while it continues then resumes from its checkpoint instead of returning the old, shorter results."""
-    record_identity(run_dir, current, run)
-    (run_dir / RESULTS_FILE).unlink(missing_ok=True)

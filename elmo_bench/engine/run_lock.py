@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Iterator
 
 from elmo_bench.base.errors import ConfigError, UserError
-from elmo_bench.engine.run_identity import RUN_FILE
+from elmo_bench.engine.run_records import RUN_FILE
 
 log = logging.getLogger(__name__)
 LOCK_FILE = ".elmo_bench.lock"
