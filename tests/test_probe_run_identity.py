@@ -38,3 +38,23 @@ def test_a_directory_holding_another_runs_results_is_refused_and_an_added_settin
     changed = run_py(*structural_args(tmp_path, data, second, epochs=1), "seed=2", "++probe.punct=upos",
                      "++probe.rank=null")
     assert changed.returncode == 2 and "probe.punct" in one_line(changed)       # a changed value: not this run
+
+
+def test_a_probes_own_dataset_setting_is_fingerprinted_with_no_engine_edit():
+    """A probe declares which of its settings name a dataset (elmo_bench.probe.settings.dataset): the run's
+    identity then holds that directory's content fingerprint, read from its settings, not from a list in the
+    engine."""
+    from dataclasses import dataclass
+
+    from elmo_bench.probe.settings import UdSettings, dataset, dataset_settings
+
+    @dataclass(frozen=True)
+    class NewDataSettings(UdSettings):
+        treebank: str | None = dataset("new/treebank")
+        hidden: int = 8
+
+    assert dataset_settings(NewDataSettings) == {"data_dir": "pos/ud_english_ewt", "treebank": "new/treebank"}
+    from elmo_bench.probe.registry import registered_probes
+    wsd = registered_probes()["wsd"].settings
+    assert dataset_settings(wsd) == {"semcor": "wsd/semcor3.0_google_original_format",
+                                     "eval_root": "wsd/WSD_Evaluation_Framework/Evaluation_Datasets"}

@@ -47,7 +47,7 @@ from elmo_bench.commands.text_table import aligned
 from elmo_bench.encoders.costs import EncoderCost, bilm_options, cache_numbers, encoder_cost, segment_positions
 from elmo_bench.encoders.random_init import check_random_init
 from elmo_bench.engine.probe_config import ProbeRunConfig
-from elmo_bench.engine.probe_run import DATA_SETTINGS, data_root
+from elmo_bench.engine.probe_run import data_root, data_settings
 from elmo_bench.probe.probe_cost import (
     EXPECTED_ITERATIONS,
     EXTRA_FITS,
@@ -121,7 +121,7 @@ def documented_sizes(run: ProbeRunConfig, why: str) -> ProbeSizes:
 def data_here(run: ProbeRunConfig) -> bool:
     """Every data directory the probe reads exists (so a failure to read it is the data's fault)."""
     settings = asdict(run.probe.settings)
-    paths = [Path(settings[k]) if settings[k] else data_root(run) / d for k, d in DATA_SETTINGS.items()
+    paths = [Path(settings[k]) if settings[k] else data_root(run) / d for k, d in data_settings(run).items()
              if k in settings]
     return bool(paths) and all(p.exists() for p in paths)
 

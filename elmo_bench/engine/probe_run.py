@@ -41,6 +41,7 @@ from elmo_bench.identity.rules import HOW_COMPUTED, PROBE_IGNORED, canonical, di
 from elmo_bench.identity.rules import IGNORED as RULES_IGNORED
 from elmo_bench.probe.api import ProbeContext, ProbeOutcome
 from elmo_bench.probe.registry import probe_runner
+from elmo_bench.probe.settings import dataset_settings
 from elmo_bench.records.portable import portable
 from elmo_bench.records.run_record import RESULTS_FILE, RunRecord, git_commit
 
@@ -48,10 +49,6 @@ log = logging.getLogger(__name__)
 #: resolved-config keys that never change a probe's numbers (speed, logging, where files go) or that stand for
 #: something identified by content instead (model files: the encoder hash; data directories: fingerprints)
 IGNORED = RULES_IGNORED + PROBE_IGNORED
-#: settings that name a data directory, and where the probe reads when they are null (below paths.data_root)
-DATA_SETTINGS = {"data_dir": "pos/ud_english_ewt", "semcor": "wsd/semcor3.0_google_original_format",
-                 "eval_root": "wsd/WSD_Evaluation_Framework/Evaluation_Datasets",
-                 "erasers": "."}  # probe=amnesic_lm's probe=erasure run (required: its check refuses null)
 #: results.json's record of the plug-ins' versions (``name@version``) that made the numbers (issue 54)
 PLUGINS = "plugins"
 #: the key results.json keeps the printed object under (a skipped run prints it again)
@@ -59,6 +56,12 @@ PRINTED = "printed"
 #: results.json's record of what decides the numbers' last bits on a CPU (torch, threads, kernels, MKL, CPU model):
 #: beside the numbers, not part of the identity (a resumed run on another machine is the same run)
 COMPUTE = "compute"
+
+
+def data_settings(run: ProbeRunConfig) -> dict[str, str]:
+    """The probe's settings that name a data directory, each with where it reads when null (below
+    ``paths.data_root``), as the probe's settings declare them (elmo_bench.probe.settings.dataset)."""
+    return dataset_settings(type(run.probe.settings))
 
 
 def data_root(run: ProbeRunConfig) -> Path:
@@ -70,7 +73,7 @@ def data_fingerprints(run: ProbeRunConfig) -> dict[str, str]:
     left to the probe's reader to say so)."""
     settings = asdict(run.probe.settings)
     out = {}
-    for key, default in DATA_SETTINGS.items():
+    for key, default in data_settings(run).items():
         if key in settings:
             path = Path(settings[key]) if settings[key] else data_root(run) / default
             out[f"data.{key}"] = fingerprint(path) if path.exists() else "missing"
@@ -82,8 +85,8 @@ def probe_identity(run: ProbeRunConfig, encoder_hash: str, code_hash: str) -> di
     flat = {k: v for k, v in flatten(run.config()).items()
             if not any(k == p or k.startswith(p + ".") for p in IGNORED)}
     flat.update({f"probe.{k}": v for k, v in flatten(asdict(run.probe.settings)).items()
-                 if f"probe.{k}" not in IGNORED and k not in DATA_SETTINGS})
-    for key in DATA_SETTINGS:
+                 if f"probe.{k}" not in IGNORED and k not in data_settings(run)})
+    for key in data_settings(run):
         flat.pop(f"probe.{key}", None)
     return {**flat, **data_fingerprints(run), "encoder.hash": encoder_hash, "code.probe": code_hash}
 
@@ -110,7 +113,7 @@ def probe_defaults(run: ProbeRunConfig) -> dict[str, Any]:
     fingerprint key is what the identity holds): a stored identity made before a field was added equals one that
     holds its default (elmo_bench.identity.rules.with_added_defaults), so adding a setting redoes no finished run."""
     return {f"probe.{f.name}": default_of(f) for f in fields(run.probe.settings)
-            if f.name not in DATA_SETTINGS and f"probe.{f.name}" not in IGNORED}
+            if f.name not in data_settings(run) and f"probe.{f.name}" not in IGNORED}
 
 
 def comparable(identity: Mapping[str, Any], run: ProbeRunConfig, live_code: str = "") -> dict[str, Any]:
@@ -134,7 +137,7 @@ def results_of_this_run(record: Mapping[str, Any], run: ProbeRunConfig, current:
     settings = portable(asdict(run.probe.settings), Path("."))
     stored_settings = probe.get("settings") if isinstance(probe.get("settings"), Mapping) else {}
     diff += [f"probe.{key} {stored_settings.get(key)!r}, this run's {value!r}" for key, value in settings.items()
-             if key in stored_settings and key not in DATA_SETTINGS and stored_settings[key] != value
+             if key in stored_settings and key not in data_settings(run) and stored_settings[key] != value
              and f"probe.{key}" not in IGNORED and not matches(f"probe.{key}", HOW_COMPUTED)]
     return "; ".join(diff[:4]) or None
 

@@ -4,7 +4,7 @@ no model. Every default is written here or in the probe's own dataclass, once (H
 generated from it, elmo_bench.engine.config_schema)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
 from elmo_bench.base.errors import ConfigError
@@ -15,11 +15,23 @@ UD_EWT = "pos/ud_english_ewt"
 TAG_COLUMNS = ("xpos", "upos")
 
 
+def dataset(below: str) -> Any:
+    """A setting that names a data directory (null: ``below`` under ``paths.data_root``): the probe run's identity
+    holds the directory's content fingerprint in its place (``data.<setting>``), so a probe that reads a new dataset
+    declares it here, in its own settings, and no engine edit is needed."""
+    return field(default=None, metadata={"dataset": below})
+
+
+def dataset_settings(settings: type) -> dict[str, str]:
+    """Setting → the directory below ``paths.data_root`` it reads when null, for every :func:`dataset` field."""
+    return {spec.name: spec.metadata["dataset"] for spec in fields(settings) if "dataset" in spec.metadata}
+
+
 @dataclass(frozen=True)
 class UdSettings:
     """The settings of a probe that reads UD English-EWT (en_ewt-ud-{train,dev,test}.conllu, train may be .gz)."""
 
-    data_dir: str | None = None                              # null: <paths.data_root>/pos/ud_english_ewt
+    data_dir: str | None = dataset(UD_EWT)                   # null: <paths.data_root>/pos/ud_english_ewt
     max_train_sentences: int | None = ranged(None, int, 1, optional=True)   # the first N training sentences
     layers: list[int] | None = None                          # layer indices probed; null: every layer
 

@@ -11,7 +11,7 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import ranged
 from elmo_bench.probe.declaration import ProbeDeclaration
 from elmo_bench.probe.probe_cost import UD_EWT_SIZES
-from elmo_bench.probe.settings import UdSettings, check_choice
+from elmo_bench.probe.settings import UdSettings, check_choice, dataset
 
 CONCEPTS = ("upos", "xpos", "deprel")
 RANDOM_CONTROLS = ("random", "orth")
@@ -22,7 +22,7 @@ class AmnesicLmSettings(UdSettings):
     """``probe.<key>`` of probe amnesic_lm (``probe.layers``: the biLM's layer indices erased, null: every one)."""
 
     tags: str = "upos"                                       # the concept erased (the erasers' probe.tags)
-    erasers: str | None = None                               # the probe=erasure run directory (required)
+    erasers: str | None = dataset(".")                       # the probe=erasure run directory (required)
     control: str = "random"                                  # the random row: random | orth (amnesic probing's)
     seeds: int = ranged(3, int, 1)                           # random draws, seeds 0 .. seeds − 1 (mean reported)
     max_eval_sentences: int | None = ranged(None, int, 1, optional=True)   # the first N dev sentences

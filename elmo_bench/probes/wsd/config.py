@@ -8,6 +8,7 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import ranged
 from elmo_bench.probe.declaration import ProbeDeclaration
 from elmo_bench.probe.probe_cost import WSD_SIZES
+from elmo_bench.probe.settings import dataset
 
 #: the evaluation sets of Raganato et al.'s framework (elmo_bench.probe.wsd_data.EVAL_SETS, written here torch-free)
 EVAL_SETS = ("senseval2", "senseval3", "semeval2007", "semeval2013", "semeval2015", "ALL")
@@ -20,8 +21,8 @@ EVAL_ROOT = "wsd/WSD_Evaluation_Framework/Evaluation_Datasets"
 class WsdSettings:
     """``probe.<key>`` of probe wsd (``elmo-bench probe-wsd``'s flags)."""
 
-    semcor: str | None = None                   # SemCor 3.0 tagfiles directory; null: <paths.data_root>/SEMCOR
-    eval_root: str | None = None                # the framework's Evaluation_Datasets; null: <paths.data_root>/...
+    semcor: str | None = dataset(SEMCOR)        # SemCor 3.0 tagfiles directory; null: <paths.data_root>/SEMCOR
+    eval_root: str | None = dataset(EVAL_ROOT)  # the framework's Evaluation_Datasets; null: <paths.data_root>/...
     sets: list[str] = field(default_factory=lambda: list(EVAL_SETS))
     max_train_sentences: int | None = ranged(None, int, 1, optional=True)   # embed the first N SemCor sentences
     wordnet: str | None = "/usr/share/wordnet"  # WordNet 3.0 (Debian's wordnet-base); null: no WordNet fallback/row
