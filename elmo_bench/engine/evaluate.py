@@ -5,7 +5,8 @@ the weights, the task's state (label sets, genre lists) and the GloVe vocabulary
 again from the configured files (or hub / disk copy), the biLM layers come from the activation cache (or the biLM,
 checked to be the one the run used), and the metrics are computed exactly as at the end of training, so the
 numbers equal those in ``results.json``. Prints one JSON object: ``{"run", "epoch", "device", "metrics": {split:
-{metric: value}}}``.
+{metric: value}}}``. A probe run (``python run.py probe=...`` or an ``elmo-bench probe-*`` ``--out``) saves no model:
+its results.json holds its scores, and it is refused in one line saying so.
 """
 from __future__ import annotations
 
