@@ -8,9 +8,10 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import re
 import signal
 import sys
-from typing import Callable, NoReturn, TypeVar
+from typing import Any, Callable, NoReturn, TypeVar
 
 from elmo_bench.base.errors import EXIT_USER_ERROR, UserError
 from elmo_bench.probe.registry import probe_problem
@@ -67,6 +68,45 @@ def _lexer_hint(exc: BaseException, text: str) -> str:
     return f" (quote the value: {key}='{value}', in a shell \"{key}='{value}'\")"
 
 
+#: Hydra's struct refusal of an override the group lacks quotes it: "To append to your config use +KEY=VALUE"
+_APPEND = re.compile(r"^To append to your config use \+(encoder\.[^=\s]+)=(.*)$", re.MULTILINE)
+
+
+def encoder_key_line(exc: BaseException) -> str | None:
+    """Hydra's "not in struct" for an ``encoder.<key>`` another encoder kind reads (``encoder.layers=[0,1]`` on the
+    biLM, ``encoder.erase.concept=upos`` on hdf5): the line the door gives for it (check_kind_keys), from the
+    encoder group Hydra was composing (the error's node) with the override its message quotes; None otherwise."""
+    match, cause = _APPEND.search(str(exc)), exc.__cause__
+    full_key = str(getattr(cause, "full_key", "") or "")
+    if match is None or not (full_key.startswith("encoder.") and full_key.count(".") == 1):
+        return None
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from omegaconf import OmegaConf
+
+    from elmo_bench.encoders.settings import check_kind_keys
+
+    group = getattr(cause, "parent_node", None)
+    if not OmegaConf.is_dict(group):
+        return None
+    try:
+        spec = OmegaConf.to_container(group, resolve=False)
+        value = OverridesParser.create().parse_override(f"{match[1]}={match[2]}").value()
+    except user_error_types():  # a value this cannot read: Hydra's own line stays
+        return None
+    node: Any = spec
+    *path, last = match[1].split(".")[1:]
+    for part in path:
+        node = node.setdefault(part, {}) if isinstance(node, dict) else None
+    if not isinstance(node, dict):
+        return None
+    node[last] = value
+    try:
+        check_kind_keys(spec)
+    except UserError as refused:
+        return str(refused)
+    return None
+
+
 def one_line(exc: BaseException) -> str:
     """One line: the message's first line, plus the parts of the rest that matter (OmegaConf's ``full_key``,
     Hydra's list of available options, the cause of a wrapped config error)."""
@@ -75,7 +115,7 @@ def one_line(exc: BaseException) -> str:
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     if not lines:
         return type(exc).__name__
-    unregistered = task_problem(lines[0]) or probe_problem(lines[0])  # Hydra's "Could not find 'task/NAME'" or
+    unregistered = task_problem(lines[0]) or probe_problem(lines[0]) or encoder_key_line(exc)  # Hydra's "Could not find 'task/NAME'" or
     #                                                                   'probe/NAME': why NAME is not registered
     if unregistered is not None:
         return unregistered

@@ -149,9 +149,25 @@ def wsd_overrides(args: argparse.Namespace) -> list[str]:
     return out
 
 
+#: the config keys an error may name (ConfigError.key) → the flag these commands take them as: a refusal names what
+#: the user typed (``python run.py probe=...`` names the keys themselves)
+FLAGS = {"probe.max_train_sentences": "--max-train-sentences", "probe.data_dir": "--data-dir",
+         "probe.layers": "--layers", "bilm.random_init": "--random-init", "encoder.random_init": "--random-init"}
+
+
 def run_alias(overrides: Sequence[str], out: str | None) -> dict[str, Any]:
     """Compose ``overrides`` as run.py would, through the door, and run the probe in ``out`` (or run.py's
-    directory for it); returns its results.json."""
+    directory for it); returns its results.json. A refusal that names a config key a flag set names the flag."""
+    try:
+        return _run_alias(overrides, out)
+    except ConfigError as error:
+        spelled = error.spelled(FLAGS)
+        if spelled is error:
+            raise
+        raise spelled.with_traceback(error.__traceback__) from None   # the same line, under the flag's name
+
+
+def _run_alias(overrides: Sequence[str], out: str | None) -> dict[str, Any]:
     from elmo_bench.engine.probe_run import run_probe  # lazy: torch
 
     cfg = compose_config(list(overrides))

@@ -26,6 +26,19 @@ ERASABLE = ("bilm", "transformers")
 OFF = {"concept": None, "layer": None, "control": "none", "seed": 0, "path": None}
 
 
+def check_erasable(spec: Mapping[str, Any], prefix: str = "encoder") -> None:
+    """An ``erase`` key set on a kind whose forward pass does not run here (hdf5, manylangs, python): one line naming
+    the kinds that erase and the key to remove (``encoder.erase.concept`` first)."""
+    group = spec.get("erase")
+    if not isinstance(group, Mapping) or spec.get("kind") in ERASABLE:
+        return
+    given = [key for key in (*OFF, *sorted(set(group) - set(OFF)))
+             if key in group and (key not in OFF or group[key] != OFF[key])]
+    if given:
+        raise ConfigError(f"config: {prefix}.erase applies to encoder={'|'.join(ERASABLE)} (the forward pass runs "
+                          f"here), found encoder={spec.get('kind')}; remove {prefix}.erase.{given[0]}")
+
+
 def erase_spec(spec: Mapping[str, Any], prefix: str = "encoder") -> dict[str, Any] | None:
     """The checked ``encoder.erase`` settings, or None when erasure is off (``concept`` null or the group absent);
     ConfigError (one line) for an unknown key, a concept, control or kind outside their sets, a missing layer or
@@ -33,6 +46,7 @@ def erase_spec(spec: Mapping[str, Any], prefix: str = "encoder") -> dict[str, An
     group = spec["erase"] if "erase" in spec else None
     if group is None:
         return None
+    check_erasable(spec, prefix)
     unknown = sorted(set(group) - set(OFF))
     if unknown:
         raise ConfigError(f"config: {prefix}.erase.{unknown[0]} is not a key (expected {', '.join(OFF)})")
@@ -42,9 +56,6 @@ def erase_spec(spec: Mapping[str, Any], prefix: str = "encoder") -> dict[str, An
     if given["concept"] not in CONCEPTS:
         raise ConfigError(f"config: {prefix}.erase.concept expected one of {', '.join(CONCEPTS)} or null, found "
                           f"{given['concept']!r}")
-    if spec["kind"] not in ERASABLE:
-        raise ConfigError(f"config: {prefix}.erase applies to encoder={'|'.join(ERASABLE)} (the forward pass runs "
-                          f"here), found encoder={spec['kind']}; remove {prefix}.erase.concept")
     if given["control"] not in CONTROLS:
         raise ConfigError(f"config: {prefix}.erase.control expected one of {', '.join(CONTROLS)}, found "
                           f"{given['control']!r}")

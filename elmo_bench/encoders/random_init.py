@@ -19,9 +19,10 @@ import torch
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.bilm.model import BiLM
 from elmo_bench.encoders.bilm import BiLMEncoder
+from elmo_bench.encoders.settings import BILM_RANDOM_INIT
 from elmo_bench.encoders.transformers import TORCH_DTYPES, dtype_keyword, frozen
 
-MODES = ("all", "lstm")
+MODES = BILM_RANDOM_INIT
 RANDOMISABLE = {"bilm": MODES, "transformers": ("all",)}
 
 

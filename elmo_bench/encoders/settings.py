@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import check_number
-from elmo_bench.encoders.erase_settings import erase_spec
+from elmo_bench.encoders.erase_settings import check_erasable, erase_spec
 from elmo_bench.encoders.kinds import encoder_kinds
 from elmo_bench.encoders.layer_select import check_layer_spec
 
@@ -33,6 +33,8 @@ CACHE_DTYPES = ("fp16", "fp32")
 DEFAULT_CACHE_DTYPE = "fp16"
 #: what ``encoder.random_init`` can draw anew, by kind (elmo_bench.encoders.random_init; the biLM's is bilm=random)
 RANDOM_INIT = {"transformers": ("all",)}
+#: what ``bilm.random_init`` (bilm=random) can draw: every weight, or the LSTMs under the trained token layer
+BILM_RANDOM_INIT = ("all", "lstm")
 
 
 def known_kinds() -> tuple[str, ...]:
@@ -72,6 +74,7 @@ def check_encoder_settings(spec: Mapping[str, Any], prefix: str = "encoder") -> 
         raise ConfigError(f"config: encoder={kind} needs {prefix}.path ({what}); found none")
     if kind == "python" and missing(spec.get("_target_")):
         raise ConfigError(f"config: encoder=python needs {prefix}._target_=pkg.module.Class; found none")
+    check_kind_keys(spec, prefix)
     erase_spec(spec, prefix)  # encoder.erase.* (off unless erase.concept is set)
     if kind == "python":
         return  # the other keys are the user's class's arguments
@@ -91,13 +94,23 @@ def check_encoder_settings(spec: Mapping[str, Any], prefix: str = "encoder") -> 
     cache_dtype(spec)
 
 
-def _check_large_model_keys(spec: Mapping[str, Any], prefix: str) -> None:
-    """``layers`` (elmo_bench.encoders.layer_select), ``dtype`` and ``max_tokens`` (>= 1 or null), when present;
-    set on a kind that does not read them (``+encoder.layers`` on the biLM), one line rather than ignored."""
+def check_kind_keys(spec: Mapping[str, Any], prefix: str = "encoder") -> None:
+    """A key only another encoder kind reads, set on this one (``+encoder.layers`` on the biLM, ``encoder.erase.*``
+    on hdf5): one line naming the kinds that read it, rather than ignored. The door asks this before it refuses the
+    keys it does not know, and the report of Hydra's struct error asks it too (elmo_bench.commands.guard), so such a
+    key gets this line, not "unknown key" or "not in struct"."""
+    check_erasable(spec, prefix)
+    if spec.get("kind") in ("transformers", "python"):  # python: every other key is its class's argument
+        return
     given = [key for key in ("layers", "dtype", "max_tokens") if spec.get(key) not in (None, DEFAULT_DTYPE)]
-    if given and spec.get("kind") != "transformers":
+    if given:
         raise ConfigError(f"config: {prefix}.{given[0]} applies to encoder=transformers only (found "
                           f"encoder={spec.get('kind')}); remove it")
+
+
+def _check_large_model_keys(spec: Mapping[str, Any], prefix: str) -> None:
+    """``layers`` (elmo_bench.encoders.layer_select), ``dtype`` and ``max_tokens`` (>= 1 or null), when present
+    (on another kind than transformers: check_kind_keys)."""
     if "layers" in spec:
         check_layer_spec(spec["layers"], f"{prefix}.layers")
     if "dtype" in spec and spec["dtype"] is not None:

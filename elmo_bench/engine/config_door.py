@@ -17,7 +17,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import CONF_DIR
 from elmo_bench.encoders.erase_settings import check_erase_files
-from elmo_bench.encoders.settings import check_encoder_path
+from elmo_bench.encoders.settings import check_encoder_path, check_kind_keys
 from elmo_bench.engine.config_check import check_added_keys
 from elmo_bench.engine.encoder_sweep import drop_foreign_keys
 from elmo_bench.engine.probe_config import ProbeRunConfig, refuse_task_keys
@@ -48,6 +48,8 @@ def resolve_run_config(cfg: DictConfig, overrides: Sequence[str] = (), choices: 
     """
     overrides = drop_foreign_keys(cfg, overrides, base, multirun)  # encoder=a,b encoder.<key of b>=v
     plain = OmegaConf.to_container(cfg)
+    if isinstance(plain.get("encoder"), Mapping):  # +encoder.layers on the biLM: the line naming who reads it
+        check_kind_keys(plain["encoder"])
     check_added_keys(list(overrides), plain, CONF_DIR, base)
     with open_dict(cfg):
         if choices is not None:

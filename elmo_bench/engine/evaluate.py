@@ -5,7 +5,8 @@ the weights, the task's state (label sets, genre lists) and the GloVe vocabulary
 again from the configured files (or hub / disk copy), the biLM layers come from the activation cache (or the biLM,
 checked to be the one the run used), and the metrics are computed exactly as at the end of training, so the
 numbers equal those in ``results.json``. Prints one JSON object: ``{"run", "epoch", "device", "metrics": {split:
-{metric: value}}}``.
+{metric: value}}}``. A probe run (``python run.py probe=...`` or an ``elmo-bench probe-*`` ``--out``) saves no model:
+its results.json holds its scores, and it is refused in one line saying so.
 """
 from __future__ import annotations
 
@@ -21,13 +22,14 @@ from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.device import resolve_device
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.encoders.protocol import cache_id
-from elmo_bench.engine.config_door import resolve_run_config
+from elmo_bench.engine.config_door import is_probe_job, resolve_run_config
 from elmo_bench.engine.experiment import assemble, load_encoder_info, load_task, read_data, trainer_config
 from elmo_bench.engine.loop import evaluate
 from elmo_bench.engine.run_config import RunConfig
 from elmo_bench.engine.run_identity import check_data_identity
-from elmo_bench.engine.run_records import RUN_FILE, read_run
+from elmo_bench.engine.run_records import RUN_FILE, StoredRun, read_run
 from elmo_bench.modules.token_embedders import WordVocabulary
+from elmo_bench.probe.registry import registered_probes
 from elmo_bench.records.run_record import RESULTS_FILE, RunRecord
 
 BEST = "best.pt"
@@ -39,9 +41,13 @@ def _load_run(run_dir: Path) -> tuple[RunConfig, Mapping[str, Any], dict[str, An
     record, best = run_dir / RUN_FILE, run_dir / BEST
     if not run_dir.is_dir():
         raise ConfigError(f"{run_dir}: no such run directory")
-    if not record.exists():
+    saved = read_run(record) if record.exists() else None
+    probe = _probe_of(run_dir, saved)
+    if probe is not None:  # its results.json holds its scores: no best.pt to re-evaluate, and never an untrained one
+        raise ConfigError(f"{run_dir}: a probe run ({probe}), not a task run: its {RESULTS_FILE} already holds its "
+                          f"scores; evaluate re-evaluates a task run (python run.py task=...) from its {BEST}")
+    if saved is None:
         raise ConfigError(f"{run_dir}: no {RUN_FILE} (expected a run directory written by run.py)")
-    saved = read_run(record)
     if saved.config is None:  # before best.pt: another program's directory is not "a run that has not trained"
         raise ConfigError(f"{record}: holds no 'config' object; expected a run.json written by run.py")
     if not best.exists():
@@ -53,6 +59,20 @@ def _load_run(run_dir: Path) -> tuple[RunConfig, Mapping[str, Any], dict[str, An
         raise ConfigError(f"{best}: written before checkpoints held the task's state (labels, vocabulary); "
                           f"train the run again to evaluate it")
     return run, saved.identity, state
+
+
+def _probe_of(run_dir: Path, saved: StoredRun | None) -> str | None:
+    """Which probe made ``run_dir`` (``probe=NAME`` from a ``python run.py probe=NAME`` run's run.json; ``task NAME``
+    from the results.json an ``elmo-bench probe-*`` alias writes without run.json), or None: a task run's."""
+    if saved is not None:
+        config = saved.config
+        return f"probe={config['probe'].get('name')}" if config is not None and is_probe_job(config) else None
+    try:
+        task = RunRecord.read(run_dir / RESULTS_FILE).task if (run_dir / RESULTS_FILE).is_file() else None
+    except ValueError:  # an unreadable results.json: no probe's record either
+        return None
+    probes = {declared.record_task for declared in registered_probes().values()}
+    return f"results.json's task {task}" if task in probes else None
 
 
 def _no_best(run_dir: Path) -> str:

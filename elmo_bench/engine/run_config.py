@@ -21,7 +21,7 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import MAX_SEED, check_number, check_ranges
 from elmo_bench.data.data_config import DataConfig
 from elmo_bench.encoders.segments import MAX_SEGMENT
-from elmo_bench.encoders.settings import check_encoder_settings
+from elmo_bench.encoders.settings import BILM_RANDOM_INIT, check_encoder_settings
 from elmo_bench.engine.config_check import check_head, check_trainer
 from elmo_bench.engine.fractions import scaled_epochs
 from elmo_bench.engine.head_configs import head_config
@@ -228,7 +228,11 @@ class Bilm:
     recipe: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
-        """bilm=adapted's recipe checked at the door, before anything is read (types, ranges, the optimizer)."""
+        """bilm=random's mode and bilm=adapted's recipe checked at the door, before anything is read (types, ranges,
+        the optimizer)."""
+        if self.random_init is not None and self.random_init not in BILM_RANDOM_INIT:
+            raise ConfigError(f"config: bilm.random_init expected one of {', '.join(BILM_RANDOM_INIT)}, found "
+                              f"{self.random_init!r}", key="bilm.random_init")
         if self.recipe is not None:
             AdaptedRecipe(**given_fields(AdaptedRecipe, self.recipe))
 

@@ -25,6 +25,8 @@ from torch import nn
 from elmo_bench.base.errors import ConfigError
 
 FRACTIONS = (0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.0625, 0.125, 0.25, 0.5, 1.0)
+#: the setting that sizes the training set (``elmo-bench probe-mdl`` names its flag, ``--max-train-sentences``)
+TRAIN_KEY = "probe.max_train_sentences"
 
 
 @dataclass
@@ -78,7 +80,7 @@ def check_blocks(n: int, fractions: Sequence[float] = FRACTIONS) -> None:
     smallest = next(m for m in range(1, 10 ** 7) if empty_block(m, fractions) is None)
     low = f"{fractions[i - 1]}" if i else "0"
     raise ConfigError(f"online code: block {i + 1} (sentences {low}·N to {fractions[i]}·N, N = {n}) has no sentence; "
-                      f"expected --max-train-sentences of at least {smallest} for this schedule")
+                      f"expected {TRAIN_KEY} of at least {smallest} for this schedule", key=TRAIN_KEY)
 
 
 @dataclass
