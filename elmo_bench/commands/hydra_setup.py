@@ -175,27 +175,6 @@ def older_run_dir(output_dir: Path, override_dirname: str, root: Any) -> Path | 
     return Path(output_dir.as_posix()[: -len(new)] + old)
 
 
-#: ``hydra/launcher=submitit_local``'s folder. The plugin's default, ``${hydra.sweep.dir}/.submitit/%j``, is expanded
-#: for each job's files but made as written by submitit's local controller (``folder.mkdir``), which left an empty
-#: literal ``%j`` directory in every sweep; each file's name already starts with its job id
-#: (``<job id>_0_log.out``, ``<job id>_0_result.pkl``), so the local launcher writes them straight into ``.submitit``
-LOCAL_SUBMITIT_FOLDER = "${hydra.sweep.dir}/.submitit"
-
-
-def store_local_launcher() -> None:
-    """``hydra/launcher/submitit_local`` in Hydra's ConfigStore with LOCAL_SUBMITIT_FOLDER (the plugin's node
-    otherwise; nothing without the plugin). Called by hydra_plugins/elmo_bench_tasks when Hydra builds its search
-    path, after Hydra's plugin scan has stored the plugin's own node, which this one replaces."""
-    try:
-        from hydra_plugins.hydra_submitit_launcher.config import LocalQueueConf  # lazy: an optional plugin
-    except ImportError:
-        return
-    from hydra.core.config_store import ConfigStore  # lazy: hydra
-
-    ConfigStore.instance().store(group="hydra/launcher", name="submitit_local",
-                                 node=LocalQueueConf(submitit_folder=LOCAL_SUBMITIT_FOLDER), provider="elmo_bench")
-
-
 def register_resolvers() -> None:
     """Everything composing conf/ needs: the resolvers, and the schemas (``trainer/schema``, ``mix/schema``) that
     the group options' defaults lists name."""
