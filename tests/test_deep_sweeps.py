@@ -140,3 +140,4 @@ def test_a_transformers_probe_record_has_no_bilm_block_and_names_its_dtype(deep,
     assert record["encoder"]["encoder_layer_indices"] == [0, 16, 32]
     assert {k for k in record["printed"]["dev"] if k.startswith("layer_")} == {"layer_0", "layer_16", "layer_32"}
     assert record["main_metric"] == "layer_16_accuracy" in record["metrics"]["test"]    # a metric the run has
+    assert "bilm" not in record["printed"] and record["printed"]["encoder"].startswith("transformers-")  # issue 56

@@ -122,7 +122,7 @@ def test_probe_pos_takes_the_encoder_options(tmp_path, capsys, kind):
     assert main(argv) == 0
     printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert set(printed["test"]) == {"layer_0", "layer_1", "layer_2", "average", "most_frequent_tag"}
-    assert printed["bilm"].startswith("transformers-")
+    assert printed["encoder"].startswith("transformers-") and "bilm" not in printed   # issue 56: no "bilm" key
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert results["encoder"]["kind"] == "transformers" and results["encoder"]["pooling"] == "last"
     assert results["bilm"] is None

@@ -90,3 +90,16 @@ def test_run_py_sweeps_the_shipped_biLM_beside_a_tiny_model_in_one_command(tmp_p
     stamp = (bilm_dir / "results.json").stat().st_mtime_ns
     run_probe(job_run(["probe=ridge", *where]), bilm_dir)          # the biLM alone: same identity, skipped
     assert (bilm_dir / "results.json").stat().st_mtime_ns == stamp
+
+
+def test_plan_prices_the_biLM_beside_a_model_in_one_command(tmp_path, capsys):
+    pytest.importorskip("transformers", reason="transformers is not installed (pip install -e '.[dev]')")
+    from elmo_bench.commands.main import main
+    from tests.hf_tiny import tiny_models
+    from tests.test_probe_runs import ewt
+
+    data, bert = ewt(tmp_path / "ewt", train=40), tiny_models()["bert"]
+    assert main(["plan", "--format", "json", "probe=ridge", "encoder=bilm,transformers", f"encoder.path={bert}",
+                 f"probe.data_dir={data}"]) == 0
+    runs = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["runs"]
+    assert [run["encoder"] for run in runs] == ["bilm/shipped", "transformers"], runs

@@ -45,6 +45,17 @@ def test_only_the_tested_launcher_presets_exist() -> None:
 
 
 @needs_submitit
+def test_submitit_local_folder_has_no_job_id_placeholder() -> None:
+    """submitit's local controller makes its folder as written, so the plugin's ``.submitit/%j`` left an empty
+    literal ``%j`` directory; ``submitit_local`` here writes into ``<sweep dir>/.submitit`` (files named by job id),
+    and the SLURM launchers keep ``%j``, which SLURM expands."""
+    local = _launcher(["hydra/launcher=submitit_local", "hydra.sweep.dir=/sweeps/a"])
+    assert local.submitit_folder == "/sweeps/a/.submitit"
+    assert local._target_ == "hydra_plugins.hydra_submitit_launcher.submitit_launcher.LocalLauncher"
+    assert _launcher(["hydra/launcher=slurm", "hydra.sweep.dir=/sweeps/a"]).submitit_folder == "/sweeps/a/.submitit/%j"
+
+
+@needs_submitit
 @pytest.mark.parametrize("choice, gpus, minutes, mem", [("submitit_slurm", None, 60, None), ("slurm", 1, 720, 64)])
 def test_slurm_launchers_compose_with_their_resource_keys(choice: str, gpus: int | None, minutes: int,
                                                           mem: int | None) -> None:
@@ -101,9 +112,11 @@ def test_submitit_local_runs_each_quickstart_job_in_its_own_process(tmp_path: Pa
         assert len(found) == 1, sorted(p.name for p in sweep.iterdir())
         results = json.loads(found[0].read_text())
         assert results["embedder"] == embedder and results["epochs"]["run"] == 1 and "test" in results["metrics"]
-    jobs = sorted(p.name for p in (sweep / ".submitit").iterdir() if p.is_dir() and p.name.isdigit())
+    files = sorted(p.name for p in (sweep / ".submitit").iterdir())
+    assert not any("%" in name for name in files), files            # no literal %j folder (issue 56 item 11)
+    jobs = sorted(name.split("_")[0] for name in files if name.endswith("_submitted.pkl"))
     assert len(jobs) == 2 and str(os.getpid()) not in jobs          # local job id = the job process's pid
-    for job in jobs:
-        assert (sweep / ".submitit" / job / f"{job}_0_result.pkl").exists()
+    for job in jobs:                                                # each file named by its job id
+        assert {f"{job}_0_result.pkl", f"{job}_0_log.out", f"{job}_0_log.err"} <= set(files)
     assert "Submitit 'local' sweep output dir" in done.stdout + done.stderr
     assert "| ner | glove | 1 | f1 |" in done.stdout and "| ner | glove_elmo | 1 | f1 |" in done.stdout

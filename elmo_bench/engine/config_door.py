@@ -42,9 +42,9 @@ def resolve_run_config(cfg: DictConfig, overrides: Sequence[str] = (), choices: 
     ``base`` lacks is refused like ``+key``); ``files``: also check the files the config names (False only where
     paths are placeholders, as in the docs' commands); ``multirun``: a job of a sweep, where a ``++encoder.<key>``
     its encoder kind lacks but another has is left out (elmo_bench.engine.encoder_sweep), not refused.
-    Idempotent: evaluate calls it on a run's stored config. ``cfg`` gets the choices and data.name too (plan reads the sweep from it). A config choosing a probe
-    (``probe=<name>``) is a probe run: its ProbeRunConfig (elmo_bench.engine.probe_config), ``task=`` beside it
-    refused.
+    Idempotent: evaluate calls it on a run's stored config. ``cfg`` gets the choices and data.name too (plan reads
+    the sweep from it). A config choosing a probe (``probe=<name>``) is a probe run: its ProbeRunConfig
+    (elmo_bench.engine.probe_config), ``task=`` beside it refused.
     """
     overrides = drop_foreign_keys(cfg, overrides, base, multirun)  # encoder=a,b encoder.<key of b>=v
     plain = OmegaConf.to_container(cfg)

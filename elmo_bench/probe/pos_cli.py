@@ -2,7 +2,8 @@
 them to ``probe.*`` keys; the probe itself is elmo_bench/probes/pos). The converged linear POS probe of every
 layer, GloVe and the most-frequent-tag baseline on one split (paper Table 6), printed as one JSON object.
 
-Prints ``{"data", "tag_column", "train_sentences", "train_tokens", "dev_tokens", "test_tokens", "bilm",
+Prints ``{"data", "tag_column", "train_sentences", "train_tokens", "dev_tokens", "test_tokens", "bilm" (another
+encoder than the biLM: "encoder", its hash),
 "test": {row: accuracy}, "dev": {row: accuracy}, "l2": {row: chosen L2}, "converged": {row: bool}}`` with rows
 ``layer_0 .. layer_L, average, glove, most_frequent_tag`` (accuracy in percent). With ``--out DIR`` it also writes
 ``DIR/results.json`` (task ``pos_probe``; the report's Table 6 reads it). The biLM layers come from the activation

@@ -25,6 +25,7 @@ from elmo_bench.probe.classifiers import ProbeSpec
 from elmo_bench.probe.conditional_mlp import fit_mlp1
 from elmo_bench.probe.linear import Standardiser
 from elmo_bench.probe.pos import layer_features
+from elmo_bench.probe.progress import Steps
 from elmo_bench.probe.regimen import Regimen
 from elmo_bench.probe.settings import UD_EWT
 from elmo_bench.probe.ud_data import UdSplits, read_labelled
@@ -134,9 +135,10 @@ def row(fitter: Fitter, base: np.ndarray, joint: np.ndarray, accuracy: float, se
 
 
 def baseline_rows(name: str, fitter: Fitter, layers: dict[str, np.ndarray], twin: dict[str, np.ndarray] | None,
-                  probed: list[tuple[int, int]], constant: np.ndarray, seed: int) -> dict[str, dict[str, float]]:
-    """Every probed layer's row against baseline ``name``; a baseline that does not depend on the layer is fitted
-    once."""
+                  probed: list[tuple[int, int]], constant: np.ndarray, seed: int,
+                  steps: Steps) -> dict[str, dict[str, float]]:
+    """Every probed layer's row against baseline ``name`` (a step each of ``steps``); a baseline that does not
+    depend on the layer is fitted once."""
     def layer(k: int, source: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {s: source[s][:, k] for s in source}
 
@@ -145,9 +147,11 @@ def baseline_rows(name: str, fitter: Fitter, layers: dict[str, np.ndarray], twin
 
     fixed = {"none": lambda: (constant, 0.0), "layer0": lambda: fitter.bits(layer(0, layers), False),
              "word": lambda: fitter.bits(None, True)}
+    steps.now(f"baseline {name}")
     base = fixed[name]() if name in fixed else None
     out = {}
     for at, k in probed:                 # at: the layer's position in the encoder's output; k: its index in the model
+        steps.now(f"baseline {name}, layer {k}")
         log.info("baseline %s, layer %d", name, k)
         if name == "random":
             base = fitter.bits(layer(at, twin), False)
@@ -157,6 +161,7 @@ def baseline_rows(name: str, fitter: Fitter, layers: dict[str, np.ndarray], twin
         else:
             joint = fitter.bits(layer(at, layers), name == "word")
         out[f"layer_{k}"] = row(fitter, base[0], joint[0], joint[1], seed)
+        steps.advance()
     return out
 
 
@@ -175,12 +180,14 @@ def run(context: ProbeContext) -> ProbeOutcome:
     seen = data.y["test"] >= 0
     constant = cp.constant_bits(data.y["train"], data.y["test"][seen], len(data.classes))
     rows: dict[str, dict[str, dict[str, float]]] = {}
-    for family in settings.probe:
-        fitter = fitters[family]()
-        prefix = "" if family == "linear" else f"{family}:"
-        for b in settings.baselines:
-            rows[prefix + b] = baseline_rows(b, fitter, layers, twin, context.probed_layers(settings.layers),
-                                             constant, context.seed)
+    probed = context.probed_layers(settings.layers)
+    total = len(settings.probe) * len(settings.baselines) * len(probed)
+    with Steps(total, "probe conditional", context.progress) as steps:  # a line at least every minute (issue 56)
+        for family in settings.probe:
+            fitter, steps.scope = fitters[family](), family
+            prefix = "" if family == "linear" else f"{family}:"
+            for b in settings.baselines:
+                rows[prefix + b] = baseline_rows(b, fitter, layers, twin, probed, constant, context.seed, steps)
     printed = {"data": "ud_ewt", "tags": settings.tags, "train_sentences": len(read_.splits["train"]),
                "l2": settings.l2, "probe": list(settings.probe), "h_constant": float(constant.mean()),
                "test_unseen": int((~seen).sum()), "baselines": rows}

@@ -25,6 +25,7 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.probe import conditional as cp
 from elmo_bench.probe.api import ProbeContext, ProbeOutcome
 from elmo_bench.probe.linear import Standardiser
+from elmo_bench.probe.progress import Steps
 from elmo_bench.probe.streamed import layer_matrix, token_batches
 from elmo_bench.probes.conditional.probe import Labelled, features, labelled, read
 from elmo_bench.probes.erasure.config import ErasureSettings
@@ -96,15 +97,18 @@ def bilm_streams(k: int, train: torch.Tensor, data: Labelled, settings: ErasureS
 
 
 def erase_layer(k: int, x: dict[str, torch.Tensor], eraser: Any, data: Labelled, seen: np.ndarray,
-                settings: ErasureSettings, context: ProbeContext) -> dict[str, float]:
+                settings: ErasureSettings, context: ProbeContext, steps: Steps) -> dict[str, float]:
     """Layer k's eraser (saved with its identity) and its scores before and after on ``x`` (train and test, (n, d)
-    float64); ConfigError when the change's rank is below k − 1 (a class the eraser could not separate)."""
+    float64); ConfigError when the change's rank is below k − 1 (a class the eraser could not separate). One of
+    ``steps``."""
     classes = len(data.classes)
     rank = change_rank(eraser)
     if rank != classes - 1:
         raise ConfigError(f"probe erasure: layer {k}'s eraser has rank {rank}, expected {classes - 1} for the "
                           f"{classes} classes {data.classes} (a class whose mean the layer cannot separate)")
+    steps.now(f"layer {k}: the linear probe before erasure")
     before = scored(x, data, seen, settings)
+    steps.now(f"layer {k}: the linear probe after erasure")
     after = scored({s: eraser(v) for s, v in x.items()}, data, seen, settings)
     identity = {"encoder": context.encoder_record["hash"], "layer": k, "concept": settings.tags,
                 "classes": data.classes, "train_tokens": int(len(data.y["train"])), "settings": asdict(settings),
@@ -115,27 +119,33 @@ def erase_layer(k: int, x: dict[str, torch.Tensor], eraser: Any, data: Labelled,
         else None
     torch.save({"identity": identity, **saved_eraser(eraser, x["train"]),
                 **({"streams": streams} if streams is not None else {})}, target)
+    steps.advance()
     return {"accuracy_before": before[0], "accuracy_after": after[0], "bits_before": before[1],
             "bits_after": after[1], "rank": rank}
 
 
 def layer_erasers(context: ProbeContext, splits: dict[str, list[dict[str, Any]]], data: Labelled,
-                  settings: ErasureSettings) -> Iterator[tuple[int, dict[str, torch.Tensor], Any]]:
+                  settings: ErasureSettings, steps: Steps) -> Iterator[tuple[int, dict[str, torch.Tensor], Any]]:
     """(index in the model, {train, test} (n, d) float64, eraser) per probed layer: erasers from streamed batches
-    and one layer's matrices at a time (``probe.stream=true``), or every layer gathered and one update each."""
+    and one layer's matrices at a time (``probe.stream=true``, the pass over the training split one of ``steps``),
+    or every layer gathered and one update each."""
     probed = context.probed_layers(settings.layers)
     classes = len(data.classes)
     if not settings.stream:
         layers = features(context, splits)
         for at, k in probed:
+            steps.now(f"layer {k}: fitting its eraser")
             x = {s: torch.from_numpy(np.ascontiguousarray(layers[s][:, at], dtype=np.float64))
                  for s in ("train", "test")}
             yield k, x, fit_eraser(x["train"], torch.from_numpy(data.y["train"]), classes, settings.svd_tol)
         return
     sources = {s: context.layers([ex["tokens"] for ex in splits[s]], f"ud_ewt/{s}") for s in ("train", "test")}
+    steps.now("every layer's eraser (one streamed pass over the training split)")
     erasers = streamed_erasers(sources["train"], len(splits["train"]), data.y["train"], [at for at, _ in probed],
                                int(context.encoder_record["dim"]), classes, settings)
+    steps.advance()
     for (at, k), eraser in zip(probed, erasers):
+        steps.now(f"layer {k}: reading its matrices")
         yield k, {s: torch.from_numpy(layer_matrix(sources[s], len(splits[s]), at)) for s in ("train", "test")}, eraser
 
 
@@ -148,8 +158,10 @@ def run(context: ProbeContext) -> ProbeOutcome:
     counts = np.bincount(data.y["train"], minlength=len(data.classes))
     majority = 100.0 * float((data.y["test"][seen] == counts.argmax()).mean())
     prior = float(cp.constant_bits(data.y["train"], data.y["test"][seen], len(data.classes)).mean())
-    rows = {f"layer_{k}": erase_layer(k, x, eraser, data, seen, settings, context)
-            for k, x, eraser in layer_erasers(context, read_.splits, data, settings)}
+    total = len(context.probed_layers(settings.layers)) + int(settings.stream)
+    with Steps(total, "probe erasure", context.progress) as steps:  # a line at least every minute (issue 56)
+        rows = {f"layer_{k}": erase_layer(k, x, eraser, data, seen, settings, context, steps)
+                for k, x, eraser in layer_erasers(context, read_.splits, data, settings, steps)}
     metrics = {"test": {"majority": majority, "prior_bits": prior, "test_unseen": int((~seen).sum()),
                         **{f"{layer}_{key}": value for layer, row in rows.items() for key, value in row.items()}}}
     printed = {"data": "ud_ewt", "tags": settings.tags, "train_sentences": len(read_.splits["train"]),

@@ -84,8 +84,10 @@ def run(context: ProbeContext) -> ProbeOutcome:
               for s in SPLITS}                         # the cache's dtype (fp16): no float32 copy of every layer
     rows = views(settings, splits, layers, context.probed_layers(settings.layers))
     baseline = {s: baseline_accuracy(splits["train"], splits[s]) for s in ("dev", "test")}
+    # the printed keys are the biLM's contract ("bilm": its hash); another encoder's hash is "encoder" (issue 56)
+    named = "bilm" if context.encoder_record["encoder"]["kind"] == "bilm" else "encoder"
     head = {"data": "ud_ewt_pos", "tag_column": settings.tags, "train_sentences": len(splits["train"]),
-            **{f"{s}_tokens": int(len(y[s])) for s in SPLITS}, "bilm": context.encoder_record["hash"]}
+            **{f"{s}_tokens": int(len(y[s])) for s in SPLITS}, named: context.encoder_record["hash"]}
     fitting = probe_settings(settings)
     data = tagged_data_block(read, settings.tags, settings.max_train_sentences)
     if fitting.probes != ["converged"] or fitting.control or context.encoder_record.get("random_init"):
