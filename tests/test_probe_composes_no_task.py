@@ -45,3 +45,19 @@ def test_an_entry_point_declaring_ner_leaves_a_probe_run_working(tmp_path):
     assert done.returncode == 2 and not (tmp_path / "results").exists()      # the scan's warning, then the refusal
     line = done.stderr.strip().splitlines()[-1]
     assert line.startswith("error: task name 'ner' is declared by two packages") and "user56_ner" in line, line
+
+
+def test_a_sweep_over_probes_composes_no_task_either(tmp_path):
+    """``-m probe=structural,ridge`` (run.py adds experiment=probe_sweep: its primary config, composed before a
+    probe is chosen, composes no task) and experiment=probe_suite's primary config, under the same plug-in."""
+    from elmo_bench.commands.hydra_setup import compose_config
+
+    env = {**os.environ, "PYTHONPATH": str(plug_in(tmp_path / "site"))}
+    data, sweep = ewt(tmp_path / "ewt", train=40), tmp_path / "sweep"
+    done = run_py("-m", "probe=structural,ridge", *common(tmp_path, data)[:-1], f"probe.data_dir={data}",
+                  f"hydra.sweep.dir={sweep}", env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert sorted(p.parent.relative_to(sweep).as_posix() for p in sweep.rglob("results.json")) == [
+        "probes/ridge/fixture-seed1", "probes/structural/fixture-seed1"]           # no experiment in the names
+    for experiment in ("probe_sweep", "probe_suite"):
+        assert "task" not in compose_config([f"experiment={experiment}"]), experiment
