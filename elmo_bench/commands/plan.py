@@ -626,7 +626,7 @@ def _table(result: dict[str, Any]) -> str:
     rates = result["cpu_rates"]
     head_rate, encoder_rate = ("per task" if rates[k] is None else f"{rates[k]:.1f} GFLOP/s"
                                for k in ("head_gflops", "encoder_gflops"))
-    lbfgs = f"L-BFGS {rates['lbfgs_gflops']:.1f} GFLOP/s, " if probes and rates.get("lbfgs_gflops") else ""
+    lbfgs = f"L-BFGS {rates['lbfgs_gflops']:.1f} GFLOP/s, " if any(r.get("lbfgs_flops") for r in probes) else ""
     lines.append(f"predicted CPU wall time, run after run, one thread: {format_minutes(result['total_cpu_seconds'])}"
                  f" (head {head_rate}, encoder {encoder_rate}, {lbfgs}"
                  f"{rates['run_overhead_s']:g} s per run; {rates['source']})")
