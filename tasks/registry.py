@@ -27,7 +27,7 @@ ENTRY_POINT_GROUP = "elmo_bench.tasks"
 #: the module of a task package that declares it, and the name of the declaration there
 DECLARING_MODULE, DECLARATION = "config", "TASK"
 #: Hydra's line for a task config it could not find or load (the task's name in group 1)
-MISSING_TASK = re.compile(r"(?:find|load) '(?:task|task_schema|task_data)/([^'/]+)'")
+MISSING_TASK = re.compile(r"(?:find|load) '(?:task|task_schema|task_data)/(?:of_)?([^'/]+)'")
 
 
 class Registry(dict):

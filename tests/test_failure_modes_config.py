@@ -434,3 +434,21 @@ def test_evaluate_on_another_programs_directory_says_so_not_that_the_run_has_not
     assert main(["evaluate", str(tmp_path)]) == 2           # was "no best.pt (the run has not finished an epoch ...)"
     assert _one_line(capsys) == (f"error: {tmp_path / 'run.json'}: holds no 'config' object; expected a run.json "
                                  f"written by run.py")
+
+
+def test_a_user_folder_declaring_ner_leaves_probe_runs_alone(user_tasks, capsys):
+    """Issue 56 item 6: a probe run composes no task (every probe option sets ``task`` to null), so the clash of a
+    user folder declaring a shipped task's name is no probe run's business; a task run still gets the clash line."""
+    from elmo_bench.commands.plan import compose_job, job_run
+    from elmo_bench.engine.probe_config import ProbeRunConfig
+
+    user_tasks("user45_probener", DECLARE.format(name="ner", target=".task:MyNer"))
+    for probe in ("structural", "ridge", "conditional", "amnesic_lm"):
+        overrides = [f"probe={probe}", *(["probe.erasers=runs/erasure"] if probe == "amnesic_lm" else [])]
+        cfg = compose_job(overrides, check=False)
+        assert "task" not in cfg and cfg.choices["task"] is None, probe
+        assert isinstance(job_run(overrides, check=False, files=False), ProbeRunConfig)
+    assert main(["plan", "probe=structural", "probe.data_dir=/nonexistent/ud", "--format", "json"]) == 0
+    capsys.readouterr()
+    assert main(["config", "task=ner"]) == 2
+    assert "is declared by two packages" in _one_line(capsys)

@@ -171,7 +171,7 @@ def test_a_probe_setting_in_a_sweep_over_probes_is_passed_with_plus_plus():
     from elmo_bench.commands.probe_sweep_args import probe_sweep_args
 
     assert probe_sweep_args(["run.py", "-m", "probe=structural,mdl", "probe.max_epochs=2", "seed=1"]) == \
-        ["run.py", "-m", "probe=structural,mdl", "++probe.max_epochs=2", "seed=1"]
+        ["run.py", "-m", "probe=structural,mdl", "++probe.max_epochs=2", "seed=1", "experiment=probe_sweep"]
     assert probe_sweep_args(["run.py", "-m", "experiment=probe_suite", "probe.layers=[0]"])[-1] == "++probe.layers=[0]"
     for kept in (["run.py", "probe=structural", "probe.max_epochs=2"], ["run.py", "-m", "task=ner", "seed=1,2"],
                  ["run.py", "-m", "experiment=probe_pos", "row=all"]):

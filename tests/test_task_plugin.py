@@ -104,3 +104,38 @@ def test_a_task_folder_ships_with_a_non_editable_install(tmp_path):
     assert "tiny" in usage.split("positional arguments")[0]
     planned = _plan_tiny(elsewhere, target)
     assert planned["task"] == "tiny" and planned["train_examples"] == 48
+
+
+#: the console script ``elmo-bench`` of a ``pip install -e`` venv, run in a fresh process from another folder:
+#: setuptools' own editable finder (the module pip writes into site-packages) maps elmo_bench and the Hydra plugin
+#: to the copy, and ``hydra_plugins`` is then a namespace whose path is the finder's hook, no folder (any other
+#: editable install of the project on this interpreter is taken off the import path first)
+EDITABLE_MAIN = """import sys
+sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "__module__", "").startswith("__editable__")]
+sys.path.insert(0, {site!r})
+import __editable___test56_finder as finder
+finder.install()
+from elmo_bench.commands.main import main
+sys.exit(main())
+"""
+
+
+def test_the_console_script_of_an_editable_install_finds_a_task_folder_from_another_folder(tmp_path):
+    """Issue 56 item 7: ``elmo-bench config task=tiny`` in the README's ``pip install -e`` venv found no task folder
+    (Hydra's plugin discovery walks ``hydra_plugins``' folders, an editable install has none); the entry point
+    ``elmo_bench.commands.main:main`` registers the search path itself now."""
+    import pytest
+
+    template = pytest.importorskip("setuptools.command.editable_wheel")._finder_template
+    copy = _copy_with_tiny(tmp_path)
+    site, elsewhere = tmp_path / "site", tmp_path / "elsewhere"
+    site.mkdir(), elsewhere.mkdir()
+    mapping = {"elmo_bench": str(copy / "elmo_bench"),
+               "hydra_plugins.elmo_bench_tasks": str(copy / "hydra_plugins" / "elmo_bench_tasks")}
+    (site / "__editable___test56_finder.py").write_text(template("__editable__.test56.finder", mapping,
+                                                                 {"hydra_plugins": []}))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-c", EDITABLE_MAIN.format(site=str(site)), "config", "task=tiny"],
+                          cwd=elsewhere, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "- task=tiny" in done.stdout and "tiny" in done.stdout.split("task:", 1)[1]

@@ -175,9 +175,25 @@ def older_run_dir(output_dir: Path, override_dirname: str, root: Any) -> Path | 
     return Path(output_dir.as_posix()[: -len(new)] + old)
 
 
+def register_task_search_path() -> None:
+    """Hydra's search path to each task's own conf/ (hydra_plugins.elmo_bench_tasks), registered by hand when Hydra's
+    discovery missed it: Hydra walks the ``hydra_plugins`` namespace package's folders, and under ``pip install -e``
+    that namespace is an editable finder's path hook, not a folder, so the ``elmo-bench`` console script found no
+    user task folder (``Could not find 'task/tiny'``) while ``python run.py`` (the checkout on sys.path) did."""
+    from hydra.core.plugins import Plugins
+    from hydra.plugins.search_path_plugin import SearchPathPlugin
+
+    from hydra_plugins.elmo_bench_tasks import TaskConfSearchPath  # lazy: hydra
+
+    plugins = Plugins.instance()
+    if TaskConfSearchPath not in plugins.discover(SearchPathPlugin):
+        plugins.register(TaskConfSearchPath)
+
+
 def register_resolvers() -> None:
-    """Everything composing conf/ needs: the resolvers, and the schemas (``trainer/schema``, ``mix/schema``) that
-    the group options' defaults lists name."""
+    """Everything composing conf/ needs: the resolvers, the task folders' search path, and the schemas
+    (``trainer/schema``, ``mix/schema``) that the group options' defaults lists name."""
+    register_task_search_path()
     register_schemas()
     if not OmegaConf.has_resolver("repo_root"):
         OmegaConf.register_new_resolver("repo_root", lambda: str(REPO))

@@ -45,8 +45,10 @@ plan_probe: every number and formula). ``-m`` is accepted as run.py takes it (pl
 A probe row gives the sentences and tokens per split the probe sends through the encoder (read here as the probe
 reads them, ``probe.max_train_sentences`` applied; its documented sizes, ``sizes: documented``, when the data is not
 readable here), the encoder's FLOPs and the activation cache's bytes over them (each split one cache entry: fp16
-layers of its distinct sentences plus their index), the probe's training FLOPs from its declared formula (an upper
-bound: ``max_epochs`` epochs, ``max_iter`` L-BFGS passes per L2 value), and GPU hours and CPU time as for a task
+layers of its distinct sentences plus their index), the probe's training FLOPs from its declared formula (each
+full-batch L-BFGS fit at its expected iterations, the mean of the committed records' fits, at L-BFGS's own CPU rate;
+Adam probes at ``max_epochs`` epochs; the upper bound, ``max_iter`` iterations a fit, beside it as ``train bound``
+and ``CPU bound``), and GPU hours and CPU time as for a task
 run; probes that read the same sentences share the cache, so a suite fills it once. ``--measure-cpu`` times task
 runs only; probe rows keep the given rates.
 """
@@ -560,10 +562,9 @@ def _cpu_prices(configs: Sequence[RunConfig], runs: list[dict[str, Any]], cpu_ra
     cpu = sweep_cpu_seconds(runs, [run["cache_key"] for run in runs], per_run)
     for run, seconds, rates in zip(runs, cpu, per_run):
         run["cpu_seconds"], run["cpu_head_gflops"] = seconds, rates.head_gflops
-        if "lbfgs_flops_bound" in run:   # a probe row: its L-BFGS fits at max_iter iterations each
+        if "lbfgs_flops_bound" in run:   # a probe row: its L-BFGS fits at max_iter iterations each (the rest as is)
             run["cpu_seconds_bound"] = seconds + (run["lbfgs_flops_bound"] - run["lbfgs_flops"]) / (
-                rates.lbfgs_gflops * 1e9) + (run["train_flops_bound"] - run["train_flops"]
-                                             - run["lbfgs_flops_bound"] + run["lbfgs_flops"]) / (rates.head_gflops * 1e9)
+                rates.lbfgs_gflops * 1e9)
     if len(set(per_run)) == 1:
         return {"total_cpu_seconds": sum(cpu), "cpu_rates": dataclasses.asdict(per_run[0])}
     return {"total_cpu_seconds": sum(cpu),
@@ -633,7 +634,7 @@ def _table(result: dict[str, Any]) -> str:
     rates = result["cpu_rates"]
     head_rate, encoder_rate = ("per task" if rates[k] is None else f"{rates[k]:.1f} GFLOP/s"
                                for k in ("head_gflops", "encoder_gflops"))
-    lbfgs = f"L-BFGS {rates['lbfgs_gflops']:.1f} GFLOP/s, " if probes and rates.get("lbfgs_gflops") else ""
+    lbfgs = f"L-BFGS {rates['lbfgs_gflops']:.1f} GFLOP/s, " if any(r.get("lbfgs_flops") for r in probes) else ""
     lines.append(f"predicted CPU wall time, run after run, one thread: {format_minutes(result['total_cpu_seconds'])}"
                  f" (head {head_rate}, encoder {encoder_rate}, {lbfgs}"
                  f"{rates['run_overhead_s']:g} s per run; {rates['source']})")

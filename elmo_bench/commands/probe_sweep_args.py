@@ -42,9 +42,19 @@ def _sweeps_probe_key(text: str) -> bool:
     return "probe" in params
 
 
+#: what a sweep over probes that names no experiment runs under: conf/experiment/probe_sweep.yaml, whose only line
+#: sets ``task`` to null, so the sweep's primary config (composed before any probe is chosen) composes no task
+#: either (issue 56: a user task declaring ``ner`` broke every probe sweep); ``experiment`` is never in a run
+#: directory's name (conf/config.yaml's exclude_keys)
+PROBE_SWEEP = "experiment=probe_sweep"
+
+
 def probe_sweep_args(argv: list[str]) -> list[str]:
-    """``argv`` with ``probe.<key>=v`` as ``++probe.<key>=v`` when the probe group is swept (module docstring)."""
+    """``argv`` with ``probe.<key>=v`` as ``++probe.<key>=v`` when the probe group is swept (module docstring), and
+    :data:`PROBE_SWEEP` when it names no experiment."""
     args = argv[1:]
     if not sweeps_probes(args):
         return argv
-    return argv[:1] + [f"++{arg}" if arg.startswith("probe.") and "=" in arg else arg for arg in args]
+    named = any(_value(arg, "experiment") is not None for arg in args)
+    return argv[:1] + [f"++{arg}" if arg.startswith("probe.") and "=" in arg else arg for arg in args] + (
+        [] if named else [PROBE_SWEEP])

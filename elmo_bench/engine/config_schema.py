@@ -23,9 +23,9 @@ ConfigStore, each taken first by the config it types, so a YAML file only overri
   with the CPU-sized defaults) and its ``elmo`` and ``trainer`` blocks typed key by key; conf/task/<name>.yaml
   takes it first (``/task_schema/<name>@_here_``) and sets no head value; ``head=paper`` and ``budget=cpu``
   override. A head preset may add keys (HeadConfig.PRESET_ONLY, left out here): the head node is open to new keys.
-* ``task_data/<name>``: the task's own ``data`` keys (TaskDeclaration.data: ``format``, ``train_phrases``,
+* ``task_data/of_<name>``: the task's own ``data`` keys (TaskDeclaration.data: ``format``, ``train_phrases``,
   ``answer_offsets``, ...) with their defaults; conf/config.yaml merges it under the task's dataset
-  (``optional task_data@data: ${task}``, before ``data``), so a dataset file overrides it.
+  (``optional task_data@data: of_${task}``, before ``data``), so a dataset file overrides it.
 
 The ``data`` group's common keys (elmo_bench.data.data_config.DataConfig): each dataset file sets them in its own
 order among its own keys, so ``data/schema`` comes after ``_self_`` in its defaults list, every value ``???``
@@ -196,11 +196,17 @@ def task_schema(task: str, cls: type, task_yaml: Mapping[str, Any]) -> DictConfi
     return OmegaConf.create(node)
 
 
+#: a probe option's defaults list: the probe run composes no task (conf/config.yaml's default ``task: ner`` set to
+#: null, so a task plug-in's problem, e.g. a user folder declaring ``ner``, never reaches a probe run; its data group
+#: is then conf/data/default_None.yaml, empty)
+NO_TASK = [{"override /task@_global_.task": None}, "_self_"]
+
+
 def probe_option(name: str, settings: type) -> DictConfig:
     """A ``probe`` group option: ``name`` (the declared probe) then its settings dataclass's fields with their
     defaults, in order (null only where a field is typed ``X | None``): ``python run.py probe=<name>`` composes it,
-    and no YAML repeats a value."""
-    return OmegaConf.merge(OmegaConf.create({"name": StringNode(name, is_optional=False)}),
+    and no YAML repeats a value. Its defaults list composes no task (:data:`NO_TASK`)."""
+    return OmegaConf.merge(OmegaConf.create({"defaults": NO_TASK, "name": StringNode(name, is_optional=False)}),
                            defaults_node(settings, nullable=False))
 
 
@@ -238,7 +244,7 @@ def _registration_key() -> tuple[Any, ...]:
 def register_schemas() -> None:
     """``runtime_schema``, ``trainer/schema``, ``mix/schema``, ``embedder/schema``, ``logger/schema``,
     ``bilm_schema/recipe``, ``data/schema``, ``data_defaults/common``, ``pretrain/schema``, ``probe/<name>``,
-    ``task_schema/<task>`` and ``task_data/<task>`` in Hydra's ConfigStore (idempotent; done again only when the
+    ``task_schema/<task>`` and ``task_data/of_<task>`` in Hydra's ConfigStore (idempotent; done again only when the
     registered tasks or probes changed)."""
     from hydra.core.config_store import ConfigStore
 
@@ -264,7 +270,7 @@ def _register_nodes(store: Any) -> None:
         store.store(group="probe", name=name, node=probe_option(name, probe.settings))
     for task, declared in registered().items():
         if declared.data is not None:
-            store.store(group="task_data", name=task, node=defaults_node(declared.data))
+            store.store(group="task_data", name=f"of_{task}", node=defaults_node(declared.data))
         yaml_path = next((p for p in (CONF_DIR / "task" / f"{task}.yaml",
                                       package_dir(declared) / "conf" / "task" / f"{task}.yaml") if p.is_file()), None)
         if declared.head is not None and yaml_path is not None:

@@ -8,15 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from elmo_bench.probe.probe_cost import (
-    TAG_CLASSES,
-    ProbeCost,
-    SplitCount,
-    converged_fit_flops,
-    epochs_flops,
-    expected_fit_flops,
-    probed,
-)
+from elmo_bench.probe.probe_cost import TAG_CLASSES, ProbeCost, SplitCount, converged_fit_flops, epochs_flops, probed
 from elmo_bench.probe.settings import UD_EWT
 from elmo_bench.probe.ud_data import read_labelled
 from elmo_bench.probes.conditional.config import ConditionalSettings
@@ -58,20 +50,15 @@ def cost(settings: ConditionalSettings, sizes: Mapping[str, SplitCount], layers:
     """F = Σ over families V (``probe.probe``) and baselines B (``probe.baseline``) of Σ over B's fits (widths w:
     none, n fits of d; layer0, d + n of 2d; word, 1 + n of d + 1; random, n of d and n of 2d; n probed layers of
     width d, the word lookup one column) of: linear, max_iter x 6 w K T + 2 w K S (K classes of ``probe.tags``,
-    upos 17 / xpos 49 / deprel 36; T train and S test tokens; L-BFGS stops at ``tol``: an upper bound, expected at
-    probe_cost.EXPECTED_ITERATIONS); mlp1,
+    upos 17 / xpos 49 / deprel 36; T train and S test tokens; L-BFGS stops at ``tol``: an upper bound); mlp1,
     max_epochs x (6 P T + 2 P D) + 2 P (D + S) with P = w h + h K and D dev tokens. The constant predictor, the
     standardisation and the bootstrap are not counted. ``random`` also reads the encoder's random_init=all twin
     (``twin``). K counts every class of the full training split: a cut one can have fewer."""
     count = probed(settings.layers, layers)
     fits = {"linear": linear_flops, "mlp1": mlp1_flops}
-    widths = [w for baseline in settings.baselines for w in input_widths(baseline, count, dim)]
-    total = sum(fits[family](settings, sizes, width) for family in settings.probe for width in widths)
-    linear = "linear" in settings.probe
-    bound = sum(linear_flops(settings, sizes, w) for w in widths) if linear else 0.0
-    expected = sum(expected_fit_flops(settings.max_iter, w, TAG_CLASSES[settings.tags], sizes["train"].tokens,
-                                      sizes["test"].tokens) for w in widths) if linear else 0.0
+    total = sum(fits[family](settings, sizes, width) for family in settings.probe
+                for baseline in settings.baselines for width in input_widths(baseline, count, dim))
     return ProbeCost(total, f"{count} layers x baselines {','.join(settings.baselines)} x families "
                             f"{','.join(settings.probe)} (linear <= max_iter {settings.max_iter}; K "
                             f"{TAG_CLASSES[settings.tags]} {settings.tags})",
-                     twin="random" in settings.baselines, lbfgs_bound=bound, lbfgs_expected=expected)
+                     twin="random" in settings.baselines)
