@@ -217,7 +217,7 @@ def _facts(fig: Any) -> dict[str, Any]:
     return {"references": {ax.get_title(): [(float(line.get_ydata()[0]), line.get_label()) for line in ax.get_lines()
                                             if line.get_transform() != ax.transData] for ax in panels},
             "spans": {ax.get_title(): abs(ax.get_ylim()[1] - ax.get_ylim()[0]) for ax in panels},
-            "caption": fig._suptitle.get_text() if fig._suptitle is not None else "",
+            "caption": " ".join(fig._suptitle.get_text().split()) if fig._suptitle is not None else "",  # unwrapped
             "legend": [t.get_text() for legend in legends if legend is not None for t in legend.get_texts()]}
 
 
