@@ -1,4 +1,4 @@
-"""``python -m elmo_bench.records.path_migration``: the committed probe records hold no absolute machine path, and the
+"""``elmo-bench migrate`` (its path step, elmo_bench.records.path_migration): the committed probe records hold no absolute machine path, and the
 step that rewrote them changed no other value (issue 44, item 6)."""
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from elmo_bench.records.path_migration import BLOCK, is_abs, main, migrate_dirs, migrate_file, relative_path
+from elmo_bench.commands.migrate import migrate_main
+from elmo_bench.records.path_migration import BLOCK, is_abs, migrate_dirs, migrate_file, relative_path
 
 REPO = Path(__file__).resolve().parents[1]
 #: each migrated folder → the last commit before the step rewrote its records (docs/results/probes: a second pass)
@@ -111,7 +112,7 @@ def test_the_step_over_a_copy_of_the_committed_records_changes_nothing(tmp_path,
     for root in MIGRATED:
         shutil.copytree(REPO / root, tmp_path / Path(root).name)
     before = {p: p.read_bytes() for p in tmp_path.rglob("*.json")}
-    assert main([str(tmp_path)]) == 0
+    assert migrate_main([str(tmp_path)]) == 0
     assert json.loads(capsys.readouterr().out)["files"] == 0
     assert {p: p.read_bytes() for p in tmp_path.rglob("*.json")} == before
     assert migrate_dirs([tmp_path]) == {}

@@ -1,4 +1,4 @@
-"""``python -m elmo_bench.engine.record_migration``: a run recorded before the engine wrote the compact record files gets
+"""``elmo-bench migrate`` (its record-file step, elmo_bench.engine.record_migration): a run recorded before the engine wrote the compact record files gets
 exactly the files the engine writes now (computed with the task's own methods from its predictions and gold data),
 once; ``export-results`` then copies them, and the report gives the same p-value as for a run recorded today."""
 from __future__ import annotations
@@ -8,8 +8,9 @@ import json
 import shutil
 from pathlib import Path
 
+from elmo_bench.commands.migrate import migrate_main
 from elmo_bench.engine.experiment import load_task
-from elmo_bench.engine.record_migration import main, migrate
+from elmo_bench.engine.record_migration import migrate
 from elmo_bench.report.export import export_results
 from tests.test_report_golden import make_tree
 
@@ -29,9 +30,9 @@ def test_old_runs_get_the_files_the_engine_writes_now(tmp_path, capsys):
         for name in COMPACT:
             (tmp_path / "results" / rel / name).unlink()
     _, warnings = export_results(tmp_path / "results", tmp_path / "before")
-    assert len(warnings) == 4 and all("record_migration" in w for w in warnings)
-    assert main([str(tmp_path / "results")]) == 0
-    assert json.loads(capsys.readouterr().out) == {"written": 4, "notes": 4}
+    assert len(warnings) == 4 and all("elmo-bench migrate" in w for w in warnings)
+    assert migrate_main([str(tmp_path / "results")]) == 0
+    assert json.loads(capsys.readouterr().out) == {"written": 4, "notes": 4, "files": 2, "keys": ["config.data.test"]}
     for rel in SST_RUNS:
         assert {n: (tmp_path / "results" / rel / n).read_bytes() for n in COMPACT} == recorded_today[rel]
     before = _files(tmp_path / "results")

@@ -1,4 +1,4 @@
-"""``python -m elmo_bench.engine.record_migration RESULTS_DIR...``: give runs recorded before the engine wrote the compact
+"""Step one of ``elmo-bench migrate RESULTS_DIR...`` (elmo_bench.commands.migrate): give runs recorded before the engine wrote the compact
 record files (``predictions_<split>.json.gz``, ``scores_test.json.gz``; elmo_bench.records.run_record) those files.
 
 Once per old results tree, where its data is readable: each run's task (from the registry) reads the run's own
@@ -10,12 +10,9 @@ Existing files are never rewritten. Then ``elmo-bench export-results`` copies th
 """
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.engine.experiment import load_task
 from elmo_bench.engine.run_outputs import task_statistics
 from elmo_bench.records.run_record import (
@@ -92,18 +89,3 @@ def migrate(dirs: Sequence[str | Path]) -> list[str]:
             except Exception as exc:                    # data absent, hub offline, unknown task, reader error, ...
                 notes.append(f"{path.parent}: not migrated ({exc.__class__.__name__}: {exc})")
     return notes
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = ArgumentParser(prog="python -m elmo_bench.engine.record_migration", description=__doc__.splitlines()[0])
-    parser.add_argument("dirs", nargs="+", metavar="RESULTS_DIR")
-    args = parser.parse_args(argv)
-    notes = migrate(args.dirs)
-    for note in notes:
-        print(note, file=sys.stderr)
-    print(json.dumps({"written": sum(": wrote " in n for n in notes), "notes": len(notes)}))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,4 @@
-"""``python -m elmo_bench.records.path_migration DIR...``: rewrites every absolute machine path in the committed probe
+"""Step two of ``elmo-bench migrate DIR...`` (elmo_bench.commands.migrate): rewrites every absolute machine path in the committed probe
 records (``*.json`` under each DIR, e.g. docs/results/probe_suite and docs/results/probes_controls) to a path
 relative to the repository, and never changes any other value (numbers, names, hashes stay byte-identical).
 
@@ -17,7 +17,6 @@ note; a file with no absolute path is left untouched, and running the step twice
 """
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable
@@ -106,17 +105,3 @@ def migrate_dirs(dirs: Iterable[Path]) -> dict[str, dict[str, Any]]:
             if block is not None:
                 done[str(path)] = block
     return done
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("dirs", nargs="+", type=Path, help="folders of records (every *.json under them)")
-    args = parser.parse_args(argv)
-    done = migrate_dirs(args.dirs)
-    keys = sorted({k for b in done.values() for k in [*b["rewritten"], *b["dropped"]]})
-    print(json.dumps({"files": len(done), "keys": keys}, indent=2))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

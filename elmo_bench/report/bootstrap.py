@@ -115,7 +115,7 @@ def run_statistics(run: Any, cache: dict[Path, Any]) -> tuple[Statistics | None,
                 cache[run_dir] = (stats, "")
             elif predictions_path(run_dir, "test").exists() or predictions_path(run_dir, "test", True).exists():
                 cache[run_dir] = (None, f"{run_dir} has test predictions but no {SCORES_FILE} (a run recorded "
-                                        f"before the engine wrote it: python -m elmo_bench.engine.record_migration)")
+                                        f"before the engine wrote it: elmo-bench migrate)")
             else:
                 cache[run_dir] = (None, NO_STATISTICS)
     return cache[run_dir]

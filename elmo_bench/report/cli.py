@@ -212,7 +212,7 @@ def _write_json(report: _Report, out: Path) -> Path:
     if hidden := unshown.unshown(found.runs, found.unclaimed):   # a new key only when some run read is in no table
         data["unshown"] = [{"reason": reason, "runs": count} for reason, count in hidden]
     if found.disagreeing:                         # likewise: records of one run that disagree, none shown
-        data["disagreeing"] = [{"files": [str(p) for p in d.paths], "first_difference": d.where}
+        data["disagreeing"] = [{"files": d.shown, "first_difference": d.where}
                                for d in found.disagreeing]
     paper_runs = edge_report.without_edge(report.runs)
     if names.several(paper_runs):                 # new keys only when there are several encoders

@@ -252,6 +252,7 @@ class Disagreement:
 
     paths: list[Path]
     where: str                  # the first differing number, ``metrics.test.f1: 1.0 vs 2.0``
+    shown: list[str] = field(default_factory=list)   # the paths below the directory reported (report.json)
 
     def line(self) -> str:
         files = " and ".join(str(p) for p in self.paths)
@@ -316,6 +317,15 @@ def read_declarations(dirs: Iterable[str | Path], warnings: list[str]) -> PaperN
     return PaperNumbers(merged)
 
 
+def _below(path: Path, dirs: Sequence[str | Path]) -> str:
+    """``path`` as ``<reported directory's name>/<below it>`` (its name alone when no directory holds it)."""
+    for root in dirs:
+        root = Path(root).resolve()
+        if path.is_relative_to(root):
+            return str(Path(root.name) / path.relative_to(root))
+    return path.name
+
+
 def collect(dirs: Iterable[str | Path]) -> Collection:
     """Every results.json below ``dirs`` (sorted, each file once), duplicates of one experiment kept once."""
     dirs = list(dirs)
@@ -365,6 +375,8 @@ def collect(dirs: Iterable[str | Path]) -> Collection:
             run.current_elmo = defaults_by_dir[holder][run.task]
         runs.append(run)
     runs, duplicates, disagreeing = keep_once(runs)
+    for found in disagreeing:                    # report.json names them below the reported directory, never where
+        found.shown = [_below(path, dirs) for path in found.paths]   # this machine keeps it
     warnings.extend(d.line() for d in disagreeing)
     return Collection(runs=runs, files=len(unique), duplicates=duplicates, warnings=warnings, adaptations=adaptations,
                       non_finite=non_finite_runs, paper=read_declarations(dirs, warnings), disagreeing=disagreeing)

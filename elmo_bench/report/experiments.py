@@ -68,6 +68,7 @@ def identity_of(record: RunRecord) -> dict[str, Any]:
     flat["record.task"] = record.task
     flat.update(plugins_of(record, probe))
     flat.update({f"record.data.{k}": v for k, v in flatten(record.data or {}).items() if not k.endswith("examples")})
+    flat.update({f"record.elmo.{k}": v for k, v in (record.elmo or {}).items() if k in ("mode", "layer_index")})
     flat[SEED] = record.seed
     if record.elmo is not None or probe or record.encoder or record.bilm:
         flat["encoder.identity"] = encoder_names.key_of(encoder_names.identity(record))

@@ -20,7 +20,7 @@ It never replaces a file it did not write: ``DST/export_manifest.json`` records 
 since, stops the export with one line before anything is written (``--overwrite`` replaces it).
 
 It copies, it computes nothing from data: a run recorded before the engine wrote the compact files gets them from
-``python -m elmo_bench.engine.record_migration SRC`` first (with the data). Checkpoints, logs and wandb files are not
+``elmo-bench migrate SRC`` first (with the data). Checkpoints, logs and wandb files are not
 copied. Gzip headers carry no time stamp: exporting the same tree twice gives the same bytes.
 """
 from __future__ import annotations
@@ -41,7 +41,7 @@ from elmo_bench.report.collect import read_run
 
 log = logging.getLogger(__name__)
 SPLITS = ("dev", "test")
-MIGRATE = "python -m elmo_bench.engine.record_migration"
+MIGRATE = "elmo-bench migrate"
 
 
 def export_run(results_path: Path, src: Path, dst: Path, writes: dict[Path, bytes]) -> list[str]:
