@@ -36,7 +36,10 @@ DOOR = {
     "elmo_bench/engine/config_check.py::check_added_keys",   # the door's +key check: override keys vs the config
     "elmo_bench/engine/config_check.py::_has_key",
     # the reading of a file: a run.json's or an older results.json's stored config (what made a run directory)
-    "elmo_bench/engine/run_identity.py::StoredRun.of",
+    "elmo_bench/engine/run_records.py::StoredRun.of",
+    # the door's sweep over encoder kinds (issue 56): a ++encoder.<key> that only another swept kind has leaves the
+    # composed config before it is made typed
+    "elmo_bench/engine/encoder_sweep.py::drop_foreign_keys",
     # the one place a pretrain mapping (the composed group, bilm=adapted's recipe) becomes a PretrainConfig
     "elmo_bench/pretrain/pretrain_config.py::PretrainConfig.of",
     "elmo_bench/pretrain/pretrain_config.py::PretrainModel.of",

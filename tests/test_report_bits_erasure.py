@@ -65,7 +65,7 @@ def make_tree(root: Path) -> None:
             conditional_metrics(GAINS["bilm_random"]), {})
     for b in ("none", "layer0"):
         _record(root / "minilm" / f"conditional_{b}", "minilm", "conditional_probe",
-                conditional_metrics({b: GAINS["minilm"][b]}), {})
+                conditional_metrics({b: GAINS["minilm"][b]}), {}, {"baseline": b})   # its setting: another run
     _record(root / "bilm" / "erasure", "bilm", "erasure_probe", erasure_metrics(3), {})
     _record(root / "minilm" / "erasure", "minilm", "erasure_probe", erasure_metrics(7, leaky=3), {})
 
@@ -174,8 +174,9 @@ def test_each_familys_prior_counts_only_the_records_of_that_family(tmp_path):
     """A linear and an MLP-1 record run separately (as the committed biLM evidence is): both hold H(Y), but each
     family's row counts only its own record (it counted both: n 2, a committed count changed by new evidence)."""
     root = tmp_path / "runs"
-    _record(root / "linear", "bilm", "conditional_probe", conditional_metrics(GAINS["bilm"]), {})
-    _record(root / "mlp1", "bilm", "conditional_probe", conditional_metrics(GAINS["bilm"], "mlp1:"), {})
+    _record(root / "linear", "bilm", "conditional_probe", conditional_metrics(GAINS["bilm"]), {}, {"probe": ["linear"]})
+    _record(root / "mlp1", "bilm", "conditional_probe", conditional_metrics(GAINS["bilm"], "mlp1:"), {},
+            {"probe": ["mlp1"]})                                  # each record says which family it trained
     table = json.loads(build_report([str(root)], tmp_path / "out", "json", significance=False).read_text())
     rows = table["tables"]["bits_beyond_baseline"]["rows"]
     assert {(r["probe"], r["test"]["h_constant"]["n"], r["test"]["h_constant"]["mean"]) for r in rows} == {
@@ -187,7 +188,7 @@ def test_a_block_whose_first_layer_gains_beyond_itself_is_flagged_by_the_methods
     ``self_checks`` (its gains are not to be read at face value), the trained biLM's 0.0004 passes silently."""
     make_tree(tmp_path / "runs")
     _record(tmp_path / "runs" / "bilm_random" / "conditional_layer0", "bilm_random", "conditional_probe",
-            conditional_metrics({"layer0": [-0.04, 0.05, 0.06]}), {})
+            conditional_metrics({"layer0": [-0.04, 0.05, 0.06]}), {}, {"baseline": "layer0"})
     table = json.loads(build_report([str(tmp_path / "runs")], tmp_path / "out", "json",
                                     significance=False).read_text())["tables"]["bits_beyond_baseline"]
     checks = {(c["encoder"], c["weights"], c["probe"]): c for c in table["self_checks"]}

@@ -14,6 +14,7 @@ import sys
 from typing import Any, Callable, NoReturn, TypeVar
 
 from elmo_bench.base.errors import EXIT_USER_ERROR, UserError
+from elmo_bench.encoders.settings import check_kind_keys
 from elmo_bench.probe.registry import probe_problem
 from elmo_bench.tasks.registry import problem as task_problem
 
@@ -82,8 +83,6 @@ def encoder_key_line(exc: BaseException) -> str | None:
         return None
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from omegaconf import OmegaConf
-
-    from elmo_bench.encoders.settings import check_kind_keys
 
     group = getattr(cause, "parent_node", None)
     if not OmegaConf.is_dict(group):

@@ -20,6 +20,7 @@ from typing import Sequence
 
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.records.path_migration import migrate_dirs
 
 
 def build_parser() -> ArgumentParser:
@@ -29,8 +30,7 @@ def build_parser() -> ArgumentParser:
 
 
 def migrate_main(argv: Sequence[str] | None = None) -> int:
-    from elmo_bench.engine.record_migration import migrate  # lazy: the tasks and torch
-    from elmo_bench.records.path_migration import migrate_dirs
+    from elmo_bench.engine.record_migration import migrate  # lazy: torch (the tasks' readers and models)
 
     args = build_parser().parse_args(argv)
     missing = [d for d in args.dirs if not Path(d).is_dir()]

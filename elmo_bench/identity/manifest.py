@@ -8,11 +8,11 @@ hash it is followed by (elmo_bench.identity.history)."""
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.base.paths import PACKAGE
 
-MANIFEST = Path(__file__).with_name("plugins.txt")
+MANIFEST = PACKAGE / "identity" / "plugins.txt"
 #: the plug-in kinds a line may name
 KINDS = ("task", "probe", "encoder")
 

@@ -69,6 +69,9 @@ def identity_of(record: RunRecord) -> dict[str, Any]:
     flat.update(plugins_of(record, probe))
     flat.update({f"record.data.{k}": v for k, v in flatten(record.data or {}).items() if not k.endswith("examples")})
     flat.update({f"record.elmo.{k}": v for k, v in (record.elmo or {}).items() if k in ("mode", "layer_index")})
+    probing = record.extra.get("probing")            # a control-task record of several probe seeds: its own run
+    if isinstance(probing, Mapping) and probing.get("seeds"):
+        flat["record.probing.seeds"] = list(probing["seeds"])
     flat[SEED] = record.seed
     if record.elmo is not None or probe or record.encoder or record.bilm:
         flat["encoder.identity"] = encoder_names.key_of(encoder_names.identity(record))
