@@ -129,7 +129,9 @@ def results_of_this_run(record: Mapping[str, Any], run: ProbeRunConfig, current:
     """Why a results.json is not this run's (another probe's name, settings, seed or encoder), or None: a run
     directory holding another run's record is never "finished" (a copied or moved results.json)."""
     probe = record.get("probe") if isinstance(record.get("probe"), Mapping) else {}
-    recorded = {"probe": probe.get("name"), "seed": record.get("seed"),
+    config = record.get("config") if isinstance(record.get("config"), Mapping) else {}
+    recorded = {"probe": probe.get("name"), "seed": config.get("seed", record.get("seed")),   # the run's seed (a
+                #                                                      probe may record its own fit's: ridge's 0)
                 "encoder": (record.get("encoder") or {}).get("hash") if isinstance(record.get("encoder"), Mapping)
                 else None}
     wanted = {"probe": run.probe.declaration.name, "seed": int(run.runtime.seed), "encoder": current["encoder.hash"]}
