@@ -130,8 +130,8 @@ def results_of_this_run(record: Mapping[str, Any], run: ProbeRunConfig, current:
     directory holding another run's record is never "finished" (a copied or moved results.json)."""
     probe = record.get("probe") if isinstance(record.get("probe"), Mapping) else {}
     config = record.get("config") if isinstance(record.get("config"), Mapping) else {}
-    recorded = {"probe": probe.get("name"), "seed": config.get("seed", record.get("seed")),   # the run's seed (a
-                #                                                      probe may record its own fit's: ridge's 0)
+    seed = config["seed"] if "seed" in config else record.get("seed")   # the run's (a probe may record its own
+    recorded = {"probe": probe.get("name"), "seed": seed,                 # fit's seed: ridge's 0)
                 "encoder": (record.get("encoder") or {}).get("hash") if isinstance(record.get("encoder"), Mapping)
                 else None}
     wanted = {"probe": run.probe.declaration.name, "seed": int(run.runtime.seed), "encoder": current["encoder.hash"]}
