@@ -8,7 +8,7 @@ import ast
 import hashlib
 import importlib.util
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.engine.code_identity import (
@@ -61,26 +61,37 @@ def probe_code_files(package: str, target: str) -> list[tuple[str, Path]]:
     start = _module_file(module) if not module.startswith(package + ".") else None
     if start is not None:
         found[module] = start
-    todo = [p for _, p in own] + ([start] if start is not None else [])
+    _follow([p for _, p in own] + ([start] if start is not None else []), found,
+             lambda name, path: name.startswith(PROBE_CODE) and name not in PROBE_FRAMEWORK
+             and not name.startswith(package + ".") and path.name != DECLARATION_FILE)
+    return own + sorted((f"uses:{name}", path) for name, path in found.items())
+
+
+def _follow(todo: list[Path], found: dict[str, Path], wanted: Callable[[str, Path], bool]) -> None:
+    """Add to ``found`` (module name → file) every module that the files of ``todo`` import, transitively, that
+    ``wanted(name, file)`` accepts (the walk of a probe's code and of an encoder kind's)."""
     while todo:
         for name in _imported_modules(todo.pop().read_text(encoding="utf-8")):
-            if not name.startswith(PROBE_CODE) or name in PROBE_FRAMEWORK or name.startswith(package + ".") \
-                    or name in found:
+            if name in found:
                 continue
             path = _module_file(name)
-            if path is not None and path.name != DECLARATION_FILE:
+            if path is not None and wanted(name, path):
                 found[name] = path
                 todo.append(path)
-    return own + sorted((f"uses:{name}", path) for name, path in found.items())
+
+
+def _behaviour_hash(labelled: Iterable[tuple[str, Path]]) -> str:
+    """``CODE_PREFIX`` + sha256 of each (label, file)'s behaviour, in the order given."""
+    digest = hashlib.sha256()
+    for label, path in labelled:
+        digest.update(label.encode() + b"\0" + behaviour(path.read_text(encoding="utf-8")).encode())
+    return CODE_PREFIX + digest.hexdigest()[:16]
 
 
 def probe_code_hash(package: str, target: str) -> str:
     """A probe's code identity (``code.probe``): the behaviour (ASTs without docstrings, imports in one order) of
     :func:`probe_code_files`: a changed metric or reader makes a finished probe run stale; a comment does not."""
-    digest = hashlib.sha256()
-    for label, path in probe_code_files(package, target):
-        digest.update(label.encode() + b"\0" + behaviour(path.read_text(encoding="utf-8")).encode())
-    return CODE_PREFIX + digest.hexdigest()[:16]
+    return _behaviour_hash(probe_code_files(package, target))
 
 
 #: the packages an encoder kind's code identity follows, and the framework's modules left out (the protocol, the
@@ -97,19 +108,8 @@ def encoder_code_hash(module: str) -> str:
     if start is None:
         raise ConfigError(f"encoder module {module!r} not found")
     found: dict[str, Path] = {module: start}
-    todo = [start]
-    while todo:
-        for name in _imported_modules(todo.pop().read_text(encoding="utf-8")):
-            if not name.startswith(ENCODER_CODE) or name in ENCODER_FRAMEWORK or name in found:
-                continue
-            path = _module_file(name)
-            if path is not None:
-                found[name] = path
-                todo.append(path)
-    digest = hashlib.sha256()
-    for name, path in sorted(found.items()):
-        digest.update(name.encode() + b"\0" + behaviour(path.read_text(encoding="utf-8")).encode())
-    return CODE_PREFIX + digest.hexdigest()[:16]
+    _follow([start], found, lambda name, path: name.startswith(ENCODER_CODE) and name not in ENCODER_FRAMEWORK)
+    return _behaviour_hash(sorted(found.items()))
 
 
 def plugin_versions(kind: str, name: str, version: int, live: Sequence[str]) -> dict[str, dict[str, dict[str, int]]]:
@@ -124,8 +124,7 @@ def plugin_versions(kind: str, name: str, version: int, live: Sequence[str]) -> 
 
 def with_plugin(identity: Mapping[str, Any], kind: str, name: str, version: int) -> dict[str, Any]:
     """A live identity with its plug-in named by version (``plugin.<kind>: name@version``) in place of the code
-    hash (``code.<kind>``) it was computed with; the hash stays in run.json's ``code`` and results.json's
-    ``plugins`` as a diagnostic."""
+    hash (``code.<kind>``) it was computed with (results.json's ``plugins`` records the versions)."""
     out = {k: v for k, v in identity.items() if k != f"code.{kind}"}
     out[f"plugin.{kind}"] = f"{name}@{version}"
     return out

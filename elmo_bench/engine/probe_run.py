@@ -82,11 +82,11 @@ def data_fingerprints(run: ProbeRunConfig) -> dict[str, str]:
 
 def probe_identity(run: ProbeRunConfig, encoder_hash: str, code_hash: str) -> dict[str, Any]:
     """The flat identity of a probe run (see the module docstring)."""
-    flat = {k: v for k, v in flatten(run.config()).items()
-            if not any(k == p or k.startswith(p + ".") for p in IGNORED)}
+    data = data_settings(run)
+    flat = {k: v for k, v in flatten(run.config()).items() if not matches(k, IGNORED)}
     flat.update({f"probe.{k}": v for k, v in flatten(asdict(run.probe.settings)).items()
-                 if f"probe.{k}" not in IGNORED and k not in data_settings(run)})
-    for key in data_settings(run):
+                 if f"probe.{k}" not in IGNORED and k not in data})
+    for key in data:
         flat.pop(f"probe.{key}", None)
     return {**flat, **data_fingerprints(run), "encoder.hash": encoder_hash, "code.probe": code_hash}
 
@@ -112,8 +112,9 @@ def probe_defaults(run: ProbeRunConfig) -> dict[str, Any]:
     """``probe.<field>`` → its default, for every field of the probe's settings dataclass (data settings: their
     fingerprint key is what the identity holds): a stored identity made before a field was added equals one that
     holds its default (elmo_bench.identity.rules.with_added_defaults), so adding a setting redoes no finished run."""
+    data = data_settings(run)
     return {f"probe.{f.name}": default_of(f) for f in fields(run.probe.settings)
-            if f.name not in data_settings(run) and f"probe.{f.name}" not in IGNORED}
+            if f.name not in data and f"probe.{f.name}" not in IGNORED}
 
 
 def comparable(identity: Mapping[str, Any], run: ProbeRunConfig, live_code: str = "") -> dict[str, Any]:
@@ -138,8 +139,9 @@ def results_of_this_run(record: Mapping[str, Any], run: ProbeRunConfig, current:
     diff = [f"{key} {recorded[key]!r}, this run's {wanted[key]!r}" for key in wanted if recorded[key] != wanted[key]]
     settings = portable(asdict(run.probe.settings), Path("."))
     stored_settings = probe.get("settings") if isinstance(probe.get("settings"), Mapping) else {}
+    data = data_settings(run)
     diff += [f"probe.{key} {stored_settings.get(key)!r}, this run's {value!r}" for key, value in settings.items()
-             if key in stored_settings and key not in data_settings(run) and stored_settings[key] != value
+             if key in stored_settings and key not in data and stored_settings[key] != value
              and f"probe.{key}" not in IGNORED and not matches(f"probe.{key}", HOW_COMPUTED)]
     return "; ".join(diff[:4]) or None
 
