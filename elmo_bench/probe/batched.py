@@ -217,8 +217,10 @@ def solve(x: torch.Tensor, max_iter: int, tol: float) -> Solver:
 def run_batched(problems: Problems, theta: torch.Tensor, l2: Sequence[float], max_iter: int, tol: float
                 ) -> list[tuple[torch.Tensor, float, torch.Tensor, int]]:
     """Drive one ``solve`` per problem: every round, the points the unfinished problems ask for are evaluated in
-    one batched computation and each problem gets its own value; (theta, loss, grad, iterations) per problem."""
-    solvers = [solve(theta[b], max_iter, tol) for b in range(len(theta))]
+    one batched computation and each problem gets its own value; (theta, loss, grad, iterations) per problem.
+    Each problem's vectors live in their own storage, as one problem's would (a row of the batch starts unaligned,
+    and a BLAS dot product over an unaligned start rounds otherwise)."""
+    solvers = [solve(theta[b].clone(), max_iter, tol) for b in range(len(theta))]
     asked = {b: next(s) for b, s in enumerate(solvers)}
     ends: dict[int, tuple] = {}
     while asked:
@@ -227,7 +229,7 @@ def run_batched(problems: Problems, theta: torch.Tensor, l2: Sequence[float], ma
                                        index)
         for i, b in enumerate(index.tolist()):
             try:
-                asked[b] = solvers[b].send((float(loss[i]), grad[i]))
+                asked[b] = solvers[b].send((float(loss[i]), grad[i].clone()))   # its own, aligned storage
             except StopIteration as stop:
                 ends[b] = stop.value
                 del asked[b]

@@ -122,14 +122,14 @@ def standardised(rows: Sequence[Mapping[str, np.ndarray]], chunk: int = 8192, de
     (``Standardiser``, on one row's training split at a time), read ``chunk`` tokens at a time from the features'
     stored dtype (fp16 from the activation cache, strided views of it): the bits of ``probe_features``' features
     with no float32 copy of every layer and no float64 copy at all."""
-    scales = [Standardiser.fit(torch.from_numpy(np.asarray(row["train"], dtype=np.float32))) for row in rows]
+    scales = [Standardiser.fit(torch.from_numpy(np.ascontiguousarray(row["train"], dtype=np.float32))) for row in rows]
     out: dict[str, torch.Tensor] = {}
     for split in SPLITS:
         n, dim = rows[0][split].shape
         out[split] = torch.empty(len(rows), n, dim, dtype=torch.float32, device=device)
         for b, (row, scale) in enumerate(zip(rows, scales)):
             for start in range(0, n, chunk):
-                piece = torch.from_numpy(np.asarray(row[split][start:start + chunk], dtype=np.float32))
+                piece = torch.from_numpy(np.ascontiguousarray(row[split][start:start + chunk], dtype=np.float32))
                 out[split][b, start:start + len(piece)] = scale(piece).to(device)
     return out
 
