@@ -2,6 +2,8 @@
 own steps and its own stop, whatever the other problems of the batch do."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -9,6 +11,8 @@ import torch
 from elmo_bench.probe.batched import Problems, fit_select_l2_batched, fit_softmax_batched
 from elmo_bench.probe.linear import Standardiser, accuracy, fit_select_l2, fit_softmax
 from elmo_bench.probe.pos import SPLITS, probe_features, probe_rows, standardised
+from tests.conftest import needs_data
+from tests.ud_slice import ewt_slice
 
 
 def _layers(seed: int = 0, n: int = 400, dim: int = 6, classes: int = 3):
@@ -126,3 +130,37 @@ def test_standardised_reads_chunks_and_matches_the_standardiser():
     for split in SPLITS:
         assert out[split].dtype == torch.float32
         assert torch.equal(out[split][0], scale(torch.from_numpy(raw[split].astype(np.float32))))
+
+
+@needs_data
+def test_real_ewt_probe_run_equals_the_per_layer_fits(tmp_path):
+    """probe=pos through the engine (the batched path) on the shipped biLM over 300/100/100 real UD EWT sentences,
+    against probe_features row by row on the same cached layers read as float32 (the path before issue 58): every
+    row's L2 path (dev accuracy, iterations, gradient norm), chosen L2 and test accuracy are equal."""
+    from elmo_bench.commands.plan import job_run
+    from elmo_bench.encoders.cache import ActivationCache
+    from elmo_bench.engine.probe_run import load_probe_encoder, run_probe
+    from elmo_bench.probe.pos import layer_features, tag_ids
+    from elmo_bench.probe.ud_data import read_tagged
+
+    data = ewt_slice(tmp_path, {"train": 300, "dev": 100, "test": 100})
+    run = job_run(["probe=pos", f"paths.cache_dir={tmp_path / 'cache'}", "logger=disabled", "progress=false",
+                   f"probe.data_dir={data}", "probe.glove=false", "probe.max_train_sentences=300"])
+    run_probe(run, tmp_path / "run")
+    record = json.loads((tmp_path / "run" / "results.json").read_text())
+    settings = run.probe.settings
+    splits = read_tagged(data, settings.tags, settings.max_train_sentences, None).splits
+    labels = sorted({t for ex in splits["train"] for t in ex["tags"]})
+    cache = ActivationCache(tmp_path / "cache", load_probe_encoder(run)[0], progress=False)
+    layers = {s: layer_features(cache.layers([ex["tokens"] for ex in splits[s]], name=f"pos/{s}"), len(splits[s]))
+              for s in SPLITS}
+    y = {s: tag_ids(splits[s], labels) for s in SPLITS}
+    rows = {**{f"layer_{k}": {s: layers[s][:, k] for s in SPLITS} for k in range(layers["train"].shape[1])},
+            "average": {s: layers[s].mean(axis=1) for s in SPLITS}}
+    assert set(record["probes"]) == set(rows)
+    for name, row in rows.items():
+        alone = probe_features(row, y, len(labels), settings.l2_grid, settings.max_iter, settings.tol)
+        found = record["probes"][name]
+        assert found["l2_path"] == alone.path and found["l2"] == alone.l2 and found["converged"] == alone.converged
+        assert record["metrics"]["test"][f"{name}_accuracy"] == alone.test
+        assert record["metrics"]["dev"][f"{name}_accuracy"] == alone.dev
