@@ -10,7 +10,7 @@ import torch
 
 from elmo_bench.probe.batched import Problems, fit_select_l2_batched, fit_softmax_batched
 from elmo_bench.probe.linear import Standardiser, accuracy, fit_select_l2, fit_softmax
-from elmo_bench.probe.pos import SPLITS, probe_features, probe_rows, standardised
+from elmo_bench.probe.pos import SPLITS, probe_features, probe_rows, scaled_accuracy, standardised
 from tests.conftest import needs_data
 from tests.ud_slice import ewt_slice
 
@@ -89,7 +89,8 @@ def test_the_l2_grid_and_its_extension_are_chosen_per_problem():
     dev_x, dev_y = dev_x[:, 600:], dev_y[600:]
     x_train, y_train = x, y
     grid = [10.0, 1.0]
-    chosen = fit_select_l2_batched(Problems(x_train, y_train, 3), dev_x, dev_y, grid, tol=1e-9, extend=2)
+    chosen = fit_select_l2_batched(Problems(x_train, y_train, 3), lambda b, probe: accuracy(probe, dev_x[b], dev_y),
+                                   grid, tol=1e-9, extend=2)
     for b, found in enumerate(chosen):
         alone = fit_select_l2(x_train[b], y_train, dev_x[b], dev_y, 3, grid, tol=1e-9, extend=2)
         assert [p["l2"] for p in found.path] == [p["l2"] for p in alone.path]
@@ -122,14 +123,19 @@ def test_rows_from_fp16_equal_the_per_row_path():
 
 
 def test_standardised_reads_chunks_and_matches_the_standardiser():
-    """Chunk by chunk from fp16, the Standardiser's standardisation of the float32 features, bit for bit."""
+    """Chunk by chunk from fp16, the Standardiser's standardisation of the float32 training features, bit for bit;
+    a split scored chunk by chunk gives linear.accuracy on the whole standardised split."""
     rng = np.random.default_rng(5)
     raw = {s: (rng.normal(size=(50, 3)) * [1, 10, 0] + 5).astype(np.float16) for s in SPLITS}
-    out = standardised([raw], chunk=7)
+    out, scales = standardised([raw], chunk=7)
     scale = Standardiser.fit(torch.from_numpy(raw["train"].astype(np.float32)))
-    for split in SPLITS:
-        assert out[split].dtype == torch.float32
-        assert torch.equal(out[split][0], scale(torch.from_numpy(raw[split].astype(np.float32))))
+    assert out.dtype == torch.float32 and out.shape == (1, 50, 3)
+    assert torch.equal(out[0], scale(torch.from_numpy(raw["train"].astype(np.float32))))
+    assert torch.equal(scales[0].mean, scale.mean) and torch.equal(scales[0].std, scale.std)
+    y = torch.tensor(rng.integers(0, 2, 50))
+    probe = fit_softmax(out[0], y, 2, 1e-2)
+    whole = accuracy(probe, scale(torch.from_numpy(raw["dev"].astype(np.float32))), y)
+    assert scaled_accuracy(probe, raw["dev"], scales[0], y, chunk=9) == whole
 
 
 @needs_data
