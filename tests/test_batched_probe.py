@@ -161,6 +161,9 @@ def test_real_ewt_probe_run_equals_the_per_layer_fits(tmp_path):
     cache = ActivationCache(tmp_path / "cache", load_probe_encoder(run)[0], progress=False)
     layers = {s: layer_features(cache.layers([ex["tokens"] for ex in splits[s]], name=f"pos/{s}"), len(splits[s]))
               for s in SPLITS}
+    stored = layer_features(cache.layers([ex["tokens"] for ex in splits["dev"]], name="pos/dev"), len(splits["dev"]),
+                            None)                     # what the probe reads now: the cache's fp16, no float32 copy
+    assert stored.dtype == np.float16 and np.array_equal(stored.astype(np.float32), layers["dev"])
     y = {s: tag_ids(splits[s], labels) for s in SPLITS}
     rows = {**{f"layer_{k}": {s: layers[s][:, k] for s in SPLITS} for k in range(layers["train"].shape[1])},
             "average": {s: layers[s].mean(axis=1) for s in SPLITS}}

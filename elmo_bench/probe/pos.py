@@ -70,8 +70,9 @@ def baseline_accuracy(train: Sequence[Example], examples: Sequence[Example]) -> 
 
 def layer_features(layers: Any, count: int, dtype: Any = np.float32) -> np.ndarray:
     """Token features of ``count`` sentences from ``layers.get(i)`` (L+1, n_i, dim) → (n_tokens, L+1, dim) in
-    ``dtype`` (None: the source's own, fp16 from the activation cache)."""
-    arrays = [np.asarray(layers.get(i), dtype=dtype).transpose(1, 0, 2) for i in range(count)]
+    ``dtype`` (None: the source's own, fp16 from the activation cache: its ``stored(i)``, never a float32 copy)."""
+    read = getattr(layers, "stored", layers.get) if dtype is None else layers.get
+    arrays = [np.asarray(read(i), dtype=dtype).transpose(1, 0, 2) for i in range(count)]
     return np.concatenate(arrays, axis=0) if arrays else np.zeros((0, 1, 1), dtype=dtype or np.float32)
 
 
