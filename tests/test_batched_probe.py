@@ -174,3 +174,19 @@ def test_real_ewt_probe_run_equals_the_per_layer_fits(tmp_path):
         assert found["l2_path"] == alone.path and found["l2"] == alone.l2 and found["converged"] == alone.converged
         assert record["metrics"]["test"][f"{name}_accuracy"] == alone.test
         assert record["metrics"]["dev"][f"{name}_accuracy"] == alone.dev
+
+
+def test_the_stacked_kernels_give_the_one_problem_objective_and_gradient():
+    """Problems.stacked (the path off a CPU: one bmm each way, one cross entropy over every problem) against the
+    per-problem path, on every problem and on a subset (float64: equal to rounding)."""
+    x, y = _layers(6)
+    problems = Problems(x, y, 3)
+    theta = torch.tensor(np.random.default_rng(7).normal(scale=0.3, size=(3, 3 * 7)))
+    weight, bias = problems.split(theta)
+    for index in (torch.arange(3), torch.tensor([2, 0])):
+        l2 = [0.1 * (1 + int(b)) for b in index]
+        loss, grad = problems.stacked(weight[index], bias[index], l2, index)
+        for i, b in enumerate(index.tolist()):
+            want_loss, want_grad = problems.one(weight[b], bias[b], l2[i], b)
+            assert float(loss[i]) == pytest.approx(float(want_loss), abs=1e-12)
+            np.testing.assert_allclose(grad[i].numpy(), want_grad.numpy(), atol=1e-12)

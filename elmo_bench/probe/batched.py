@@ -48,44 +48,54 @@ class Problems:
         """Problem b's (n, dim) features."""
         return self.x[b if self.members is None else self.members[b]]
 
-    def whole(self, index: torch.Tensor) -> bool:
-        """Whether ``index`` asks for every layer of ``x`` in order (one bmm serves it)."""
-        return self.members is None and len(index) == len(self.x)
-
     def split(self, theta: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """theta (k, K*dim + K) → weight (k, K, dim), bias (k, K) (views)."""
         cut = self.classes * self.x.shape[2]
         return theta[:, :cut].view(-1, self.classes, self.x.shape[2]), theta[:, cut:]
 
-    def logits(self, weight: torch.Tensor, bias: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-        """x_b W_b^T + b_b (k, n, K) of problems ``index``: one bmm when every problem is asked, else one mm each
-        (no copy of x); on a CPU either gives the bits of one problem's ``x @ W.T``."""
-        if self.whole(index):
-            return torch.bmm(self.x, weight.transpose(1, 2)) + bias.unsqueeze(1)
-        return torch.stack([self.features(b) @ weight[i].T + bias[i] for i, b in enumerate(index.tolist())])
-
-    def weight_grad(self, delta: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-        """delta_b^T x_b (k, K, dim): the weight gradient as autograd forms it for ``x @ W.T`` (grad^T @ x); on a
-        CPU one mm a problem (a bmm of transposed operands rounds otherwise there), elsewhere one bmm."""
-        if self.whole(index) and self.x.device.type != "cpu":
-            return torch.bmm(delta.transpose(1, 2), self.x)
-        return torch.stack([delta[i].T @ self.features(b) for i, b in enumerate(index.tolist())])
-
     def evaluate(self, theta: torch.Tensor, l2: Sequence[float], index: torch.Tensor
                  ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Objective (k,) and gradient (k, P) of problems ``index`` at theta (k, P), in the features' dtype, with
-        the operations autograd runs for linear.objective on one problem (so the same rounding):
-        F.cross_entropy(x @ W.T + b, y) + 0.5 l2 ||W||^2."""
+        """Objective (k,) and gradient (k, P) of problems ``index`` at theta (k, P), in the features' dtype:
+        F.cross_entropy(x @ W.T + b, y) + 0.5 l2 ||W||^2 (linear.objective). On a CPU each problem runs the
+        operations autograd runs for linear.objective on it alone (so the same bits; a CPU's bmm is a loop of the same
+        GEMMs, no faster); elsewhere (a GPU) every problem's products are one bmm and the cross entropy one kernel."""
         weight, bias = self.split(theta)
+        if self.x.device.type == "cpu":
+            found = [self.one(weight[i], bias[i], l2[i], b) for i, b in enumerate(index.tolist())]
+            return torch.stack([f[0] for f in found]), torch.stack([f[1] for f in found])
+        return self.stacked(weight, bias, l2, index)
+
+    def one(self, weight: torch.Tensor, bias: torch.Tensor, l2: float, b: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Problem b's objective and flat gradient, autograd's operations for ``x @ W.T + b`` (grad^T @ x)."""
+        x = self.features(b)
         with torch.enable_grad():
-            logits = self.logits(weight, bias, index).requires_grad_(True)
-            cross = [F.cross_entropy(logits[i], self.y) for i in range(len(index))]
-            delta, = torch.autograd.grad(torch.stack(cross).sum(), logits)
-        loss = torch.stack([c.detach() + 0.5 * l2[i] * weight[i].pow(2).sum() for i, c in enumerate(cross)])
-        grad_w = self.weight_grad(delta, index) + torch.stack([(0.5 * l2[i]) * (2 * weight[i])
-                                                               for i in range(len(index))])
-        grad_b = torch.stack([delta[i].sum(0) for i in range(len(index))])
-        return loss, torch.cat([grad_w.flatten(1), grad_b], dim=1)
+            logits = (x @ weight.T + bias).requires_grad_(True)
+            cross = F.cross_entropy(logits, self.y)
+            delta, = torch.autograd.grad(cross, logits)
+        loss = cross.detach() + 0.5 * l2 * weight.pow(2).sum()
+        grad_w = delta.T @ x + (0.5 * l2) * (2 * weight)
+        return loss, torch.cat([grad_w.flatten(), delta.sum(0)])
+
+    def stacked(self, weight: torch.Tensor, bias: torch.Tensor, l2: Sequence[float], index: torch.Tensor
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Every asked problem's objective and gradient in batched kernels (one bmm each way when every layer of
+        ``x`` is asked, else one mm a problem: no copy of x)."""
+        whole = self.members is None and len(index) == len(self.x)
+        rows = index.tolist()
+        strength = torch.tensor([0.5 * v for v in l2], dtype=weight.dtype, device=weight.device).view(-1, 1, 1)
+        with torch.enable_grad():
+            logits = (torch.bmm(self.x, weight.transpose(1, 2)) + bias.unsqueeze(1) if whole else
+                      torch.stack([self.features(b) @ weight[i].T + bias[i] for i, b in enumerate(rows)]))
+            logits.requires_grad_(True)
+            count, n, classes = logits.shape
+            cross = F.cross_entropy(logits.reshape(-1, classes), self.y.repeat(count), reduction="none")
+            cross = cross.view(count, n).mean(1)
+            delta, = torch.autograd.grad(cross.sum(), logits)
+        loss = cross.detach() + strength.view(-1) * weight.pow(2).sum((1, 2))
+        grad_w = (torch.bmm(delta.transpose(1, 2), self.x) if whole else
+                  torch.stack([delta[i].T @ self.features(b) for i, b in enumerate(rows)]))
+        grad_w += 2 * strength * weight
+        return loss, torch.cat([grad_w.flatten(1), delta.sum(1)], dim=1)
 
 
 def cubic(x1: float, f1: float, g1: torch.Tensor, x2: float, f2: float, g2: torch.Tensor,
