@@ -2,13 +2,17 @@
 own steps and its own stop, whatever the other problems of the batch do."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import torch
 
 from elmo_bench.probe.batched import Problems, fit_select_l2_batched, fit_softmax_batched
 from elmo_bench.probe.linear import Standardiser, accuracy, fit_select_l2, fit_softmax
-from elmo_bench.probe.pos import SPLITS, probe_features, probe_rows, standardised
+from elmo_bench.probe.pos import SPLITS, probe_features, probe_rows, scaled_accuracy, standardised
+from tests.conftest import needs_data
+from tests.ud_slice import ewt_slice
 
 
 def _layers(seed: int = 0, n: int = 400, dim: int = 6, classes: int = 3):
@@ -85,7 +89,8 @@ def test_the_l2_grid_and_its_extension_are_chosen_per_problem():
     dev_x, dev_y = dev_x[:, 600:], dev_y[600:]
     x_train, y_train = x, y
     grid = [10.0, 1.0]
-    chosen = fit_select_l2_batched(Problems(x_train, y_train, 3), dev_x, dev_y, grid, tol=1e-9, extend=2)
+    chosen = fit_select_l2_batched(Problems(x_train, y_train, 3), lambda b, probe: accuracy(probe, dev_x[b], dev_y),
+                                   grid, tol=1e-9, extend=2)
     for b, found in enumerate(chosen):
         alone = fit_select_l2(x_train[b], y_train, dev_x[b], dev_y, 3, grid, tol=1e-9, extend=2)
         assert [p["l2"] for p in found.path] == [p["l2"] for p in alone.path]
@@ -118,11 +123,70 @@ def test_rows_from_fp16_equal_the_per_row_path():
 
 
 def test_standardised_reads_chunks_and_matches_the_standardiser():
-    """Chunk by chunk from fp16, the Standardiser's standardisation of the float32 features, bit for bit."""
+    """Chunk by chunk from fp16, the Standardiser's standardisation of the float32 training features, bit for bit;
+    a split scored chunk by chunk gives linear.accuracy on the whole standardised split."""
     rng = np.random.default_rng(5)
     raw = {s: (rng.normal(size=(50, 3)) * [1, 10, 0] + 5).astype(np.float16) for s in SPLITS}
-    out = standardised([raw], chunk=7)
+    out, scales = standardised([raw], chunk=7)
     scale = Standardiser.fit(torch.from_numpy(raw["train"].astype(np.float32)))
-    for split in SPLITS:
-        assert out[split].dtype == torch.float32
-        assert torch.equal(out[split][0], scale(torch.from_numpy(raw[split].astype(np.float32))))
+    assert out.dtype == torch.float32 and out.shape == (1, 50, 3)
+    assert torch.equal(out[0], scale(torch.from_numpy(raw["train"].astype(np.float32))))
+    assert torch.equal(scales[0].mean, scale.mean) and torch.equal(scales[0].std, scale.std)
+    y = torch.tensor(rng.integers(0, 2, 50))
+    probe = fit_softmax(out[0], y, 2, 1e-2)
+    whole = accuracy(probe, scale(torch.from_numpy(raw["dev"].astype(np.float32))), y)
+    assert scaled_accuracy(probe, raw["dev"], scales[0], y, chunk=9) == whole
+
+
+@needs_data
+def test_real_ewt_probe_run_equals_the_per_layer_fits(tmp_path):
+    """probe=pos through the engine (the batched path) on the shipped biLM over 200/80/80 real UD EWT sentences,
+    against probe_features row by row on the same cached layers read as float32 (the path before issue 58): every
+    row's L2 path (dev accuracy, iterations, gradient norm), chosen L2 and test accuracy are equal."""
+    from elmo_bench.commands.plan import job_run
+    from elmo_bench.encoders.cache import ActivationCache
+    from elmo_bench.engine.probe_run import load_probe_encoder, run_probe
+    from elmo_bench.probe.pos import layer_features, tag_ids
+    from elmo_bench.probe.ud_data import read_tagged
+
+    data = ewt_slice(tmp_path, {"train": 200, "dev": 80, "test": 80})
+    run = job_run(["probe=pos", f"paths.cache_dir={tmp_path / 'cache'}", "logger=disabled", "progress=false",
+                   f"probe.data_dir={data}", "probe.glove=false", "probe.max_train_sentences=200",
+                   "probe.l2_grid=[0.01,0.0001]"])
+    run_probe(run, tmp_path / "run")
+    record = json.loads((tmp_path / "run" / "results.json").read_text())
+    settings = run.probe.settings
+    splits = read_tagged(data, settings.tags, settings.max_train_sentences, None).splits
+    labels = sorted({t for ex in splits["train"] for t in ex["tags"]})
+    cache = ActivationCache(tmp_path / "cache", load_probe_encoder(run)[0], progress=False)
+    layers = {s: layer_features(cache.layers([ex["tokens"] for ex in splits[s]], name=f"pos/{s}"), len(splits[s]))
+              for s in SPLITS}
+    stored = layer_features(cache.layers([ex["tokens"] for ex in splits["dev"]], name="pos/dev"), len(splits["dev"]),
+                            None)                     # what the probe reads now: the cache's fp16, no float32 copy
+    assert stored.dtype == np.float16 and np.array_equal(stored.astype(np.float32), layers["dev"])
+    y = {s: tag_ids(splits[s], labels) for s in SPLITS}
+    rows = {**{f"layer_{k}": {s: layers[s][:, k] for s in SPLITS} for k in range(layers["train"].shape[1])},
+            "average": {s: layers[s].mean(axis=1) for s in SPLITS}}
+    assert set(record["probes"]) == set(rows)
+    for name, row in rows.items():
+        alone = probe_features(row, y, len(labels), settings.l2_grid, settings.max_iter, settings.tol)
+        found = record["probes"][name]
+        assert found["l2_path"] == alone.path and found["l2"] == alone.l2 and found["converged"] == alone.converged
+        assert record["metrics"]["test"][f"{name}_accuracy"] == alone.test
+        assert record["metrics"]["dev"][f"{name}_accuracy"] == alone.dev
+
+
+def test_the_stacked_kernels_give_the_one_problem_objective_and_gradient():
+    """Problems.stacked (the path off a CPU: one bmm each way, one cross entropy over every problem) against the
+    per-problem path, on every problem and on a subset (float64: equal to rounding)."""
+    x, y = _layers(6)
+    problems = Problems(x, y, 3)
+    theta = torch.tensor(np.random.default_rng(7).normal(scale=0.3, size=(3, 3 * 7)))
+    weight, bias = problems.split(theta)
+    for index in (torch.arange(3), torch.tensor([2, 0])):
+        l2 = [0.1 * (1 + int(b)) for b in index]
+        loss, grad = problems.stacked(weight[index], bias[index], l2, index)
+        for i, b in enumerate(index.tolist()):
+            want_loss, want_grad = problems.one(weight[b], bias[b], l2[i], b)
+            assert float(loss[i]) == pytest.approx(float(want_loss), abs=1e-12)
+            np.testing.assert_allclose(grad[i].numpy(), want_grad.numpy(), atol=1e-12)

@@ -260,9 +260,13 @@ class CachedLayers:
         return len(self.rows)
 
     def get(self, index: int) -> np.ndarray:
+        return np.asarray(self.stored(index), dtype=np.float32)
+
+    def stored(self, index: int) -> np.ndarray:
+        """Sequence ``index``'s (layers, n, dim) in the entry's own dtype (fp16: no float32 copy)."""
         row = self.rows[index]
         a, b = self.offsets[row], self.offsets[row + 1]
-        return np.asarray(self.data[a:b], dtype=np.float32).transpose(1, 0, 2)
+        return np.asarray(self.data[a:b]).transpose(1, 0, 2)
 
 
 def open_entry(directory: Path) -> CachedLayers | ShardedLayers:

@@ -88,10 +88,14 @@ class ShardedLayers:
         return self._maps[index], start
 
     def get(self, index: int) -> np.ndarray:
+        return np.asarray(self.stored(index), dtype=np.float32)
+
+    def stored(self, index: int) -> np.ndarray:
+        """Sequence ``index``'s (layers, n, dim) in the entry's own dtype (fp16: no float32 copy)."""
         row = int(self.rows[index])
         data, start = self._shard(row // self.shard_sentences)
         a, b = int(self.offsets[row]) - start, int(self.offsets[row + 1]) - start
-        return np.asarray(data[a:b], dtype=np.float32).transpose(1, 0, 2)
+        return np.asarray(data[a:b]).transpose(1, 0, 2)
 
 
 def listed_shards(meta: dict[str, Any]) -> list[str]:

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Generator, Sequence
+from typing import Callable, Generator, Sequence
 
 import torch
 from torch.nn import functional as F
 
-from elmo_bench.probe.linear import Selection, SoftmaxProbe, accuracy
+from elmo_bench.probe.linear import Selection, SoftmaxProbe
 
 log = logging.getLogger(__name__)
 HISTORY = 20           # linear.minimise's history_size
@@ -32,46 +32,70 @@ Solver = Generator[torch.Tensor, tuple[float, torch.Tensor], tuple[torch.Tensor,
 
 @dataclass
 class Problems:
-    """B softmax problems over features ``x`` (B, n, dim) float (standardised), shared labels ``y`` (n,) long."""
+    """Softmax problems over features ``x`` (B, n, dim) float (standardised), shared labels ``y`` (n,) long: one a
+    layer of ``x`` (``members``: these layers only, in this order; the others' features are not copied)."""
 
     x: torch.Tensor
     y: torch.Tensor
     classes: int
+    members: tuple[int, ...] | None = None
+
+    @property
+    def count(self) -> int:
+        return len(self.x) if self.members is None else len(self.members)
+
+    def features(self, b: int) -> torch.Tensor:
+        """Problem b's (n, dim) features."""
+        return self.x[b if self.members is None else self.members[b]]
 
     def split(self, theta: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """theta (k, K*dim + K) → weight (k, K, dim), bias (k, K) (views)."""
         cut = self.classes * self.x.shape[2]
         return theta[:, :cut].view(-1, self.classes, self.x.shape[2]), theta[:, cut:]
 
-    def logits(self, weight: torch.Tensor, bias: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-        """x_b W_b^T + b_b (k, n, K) of problems ``index``: one bmm when every problem is asked, else one mm each
-        (no copy of x); on a CPU either gives the bits of one problem's ``x @ W.T``."""
-        if len(index) == len(self.x):
-            return torch.bmm(self.x, weight.transpose(1, 2)) + bias.unsqueeze(1)
-        return torch.stack([self.x[b] @ weight[i].T + bias[i] for i, b in enumerate(index.tolist())])
-
-    def weight_grad(self, delta: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-        """delta_b^T x_b (k, K, dim): the weight gradient as autograd forms it for ``x @ W.T`` (grad^T @ x); on a
-        CPU one mm a problem (a bmm of transposed operands rounds otherwise there), elsewhere one bmm."""
-        if len(index) == len(self.x) and self.x.device.type != "cpu":
-            return torch.bmm(delta.transpose(1, 2), self.x)
-        return torch.stack([delta[i].T @ self.x[b] for i, b in enumerate(index.tolist())])
-
     def evaluate(self, theta: torch.Tensor, l2: Sequence[float], index: torch.Tensor
                  ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Objective (k,) and gradient (k, P) of problems ``index`` at theta (k, P), in the features' dtype, with
-        the operations autograd runs for linear.objective on one problem (so the same rounding):
-        F.cross_entropy(x @ W.T + b, y) + 0.5 l2 ||W||^2."""
+        """Objective (k,) and gradient (k, P) of problems ``index`` at theta (k, P), in the features' dtype:
+        F.cross_entropy(x @ W.T + b, y) + 0.5 l2 ||W||^2 (linear.objective). On a CPU each problem runs the
+        operations autograd runs for linear.objective on it alone (so the same bits; a CPU's bmm is a loop of the same
+        GEMMs, no faster); elsewhere (a GPU) every problem's products are one bmm and the cross entropy one kernel."""
         weight, bias = self.split(theta)
+        if self.x.device.type == "cpu":
+            found = [self.one(weight[i], bias[i], l2[i], b) for i, b in enumerate(index.tolist())]
+            return torch.stack([f[0] for f in found]), torch.stack([f[1] for f in found])
+        return self.stacked(weight, bias, l2, index)
+
+    def one(self, weight: torch.Tensor, bias: torch.Tensor, l2: float, b: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Problem b's objective and flat gradient, autograd's operations for ``x @ W.T + b`` (grad^T @ x)."""
+        x = self.features(b)
         with torch.enable_grad():
-            logits = self.logits(weight, bias, index).requires_grad_(True)
-            cross = [F.cross_entropy(logits[i], self.y) for i in range(len(index))]
-            delta, = torch.autograd.grad(torch.stack(cross).sum(), logits)
-        loss = torch.stack([c.detach() + 0.5 * l2[i] * weight[i].pow(2).sum() for i, c in enumerate(cross)])
-        grad_w = self.weight_grad(delta, index) + torch.stack([(0.5 * l2[i]) * (2 * weight[i])
-                                                               for i in range(len(index))])
-        grad_b = torch.stack([delta[i].sum(0) for i in range(len(index))])
-        return loss, torch.cat([grad_w.flatten(1), grad_b], dim=1)
+            logits = (x @ weight.T + bias).requires_grad_(True)
+            cross = F.cross_entropy(logits, self.y)
+            delta, = torch.autograd.grad(cross, logits)
+        loss = cross.detach() + 0.5 * l2 * weight.pow(2).sum()
+        grad_w = delta.T @ x + (0.5 * l2) * (2 * weight)
+        return loss, torch.cat([grad_w.flatten(), delta.sum(0)])
+
+    def stacked(self, weight: torch.Tensor, bias: torch.Tensor, l2: Sequence[float], index: torch.Tensor
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Every asked problem's objective and gradient in batched kernels (one bmm each way when every layer of
+        ``x`` is asked, else one mm a problem: no copy of x)."""
+        whole = self.members is None and len(index) == len(self.x)
+        rows = index.tolist()
+        strength = torch.tensor([0.5 * v for v in l2], dtype=weight.dtype, device=weight.device).view(-1, 1, 1)
+        with torch.enable_grad():
+            logits = (torch.bmm(self.x, weight.transpose(1, 2)) + bias.unsqueeze(1) if whole else
+                      torch.stack([self.features(b) @ weight[i].T + bias[i] for i, b in enumerate(rows)]))
+            logits.requires_grad_(True)
+            count, n, classes = logits.shape
+            cross = F.cross_entropy(logits.reshape(-1, classes), self.y.repeat(count), reduction="none")
+            cross = cross.view(count, n).mean(1)
+            delta, = torch.autograd.grad(cross.sum(), logits)
+        loss = cross.detach() + strength.view(-1) * weight.pow(2).sum((1, 2))
+        grad_w = (torch.bmm(delta.transpose(1, 2), self.x) if whole else
+                  torch.stack([delta[i].T @ self.features(b) for i, b in enumerate(rows)]))
+        grad_w += 2 * strength * weight
+        return loss, torch.cat([grad_w.flatten(1), delta.sum(1)], dim=1)
 
 
 def cubic(x1: float, f1: float, g1: torch.Tensor, x2: float, f2: float, g2: torch.Tensor,
@@ -217,8 +241,10 @@ def solve(x: torch.Tensor, max_iter: int, tol: float) -> Solver:
 def run_batched(problems: Problems, theta: torch.Tensor, l2: Sequence[float], max_iter: int, tol: float
                 ) -> list[tuple[torch.Tensor, float, torch.Tensor, int]]:
     """Drive one ``solve`` per problem: every round, the points the unfinished problems ask for are evaluated in
-    one batched computation and each problem gets its own value; (theta, loss, grad, iterations) per problem."""
-    solvers = [solve(theta[b], max_iter, tol) for b in range(len(theta))]
+    one batched computation and each problem gets its own value; (theta, loss, grad, iterations) per problem.
+    Each problem's vectors live in their own storage, as one problem's would (a row of the batch starts unaligned,
+    and a BLAS dot product over an unaligned start rounds otherwise)."""
+    solvers = [solve(theta[b].clone(), max_iter, tol) for b in range(len(theta))]
     asked = {b: next(s) for b, s in enumerate(solvers)}
     ends: dict[int, tuple] = {}
     while asked:
@@ -227,7 +253,7 @@ def run_batched(problems: Problems, theta: torch.Tensor, l2: Sequence[float], ma
                                        index)
         for i, b in enumerate(index.tolist()):
             try:
-                asked[b] = solvers[b].send((float(loss[i]), grad[i]))
+                asked[b] = solvers[b].send((float(loss[i]), grad[i].clone()))   # its own, aligned storage
             except StopIteration as stop:
                 ends[b] = stop.value
                 del asked[b]
@@ -238,7 +264,7 @@ def fit_softmax_batched(problems: Problems, l2: Sequence[float], max_iter: int =
     """``linear.fit_softmax`` of every problem at once: problem b at L2 ``l2[b]`` from ``init[b]`` (a warm start;
     None or no ``init``: from zeros)."""
     x = problems.x
-    count, _, dim = x.shape
+    count, dim = problems.count, x.shape[2]
     if problems.y.shape != (x.shape[1],) or len(l2) != count:
         raise ValueError(f"fit_softmax_batched: expected x (B, n, dim), y (n,) and B l2 values, found "
                          f"{tuple(x.shape)}, {tuple(problems.y.shape)} and {len(l2)}")
@@ -261,32 +287,33 @@ def fit_softmax_batched(problems: Problems, l2: Sequence[float], max_iter: int =
     return out
 
 
-def fit_select_l2_batched(train: Problems, x_dev: torch.Tensor, y_dev: torch.Tensor, grid: Sequence[float],
+def fit_select_l2_batched(train: Problems, dev: Callable[[int, SoftmaxProbe], float], grid: Sequence[float],
                           max_iter: int = 1000, tol: float = 1e-6, extend: int = 3) -> list[Selection]:
     """``linear.fit_select_l2`` of every problem at once: along ``grid`` from the strongest L2 to the weakest, each
     fit warm-started from the problem's previous one, the best dev accuracy kept (ties: the stronger L2); a problem
     whose weakest L2 won goes on down by factors of 10 (at most ``extend`` fits) while its dev accuracy improves, the
-    others wait. x_dev (B, m, dim) holds each problem's dev features."""
+    others wait. ``dev(b, probe)`` is problem b's dev accuracy of a probe (its dev features are read there, so
+    they need not be held all at once)."""
     if not grid:
         raise ValueError("fit_select_l2_batched: empty L2 grid")
-    count = train.x.shape[0]
+    count = train.count
     best: list[Selection | None] = [None] * count
     paths: list[list[dict[str, float]]] = [[] for _ in range(count)]
     previous: list[SoftmaxProbe | None] = [None] * count
 
     def fit(which: list[int], l2: float) -> list[bool]:
-        sub = train if len(which) == count else Problems(train.x[which], train.y, train.classes)
+        sub = train if len(which) == count else Problems(train.x, train.y, train.classes, tuple(which))
         init = None if previous[which[0]] is None else [previous[b] for b in which]
         improved = []
         for b, probe in zip(which, fit_softmax_batched(sub, [l2] * len(which), max_iter, tol, init)):
-            dev = accuracy(probe, x_dev[b], y_dev)
-            paths[b].append({"l2": l2, "dev": dev, "iterations": probe.iterations, "grad_norm": probe.grad_norm})
-            log.info("probe %d l2=%g: dev %.2f (%d L-BFGS iterations, grad %.1e)", b, l2, dev, probe.iterations,
+            score = dev(b, probe)
+            paths[b].append({"l2": l2, "dev": score, "iterations": probe.iterations, "grad_norm": probe.grad_norm})
+            log.info("probe %d l2=%g: dev %.2f (%d L-BFGS iterations, grad %.1e)", b, l2, score, probe.iterations,
                      probe.grad_norm)
             previous[b] = probe
-            improved.append(best[b] is None or dev > best[b].dev_accuracy)
+            improved.append(best[b] is None or score > best[b].dev_accuracy)
             if improved[-1]:
-                best[b] = Selection(probe, dev, paths[b])
+                best[b] = Selection(probe, score, paths[b])
         return improved
 
     ordered = sorted(grid, reverse=True)

@@ -25,7 +25,7 @@ import torch
 
 from elmo_bench.data.glove import lookup
 from elmo_bench.probe.batched import Problems, fit_select_l2_batched
-from elmo_bench.probe.linear import Standardiser, accuracy, fit_select_l2
+from elmo_bench.probe.linear import SoftmaxProbe, Standardiser, accuracy, fit_select_l2
 from elmo_bench.tasks.api import Example
 
 log = logging.getLogger(__name__)
@@ -70,8 +70,9 @@ def baseline_accuracy(train: Sequence[Example], examples: Sequence[Example]) -> 
 
 def layer_features(layers: Any, count: int, dtype: Any = np.float32) -> np.ndarray:
     """Token features of ``count`` sentences from ``layers.get(i)`` (L+1, n_i, dim) → (n_tokens, L+1, dim) in
-    ``dtype`` (None: the source's own, fp16 from the activation cache)."""
-    arrays = [np.asarray(layers.get(i), dtype=dtype).transpose(1, 0, 2) for i in range(count)]
+    ``dtype`` (None: the source's own, fp16 from the activation cache: its ``stored(i)``, never a float32 copy)."""
+    read = getattr(layers, "stored", layers.get) if dtype is None else layers.get
+    arrays = [np.asarray(read(i), dtype=dtype).transpose(1, 0, 2) for i in range(count)]
     return np.concatenate(arrays, axis=0) if arrays else np.zeros((0, 1, 1), dtype=dtype or np.float32)
 
 
@@ -117,38 +118,53 @@ def probe_features(features: Mapping[str, np.ndarray], labels: Mapping[str, torc
 
 
 def standardised(rows: Sequence[Mapping[str, np.ndarray]], chunk: int = 8192, device: Any = "cpu"
-                 ) -> dict[str, torch.Tensor]:
-    """{split: (rows, n_split, dim) float32 on ``device``}: each row standardised by its own training statistics
-    (``Standardiser``, on one row's training split at a time), read ``chunk`` tokens at a time from the features'
-    stored dtype (fp16 from the activation cache, strided views of it): the bits of ``probe_features``' features
-    with no float32 copy of every layer and no float64 copy at all."""
-    scales = [Standardiser.fit(torch.from_numpy(np.asarray(row["train"], dtype=np.float32))) for row in rows]
-    out: dict[str, torch.Tensor] = {}
-    for split in SPLITS:
-        n, dim = rows[0][split].shape
-        out[split] = torch.empty(len(rows), n, dim, dtype=torch.float32, device=device)
-        for b, (row, scale) in enumerate(zip(rows, scales)):
-            for start in range(0, n, chunk):
-                piece = torch.from_numpy(np.asarray(row[split][start:start + chunk], dtype=np.float32))
-                out[split][b, start:start + len(piece)] = scale(piece).to(device)
-    return out
+                 ) -> tuple[torch.Tensor, list[Standardiser]]:
+    """The training split of every row standardised by its own training statistics (``Standardiser``, on one row's
+    training split at a time), stacked (rows, n_train, dim) float32 on ``device``, and each row's scaling. Read
+    ``chunk`` tokens at a time from the features' stored dtype (fp16 from the activation cache, strided views of
+    it): the bits of ``probe_features``' features, with no float32 copy of every layer and no float64 copy."""
+    scales = [Standardiser.fit(torch.from_numpy(np.ascontiguousarray(row["train"], dtype=np.float32))) for row in rows]
+    n, dim = rows[0]["train"].shape
+    out = torch.empty(len(rows), n, dim, dtype=torch.float32, device=device)
+    for b, (row, scale) in enumerate(zip(rows, scales)):
+        for start in range(0, n, chunk):
+            piece = torch.from_numpy(np.ascontiguousarray(row["train"][start:start + chunk], dtype=np.float32))
+            out[b, start:start + len(piece)] = scale(piece).to(device)
+    return out, scales
+
+
+def scaled_accuracy(probe: SoftmaxProbe, features: np.ndarray, scale: Standardiser, y: torch.Tensor,
+                    chunk: int = 65536) -> float:
+    """``linear.accuracy`` of the probe on ``scale(features)``, standardised ``chunk`` tokens at a time (the chunks
+    ``SoftmaxProbe.predict`` takes, so the same products)."""
+    if len(y) == 0:
+        return 0.0
+    found = []
+    for start in range(0, len(features), chunk):
+        piece = torch.from_numpy(np.ascontiguousarray(features[start:start + chunk], dtype=np.float32))
+        found.append(probe.predict(scale(piece).to(y.device), batch=chunk))
+    return 100.0 * float((torch.cat(found) == y).double().mean())
 
 
 def probe_rows(rows: Mapping[str, Mapping[str, np.ndarray]], labels: Mapping[str, torch.Tensor], num_classes: int,
                grid: Sequence[float], max_iter: int, tol: float, device: Any = "cpu") -> dict[str, ProbeRow]:
     """``probe_features`` of every row, the rows of one width fitted together (elmo_bench.probe.batched: one solve,
-    each row to its own convergence test) on ``device``."""
+    each row to its own convergence test) on ``device``; dev and test are standardised as they are scored."""
     widths: dict[int, list[str]] = {}
     for name, features in rows.items():
         widths.setdefault(features["train"].shape[1], []).append(name)
+    y = {s: v.to(device) for s, v in labels.items()}
     fits = {}
     for names in widths.values():
-        x = standardised([rows[n] for n in names], device=device)
-        y = {s: v.to(device) for s, v in labels.items()}
-        chosen = fit_select_l2_batched(Problems(x["train"], y["train"], num_classes), x["dev"], y["dev"], grid,
-                                       max_iter, tol)
+        x, scales = standardised([rows[n] for n in names], device=device)
+
+        def dev(b: int, probe: SoftmaxProbe) -> float:
+            return scaled_accuracy(probe, rows[names[b]]["dev"], scales[b], y["dev"])
+
+        chosen = fit_select_l2_batched(Problems(x, y["train"], num_classes), dev, grid, max_iter, tol)
+        del x
         for b, (name, found) in enumerate(zip(names, chosen)):
             probe = found.probe
-            fits[name] = ProbeRow(found.dev_accuracy, accuracy(probe, x["test"][b], y["test"]), probe.l2,
-                                  probe.iterations, probe.grad_norm, probe.converged, found.path)
+            fits[name] = ProbeRow(found.dev_accuracy, scaled_accuracy(probe, rows[name]["test"], scales[b], y["test"]),
+                                  probe.l2, probe.iterations, probe.grad_norm, probe.converged, found.path)
     return {name: fits[name] for name in rows}
