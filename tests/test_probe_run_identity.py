@@ -18,6 +18,12 @@ def test_a_directory_holding_another_runs_results_is_refused_and_an_added_settin
     assert run_py(*structural_args(tmp_path, data, first, epochs=1)).returncode == 0
     assert run_py(*structural_args(tmp_path, data, second, epochs=1), "seed=2").returncode == 0
     mine = (second / "results.json").read_text()
+    from elmo_bench.engine.plugin_code import probe_code_hash     # the code hash beside the version: a diagnostic
+    from elmo_bench.probe.registry import probe_declaration
+    declared = probe_declaration("structural")
+    assert json.loads(mine)["code"] == {"probe": probe_code_hash(declared.package, declared.resolved_target())}
+    assert json.loads(mine)["plugins"]["probe"] == "structural@1"
+    assert "code.probe" not in json.loads((second / "run.json").read_text())["identity"]
     # another run's record copied over this directory's own: refused, never printed as this run's result
     shutil.copy(first / "results.json", second / "results.json")
     done = run_py(*structural_args(tmp_path, data, second, epochs=1), "seed=2")

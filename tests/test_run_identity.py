@@ -29,6 +29,9 @@ def test_a_different_seed_epochs_or_cache_setting_is_refused_naming_the_keys(tmp
     stored = json.loads((run_dir / RUN_FILE).read_text())
     assert stored["identity"]["seed"] == 1 and stored["config"]["trainer"]["max_epochs"] == 2
     assert stored["identity"]["bilm.hash"] == first["bilm"]["hash"] and stored["identity"]["plugin.task"] == "tiny@1"
+    # the code hash the run was made with: beside the version in results.json, a diagnostic outside the identity
+    from elmo_bench.engine.code_identity import task_code_hash
+    assert first["code"] == {"task": task_code_hash(TINY.package)} and "code.task" not in stored["identity"]
     stamp = (run_dir / "results.json").stat().st_mtime_ns
     with pytest.raises(ConfigError, match=r"made by a different configuration \(seed: 1 → 7; "
                                           r"trainer.max_epochs: 2 → 3\)"):

@@ -38,7 +38,7 @@ from elmo_bench.encoders.kinds import encoder_plugin_of
 from elmo_bench.encoders.protocol import cache_id, moved
 from elmo_bench.encoders.random_init import check_random_init, randomise
 from elmo_bench.encoders.settings import cache_dtype
-from elmo_bench.engine.code_identity import task_code_dir
+from elmo_bench.engine.code_identity import task_code_dir, task_code_hash
 from elmo_bench.engine.collate import Collator
 from elmo_bench.engine.fractions import nested_subset
 from elmo_bench.engine.live_identity import identity
@@ -49,7 +49,7 @@ from elmo_bench.engine.run_identity import choose_run_dir, computed_in
 from elmo_bench.engine.run_lock import LOCK_FILE, run_dir_lock, run_dir_lock_or_undo
 from elmo_bench.engine.run_logger import RunLogger
 from elmo_bench.engine.run_outputs import record_split
-from elmo_bench.engine.run_records import read_record, record_extension, record_identity
+from elmo_bench.engine.run_records import CODE, read_record, record_extension, record_identity
 from elmo_bench.modules.token_embedders import TaskEmbedder, WordVocabulary, build_glove
 from elmo_bench.records import lm_adaptation
 from elmo_bench.records.elmo_settings import canonical_mix, mix_position
@@ -381,7 +381,8 @@ def write_run(run_dir: Path, run: RunConfig, task: Task, prepared: Prepared, mod
         encoder=portable(prepared.encoder_info, run_dir),
         git_commit=git_commit(REPO),
         extra={"plugins": {"task": f"{task.name}@{declaration(task.name).version}",
-                           **({"encoder": encoder_plugin_of(run.encoder.spec)} if use_elmo else {})}},
+                           **({"encoder": encoder_plugin_of(run.encoder.spec)} if use_elmo else {})},
+               CODE: {"task": task_code_hash(task_target(task.name).partition(":")[0].rpartition(".")[0])}},
     )
     record.write(run_dir / RESULTS_FILE)
     return record.to_dict()

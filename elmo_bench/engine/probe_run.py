@@ -36,8 +36,8 @@ from elmo_bench.engine.probe_config import ProbeRunConfig
 from elmo_bench.engine.run_config import recorded_config
 from elmo_bench.engine.run_lock import run_dir_lock_or_undo
 from elmo_bench.engine.run_logger import RunLogger
-from elmo_bench.engine.run_records import RUN_FILE, read_record
-from elmo_bench.identity.rules import HOW_COMPUTED, PROBE_IGNORED, canonical, differences, flatten, matches
+from elmo_bench.engine.run_records import CODE, RUN_FILE, read_record
+from elmo_bench.identity.rules import HOW_COMPUTED, PROBE_IGNORED, compared, flatten, matches
 from elmo_bench.identity.rules import IGNORED as RULES_IGNORED
 from elmo_bench.probe.api import ProbeContext, ProbeOutcome
 from elmo_bench.probe.registry import probe_runner
@@ -117,13 +117,15 @@ def probe_defaults(run: ProbeRunConfig) -> dict[str, Any]:
             if f.name not in data and f"probe.{f.name}" not in IGNORED}
 
 
-def comparable(identity: Mapping[str, Any], run: ProbeRunConfig, live_code: str = "") -> dict[str, Any]:
-    """A probe identity (stored or current) in the form both are compared in: the probe's added defaults filled,
-    ignored and how-computed keys dropped, a stored code hash as the probe version it is (the committed manifest's,
-    or ``live_code``: the probe's code now, as its declared version) (elmo_bench.identity.rules.canonical)."""
+def identity_differences(stored: Mapping[str, Any], current: Mapping[str, Any], run: ProbeRunConfig,
+                         live_code: str = "") -> list[str]:
+    """``key: old → new`` for each difference between a probe run's stored identity and the live one, compared as
+    a task run's are (elmo_bench.identity.rules.compared): the probe's added defaults filled, ignored and
+    how-computed keys dropped, a stored code hash as the probe version it is (the committed manifest's, or
+    ``live_code``: the probe's code now, as its declared version)."""
     declared = run.probe.declaration
     versions = plugin_versions("probe", declared.name, declared.version, [live_code] if live_code else [])
-    return canonical(identity, versions, declared=probe_defaults(run), extra_ignored=IGNORED)
+    return compared(stored, current, versions, declared=probe_defaults(run), extra_ignored=IGNORED)
 
 
 def results_of_this_run(record: Mapping[str, Any], run: ProbeRunConfig, current: Mapping[str, Any]) -> str | None:
@@ -160,7 +162,7 @@ def finished_record(run_dir: Path, current: Mapping[str, Any], run: ProbeRunConf
                               f"from before probe runs had identities); refusing to reuse {run_dir}: choose another "
                               f"directory (hydra.run.dir=...) or move the file away")
         return None
-    diff = differences(comparable(stored, run, live_code), comparable(current, run))
+    diff = identity_differences(stored, current, run, live_code)
     if diff and results.exists():
         shown = "; ".join(diff[:6]) + (f"; and {len(diff) - 6} more" if len(diff) > 6 else "")
         raise ConfigError(f"{run_dir}: made by a different configuration ({shown}); refusing to resume or reuse it: "
@@ -250,7 +252,8 @@ def write_probe_record(run: ProbeRunConfig, run_dir: Path, outcome: ProbeOutcome
     extra = {**outcome.extra, PRINTED: outcome.printed,
              "probe": {"name": declared.name, "settings": portable(asdict(run.probe.settings), run_dir)},
              "data_fingerprint": data_fingerprints(run), COMPUTE: arithmetic(),
-             PLUGINS: {"probe": f"{declared.name}@{declared.version}", "encoder": encoder_plugin_of(run.encoder.spec)}}
+             PLUGINS: {"probe": f"{declared.name}@{declared.version}", "encoder": encoder_plugin_of(run.encoder.spec)},
+             CODE: {"probe": probe_code_hash(declared.package, declared.resolved_target())}}
     results = RunRecord(
         task=declared.record_task, embedder="elmo", seed=int(run.runtime.seed if outcome.seed is None
                                                             else outcome.seed),

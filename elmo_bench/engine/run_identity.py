@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.engine.code_identity import code_hash, source_bytes_hash
-from elmo_bench.engine.live_identity import IGNORED, added_defaults, fingerprint, is_data_fingerprint
+from elmo_bench.engine.live_identity import added_defaults, fingerprint, is_data_fingerprint
 from elmo_bench.engine.plugin_code import plugin_versions
 from elmo_bench.engine.run_records import (
     RUN_FILE,
@@ -34,14 +34,10 @@ from elmo_bench.engine.run_records import (
     read_results,
     record_identity,
 )
-from elmo_bench.identity.history import REMOVED_KEYS
 from elmo_bench.identity.rules import (
     STOPPING_RULE,
-    differences,
-    effective_elmo,
+    compared,
     flatten,
-    matches,
-    with_versions,
     without_elmo_only,
 )
 from elmo_bench.records.run_record import RESULTS_FILE
@@ -143,14 +139,11 @@ def identity_differences(stored: Mapping[str, Any], current: Mapping[str, Any], 
                          legacy: bool = False) -> list[str]:
     """``key: old → new`` for each difference between a stored identity and a live one, compared in one form
     (elmo_bench.identity.rules): added defaults, removed and ignored keys, code hashes as versions, the ELMo
-    settings as used. ``legacy`` (a results.json of a version before run.json): only the keys both hold, the
-    task's code left to the git check."""
-    stored = {**{k: v for k, v in added_defaults(current).items() if k in current},
-              **{k: v for k, v in stored.items() if k not in REMOVED_KEYS and not matches(k, IGNORED)}}
+    settings as used (elmo_bench.identity.rules.compared, as a probe run's). ``legacy`` (a results.json of a
+    version before run.json): only the keys both hold, the task's code left to the git check."""
     versions = stored_versions(current, code_dir)
     skip = ("code.task", "plugin.task") if legacy else ()
-    return differences(effective_elmo(with_versions(stored, versions)),
-                       effective_elmo(with_versions(current, versions)), skip, shared_only=legacy)
+    return compared(stored, current, versions, declared=added_defaults(current), skip=skip, shared_only=legacy)
 
 
 def stored_versions(current: Mapping[str, Any], code_dir: Path | None) -> dict[str, Any]:

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from elmo_bench.engine.run_config import RunConfig
 
 RUN_FILE = "run.json"
+#: results.json's record of the plug-in code hashes a run was made with (elmo_bench.engine.plugin_code): a
+#: diagnostic beside ``plugins`` (the versions), never part of the identity
+CODE = "code"
 
 
 #: run.json's key for the base (repository or run directory) of each relative path in its config

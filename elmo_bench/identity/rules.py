@@ -127,6 +127,21 @@ def canonical(flat: Mapping[str, Any], versions: CodeVersions = {}, declared: Ma
     return without_elmo_only(effective_elmo(out))
 
 
+def compared(stored: Mapping[str, Any], current: Mapping[str, Any], versions: CodeVersions = {},
+             declared: Mapping[str, Any] = {}, extra_ignored: tuple[str, ...] = (), skip: tuple[str, ...] = (),
+             shared_only: bool = False) -> list[str]:
+    """The one comparison resume makes, for a task run and a probe run alike: ``key: old → new`` for each
+    difference between a stored identity and a live one, both in :func:`canonical` form. An added default
+    (:data:`ADDED_DEFAULTS` or ``declared``) that one side holds is given to the other too even where its group is
+    absent there (a run from before the ``encoder`` group existed is compared with today's ``encoder.kind``);
+    ``skip`` and ``shared_only`` as :func:`differences`."""
+    known = {**ADDED_DEFAULTS, **declared}
+    stored_full = {**{k: v for k, v in known.items() if k in current}, **stored}
+    current_full = {**{k: v for k, v in known.items() if k in stored}, **current}
+    return differences(canonical(stored_full, versions, declared, extra_ignored),
+                       canonical(current_full, versions, declared, extra_ignored), skip, shared_only)
+
+
 def experiment(identity: Mapping[str, Any]) -> dict[str, Any]:
     """The identity of the experiment a run is a seed of: its canonical identity less the seed."""
     return {k: v for k, v in identity.items() if k != SEED}
