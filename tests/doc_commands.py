@@ -158,7 +158,7 @@ def _covering(jobs: list[list[str]]) -> list[list[str]]:
 
 def compose_checked(overrides: Sequence[str], multirun: bool = False) -> Any:
     """One job's config as run.py composes it, checked as a run checks it before reading any data."""
-    from elmo_bench.commands.plan import compose_job
+    from elmo_bench.commands.compose import compose_job
 
     return compose_job(list(overrides), files=False, multirun=multirun)  # run.py's door; paths are placeholders
 
@@ -167,7 +167,7 @@ def jobs_of(overrides: Sequence[str], multirun: bool) -> list[list[str]]:
     """The override lists of the jobs a command launches (one without a sweep)."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    from elmo_bench.commands.plan import compose_job, expand_sweep
+    from elmo_bench.commands.compose import compose_job, expand_sweep
 
     parsed = OverridesParser.create().parse_overrides(list(overrides))
     swept = [o.input_line for o in parsed if o.is_sweep_override()]

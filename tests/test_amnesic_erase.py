@@ -78,7 +78,7 @@ def test_erase_settings_off_and_bad_input_are_one_line(tmp_path):
 def erasers(tmp_path_factory):
     """probe=erasure on the test biLM (the first 120/50/100 UD EWT sentences, every layer): its run directory, holding
     erasers/layer_<k>.pt with the per-stream erasers."""
-    from elmo_bench.commands.plan import job_run
+    from elmo_bench.commands.compose import job_run
     from elmo_bench.engine.probe_run import run_probe
 
     root = tmp_path_factory.mktemp("erasure")
@@ -211,7 +211,7 @@ def test_a_task_run_refused_for_its_eraser_leaves_no_run_directory(erasers, tmp_
 def bert_erasers(tmp_path_factory):
     """probe=erasure on a tiny random BERT (tests/hf_tiny.py) over the first 60/30/60 UD EWT sentences: its run
     directory."""
-    from elmo_bench.commands.plan import job_run
+    from elmo_bench.commands.compose import job_run
     from elmo_bench.engine.probe_run import run_probe
     from tests.hf_tiny import tiny_models
 
@@ -253,7 +253,7 @@ def test_a_hook_on_block_k_erases_a_transformer_inside_its_forward_pass(bert_era
 def shipped_erasers(tmp_path_factory):
     """probe=erasure on the shipped biLM (it has its softmax) over the first 80/40/100 UD EWT sentences,
     layers 1 and 2."""
-    from elmo_bench.commands.plan import job_run
+    from elmo_bench.commands.compose import job_run
     from elmo_bench.engine.probe_run import run_probe
 
     root = tmp_path_factory.mktemp("shipped_erasure")
@@ -268,7 +268,7 @@ def shipped_erasers(tmp_path_factory):
 def test_amnesic_lm_scores_the_biLM_with_a_concept_erased_inside(shipped_erasers):
     """The contract's keys; none has KL 0; erasing raises perplexity; the recomputation from layer k up gives the
     numbers of the full pass; every refusal is one line and writes nothing."""
-    from elmo_bench.commands.plan import job_run
+    from elmo_bench.commands.compose import job_run
     from elmo_bench.engine.probe_run import run_probe
 
     root, common = shipped_erasers

@@ -143,7 +143,7 @@ def test_real_ewt_probe_run_equals_the_per_layer_fits(tmp_path):
     """probe=pos through the engine (the batched path) on the shipped biLM over 200/80/80 real UD EWT sentences,
     against probe_features row by row on the same cached layers read as float32 (the path before issue 58): every
     row's L2 path (dev accuracy, iterations, gradient norm), chosen L2 and test accuracy are equal."""
-    from elmo_bench.commands.plan import job_run
+    from elmo_bench.commands.compose import job_run
     from elmo_bench.encoders.cache import ActivationCache
     from elmo_bench.engine.probe_run import load_probe_encoder, run_probe
     from elmo_bench.probe.pos import layer_features, tag_ids

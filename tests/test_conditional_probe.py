@@ -163,7 +163,7 @@ def test_conditional_and_erasure_run_through_the_door_on_ewt(tmp_path):
     as computed from the data, LEACE completeness and rank k − 1 on every layer; a concept with one class is one
     line."""
     from elmo_bench.base.errors import ConfigError
-    from elmo_bench.commands.plan import job_run
+    from elmo_bench.commands.compose import job_run
     from elmo_bench.engine.probe_run import run_probe
     from elmo_bench.report.cli import build_report
 
@@ -213,7 +213,7 @@ def test_conditional_and_erasure_run_through_the_door_on_ewt(tmp_path):
 
 def test_a_family_or_baseline_outside_the_sets_is_one_line_at_the_door(tmp_path):
     from elmo_bench.base.errors import ConfigError
-    from elmo_bench.commands.plan import job_run
+    from elmo_bench.commands.compose import job_run
     from elmo_bench.engine.probe_run import run_probe
 
     for override, expected in (("probe.probe=[linear,mlp2]", "probe.probe expected distinct names from linear, mlp1"),

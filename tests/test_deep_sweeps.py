@@ -69,7 +69,8 @@ def test_modes_sweeps_all_33_layers_of_a_deep_model_or_every_kth_and_the_last(de
 
 
 def test_plan_expands_all_modes_with_the_same_stride(deep):
-    from elmo_bench.commands.plan import build_parser, expand_sweep
+    from elmo_bench.commands.compose import expand_sweep
+    from elmo_bench.commands.plan import build_parser
 
     jobs = expand_sweep(["task=edge_pos", "embedder=elmo", "encoder=transformers", f"encoder.path={deep}",
                          "mix=all_modes"], stride=8)
@@ -80,7 +81,7 @@ def test_plan_expands_all_modes_with_the_same_stride(deep):
 
 
 def test_probe_pos_rows_are_the_encoders_layers_all_or_every_kth(deep):
-    from elmo_bench.commands.plan import expand_sweep
+    from elmo_bench.commands.compose import expand_sweep
 
     encoder = ["encoder=transformers", f"encoder.path={deep}"]
 
@@ -126,7 +127,7 @@ def test_mix_layer_names_the_models_index_and_the_record_names_the_encoder(deep,
 
 
 def test_a_transformers_probe_record_has_no_bilm_block_and_names_its_dtype(deep, tmp_path):
-    from elmo_bench.commands.plan import job_run
+    from elmo_bench.commands.compose import job_run
     from elmo_bench.engine.probe_run import run_probe
     from tests.test_probe_runs import ewt
 

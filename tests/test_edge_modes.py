@@ -66,7 +66,7 @@ def test_the_sweep_has_every_distinct_mode_once():
 
 @needs_fixtures
 def test_plan_and_modes_expand_all_modes_from_the_encoder(tmp_path):
-    from elmo_bench.commands.plan import expand_sweep
+    from elmo_bench.commands.compose import expand_sweep
 
     jobs = expand_sweep(["task=edge_ner", "data=edge_ner_sample", "embedder=elmo", "bilm=fixture", "mix=all_modes",
                          "seed=1,2"])

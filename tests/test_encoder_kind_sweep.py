@@ -37,7 +37,7 @@ def _config(run) -> dict:
 
 @pytest.mark.parametrize("head", [["probe=ridge"], ["task=ner", "embedder=elmo"]], ids=["probe", "task"])
 def test_a_foreign_key_leaves_the_kind_alone_in_a_sweep_and_is_one_line_outside(head, tmp_path):
-    from elmo_bench.commands.plan import job_run
+    from elmo_bench.commands.compose import job_run
 
     foreign = ["++encoder.path=/m/bert", "++encoder.pooling=first", "++encoder.layers=[0,1]"]
     alone = job_run([*head, "encoder=bilm"], files=False)
@@ -69,7 +69,7 @@ def test_run_py_sweeps_the_shipped_biLM_beside_a_tiny_model_in_one_command(tmp_p
     """The documented command, end to end: two probe runs, the biLM's and the model's, each its own encoder; the
     biLM's is the run a plain ``probe=ridge`` makes (run again into its directory, it is skipped as done)."""
     pytest.importorskip("transformers", reason="transformers is not installed (pip install -e '.[dev]')")
-    from elmo_bench.commands.plan import job_run
+    from elmo_bench.commands.compose import job_run
     from elmo_bench.engine.probe_run import run_probe
     from tests.hf_tiny import tiny_models
     from tests.test_probe_runs import ewt, results, run_py

@@ -439,7 +439,7 @@ def test_evaluate_on_another_programs_directory_says_so_not_that_the_run_has_not
 def test_a_user_folder_declaring_ner_leaves_probe_runs_alone(user_tasks, capsys):
     """Issue 56 item 6: a probe run composes no task (every probe option sets ``task`` to null), so the clash of a
     user folder declaring a shipped task's name is no probe run's business; a task run still gets the clash line."""
-    from elmo_bench.commands.plan import compose_job, job_run
+    from elmo_bench.commands.compose import compose_job, job_run
     from elmo_bench.engine.probe_config import ProbeRunConfig
 
     user_tasks("user45_probener", DECLARE.format(name="ner", target=".task:MyNer"))

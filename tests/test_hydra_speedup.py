@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from omegaconf import OmegaConf
 
-from elmo_bench.commands.plan import compose_job
+from elmo_bench.commands.compose import compose_job
 from tests import hydra_speedup
 
 JOBS = [["task=ner"], ["task=srl", "embedder=elmo", "mix=learned"], ["probe=structural", "budget=cpu"],

@@ -12,9 +12,9 @@ import pytest
 from elmo_bench.base.errors import DataError
 from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.bilm.public import public_options
+from elmo_bench.commands.compose import expand_sweep
 from elmo_bench.commands.main import main
-from elmo_bench.commands.plan import expand_sweep, segment_positions
-from elmo_bench.encoders.costs import bilm_flops_per_position
+from elmo_bench.encoders.costs import bilm_flops_per_position, segment_positions
 from elmo_bench.tasks.ner.reader import read_conll
 from elmo_bench.tasks.registry import declaration
 from tests.conftest import REPO, needs_data

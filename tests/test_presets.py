@@ -103,7 +103,7 @@ def test_probe_pos_one_key_picks_mode_and_layer(row, mode, layer):
 def test_probe_pos_sweep_has_no_duplicate_learned_runs():
     """row=all (the preset's sweep) is every layer of the run's encoder and the learned mix, expanded before the
     sweep starts (elmo_bench.commands.rows): the shipped biLM's 3 layers; the test biLM has 3 too."""
-    from elmo_bench.commands.plan import expand_sweep
+    from elmo_bench.commands.compose import expand_sweep
 
     jobs = expand_sweep(["experiment=probe_pos", *([] if HAS_POS else ["task=ner"])])
     assert len(jobs) == 4 * 3

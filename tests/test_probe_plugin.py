@@ -74,8 +74,8 @@ def _overrides(tmp_path, *more: str) -> list[str]:
 
 @needs_fixtures
 def test_a_copied_probe_folder_composes_runs_and_skips(user_probes, tmp_path, capsys, caplog):
+    from elmo_bench.commands.compose import job_run
     from elmo_bench.commands.main import main
-    from elmo_bench.commands.plan import job_run
     from elmo_bench.engine.probe_config import ProbeRunConfig
     from elmo_bench.engine.probe_run import run_probe
     from elmo_bench.probe.registry import registered_probes
@@ -120,8 +120,8 @@ def test_a_copied_probe_folder_composes_runs_and_skips(user_probes, tmp_path, ca
 
 
 def test_a_broken_probe_folder_is_skipped_with_a_warning(user_probes, caplog, capsys):
+    from elmo_bench.commands.compose import job_run
     from elmo_bench.commands.main import main
-    from elmo_bench.commands.plan import job_run
     from elmo_bench.probe.registry import registered_probes
 
     with caplog.at_level(logging.WARNING, logger="elmo_bench.probe.registry"):

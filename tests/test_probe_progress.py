@@ -56,7 +56,7 @@ def test_erasure_and_conditional_report_their_steps(probe, extra, total, tmp_pat
     """Each probe on the tiny EWT-like data and the test biLM, layers 0 and 2: a timer line while it works, and
     the last line counts every step (erasure: a layer each, plus the streamed pass; conditional: a (baseline,
     layer) each); ``progress=true`` draws the bar on stderr, ``progress=false`` none."""
-    from elmo_bench.commands.plan import job_run
+    from elmo_bench.commands.compose import job_run
     from elmo_bench.engine.probe_run import run_probe
     from tests.test_probe_runs import ewt
 

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import pytest
 
 from elmo_bench.commands import probe_aliases as aliases
-from elmo_bench.commands.plan import job_run
+from elmo_bench.commands.compose import job_run
 from elmo_bench.engine.probe_config import ProbeRunConfig
 from elmo_bench.probe import mdl_cli, pos_cli, structural_cli, wsd_cli
 

@@ -18,7 +18,7 @@ def test_a_directory_holding_another_runs_results_is_refused_and_an_added_settin
     assert run_py(*structural_args(tmp_path, data, first, epochs=1)).returncode == 0
     assert run_py(*structural_args(tmp_path, data, second, epochs=1), "seed=2").returncode == 0
     mine = (second / "results.json").read_text()
-    from elmo_bench.engine.plugin_code import probe_code_hash     # the code hash beside the version: a diagnostic
+    from elmo_bench.engine.plugin_code import probe_code_hash  # the code hash beside the version: a diagnostic
     from elmo_bench.probe.registry import probe_declaration
     declared = probe_declaration("structural")
     assert json.loads(mine)["code"] == {"probe": probe_code_hash(declared.package, declared.resolved_target())}

@@ -192,7 +192,7 @@ def test_bad_settings_and_data_stop_the_engine_before_it_writes(tmp_path, case):
     """The same refusals as run.py's below, through the engine in this process (run.py's own part, the one line and
     the directory Hydra made, is shown by the cases run below as a subprocess)."""
     from elmo_bench.base.errors import UserError
-    from elmo_bench.commands.plan import job_run
+    from elmo_bench.commands.compose import job_run
     from elmo_bench.engine.probe_run import run_probe
 
     data = ewt(tmp_path / "ewt", train=8)

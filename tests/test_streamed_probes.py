@@ -157,7 +157,7 @@ def _relative(a: torch.Tensor, b: torch.Tensor) -> float:
 
 
 def test_a_ridge_value_that_is_not_positive_is_refused():
-    from elmo_bench.commands.plan import job_run
+    from elmo_bench.commands.compose import job_run
 
     for grid in ([0.0, 1.0], [-1.0], [], [1.0, 1.0], [float("inf")]):
         with pytest.raises(ConfigError, match=r"probe.ridge_grid expected distinct positive finite numbers"):
@@ -189,7 +189,7 @@ def test_ridge_and_erasure_streamed_equal_gathered_on_real_ewt_through_the_door(
     sentences and the test biLM: ridge's metrics to 1e-6 relative (in fact identical), the keys of probe=pos;
     erasure's erasers to 1e-6 relative, its ranks and accuracies equal and its bits within the scoring probe's
     own tolerance (its L-BFGS stops at probe.tol; at 1e-10 they agree to 3e-8, docs/bits-and-erasure.md)."""
-    from elmo_bench.commands.plan import job_run
+    from elmo_bench.commands.compose import job_run
     from elmo_bench.engine.probe_run import run_probe
 
     data = ewt_slice(tmp_path, {"train": 150, "dev": 50, "test": 50})

@@ -58,49 +58,47 @@ import dataclasses
 import json
 import math
 import sys
-from contextlib import ExitStack, nullcontext
-from dataclasses import dataclass
+from contextlib import nullcontext
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
-import numpy as np
 import torch
 
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.device import check_device_spec, resolve_device
-from elmo_bench.base.errors import ConfigError, DataError
+from elmo_bench.base.errors import DataError
 from elmo_bench.base.hub_offline import local_hub_only
-from elmo_bench.commands.modes import ALL_MODES, expand_modes
+from elmo_bench.commands.compose import expand_sweep, job_run
 from elmo_bench.commands.plan_cpu import (
     MEASURED,
     TIMED_BATCHES,
     CpuRates,
-    format_minutes,
     sweep_cpu_seconds,
     time_encoder,
     time_training_steps,
 )
-from elmo_bench.commands.plan_probe import plan_probe_run, probe_table
-from elmo_bench.commands.rows import expand_rows
-from elmo_bench.commands.text_table import aligned
+from elmo_bench.commands.plan_measure import (
+    Measured,
+    SplitSizes,
+    glove_dim,
+    measure_model,
+    read_splits,
+    sample_model,
+    split_sizes,
+)
+from elmo_bench.commands.plan_probe import plan_probe_run
+from elmo_bench.commands.plan_table import plan_table
 from elmo_bench.encoders.costs import EncoderCost, bilm_options, cache_numbers, encoder_cost, segment_positions
-from elmo_bench.engine.collate import length_batches
-from elmo_bench.engine.encoder_sweep import drop_foreign_keys, encoder_sweep_args, swept_options
+from elmo_bench.engine.encoder_sweep import encoder_sweep_args, swept_options
 from elmo_bench.engine.experiment import (
-    Prepared,
-    build_model,
     canonical_run_mix,
     distinct_text,
     load_encoder_info,
     load_task,
-    read_checked_splits,
     trainer_config,
 )
-from elmo_bench.engine.fractions import nested_subset
-from elmo_bench.engine.loop import make_optimizer
 from elmo_bench.engine.probe_config import ProbeRunConfig
 from elmo_bench.engine.run_config import RunConfig
-from elmo_bench.modules.token_embedders import WordVocabulary
 from elmo_bench.tasks.registry import declaration
 
 #: sustained TFLOP/s for --gpu: 30% of the dense bf16 (V100, T4: fp16) tensor-core peak of the vendor's data sheet
@@ -111,291 +109,11 @@ GPU_PEAKS = {"a100": 312, "h100": 989, "h200": 989, "v100": 125, "t4": 65, "l4":
 STAND_IN = "default_{task}"
 
 
-# ----------------------------------------------------------------------------------------------------------- sweep
-
-def compose_job(overrides: Sequence[str], check: bool = True, files: bool = True, multirun: bool = False) -> Any:
-    """One run's config, composed like run.py's (with the hydra node, for the sweep and the choices) and, with
-    ``check``, through run.py's door (engine.config_door.resolve_run_config: unknown keys, ranges, data files);
-    ``multirun``: a job of a sweep (a ``++encoder.<key>`` of another encoder kind is left out, not refused)."""
-    from omegaconf import open_dict
-
-    from elmo_bench.commands.hydra_setup import compose_config, forced_base  # lazy: omegaconf
-    from elmo_bench.engine.config_door import resolve_run_config  # lazy: omegaconf
-
-    cfg = compose_config(overrides)
-    base = forced_base(overrides)
-    if multirun:  # the job as run.py's door leaves it: a ++encoder.<key> of another swept kind out
-        drop_foreign_keys(cfg, overrides, base, multirun)
-    job = cfg.copy()
-    with open_dict(job):
-        del job["hydra"]                           # what run.py's job sees
-    if check:  # job gets data.name and the choices too
-        resolve_run_config(job, overrides, cfg.hydra.runtime.choices, base, files, multirun)
-    with open_dict(cfg):
-        cfg.choices = {k: v for k, v in cfg.hydra.runtime.choices.items() if not k.startswith("hydra")}
-        cfg.data.name = job.data.get("name") or cfg.choices.get("data")
-    return cfg
-
-
-def job_run(overrides: Sequence[str], check: bool = True, files: bool = True,
-            multirun: bool = False) -> RunConfig | ProbeRunConfig:
-    """One run's RunConfig (elmo_bench.engine.run_config), or a probe run's ProbeRunConfig: :func:`compose_job`,
-    without Hydra's node, typed."""
-    from omegaconf import OmegaConf, open_dict
-
-    from elmo_bench.engine.config_door import is_probe_job, run_config  # lazy: omegaconf
-
-    cfg = compose_job(overrides, check, files, multirun)
-    with open_dict(cfg):
-        del cfg["hydra"]
-    if is_probe_job(cfg):
-        return ProbeRunConfig.of(OmegaConf.to_container(cfg, resolve=True))
-    return run_config(cfg)
-
-
-def expand_sweep(overrides: Sequence[str], stride: int | None = None) -> list[list[str]]:
-    """The override lists of every job the command would launch: the experiment's ``hydra.sweeper.params`` then
-    the command line (later keys win), comma lists and ranges expanded as Hydra's basic sweeper does; ``stride``:
-    ``mix=all_modes`` over every ``stride``-th of the encoder's layers and the last (``plan --stride K``)."""
-    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-
-    overrides = expand_rows(overrides, lambda job: job_run(job, check=False, files=False))  # row=all
-    every_mode = [o for o in overrides if o == ALL_MODES]   # not a config option: expanded below
-    overrides = [o for o in overrides if o != ALL_MODES]
-    parser = OverridesParser.create()
-    # the experiment's own sweep, before the command line's, read from the command line's first job (a key below a
-    # swept group, probe=structural,mdl probe.max_epochs=5, composes only with a value of that group chosen)
-    first = BasicSweeper.split_arguments(parser.parse_overrides(list(overrides)), None)[0][0]
-    cfg = compose_job(first, check=False)
-    params = cfg.hydra.get("sweeper", {}).get("params") or {}
-    swept = [f"{k}={v}" for k, v in params.items()]
-    parsed = parser.parse_overrides([*swept, *overrides])
-    jobs = [[*job, *every_mode] for job in BasicSweeper.split_arguments(parsed, None)[0]]
-    return expand_modes(jobs, job_run, stride)  # mix=all_modes: every edge-probing mode of the encoder
-
-
-# ------------------------------------------------------------------------------------------------------------ data
-
-@dataclass
-class SplitSizes:
-    examples: int
-    tokens: int                  # every text field of every example
-    positions: int               # the biLM positions of the distinct sequences (cache fill)
-    distinct_tokens: int         # the cache's rows
-
-
-def split_sizes(task: Any, examples: Sequence[dict], max_segment: int) -> SplitSizes:
-    """Sizes of one split as the engine sees it (the cache deduplicates each text field's sequences)."""
-    tokens = positions = distinct = 0
-    for name in task.text_fields:
-        sequences = [e[name] for e in examples]
-        tokens += sum(len(s) for s in sequences)
-        for seq in {tuple(s) for s in sequences}:
-            distinct += len(seq)
-            positions += segment_positions(len(seq), max_segment)
-    return SplitSizes(len(examples), tokens, positions, distinct)
-
-
-def read_splits(run: RunConfig, task: Any) -> dict[str, list[dict]] | None:
-    """The configured data's splits as a run reads and checks them (engine.experiment.read_checked_splits; train
-    cut to ``data.fraction`` as the engine does), or None when they are not here (a hub dataset offline, a licensed
-    file not downloaded). Data that is here but bad (an empty split, a malformed file) is the run's one line."""
-    try:
-        splits, _ = read_checked_splits(run.data, task)
-    except (DataError, ConfigError, OSError):
-        if data_is_here(run.data.plain()):
-            raise
-        return None
-    splits["train"] = nested_subset(splits["train"], run.data.fraction, int(run.runtime.seed))
-    return splits
-
-
-def data_is_here(data: dict[str, Any]) -> bool:
-    """Local data whose every configured split path exists (so a failure to read it is the data's fault)."""
-    paths = [data[k] for k in ("train", "dev", "test") if data.get(k)]
-    return data.get("source") == "local" and bool(paths) and all(Path(str(p)).exists() for p in paths)
-
-
-# ----------------------------------------------------------------------------------------------------- measurement
-
-class ShapeLayers:
-    """A stand-in for the activation cache: random (L+1, n, dim) layers of the right shape for every sequence
-    (FLOPs and memory do not depend on the values, and the plan never runs the biLM)."""
-
-    def __init__(self, sequences: Sequence[Sequence[str]], num_layers: int, dim: int) -> None:
-        self.lengths = [len(s) for s in sequences]
-        self.num_layers, self.dim = num_layers, dim
-
-    def __len__(self) -> int:
-        return len(self.lengths)
-
-    def get(self, index: int) -> np.ndarray:
-        rng = np.random.default_rng(index)
-        return rng.standard_normal((self.num_layers, self.lengths[index], self.dim), dtype=np.float32)
-
-
-def _counting_backends() -> ExitStack:
-    """oneDNN and cuDNN off: their fused RNN kernels are invisible to FlopCounterMode, the native ones are not."""
-    import warnings
-
-    stack = ExitStack()
-    stack.enter_context(warnings.catch_warnings())
-    warnings.filterwarnings("ignore", message="TF32 acceleration on top of oneDNN")
-    stack.enter_context(torch.backends.mkldnn.flags(enabled=False))
-    stack.enter_context(torch.backends.cudnn.flags(enabled=False))
-    return stack
-
-
-def _optimizer_state_tensors(optimizer: str) -> int:
-    return {"adam": 2, "adadelta": 2, "sgd": 0}.get(optimizer, 2)
-
-
-@dataclass
-class Measured:
-    head_params: int
-    train_flops_per_token: float
-    eval_flops_per_token: float
-    peak_memory_bytes: int
-    memory_method: str
-    sample_batches: int
-    sample_tokens: int
-
-
-@dataclass
-class SampleModel:
-    """A run's model over a sample of its train split, with that sample's batches (indices into ``sample``)."""
-
-    model: Any
-    collator: Any
-    sample: list[dict]
-    batches: list[list[int]]
-    trainer: Any
-
-
-def sample_model(run: RunConfig, task: Any, train: list[dict], num_layers: int, elmo_dim: int, glove_dim: int,
-                 n_batches: int, seed: int = 0) -> SampleModel:
-    """The run's model (experiment.build_model, on the CPU) over ``n_batches`` shuffled train batches of the run's
-    batch size; biLM layers from :class:`ShapeLayers` and a random GloVe table of the configured width (the values
-    and the vocabulary change neither FLOPs nor memory)."""
-    torch.manual_seed(seed)
-    trainer = trainer_config(run, 1.0)
-    batches = length_batches(train, task.text_fields, trainer.batch_size, shuffle=True, seed=seed)[:n_batches]
-    rows = sorted({i for b in batches for i in b})
-    sample = [dict(train[i], _index=k) for k, i in enumerate(rows)]
-    where = {i: k for k, i in enumerate(rows)}
-    batches = [[where[i] for i in b] for b in batches]
-    use_elmo = bool(run.embedder.elmo)
-    prepared = Prepared({"train": sample}, len(sample), 1.0, num_layers=num_layers if use_elmo else 0,
-                        elmo_dim=elmo_dim if use_elmo else 0)
-    if use_elmo:
-        prepared.layer_sources["train"] = {f: ShapeLayers([e[f] for e in sample], num_layers, elmo_dim)
-                                           for f in task.text_fields}
-    glove_table = None
-    if run.embedder.glove:
-        words = sorted({w for e in sample for f in task.text_fields for w in e[f]})
-        glove_table = (WordVocabulary(words), torch.randn(len(words) + 2, glove_dim) * 0.1)
-    model, collators, _ = build_model(run, task, prepared, seed, glove_table=glove_table)
-    return SampleModel(model, collators["train"], sample, batches, trainer)
-
-
-def _cuda_peak(model: Any, batch: Any, trainer: Any, device: torch.device) -> int:
-    """torch.cuda.max_memory_allocated over one training step of ``batch``: forward, backward, optimiser step."""
-    torch.cuda.synchronize(device)
-    torch.cuda.reset_peak_memory_stats(device)
-    optimizer = make_optimizer(model, trainer)
-    output = model(batch)
-    (output["loss"] + model.embedder.penalty()).backward()
-    optimizer.step()                                 # the optimiser's state is allocated on its first step
-    peak = torch.cuda.max_memory_allocated(device)
-    model.zero_grad(set_to_none=True)
-    return int(peak)
-
-
-def _recording_bytes(saved: dict[tuple[Any, int], int]) -> Callable[[torch.Tensor], torch.Tensor]:
-    """A saved_tensors_hooks pack hook that records each saved tensor's bytes in ``saved``, keyed by storage (a
-    storage saved twice counts once)."""
-    def pack(t: torch.Tensor) -> torch.Tensor:
-        if t.is_sparse:                          # no storage of its own: its indices and values
-            saved[(t.device, id(t))] = t._indices().nbytes + t._values().nbytes
-            return t
-        storage = t.untyped_storage()
-        saved[(t.device, storage.data_ptr())] = storage.nbytes()
-        return t
-
-    return pack
-
-
-def measure_model(run: RunConfig, task: Any, train: list[dict], num_layers: int, elmo_dim: int, glove_dim: int,
-                  device: torch.device, n_batches: int, seed: int = 0) -> Measured:
-    """FLOPs per token (train: forward + backward; eval: forward) and peak memory of the run's model on
-    ``n_batches`` sample batches (:func:`sample_model`), on ``device``."""
-    built = sample_model(run, task, train, num_layers, elmo_dim, glove_dim, n_batches, seed)
-    model, sample, batches, trainer = built.model, built.sample, built.batches, built.trainer
-    collators = {"train": built.collator}
-    head_params = sum(p.numel() for p in model.head.parameters() if p.requires_grad)
-    model.to(device)
-    trainable = [p for p in model.parameters() if p.requires_grad]
-    param_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
-    grad_bytes = sum(p.numel() * p.element_size() for p in trainable)
-    state_bytes = _optimizer_state_tensors(trainer.optimizer) * grad_bytes
-
-    from torch.utils.flop_counter import FlopCounterMode
-
-    train_flops = eval_flops = tokens = 0
-    peak = 0
-    for rows_ in batches:
-        batch = collators["train"]([sample[i] for i in rows_])
-        tokens += sum(int(f.mask.sum()) for f in batch.fields.values())
-        model.train()
-        saved: dict[tuple[Any, int], int] = {}
-        pack = _recording_bytes(saved)
-        if device.type == "cuda":                     # memory first, with the kernels a run uses (cuDNN on)
-            peak = max(peak, _cuda_peak(model, batch, trainer, device))
-        with _counting_backends(), FlopCounterMode(display=False) as counter, \
-                torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-            output = model(batch)
-            (output["loss"] + model.embedder.penalty()).backward()
-        train_flops += counter.get_total_flops()
-        if device.type != "cuda":
-            params = {(p.device, p.untyped_storage().data_ptr()) for p in model.parameters()}
-            activations = sum(n for key, n in saved.items() if key not in params)
-            peak = max(peak, activations + param_bytes + grad_bytes + state_bytes)
-        model.zero_grad(set_to_none=True)
-        del output
-        model.eval()
-        with torch.no_grad(), _counting_backends(), FlopCounterMode(display=False) as counter:
-            model(batch)
-        eval_flops += counter.get_total_flops()
-    method = ("torch.cuda.max_memory_allocated over forward, backward and the optimiser step"
-              if device.type == "cuda" else
-              "saved-for-backward tensors (saved_tensors_hooks, by storage) + parameters + gradients + optimiser state")
-    return Measured(head_params, train_flops / max(tokens, 1), eval_flops / max(tokens, 1), peak, method,
-                    len(batches), tokens)
-
-
 # ------------------------------------------------------------------------------------------------------------- plan
 
 def _bilm_options(run: RunConfig) -> tuple[Any, str]:
     """The biLM's options (the configured file, or the public ELMo architecture when it is not readable here)."""
     return bilm_options(run.encoder.bilm.options)
-
-
-def _glove_dim(run: RunConfig) -> int:
-    """GloVe width: the file's first line when readable, 300 (glove.840B.300d) for an absent file, 50 for kumo."""
-    if not run.embedder.glove:
-        return 0
-    if run.embedder.glove_source == "kumo":
-        return 50
-    path = run.embedder.glove_path
-    if path and Path(str(path)).exists():
-        import gzip
-
-        opener = gzip.open if str(path).endswith(".gz") else open
-        with opener(str(path), "rt", encoding="utf-8") as handle:
-            fields = handle.readline().rstrip("\n").split(" ")
-        return int(fields[1]) if len(fields) == 2 else len(fields) - 1
-    return 300
 
 
 def _encoder_cost(run: RunConfig, options: Any, options_source: str, data: dict[str, Any], memo: dict[str, Any]
@@ -438,7 +156,7 @@ def plan_run(overrides: Sequence[str], run: RunConfig, device: torch.device, n_b
     model_key = _model_key(run, data_key, options) + cost.source
     if model_key not in memo:
         memo[model_key] = measure_model(run, task, data["sample_train"], cost.num_layers, cost.dim,
-                                        _glove_dim(run), device, n_batches)
+                                        glove_dim(run), device, n_batches)
     measured: Measured = memo[model_key]
 
     sizes = data["splits"]
@@ -526,7 +244,7 @@ def measured_cpu_rates(config: RunConfig, run: dict[str, Any], rates: CpuRates) 
         raise DataError(f"plan --measure-cpu: the data of {config.task.name} ({config.data.name}) is not readable "
                         f"here")
     task.fit_labels(splits)
-    built = sample_model(config, task, splits["train"], *_layer_shape(run), _glove_dim(config), TIMED_BATCHES)
+    built = sample_model(config, task, splits["train"], *_layer_shape(run), glove_dim(config), TIMED_BATCHES)
     seconds = time_training_steps(built.model, built.collator, built.sample, built.batches, built.trainer)
     tokens = sum(len(built.sample[i][f]) for rows in built.batches for i in rows for f in task.text_fields)
     head = run["train_flops_per_token"] * tokens / seconds / 1e9
@@ -602,62 +320,6 @@ def plan(overrides: Sequence[str], gpu_tflops: float, device: torch.device, n_ba
 
 # -------------------------------------------------------------------------------------------------------------- CLI
 
-def _task_table(runs: Sequence[dict[str, Any]]) -> list[str]:
-    head = ("task", "embedder", "seed", "sizes", "train ex", "tokens", "enc. FLOPs", "cache GB", "head params",
-            "train FLOPs/ep", "peak mem GB", "epochs", "GPU h", "CPU min")
-    rows = [head]
-    for r in runs:
-        rows.append((r["task"], r["embedder"], str(r["seed"]), r["sizes"], f"{r['train_examples']:,}",
-                     f"{r['tokens']:,}", "?" if r["encoder_flops"] is None else f"{r['encoder_flops']:.2e}",
-                     f"{r['cache_bytes'] / 1e9:.2f}",
-                     f"{r['head_params']:,}", f"{r['train_flops_per_epoch']:.2e}",
-                     f"{r['peak_memory_bytes'] / 1e9:.2f}", str(r["epochs"]), f"{r['gpu_hours']:.2f}",
-                     f"{r['cpu_seconds'] / 60:.1f}"))
-    return aligned(rows)
-
-
-def _table(result: dict[str, Any]) -> str:
-    """Task rows, then probe rows (each kind its own columns), then the sweep's totals and the size notes."""
-    tasks = [r for r in result["runs"] if "task" in r]
-    probes = [r for r in result["runs"] if "probe" in r]
-    lines = _task_table(tasks) if tasks else []
-    if probes:
-        lines += ([""] if lines else []) + probe_table(probes)
-    bounds = "epochs are max_epochs, early stopping ends most runs sooner"
-    if probes:
-        bounds += ("; probe training FLOPs: L-BFGS fits at their expected iterations (the mean of the committed "
-                   "records' fits), Adam probes at max_epochs; 'bound': every fit at max_iter")
-    lines.append(f"\n{len(result['runs'])} runs, {result['total_gpu_hours']:.1f} GPU hours in total at "
-                 f"{result['gpu_tflops']:g} TFLOP/s sustained (each activation cache counted once; {bounds})"
-                 + (f"; memory measured on {result['device']}" if tasks else "")
-                 + (f" ({result['device_note']})" if result.get("device_note") else ""))
-    rates = result["cpu_rates"]
-    head_rate, encoder_rate = ("per task" if rates[k] is None else f"{rates[k]:.1f} GFLOP/s"
-                               for k in ("head_gflops", "encoder_gflops"))
-    lbfgs = f"L-BFGS {rates['lbfgs_gflops']:.1f} GFLOP/s, " if any(r.get("lbfgs_flops") for r in probes) else ""
-    lines.append(f"predicted CPU wall time, run after run, one thread: {format_minutes(result['total_cpu_seconds'])}"
-                 f" (head {head_rate}, encoder {encoder_rate}, {lbfgs}"
-                 f"{rates['run_overhead_s']:g} s per run; {rates['source']})")
-    notes = sorted({f"{r['task']}/{r['data']}: {r['size_source']}" for r in tasks if r["sizes"] != "measured"}
-                   | {f"probe {r['probe']}: {r['size_source']}" for r in probes if r["sizes"] != "measured"})
-    return "\n".join(lines + [f"  {n}" for n in notes] + _encoder_lines([*tasks, *probes]))
-
-
-def _encoder_lines(runs: Sequence[dict[str, Any]]) -> list[str]:
-    """One line per distinct counted encoder: parameters, FLOPs per word position, weight bytes, the layers kept,
-    and its note (a config-only model's estimated subword counts)."""
-    lines: dict[str, str] = {}
-    for r in runs:
-        if r.get("encoder_params") is None or r["encoder"] in lines:
-            continue
-        flops = "?" if r["encoder_flops_per_token"] is None else f"{r['encoder_flops_per_token']:.3g}"
-        note = f"; {r['encoder_note']}" if r.get("encoder_note") else ""
-        lines[r["encoder"]] = (f"encoder {r['encoder']}: {r['encoder_params']:,} parameters, {flops} FLOPs a word, "
-                               f"weights {r['weight_bytes'] / 1e9:.2f} GB, cache layers {r['encoder_layer_indices']} "
-                               f"x {r['encoder_dim']} ({r['cache_bytes'] / 1e9:.3f} GB){note}")
-    return list(lines.values())
-
-
 def build_parser() -> ArgumentParser:
     """``elmo-bench plan``'s arguments: Hydra overrides as run.py takes them, and the pricing flags."""
     presets = ", ".join(f"{k} {v:g} (peak {GPU_PEAKS[k]})" for k, v in GPU_TFLOPS.items())
@@ -726,5 +388,5 @@ def _plan_command(parser: Any, args: Any) -> int:
     if args.format == "json":
         sys.stdout.write(json.dumps(result) + "\n")
     else:
-        print(_table(result))
+        print(plan_table(result))
     return 0

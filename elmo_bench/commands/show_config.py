@@ -19,6 +19,7 @@ from typing import Any, Sequence
 
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.bilm.options import BiLMOptions
+from elmo_bench.commands.compose import expand_sweep, job_run
 from elmo_bench.commands.main_args import QUICKSTART, names_a_job
 from elmo_bench.engine.probe_config import ProbeRunConfig, describe_probe
 from elmo_bench.engine.run_config import RunConfig, describe
@@ -37,8 +38,6 @@ def build_parser() -> ArgumentParser:
 
 def resolved_jobs(overrides: Sequence[str]) -> list[dict[str, Any]]:
     """Each job's overrides and its RunConfig's values (engine.run_config.describe), through the door."""
-    from elmo_bench.commands.plan import expand_sweep, job_run  # lazy: torch
-
     args = list(overrides) if names_a_job(list(overrides)) else [*overrides, QUICKSTART]
     runs = [(job, job_run(job)) for job in expand_sweep(args)]
     for _, run in runs:

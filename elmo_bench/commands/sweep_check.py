@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from elmo_bench.commands.compose import compose_job, expand_sweep
 from elmo_bench.commands.main_args import LEAVE_ALONE, _override_positions
 from elmo_bench.commands.probe_sweep_args import sweeps_probes
 
@@ -41,8 +42,6 @@ def check_sweep(args: Sequence[str]) -> int:
     if not any(o.is_sweep_override() for o in parsed) and not sweeps_probes(overrides):
         return 0  # (experiment=probe_suite sweeps probe in its own sweeper: its jobs are checked too)
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
-
-    from elmo_bench.commands.plan import compose_job, expand_sweep  # lazy: torch
 
     first = BasicSweeper.split_arguments(parsed, None)[0][0]   # probe=a,b probe.<key>=v composes with a probe chosen
     mode = compose_job(first, check=False).hydra.mode
