@@ -82,7 +82,7 @@ def test_a_smaller_training_fraction_adapts_on_its_own_subset(tmp_path, base_dir
 
 
 def test_adaptation_text_is_each_training_sentence_once_without_sub_phrases():
-    from elmo_bench.engine.experiment import distinct_text
+    from elmo_bench.engine.prepare import distinct_text
     from elmo_bench.tasks.api import Task
     from elmo_bench.tasks.sst.task import SstTask
 

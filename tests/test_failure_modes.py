@@ -73,7 +73,8 @@ EMPTY = {
 
 @pytest.mark.parametrize("task_name", sorted(EMPTY))
 def test_an_empty_train_file_is_no_sentences_for_every_task(tmp_path, task_name):
-    from elmo_bench.engine.experiment import load_task, read_data
+    from elmo_bench.engine.experiment import load_task
+    from elmo_bench.engine.prepare import read_data
     from elmo_bench.engine.run_config import DataPart
 
     name, text, extra = EMPTY[task_name]

@@ -183,7 +183,7 @@ def test_encoders_that_cannot_be_randomised_are_refused():
 @needs_fixtures
 def test_run_py_bilm_random_is_a_random_bilm_with_its_own_hash(tmp_path, monkeypatch):
     from elmo_bench.engine.config_door import run_config
-    from elmo_bench.engine.experiment import load_encoder_info
+    from elmo_bench.engine.prepare import load_encoder_info
     from elmo_bench.tasks.registry import registered
     from tests.engine_helpers import TINY, compose_run
 

@@ -13,8 +13,9 @@ from omegaconf import OmegaConf
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import DATA_ROOT
 from elmo_bench.data.split_checks import split_overlap
-from elmo_bench.engine.experiment import load_task, read_data
+from elmo_bench.engine.experiment import load_task
 from elmo_bench.engine.live_identity import flat_identity
+from elmo_bench.engine.prepare import read_data
 from elmo_bench.engine.run_config import DataPart
 from elmo_bench.identity.rules import flatten
 from tests.conftest import REPO

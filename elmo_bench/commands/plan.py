@@ -90,13 +90,8 @@ from elmo_bench.commands.plan_probe import plan_probe_run
 from elmo_bench.commands.plan_table import plan_table
 from elmo_bench.encoders.costs import EncoderCost, bilm_options, cache_numbers, encoder_cost, segment_positions
 from elmo_bench.engine.encoder_sweep import encoder_sweep_args, swept_options
-from elmo_bench.engine.experiment import (
-    canonical_run_mix,
-    distinct_text,
-    load_encoder_info,
-    load_task,
-    trainer_config,
-)
+from elmo_bench.engine.experiment import canonical_run_mix, load_task, trainer_config
+from elmo_bench.engine.prepare import distinct_text, load_encoder_info
 from elmo_bench.engine.probe_config import ProbeRunConfig
 from elmo_bench.engine.run_config import RunConfig
 from elmo_bench.tasks.registry import declaration

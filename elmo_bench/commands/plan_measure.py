@@ -15,14 +15,10 @@ import torch
 from elmo_bench.base.errors import ConfigError, DataError
 from elmo_bench.encoders.costs import segment_positions
 from elmo_bench.engine.collate import length_batches
-from elmo_bench.engine.experiment import (
-    Prepared,
-    build_model,
-    read_checked_splits,
-    trainer_config,
-)
+from elmo_bench.engine.experiment import build_model, trainer_config
 from elmo_bench.engine.fractions import nested_subset
 from elmo_bench.engine.loop import make_optimizer
+from elmo_bench.engine.prepare import Prepared, read_checked_splits
 from elmo_bench.engine.run_config import RunConfig
 from elmo_bench.modules.token_embedders import WordVocabulary
 
@@ -49,7 +45,7 @@ def split_sizes(task: Any, examples: Sequence[dict], max_segment: int) -> SplitS
 
 
 def read_splits(run: RunConfig, task: Any) -> dict[str, list[dict]] | None:
-    """The configured data's splits as a run reads and checks them (engine.experiment.read_checked_splits; train
+    """The configured data's splits as a run reads and checks them (engine.prepare.read_checked_splits; train
     cut to ``data.fraction`` as the engine does), or None when they are not here (a hub dataset offline, a licensed
     file not downloaded). Data that is here but bad (an empty split, a malformed file) is the run's one line."""
     try:

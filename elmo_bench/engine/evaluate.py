@@ -23,8 +23,9 @@ from elmo_bench.base.device import resolve_device
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.encoders.protocol import cache_id
 from elmo_bench.engine.config_door import is_probe_job, resolve_run_config
-from elmo_bench.engine.experiment import assemble, load_encoder_info, load_task, read_data, trainer_config
+from elmo_bench.engine.experiment import assemble, load_task, trainer_config
 from elmo_bench.engine.loop import evaluate
+from elmo_bench.engine.prepare import load_encoder_info, read_data
 from elmo_bench.engine.run_config import RunConfig
 from elmo_bench.engine.run_identity import check_data_identity
 from elmo_bench.engine.run_records import RUN_FILE, StoredRun, read_run

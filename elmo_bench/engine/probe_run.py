@@ -29,9 +29,10 @@ from elmo_bench.encoders.cache import ActivationCache
 from elmo_bench.encoders.cli_options import encoder_info
 from elmo_bench.encoders.kinds import encoder_plugin_of
 from elmo_bench.encoders.protocol import moved
-from elmo_bench.engine.experiment import load_encoder_info, seed_everything
+from elmo_bench.engine.experiment import seed_everything
 from elmo_bench.engine.live_identity import fingerprint
 from elmo_bench.engine.plugin_code import plugin_versions, probe_code_hash, with_plugin
+from elmo_bench.engine.prepare import load_encoder_info
 from elmo_bench.engine.probe_config import ProbeRunConfig
 from elmo_bench.engine.run_config import recorded_config
 from elmo_bench.engine.run_lock import run_dir_lock_or_undo
