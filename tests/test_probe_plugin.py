@@ -1,7 +1,7 @@
 """Issue 44 item 7: adding a probe is one new folder and no edit anywhere else (docs/adding-a-probe.md).
 
 The structural probe's folder is copied into a temporary folder on ``elmo_bench.probes``' package path (as if under
-elmo_bench/probes/), its declared name changed; nothing else is written. The registry finds it, ``probe=<name>``
+elmo_bench/probe/), its declared name changed; nothing else is written. The registry finds it, ``probe=<name>``
 composes through run.py's door (``elmo-bench config`` and ``plan``'s job_run) with the copy's settings, and it runs
 end to end on tiny UD data with the test biLM (elmo_bench.engine.probe_run.run_probe): results.json, then a second
 run that skips. A copy with a syntax error in its config.py is skipped with a warning while the shipped probes keep
@@ -52,7 +52,7 @@ def user_probes(tmp_path, monkeypatch):
     yield add
     registry.registered_probes.cache_clear()
     _forget_options()
-    for name in [m for m in sys.modules if m.startswith("elmo_bench.probes.user44_")]:
+    for name in [m for m in sys.modules if m.startswith("elmo_bench.probe.user44_")]:
         del sys.modules[name]
 
 
@@ -82,7 +82,7 @@ def test_a_copied_probe_folder_composes_runs_and_skips(user_probes, tmp_path, ca
 
     user_probes(NEW, NEW)
     found = registered_probes()
-    assert found[NEW].package == f"elmo_bench.probes.{NEW}" and found[SOURCE].package == "elmo_bench.probes.structural"
+    assert found[NEW].package == f"elmo_bench.probes.{NEW}" and found[SOURCE].package == "elmo_bench.probe.structural"
     overrides = _overrides(tmp_path)
     assert main(["config", "--format", "json", *overrides]) == 0             # `elmo-bench config probe=<new>`
     shown = json.loads(capsys.readouterr().out)
@@ -135,7 +135,7 @@ def test_a_broken_probe_folder_is_skipped_with_a_warning(user_probes, caplog, ca
     capsys.readouterr()
     assert main(["config", "probe=user44_broken"]) == 2                    # one line, exit 2
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "probe plug-in elmo_bench.probes.user44_broken is skipped" in err   # its own reason
+    assert "\n" not in err and "probe plug-in elmo_bench.probe.user44_broken is skipped" in err   # its own reason
     assert "SyntaxError" in err
 
 
@@ -146,5 +146,5 @@ def test_a_copy_declaring_a_shipped_name_is_one_line_naming_both(user_probes):
     with pytest.raises(ConfigError) as raised:
         probe_declaration(SOURCE)
     line = str(raised.value)
-    assert "\n" not in line and line == (f"probe '{SOURCE}' is declared twice: by elmo_bench.probes.structural and "
-                                         f"by elmo_bench.probes.user44_clash; rename one (its PROBE's name)")
+    assert "\n" not in line and line == (f"probe '{SOURCE}' is declared twice: by elmo_bench.probe.structural and "
+                                         f"by elmo_bench.probe.user44_clash; rename one (its PROBE's name)")

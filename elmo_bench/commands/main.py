@@ -53,7 +53,7 @@ def file_scorers() -> dict[str, Any]:
     (``Task.score_files``, elmo_bench.tasks.registry), and the WSD probe's, which is no task. Imported here, as
     every subcommand's machinery (torch and the task packages), so that other commands start fast."""
     from elmo_bench.engine.experiment import load_task  # lazy: torch
-    from elmo_bench.probe import wsd_metric  # lazy: tqdm
+    from elmo_bench.probe.wsd import metric as wsd_metric  # lazy: tqdm
     scorers: dict[str, Any] = {}
     for name in registered():
         try:

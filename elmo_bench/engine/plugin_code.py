@@ -26,7 +26,7 @@ from elmo_bench.identity.manifest import committed
 PROBE_FRAMEWORK = ("elmo_bench.probe.api", "elmo_bench.probe.registry", "elmo_bench.probe.declaration",
                    "elmo_bench.probe.settings", *(f"elmo_bench.tasks.{name}" for name in FRAMEWORK_MODULES))
 #: the packages whose modules a probe's code identity follows (its own folder, the probe machinery, task readers)
-PROBE_CODE = ("elmo_bench.probe.", "elmo_bench.probes.", "elmo_bench.tasks.")
+PROBE_CODE = ("elmo_bench.probe.", "elmo_bench.tasks.")
 
 
 def _module_file(name: str) -> Path | None:
