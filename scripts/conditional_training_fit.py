@@ -35,11 +35,11 @@ def measured(fit: Any) -> Any:
 
 
 def main() -> None:
+    sys.path.insert(0, str(REPO))  # this checkout's elmo_bench, before the import below, whatever is installed
     from elmo_bench.probe.lib import bits as conditional
 
     conditional.fit_lookup_softmax = measured(conditional.fit_lookup_softmax)
     sys.argv = [str(REPO / "run.py"), *sys.argv[1:]]
-    sys.path.insert(0, str(REPO))
     runpy.run_path(str(REPO / "run.py"), run_name="__main__")
 
 

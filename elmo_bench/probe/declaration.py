@@ -30,6 +30,8 @@ entry-point group; nothing else names a probe, as nothing names a task (tasks/de
   Hydra's generated ``probe_preset/<set>_<name>`` node;
 - which settings name a dataset is said by the settings themselves (elmo_bench.probe.settings.dataset: the run's
   identity fingerprints each such directory, with no engine edit);
+- ``scorer``: optional ``"module:attribute"``, a file scorer in a task's shape (``score_file_count``,
+  ``score_files(*paths)``): ``elmo-bench score <name> FILES`` (elmo_bench.commands.main.file_scorers);
 - ``package``: filled in by the registry.
 """
 from __future__ import annotations
@@ -54,6 +56,7 @@ class ProbeDeclaration:
     run_cost: str | None = None
     budgets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    scorer: str | None = None
     package: str = ""
     #: the probe's version (issue 54): ``plugin.probe: <name>@<version>`` in its runs' identity; bump it when a
     #: change may move a number, else record the new code hash in elmo_bench/identity/plugins.txt

@@ -130,8 +130,3 @@ def log_classes(classes: int) -> float:
 #: readers there), for a plan where the data is not readable
 UD_EWT_SIZES = {"train": SplitCount(12544, 204577, 5265593), "dev": SplitCount(2001, 25147, 533021),
                 "test": SplitCount(2077, 25094, 536688)}
-#: SemCor 3.0 (train) and Raganato et al.'s evaluation sets, counted by elmo_bench.probe.wsd.data's readers
-WSD_SIZES = {"train": SplitCount(37087, 817823, 25265575), "senseval2": SplitCount(242, 5829, 167715),
-             "senseval3": SplitCount(352, 5640, 143994), "semeval2007": SplitCount(135, 3219, 102827),
-             "semeval2013": SplitCount(306, 8533, 305305), "semeval2015": SplitCount(138, 2643, 69741),
-             "ALL": SplitCount(1173, 25864, 789582)}

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import ranged
 from elmo_bench.probe.declaration import ProbeDeclaration
-from elmo_bench.probe.probe_cost import WSD_SIZES
+from elmo_bench.probe.probe_cost import SplitCount
 from elmo_bench.probe.settings import dataset
 
 #: the evaluation sets of Raganato et al.'s framework (elmo_bench.probe.wsd.data.EVAL_SETS, written here torch-free)
@@ -15,6 +15,11 @@ EVAL_SETS = ("senseval2", "senseval3", "semeval2007", "semeval2013", "semeval201
 #: below ``paths.data_root``
 SEMCOR = "wsd/semcor3.0_google_original_format"
 EVAL_ROOT = "wsd/WSD_Evaluation_Framework/Evaluation_Datasets"
+#: SemCor 3.0 (train) and Raganato et al.'s evaluation sets, counted by elmo_bench.probe.wsd.data's readers
+WSD_SIZES = {"train": SplitCount(37087, 817823, 25265575), "senseval2": SplitCount(242, 5829, 167715),
+             "senseval3": SplitCount(352, 5640, 143994), "semeval2007": SplitCount(135, 3219, 102827),
+             "semeval2013": SplitCount(306, 8533, 305305), "semeval2015": SplitCount(138, 2643, 69741),
+             "ALL": SplitCount(1173, 25864, 789582)}
 
 
 @dataclass(frozen=True)
@@ -36,4 +41,5 @@ class WsdSettings:
 
 PROBE = ProbeDeclaration("wsd", ".probe:run", WsdSettings, data="semcor", predicts="a WordNet sense per tagged word",
                          record_task="wsd",
-                         sentences=".cost:sentences", cost=".cost:cost", documented=WSD_SIZES)
+                         sentences=".cost:sentences", cost=".cost:cost", documented=WSD_SIZES,
+                         scorer=".metric:SCORER")   # elmo-bench score wsd GOLD_KEY PRED_KEY

@@ -154,7 +154,7 @@ def read_eval_xml(path: str | Path) -> list[WsdSentence]:
             sentence.tokens.extend(words)
             if element.tag != "instance":
                 continue
-            iid, lemma, pos = element.get("id"), element.get("lemma"), element.get("pos")
+            iid, lemma, pos = element.get("id"), element.get("lemma"), element.get("pos")  # not a plug-in name: XML attr
             if not iid or not lemma or not words:
                 raise DataError(f"{path}: sentence {sentence.id}: <instance> needs id, lemma and a word, "
                                 f"found id={iid!r} lemma={lemma!r} text={element.text!r}")

@@ -44,9 +44,6 @@ class _WsdScorer:
         return score_files(*paths)
 
 
-NAME = "wsd"
-
-
 def score_files(gold_key: str, pred_key: str) -> dict[str, float]:
     """``elmo-bench score wsd GOLD_KEY PRED_KEY`` → {"precision": P, "recall": R, "f1": F} in percent."""
     return score(read_key_file(gold_key), read_key_file(pred_key, strict=False))
