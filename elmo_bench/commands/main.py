@@ -14,6 +14,7 @@ from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.commands.guard import debug_requested, exit_cleanly_on_sigterm, exit_code, guarded
 from elmo_bench.commands.pretrain import compose_pretrain
+from elmo_bench.probe.registry import declared_function, registered_probes
 from elmo_bench.tasks.registry import registered
 
 
@@ -54,7 +55,6 @@ def file_scorers() -> dict[str, Any]:
     the WSD probe's). Imported here, as every subcommand's machinery (torch and the task packages), so that other
     commands start fast."""
     from elmo_bench.engine.experiment import load_task  # lazy: torch
-    from elmo_bench.probe.registry import declared_function, registered_probes  # lazy: the probe scan
     scorers: dict[str, Any] = {}
     for name in registered():
         try:
