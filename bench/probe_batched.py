@@ -1,4 +1,4 @@
-"""Issue 58: the converged POS probe (``probe=pos``) fitted row by row (``elmo_bench.probe.pos.probe_features``, the
+"""Issue 58: the converged POS probe (``probe=pos``) fitted row by row (``elmo_bench.probe.pos.converged.probe_features``, the
 per-layer path: torch's LBFGS, one layer and one L2 at a time, on float32 features as the probe read them before)
 against every row of one width in one batched solve (``probe_rows``, the probe's path now, on the cache's dtype),
 each path in its own process (so each peak RSS is that path's) on the same warm activation cache.
@@ -35,10 +35,10 @@ def features(overrides: list[str], work: Path, dtype=None) -> tuple:
     now; float32: what it read before), labels, classes, settings)."""
     from elmo_bench.commands.plan import job_run
     from elmo_bench.engine.probe_run import _context, load_probe_encoder
-    from elmo_bench.probe.pos import SPLITS, layer_features, tag_ids
+    from elmo_bench.probe.lib.features import layer_features, tag_ids
+    from elmo_bench.probe.lib.ud_data import SPLITS, read_tagged
+    from elmo_bench.probe.pos.probe import views
     from elmo_bench.probe.settings import UD_EWT
-    from elmo_bench.probe.ud_data import read_tagged
-    from elmo_bench.probes.pos.probe import views
 
     run = job_run(["probe=pos", "budget=cpu", "probe.glove=false", f"paths.cache_dir={work / 'cache'}",
                    "logger=disabled", "progress=false", *overrides])
@@ -59,7 +59,7 @@ def features(overrides: list[str], work: Path, dtype=None) -> tuple:
 
 def fit(path: str, rows, y, classes, settings) -> dict:
     """One path's fit of every row in this process: seconds, peak RSS and each row's result."""
-    from elmo_bench.probe.pos import probe_features, probe_rows
+    from elmo_bench.probe.pos.converged import probe_features, probe_rows
 
     grid, max_iter, tol = list(settings.l2_grid), settings.max_iter, settings.tol
     started = time.perf_counter()

@@ -91,8 +91,8 @@ def ours(sentences: dict, files: dict[str, Path], args: argparse.Namespace, rank
     import h5py
     import torch
 
-    from elmo_bench.probe.structural import DistanceProbe, Regimen, Split, train_probe
-    from elmo_bench.probe.structural_metrics import tree_distances
+    from elmo_bench.probe.structural.metrics import tree_distances
+    from elmo_bench.probe.structural.probes import DistanceProbe, Regimen, Split, train_probe
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -138,7 +138,7 @@ def main() -> int:
     reference = Path(args.reference)
     if not (reference / "structural-probes" / "regimen.py").is_file():
         raise SystemExit(f"probe_speed: {reference}: no structural-probes/regimen.py (expected the authors' checkout)")
-    from elmo_bench.probe.conllu_trees import read_trees
+    from elmo_bench.probe.lib.conllu_trees import read_trees
 
     data = Path(args.data_dir)
     sentences = {"train": read_trees(_split_path(data, "train"))[: args.sentences],

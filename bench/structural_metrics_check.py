@@ -61,8 +61,8 @@ def main() -> int:
     sys.path.insert(0, str(Path(args.reference) / "structural-probes"))
     import reporter
 
-    from elmo_bench.probe import structural_metrics as sm
-    from elmo_bench.probe.conllu_trees import depths
+    from elmo_bench.probe.lib.conllu_trees import depths
+    from elmo_bench.probe.structural import metrics as sm
 
     rng = np.random.default_rng(args.seed)
     sentences = [random_sentence(rng, args.max_words) for _ in range(args.sentences)]

@@ -3,7 +3,7 @@ whether L-BFGS converged, and the squared norm of the weights, one ``FIT {...}``
 
 A negative gain (the probe on [b; layer] scores worse on test than the probe on b alone) is read against these:
 a joint fit with far fewer training bits than test bits overfits the training split at the fixed L2. This wraps
-``elmo_bench.probe.conditional.fit_lookup_softmax`` and runs ``run.py`` in this process with the given overrides,
+``elmo_bench.probe.lib.bits.fit_lookup_softmax`` and runs ``run.py`` in this process with the given overrides,
 so the fits are the run's own (docs/results/bits_erasure/README.md, the MiniLM section):
 
     python scripts/conditional_training_fit.py probe=conditional budget=cpu probe.baseline=layer0 \\
@@ -35,11 +35,11 @@ def measured(fit: Any) -> Any:
 
 
 def main() -> None:
-    from elmo_bench.probe import conditional
+    sys.path.insert(0, str(REPO))  # this checkout's elmo_bench, before the import below, whatever is installed
+    from elmo_bench.probe.lib import bits as conditional
 
     conditional.fit_lookup_softmax = measured(conditional.fit_lookup_softmax)
     sys.argv = [str(REPO / "run.py"), *sys.argv[1:]]
-    sys.path.insert(0, str(REPO))
     runpy.run_path(str(REPO / "run.py"), run_name="__main__")
 
 

@@ -132,7 +132,7 @@ def probe_run(directory: Path, data: Path, work: Path, size: str, device: str, p
 
 def large_check(device: torch.device, size: str, data: Path = EWT) -> dict[str, Any]:
     """Build, extract and probe (see the module docstring); the numbers as one dict."""
-    from elmo_bench.probe.ud_data import read_tagged
+    from elmo_bench.probe.lib.ud_data import read_tagged
 
     started = time.perf_counter()
     shape = SIZES[size]

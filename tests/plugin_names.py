@@ -2,12 +2,15 @@
 Python source that equals a registered name, every import of a plug-in's module, and every YAML file of ``conf/``
 that a plug-in's name spells (its file name or a value), outside that plug-in's own folder.
 
-Docs, tests, bench, scripts and ``conf/experiment/`` (presets that list what they run) are exempt. Used by
+Docs, tests, bench, scripts and ``conf/experiment/`` (presets that list what they run) are exempt. A string that only
+happens to spell a name (a data format's field, e.g. the ``pos`` attribute of an XML element) is marked on its line
+with ``# not a plug-in name: <why>`` (:data:`NOT_A_NAME`) and not counted; the reason is read in review. Used by
 tests/test_plugin_names.py; ``python tests/plugin_names.py`` prints every place found, one per line.
 """
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +21,8 @@ REPO = Path(__file__).resolve().parents[1]
 #: the source a name may not leave its folder into (besides the plug-in folders themselves)
 SCANNED = ("elmo_bench", "tasks", "run.py", "conf")
 EXEMPT_CONF = ("conf/experiment",)
+#: the comment that marks a line's string as spelling a plug-in's name by coincidence (a data field), with a reason
+NOT_A_NAME = re.compile(r"#\s*not a plug-in name:\s*\S")
 
 
 @dataclass(frozen=True)
@@ -72,9 +77,11 @@ def places(names: dict[str, set[str]], folders: dict[str, list[Path]], modules: 
     found: list[Place] = []
     for path in python_files():
         relative = str(path.relative_to(REPO))
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        source = path.read_text(encoding="utf-8")
+        marked = {number for number, line in enumerate(source.splitlines(), 1) if NOT_A_NAME.search(line)}
+        for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in allowed \
-                    and not _inside(path, allowed[node.value]):
+                    and not _inside(path, allowed[node.value]) and node.lineno not in marked:
                 found.append(Place(relative, node.lineno, node.value, f"{owner[node.value]}: string"))
             for module in _module_names(node):
                 for prefix, plugin in prefixes.items():
@@ -101,12 +108,16 @@ def _yaml_strings(node) -> list[str]:
 
 
 def probe_places() -> list[Place]:
-    """Probe names and record tasks outside ``elmo_bench/probe/<name>/`` (the folder its declaration's package is)."""
+    """Probe names and record tasks outside ``elmo_bench/probe/<name>/`` (the folder its declaration's package is);
+    a task of the same name (task pos, probe pos) writes it in its own folder ``tasks/<name>/`` too."""
     from elmo_bench.probe.registry import registered_probes
+    from elmo_bench.tasks.registry import registered
 
     declared = registered_probes()
+    tasks = registered()
     names = {name: {name, d.record_task} for name, d in declared.items()}
-    folders = {name: [_folder(d.package)] for name, d in declared.items()}
+    folders = {name: [_folder(d.package)] + ([_folder(tasks[name].package)] if name in tasks else [])
+               for name, d in declared.items()}
     modules = {name: [d.package] for name, d in declared.items()}
     return places(names, folders, modules)
 

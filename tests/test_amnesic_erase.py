@@ -140,8 +140,8 @@ def test_the_in_model_eraser_removes_the_concept_from_the_stream_it_erases(erase
     """On the eraser's training words, the erased forward stream of layer 1 has (nearly) no linear covariance with
     the UPOS one-hot: LEACE's guarantee, up to the fp16 cache it was fitted from; the random control of the same rank
     keeps more of it."""
+    from elmo_bench.probe.lib.ud_data import read_tagged
     from elmo_bench.probe.settings import UD_EWT
-    from elmo_bench.probe.ud_data import read_tagged
     from tests.conftest import DATA
 
     saved = torch.load(erasers / "erasers" / "layer_1.pt", weights_only=False)

@@ -1,4 +1,4 @@
-"""The batched converged probe (elmo_bench.probe.batched): every problem reaches its own one-problem optimum, with its
+"""The batched converged probe (elmo_bench.probe.lib.batched): every problem reaches its own one-problem optimum, with its
 own steps and its own stop, whatever the other problems of the batch do."""
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from elmo_bench.probe.batched import Problems, fit_select_l2_batched, fit_softmax_batched
-from elmo_bench.probe.linear import Standardiser, accuracy, fit_select_l2, fit_softmax
-from elmo_bench.probe.pos import SPLITS, probe_features, probe_rows, scaled_accuracy, standardised
+from elmo_bench.probe.lib.batched import Problems, fit_select_l2_batched, fit_softmax_batched
+from elmo_bench.probe.lib.linear import Standardiser, accuracy, fit_select_l2, fit_softmax
+from elmo_bench.probe.lib.ud_data import SPLITS
+from elmo_bench.probe.pos.converged import probe_features, probe_rows, scaled_accuracy, standardised
 from tests.conftest import needs_data
 from tests.ud_slice import ewt_slice
 
@@ -146,8 +147,8 @@ def test_real_ewt_probe_run_equals_the_per_layer_fits(tmp_path):
     from elmo_bench.commands.compose import job_run
     from elmo_bench.encoders.cache import ActivationCache
     from elmo_bench.engine.probe_run import load_probe_encoder, run_probe
-    from elmo_bench.probe.pos import layer_features, tag_ids
-    from elmo_bench.probe.ud_data import read_tagged
+    from elmo_bench.probe.lib.features import layer_features, tag_ids
+    from elmo_bench.probe.lib.ud_data import read_tagged
 
     data = ewt_slice(tmp_path, {"train": 200, "dev": 80, "test": 80})
     run = job_run(["probe=pos", f"paths.cache_dir={tmp_path / 'cache'}", "logger=disabled", "progress=false",

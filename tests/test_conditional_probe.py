@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 import torch
 
-from elmo_bench.probe import conditional as cp
-from elmo_bench.probe.classifiers import ProbeSpec, build_probe
-from elmo_bench.probe.conditional_mlp import WordJoined, fit_mlp1
-from elmo_bench.probe.linear import Standardiser
-from elmo_bench.probe.regimen import Regimen
-from elmo_bench.probes.erasure.probe import change_rank, fit_eraser
+from elmo_bench.probe.conditional.mlp import WordJoined, fit_mlp1
+from elmo_bench.probe.erasure.probe import change_rank, fit_eraser
+from elmo_bench.probe.lib import bits as cp
+from elmo_bench.probe.lib.classifiers import ProbeSpec, build_probe
+from elmo_bench.probe.lib.linear import Standardiser
+from elmo_bench.probe.lib.regimen import Regimen
 from tests.conftest import DATA, FIXTURES, needs_data, needs_fixtures
 from tests.ud_slice import ewt_slice
 

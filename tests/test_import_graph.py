@@ -34,7 +34,7 @@ LAYERS: dict[str, set[str]] = {
 }
 LAYERS["commands"] = set(LAYERS) | {"report"}
 #: subpackages that share a layer with another: the biLM and the Encoder protocol import each other's way freely
-SUBPACKAGES = {"bilm": "encoders", "probes": "probe"}
+SUBPACKAGES = {"bilm": "encoders"}
 #: modules outside any subpackage and the layer they belong to
 TOP_LEVEL = {"elmo_bench": "base", "elmo_bench.__main__": "commands"}
 #: modules that call ``importlib.import_module`` on a computed name, and what that name can be (it must be a module
@@ -44,7 +44,7 @@ DYNAMIC: dict[str, str] = {
     "elmo_bench.tasks.registry": "the scan: the config module of each package under tasks/ (the tasks layer)",
     "elmo_bench.commands.main": "the subcommands' modules, each a string literal in the file (edges counted)",
     "elmo_bench.encoders.kinds": "the scan: the modules of elmo_bench.encoders that declare ENCODER_KIND (same layer)",
-    "elmo_bench.probe.registry": "the scan: the config module of each folder under elmo_bench/probes (probe layer), "
+    "elmo_bench.probe.registry": "the scan: the config module of each folder under elmo_bench/probe (probe layer), "
                                  "and a declared probe's run function (probe_runner)",
 }
 #: known upward edges, each with the issue that removes it (none left: issue 28 item 1 took the task knowledge out of

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from elmo_bench.probe.linear import Standardiser, accuracy, fit_select_l2, fit_softmax
+from elmo_bench.probe.lib.linear import Standardiser, accuracy, fit_select_l2, fit_softmax
 
 
 def test_one_hot_features_reach_the_empirical_tag_distribution():

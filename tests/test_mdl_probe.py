@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.probe import mdl
+from elmo_bench.probe.mdl import online_code as mdl
 from tests.conftest import FIXTURES, needs_fixtures
 
 
@@ -132,13 +132,13 @@ def test_cli_prints_the_contract_and_names_a_too_small_training_set(tmp_path, ca
 
 @pytest.mark.parametrize("kind", ["mlp1", "mlp2"])
 def test_the_papers_mlp_probes_plug_in_and_compress_a_learnable_task_and_not_noise(kind):
-    """The mdl probe's FACTORIES (elmo_bench/probes/mdl/probe.py) hold Hewitt & Liang's MLPs trained by the shared
+    """The mdl probe's FACTORIES (elmo_bench/probe/mdl/probe.py) hold Hewitt & Liang's MLPs trained by the shared
     regimen: a one-hot-learnable task is coded far below its uniform code, noise is not (its online code stays near
     uniform, compression < 1.1)."""
     import torch
 
-    from elmo_bench.probes.mdl.config import MdlSettings
-    from elmo_bench.probes.mdl.probe import FACTORIES
+    from elmo_bench.probe.mdl.config import MdlSettings
+    from elmo_bench.probe.mdl.probe import FACTORIES
 
     factory = FACTORIES[kind](4, MdlSettings(hidden=16, max_epochs=15), torch.device("cpu"))
     easy = mdl.online_codelength(_data(1000, 4, False, 0), _data(50, 4, False, 1), 4, factory, seed=0)

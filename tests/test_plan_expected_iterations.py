@@ -10,9 +10,9 @@ import pytest
 
 from elmo_bench.commands.main import main
 from elmo_bench.commands.plan_cpu import MEASURED
+from elmo_bench.probe.pos.config import PosSettings
+from elmo_bench.probe.pos.cost import cost as pos_cost
 from elmo_bench.probe.probe_cost import EXPECTED_ITERATIONS, EXTRA_FITS, SplitCount
-from elmo_bench.probes.pos.config import PosSettings
-from elmo_bench.probes.pos.cost import cost as pos_cost
 from tests.conftest import DATA, REPO
 
 EWT = DATA / "pos" / "ud_english_ewt"
@@ -50,7 +50,7 @@ def test_the_converged_pos_probe_is_priced_at_the_expected_iterations_with_the_b
 
 @pytest.mark.skipif(not EWT.exists(), reason="../shared/data/pos/ud_english_ewt not present (UD EWT)")
 def test_the_lbfgs_rate_is_the_4000_sentence_records_fits_over_its_seconds() -> None:
-    from elmo_bench.probe.ud_data import tagged_sentences
+    from elmo_bench.probe.lib.ud_data import tagged_sentences
 
     record = _record("docs/results/probes/pos_v2_final_4000")
     read = tagged_sentences(EWT, "xpos", 4000, None)

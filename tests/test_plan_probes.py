@@ -17,15 +17,15 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.commands.main import main
 from elmo_bench.encoders.costs import bilm_flops_per_position
+from elmo_bench.probe.conditional.config import ConditionalSettings
+from elmo_bench.probe.conditional.cost import cost as conditional_cost
+from elmo_bench.probe.mdl.config import MdlSettings
+from elmo_bench.probe.mdl.cost import cost as mdl_cost
+from elmo_bench.probe.pos.config import PosSettings
+from elmo_bench.probe.pos.cost import cost as pos_cost
 from elmo_bench.probe.probe_cost import UD_EWT_SIZES, SplitCount
-from elmo_bench.probes.conditional.config import ConditionalSettings
-from elmo_bench.probes.conditional.cost import cost as conditional_cost
-from elmo_bench.probes.mdl.config import MdlSettings
-from elmo_bench.probes.mdl.cost import cost as mdl_cost
-from elmo_bench.probes.pos.config import PosSettings
-from elmo_bench.probes.pos.cost import cost as pos_cost
-from elmo_bench.probes.structural.config import StructuralSettings
-from elmo_bench.probes.structural.cost import cost as structural_cost
+from elmo_bench.probe.structural.config import StructuralSettings
+from elmo_bench.probe.structural.cost import cost as structural_cost
 from tests.conftest import DATA, REPO
 
 EWT = DATA / "pos" / "ud_english_ewt"

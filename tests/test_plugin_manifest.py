@@ -29,7 +29,7 @@ def shipped() -> list[tuple[str, str, int, str]]:
             package = declared.resolved_target().partition(":")[0].rpartition(".")[0]
             out.append(("task", name, declared.version, task_code_hash(package)))
     for name, declared in sorted(registered_probes().items()):
-        if declared.package.startswith("elmo_bench.probes."):
+        if declared.package.startswith("elmo_bench.probe."):
             out.append(("probe", name, declared.version, probe_code_hash(declared.package, declared.resolved_target())))
     for name, kind in encoder_kinds().items():
         out.append(("encoder", name, kind.version, encoder_code_hash(f"elmo_bench.encoders.{name}")))

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from elmo_bench.probe.pos import baseline_accuracy, most_frequent_tag, tag_ids
+from elmo_bench.probe.lib.features import baseline_accuracy, most_frequent_tag, tag_ids
 from tests.conftest import FIXTURES, needs_fixtures
 
 TRAIN = [[("I", "PRP"), ("run", "VBP"), ("fast", "RB")], [("We", "PRP"), ("run", "VBP")],

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from elmo_bench.probe.classifiers import ProbeSpec, build_probe
-from elmo_bench.probe.control import control_labels, relabel, training_distribution
-from elmo_bench.probe.layer_choice import best_layer, paired_difference
-from elmo_bench.probe.regimen import Regimen, predict, train_probe
+from elmo_bench.probe.lib.classifiers import ProbeSpec, build_probe
+from elmo_bench.probe.lib.control import control_labels, relabel, training_distribution
+from elmo_bench.probe.lib.layer_choice import best_layer, paired_difference
+from elmo_bench.probe.lib.regimen import Regimen, predict, train_probe
 from tests.conftest import FIXTURES, needs_fixtures
 
 TRAIN = [["The", "dog", "runs"], ["the", "cat", "runs", "."], ["A", "dog", "."]]

@@ -1,7 +1,7 @@
 """Issue 44 item 7: adding a probe is one new folder and no edit anywhere else (docs/adding-a-probe.md).
 
-The structural probe's folder is copied into a temporary folder on ``elmo_bench.probes``' package path (as if under
-elmo_bench/probes/), its declared name changed; nothing else is written. The registry finds it, ``probe=<name>``
+The structural probe's folder is copied into a temporary folder on ``elmo_bench.probe``' package path (as if under
+elmo_bench/probe/), its declared name changed; nothing else is written. The registry finds it, ``probe=<name>``
 composes through run.py's door (``elmo-bench config`` and ``plan``'s job_run) with the copy's settings, and it runs
 end to end on tiny UD data with the test biLM (elmo_bench.engine.probe_run.run_probe): results.json, then a second
 run that skips. A copy with a syntax error in its config.py is skipped with a warning while the shipped probes keep
@@ -9,6 +9,7 @@ composing; a copy declaring a shipped name is one ConfigError line naming both p
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import re
@@ -29,10 +30,10 @@ IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc")
 
 @pytest.fixture
 def user_probes(tmp_path, monkeypatch):
-    """A folder on elmo_bench.probes' path; ``add(folder, declared_name, config_text=None)`` copies the structural
+    """A folder on elmo_bench.probe's path; ``add(folder, declared_name, config_text=None)`` copies the structural
     probe there as ``folder`` (its PROBE renamed to ``declared_name``, or config.py replaced by ``config_text``).
     The registry, the ConfigStore's probe options and the imported copies are cleared afterwards."""
-    import elmo_bench.probes as probes_package
+    import elmo_bench.probe as probes_package
     from elmo_bench.probe import registry
 
     root = tmp_path / "user_probes"
@@ -52,17 +53,18 @@ def user_probes(tmp_path, monkeypatch):
     yield add
     registry.registered_probes.cache_clear()
     _forget_options()
-    for name in [m for m in sys.modules if m.startswith("elmo_bench.probes.user44_")]:
+    for name in [m for m in sys.modules if m.startswith("elmo_bench.probe.user44_")]:
         del sys.modules[name]
 
 
 def _forget_options() -> None:
-    """The ConfigStore options register_schemas stored for the copies (so no later test composes them)."""
+    """The ConfigStore nodes register_schemas stored for the copies (so no later test composes them)."""
     from hydra.core.config_store import ConfigStore
 
-    options = ConfigStore.instance().repo.get("probe", {})
-    for name in [n for n in options if n.startswith("user44_")]:
-        del options[name]
+    for group in ("probe", "probe_budget", "probe_preset"):      # the options and their generated budgets, presets
+        options = ConfigStore.instance().repo.get(group, {})
+        for name in [n for n in options if "user44_" in n]:
+            del options[name]
 
 
 def _overrides(tmp_path, *more: str) -> list[str]:
@@ -82,7 +84,7 @@ def test_a_copied_probe_folder_composes_runs_and_skips(user_probes, tmp_path, ca
 
     user_probes(NEW, NEW)
     found = registered_probes()
-    assert found[NEW].package == f"elmo_bench.probes.{NEW}" and found[SOURCE].package == "elmo_bench.probes.structural"
+    assert found[NEW].package == f"elmo_bench.probe.{NEW}" and found[SOURCE].package == "elmo_bench.probe.structural"
     overrides = _overrides(tmp_path)
     assert main(["config", "--format", "json", *overrides]) == 0             # `elmo-bench config probe=<new>`
     shown = json.loads(capsys.readouterr().out)
@@ -91,8 +93,8 @@ def test_a_copied_probe_folder_composes_runs_and_skips(user_probes, tmp_path, ca
                                           "layers": None, "rank": None, "punct": "xpos", "max_epochs": 2,
                                           "batch_size": 20}
     run = job_run(overrides)                                                  # run.py's door, as plan composes it
-    assert isinstance(run, ProbeRunConfig) and run.probe.declaration.package == f"elmo_bench.probes.{NEW}"
-    assert type(run.probe.settings).__module__ == f"elmo_bench.probes.{NEW}.config"
+    assert isinstance(run, ProbeRunConfig) and run.probe.declaration.package == f"elmo_bench.probe.{NEW}"
+    assert type(run.probe.settings).__module__ == f"elmo_bench.probe.{NEW}.config"
     with pytest.raises(ConfigError, match=r"probe\.max_epochs"):
         job_run([*overrides, "probe.max_epochs=0"])                           # the copy's ranges hold
     run_dir = tmp_path / "results" / "probes" / NEW
@@ -128,14 +130,14 @@ def test_a_broken_probe_folder_is_skipped_with_a_warning(user_probes, caplog, ca
         user_probes("user44_broken", "user44_broken", config_text="PROBE = (\n")
         found = registered_probes()
     assert "user44_broken" not in found and {"pos", "pos_controls", "structural", "mdl", "mdl_mlp", "wsd"} <= set(found)
-    assert re.search(r"probe plug-in elmo_bench\.probes\.user44_broken is skipped: its config\.py fails to import "
+    assert re.search(r"probe plug-in elmo_bench\.probe\.user44_broken is skipped: its config\.py fails to import "
                      r"\(SyntaxError: ", caplog.text)
     run = job_run(["probe=structural", "probe.max_epochs=3"], files=False)   # the shipped probes keep composing
     assert run.probe.name == "structural" and run.probe.settings.max_epochs == 3
     capsys.readouterr()
     assert main(["config", "probe=user44_broken"]) == 2                    # one line, exit 2
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "probe plug-in elmo_bench.probes.user44_broken is skipped" in err   # its own reason
+    assert "\n" not in err and "probe plug-in elmo_bench.probe.user44_broken is skipped" in err   # its own reason
     assert "SyntaxError" in err
 
 
@@ -146,5 +148,30 @@ def test_a_copy_declaring_a_shipped_name_is_one_line_naming_both(user_probes):
     with pytest.raises(ConfigError) as raised:
         probe_declaration(SOURCE)
     line = str(raised.value)
-    assert "\n" not in line and line == (f"probe '{SOURCE}' is declared twice: by elmo_bench.probes.structural and "
-                                         f"by elmo_bench.probes.user44_clash; rename one (its PROBE's name)")
+    assert "\n" not in line and line == (f"probe '{SOURCE}' is declared twice: by elmo_bench.probe.structural and "
+                                         f"by elmo_bench.probe.user44_clash; rename one (its PROBE's name)")
+
+
+def test_a_copied_folder_brings_its_budget_and_a_folder_declares_its_variants(user_probes, caplog):
+    """Issue 55: budgets live in the declaration (Hydra's probe_budget node generated from them), and a probe's
+    named settings are more declarations of its folder (VARIANTS), run by its code; a VARIANTS entry that is no
+    declaration skips the folder with one warning."""
+    from elmo_bench.commands.plan import compose_job
+    from elmo_bench.probe.registry import registered_probes
+
+    user_probes(NEW, NEW)
+    bounded = compose_job([f"probe={NEW}", "budget=cpu"], check=False).probe
+    assert bounded.max_train_sentences == 2000 and bounded.max_epochs == 10      # the copy's budgets["cpu"]
+    free = compose_job([f"probe={NEW}"], check=False).probe
+    assert free.max_train_sentences is None and free.max_epochs == 40
+    found = registered_probes()
+    assert found["pos_controls"].package == found["pos"].package == "elmo_bench.probe.pos"
+    assert found["pos_controls"].resolved_target() == "elmo_bench.probe.pos.probe:run"
+    assert found["mdl_mlp"].package == "elmo_bench.probe.mdl" and "lib" not in found
+    config = Path(importlib.util.find_spec(f"{found[SOURCE].package}.config").origin).read_text(encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="elmo_bench.probe.registry"):
+        user_probes("user44_variant", "user44_variant",
+                    config_text=config.replace(f'ProbeDeclaration("{SOURCE}",', 'ProbeDeclaration("user44_variant",')
+                    + "\nVARIANTS = (1,)\n")
+        assert "user44_variant" not in registered_probes()
+    assert "probe plug-in elmo_bench.probe.user44_variant is skipped: VARIANTS in " in caplog.text

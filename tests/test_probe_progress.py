@@ -1,4 +1,4 @@
-"""Issue 56 item 11: long probes show progress (elmo_bench/probe/progress.py). A step of many minutes still reports
+"""Issue 56 item 11: long probes show progress (elmo_bench/probe/lib/progress.py). A step of many minutes still reports
 (a timer line at least every ``EVERY`` seconds: what is done, what is under way, what is left); ``probe=erasure``
 and ``probe=conditional`` count their steps through it, with a tqdm bar only when the run's ``progress`` is on."""
 from __future__ import annotations
@@ -9,11 +9,11 @@ import time
 
 import pytest
 
-import elmo_bench.probe.progress as progress
-from elmo_bench.probe.progress import Steps, duration
+import elmo_bench.probe.lib.progress as progress
+from elmo_bench.probe.lib.progress import Steps, duration
 from tests.conftest import needs_fixtures
 
-LOGGER = "elmo_bench.probe.progress"
+LOGGER = "elmo_bench.probe.lib.progress"
 
 
 def test_a_long_step_still_reports_what_is_done_and_left(caplog):

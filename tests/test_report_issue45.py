@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from elmo_bench.probe import structural_metrics as sm
+from elmo_bench.probe.structural import metrics as sm
 from elmo_bench.records.run_record import RunRecord
 from elmo_bench.report.cli import build_report
 from elmo_bench.report.collect import collect
@@ -92,7 +92,7 @@ def test_uuas_and_root_accuracy_without_a_gold_edge_are_null_with_their_count():
 
 
 def test_the_structural_cli_records_null_and_the_count_never_a_rounded_number():
-    from elmo_bench.probes.structural.probe import _scored
+    from elmo_bench.probe.structural.probe import _scored
 
     assert _scored("uuas", sm.Scored(None, 0)) == {"uuas": None, "uuas_count": 0}
     assert _scored("root_acc", sm.Scored(66.666666, 3)) == {"root_acc": 66.67}

@@ -14,14 +14,14 @@ import pytest
 import torch
 
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.probe.erasure.config import ErasureSettings
+from elmo_bench.probe.erasure.probe import fit_eraser, streamed_erasers
+from elmo_bench.probe.lib.streamed import Moments, layer_matrix, token_batches
 from elmo_bench.probe.probe_cost import SplitCount
-from elmo_bench.probe.ridge import solve, standardised_weights
-from elmo_bench.probe.streamed import Moments, layer_matrix, token_batches
-from elmo_bench.probes.erasure.config import ErasureSettings
-from elmo_bench.probes.erasure.probe import fit_eraser, streamed_erasers
-from elmo_bench.probes.ridge.config import RidgeSettings
-from elmo_bench.probes.ridge.cost import cost as ridge_cost
-from elmo_bench.probes.ridge.probe import correct, fit
+from elmo_bench.probe.ridge.config import RidgeSettings
+from elmo_bench.probe.ridge.cost import cost as ridge_cost
+from elmo_bench.probe.ridge.probe import correct, fit
+from elmo_bench.probe.ridge.solve import solve, standardised_weights
 from tests.conftest import DATA, FIXTURES, needs_fixtures
 from tests.ud_slice import ewt_slice
 

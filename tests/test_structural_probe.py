@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from elmo_bench.base.errors import DataError
-from elmo_bench.probe import structural_metrics as sm
-from elmo_bench.probe.conllu_trees import depths, read_trees
-from elmo_bench.probe.structural import DepthProbe, DistanceProbe, l1_loss
+from elmo_bench.probe.lib.conllu_trees import depths, read_trees
+from elmo_bench.probe.structural import metrics as sm
+from elmo_bench.probe.structural.probes import DepthProbe, DistanceProbe, l1_loss
 from tests.conftest import FIXTURES, needs_fixtures
 
 # "The old dog barked loudly ." : The→dog, old→dog, dog→barked, barked=root, loudly→barked, .→barked

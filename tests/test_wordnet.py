@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from elmo_bench.base.errors import DataError
-from elmo_bench.probe.wordnet import DEFAULT_SOURCE, LEXNAMES, first_sense, open_wordnet, prepare_root
+from elmo_bench.probe.wsd.wordnet import DEFAULT_SOURCE, LEXNAMES, first_sense, open_wordnet, prepare_root
 
 nltk = pytest.importorskip("nltk", reason="nltk is a dependency of the WSD probe (pip install nltk)")
 HEADER = "  1 This is a tiny invented WordNet-format database for tests.\n"

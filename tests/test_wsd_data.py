@@ -6,7 +6,7 @@ import gzip
 import pytest
 
 from elmo_bench.base.errors import DataError
-from elmo_bench.probe import wsd_data
+from elmo_bench.probe.wsd import data as wsd_data
 from tests.conftest import DATA, needs_data
 
 SEMCOR = """<contextfile concordance="brown">

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from elmo_bench.commands.main import main
-from elmo_bench.probe.wsd_metric import score, score_files
+from elmo_bench.probe.wsd.metric import score, score_files
 
 GOLD = "d0.t0 bank%1:14:00::\nd0.t1 run%2:38:00:: run%2:38:01::\nd0.t2 old%3:00:01::\nd0.t3 go%2:38:00::\n"
 

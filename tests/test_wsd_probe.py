@@ -6,8 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from elmo_bench.probe import wsd
-from elmo_bench.probe.wsd_data import SenseSpan, WsdSentence
+from elmo_bench.probe.wsd import centroids as wsd
+from elmo_bench.probe.wsd.data import SenseSpan, WsdSentence
 from elmo_bench.records.run_record import REQUIRED_KEYS
 from tests.conftest import FIXTURES, needs_fixtures
 
@@ -96,7 +96,7 @@ XML = """<?xml version="1.0" encoding="UTF-8" ?>
 def test_cli_writes_keys_and_results(tmp_path, capsys, monkeypatch):
     nltk = pytest.importorskip("nltk", reason="nltk is a dependency of the WSD probe (pip install nltk)")
     from elmo_bench.commands.main import main
-    from elmo_bench.probe.wsd_metric import score_files
+    from elmo_bench.probe.wsd.metric import score_files
     from tests.test_wordnet import make_wordnet
 
     monkeypatch.setattr(nltk.data, "path", list(nltk.data.path))

@@ -14,6 +14,7 @@ from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.commands.guard import debug_requested, exit_cleanly_on_sigterm, exit_code, guarded
 from elmo_bench.commands.pretrain import compose_pretrain
+from elmo_bench.probe.registry import declared_function, registered_probes
 from elmo_bench.tasks.registry import registered
 
 
@@ -50,10 +51,10 @@ def _embed(argv: Sequence[str]) -> int:
 
 def file_scorers() -> dict[str, Any]:
     """name → scorer (``score_file_count``, ``score_files(*paths)``): every registered task with a file scorer
-    (``Task.score_files``, elmo_bench.tasks.registry), and the WSD probe's, which is no task. Imported here, as
-    every subcommand's machinery (torch and the task packages), so that other commands start fast."""
+    (``Task.score_files``, elmo_bench.tasks.registry), and every probe's that declares one (ProbeDeclaration.scorer:
+    the WSD probe's). Imported here, as every subcommand's machinery (torch and the task packages), so that other
+    commands start fast."""
     from elmo_bench.engine.experiment import load_task  # lazy: torch
-    from elmo_bench.probe import wsd_metric  # lazy: tqdm
     scorers: dict[str, Any] = {}
     for name in registered():
         try:
@@ -61,7 +62,9 @@ def file_scorers() -> dict[str, Any]:
         except ConfigError as broken:  # one plug-in whose Task does not load: the other tasks still score
             print(f"warning: {broken}; skipped", file=sys.stderr)
     scorers = {name: task for name, task in scorers.items() if task.score_file_count}
-    scorers[wsd_metric.NAME] = wsd_metric.SCORER
+    for name, declared in registered_probes().items():
+        if declared.scorer is not None:
+            scorers[name] = declared_function(declared, declared.scorer)
     return scorers
 
 

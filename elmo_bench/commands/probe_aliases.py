@@ -4,7 +4,7 @@ command's own table), composes conf/config.yaml with them and runs the probe thr
 resume and records as run.py (elmo_bench.engine.probe_run); it prints the same JSON object. ``--out DIR`` is the
 run directory (``hydra.run.dir``: resumed, or skipped when finished); without it, as the commands always did, the
 probe prints its object and writes nothing (it runs in a temporary directory, removed after).
-No probe is implemented here: one implementation per probe (elmo_bench/probes/<name>/probe.py).
+No probe is implemented here: one implementation per probe (elmo_bench/probe/<name>/probe.py).
 
 ``probe-suite`` is ``experiment=probe_suite``'s loop for one encoder: every probe of the suite with
 ``budget=<b> probe_set=suite`` into ``OUT/<probe>``, then ``OUT/suite.json`` (made from the probes' own records, so
@@ -30,6 +30,7 @@ from elmo_bench.commands.suite_record import check_suite_before, write_suite
 from elmo_bench.engine.config_door import resolve_run_config
 from elmo_bench.engine.probe_config import ProbeRunConfig
 from elmo_bench.probe import mdl_cli, pos_cli, structural_cli, suite_cli, wsd_cli
+from elmo_bench.probe.registry import probe_declaration
 from elmo_bench.probe.settings import UD_EWT
 from elmo_bench.records.run_record import RESULTS_FILE
 
@@ -211,10 +212,9 @@ def suite_status(target: Path, ran: bool) -> dict[str, Any]:
 
 
 def budget_bounds(budget: str, names: Sequence[str]) -> dict[str, Any]:
-    """Each probe's bounds under ``budget``: conf/probe_budget/<budget>_<probe>.yaml (none: the probe's defaults)."""
-    files = {name: CONF_DIR / "probe_budget" / f"{budget}_{name}.yaml" for name in names}
-    return {name: OmegaConf.to_container(OmegaConf.load(path)) if path.is_file() else {}
-            for name, path in files.items()}
+    """Each probe's bounds under ``budget``: its declaration's ``budgets[budget]`` (none: the probe's defaults)."""
+    declared = {name: probe_declaration(name).budgets for name in names}
+    return {name: dict(budgets[budget]) if budget in budgets else {} for name, budgets in declared.items()}
 
 
 def absolute(override: str) -> bool:

@@ -1,5 +1,5 @@
 """CoNLL-U's integer columns (ID in column 1, HEAD in column 7), read one way by every reader that needs them: the
-task readers (tasks/pos, tasks/edge_dep) and the structural probes' trees (elmo_bench/probe/conllu_trees.py).
+task readers (tasks/pos, tasks/edge_dep) and the structural probes' trees (elmo_bench/probe/lib/conllu_trees.py).
 
 CoNLL-U writes these numbers in ASCII digits. ``str.isdigit()`` also says yes to ``"¹"`` (which ``int`` then refuses:
 a traceback) and to Arabic-Indic ``"٣"`` (which ``int`` reads as 3: a number the file did not write as one); both

@@ -17,7 +17,8 @@ ConfigStore, each taken first by the config it types, so a YAML file only overri
   so ``recipe`` stays the group's last key).
 * ``probe/<name>``: each registered probe (elmo_bench.probe.registry): its ``name`` and its settings dataclass's
   fields with their defaults; ``python run.py probe=<name>`` selects it, ``budget=cpu`` and the suite's presets
-  (conf/probe_budget, conf/probe_preset) override.
+  override: ``probe_budget/<budget>_<name>`` and ``probe_preset/<set>_<name>``, generated from the declaration's
+  ``budgets`` and ``presets`` (:func:`register_probe_overlays`).
 * ``pretrain/schema``: PretrainConfig's fields with their defaults, ``model`` a nested group (the presets override).
 * ``task_schema/<name>``: the task's ``name`` (its declaration's), ``head`` (its ``HeadConfig``, tasks/<name>/config.py,
   with the CPU-sized defaults) and its ``elmo`` and ``trainer`` blocks typed key by key; conf/task/<name>.yaml
@@ -210,6 +211,16 @@ def probe_option(name: str, settings: type) -> DictConfig:
                            defaults_node(settings, nullable=False))
 
 
+def register_probe_overlays(store: Any, name: str, budgets: Mapping[str, Mapping[str, Any]],
+                            presets: Mapping[str, Mapping[str, Any]]) -> None:
+    """A probe's declared budgets and presets as the nodes conf/config.yaml's defaults list picks by name:
+    ``probe_budget/<budget>_<name>`` (``budget=cpu``) and ``probe_preset/<set>_<name>`` (``probe_set=suite``), each
+    only the settings it overrides (merged over the probe option, so the keys keep the settings' order)."""
+    for group, overlays in (("probe_budget", budgets), ("probe_preset", presets)):
+        for choice, values in overlays.items():
+            store.store(group=group, name=f"{choice}_{name}", node=OmegaConf.create(dict(values)))
+
+
 def pretrain_schema() -> DictConfig:
     """The ``pretrain`` group: PretrainConfig's fields with their defaults (the presets only override)."""
     return defaults_node(PretrainConfig, nullable=False)
@@ -268,6 +279,7 @@ def _register_nodes(store: Any) -> None:
     register_pretrain_schema()
     for name, probe in registered_probes().items():
         store.store(group="probe", name=name, node=probe_option(name, probe.settings))
+        register_probe_overlays(store, name, probe.budgets, probe.presets)
     for task, declared in registered().items():
         if declared.data is not None:
             store.store(group="task_data", name=f"of_{task}", node=defaults_node(declared.data))

@@ -25,8 +25,9 @@ from elmo_bench.identity.manifest import committed
 #: outside every probe's identity)
 PROBE_FRAMEWORK = ("elmo_bench.probe.api", "elmo_bench.probe.registry", "elmo_bench.probe.declaration",
                    "elmo_bench.probe.settings", *(f"elmo_bench.tasks.{name}" for name in FRAMEWORK_MODULES))
-#: the packages whose modules a probe's code identity follows (its own folder, the probe machinery, task readers)
-PROBE_CODE = ("elmo_bench.probe.", "elmo_bench.probes.", "elmo_bench.tasks.")
+#: the packages whose modules a probe's code identity follows (its own folder, the shared methods of
+#: elmo_bench/probe/lib, task readers)
+PROBE_CODE = ("elmo_bench.probe.", "elmo_bench.tasks.")
 
 
 def _module_file(name: str) -> Path | None:
@@ -51,9 +52,10 @@ def _imported_modules(source: str) -> set[str]:
 
 def probe_code_files(package: str, target: str) -> list[tuple[str, Path]]:
     """The code a probe runs: its folder's modules but its declaration (its settings are in the config), then its
-    run function's module (``target``, ``module:function``: another folder's, for a named setting such as
-    mdl_mlp) and every module of the probe machinery, the probes and the tasks that they import, transitively (the
-    framework surface, PROBE_FRAMEWORK, left out); (label, file), sorted."""
+    run function's module (``target``, ``module:function``: a user's probe may name another package's) and every
+    module of the probe machinery (elmo_bench.probe.lib) and the tasks that they import, transitively (the framework
+    surface, PROBE_FRAMEWORK, left out); (label, file), sorted. A declared variant of a folder (``VARIANTS``) runs
+    the folder's code: the same files."""
     root = task_code_dir(package)
     own = [(str(p.relative_to(root)), p) for p in task_files(root)]
     found: dict[str, Path] = {}

@@ -2,7 +2,7 @@
 
 A probe's run function (its declaration's ``target``) takes a :class:`ProbeContext`: its typed settings, the frozen
 encoder already built and on its device, the activation cache, the device, the seed and where the data lives; it
-reads its data (checked as a run's: elmo_bench.probe.ud_data), fits and scores over the cached layers and returns
+reads its data (checked as a run's: elmo_bench.probe.lib.ud_data), fits and scores over the cached layers and returns
 a :class:`ProbeOutcome`: the JSON object printed (each probe's documented nesting) and the flat per-split metrics
 results.json holds (``metrics.<split>.<name>``: what the report reads). The engine (elmo_bench.engine.probe_run)
 does the rest: identity, lock, resume, records.

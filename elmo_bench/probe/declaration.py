@@ -1,6 +1,7 @@
 """What a probe declares about itself, in one act and without torch: ``PROBE = ProbeDeclaration(...)`` in the
-torch-free ``config.py`` of its folder (elmo_bench/probes/<name>/config.py). The registry
-(elmo_bench.probe.registry) finds every declaration by scanning elmo_bench.probes and the ``elmo_bench.probes``
+torch-free ``config.py`` of its folder (elmo_bench/probe/<name>/config.py; a folder whose code also runs under other
+names with other defaults declares those as ``VARIANTS``, a tuple of declarations). The registry
+(elmo_bench.probe.registry) finds every declaration by scanning elmo_bench.probe and the ``elmo_bench.probes``
 entry-point group; nothing else names a probe, as nothing names a task (tasks/declaration.py).
 
 - ``name``: the key of ``probe=<name>`` (Hydra's ``probe`` group: its option is generated from ``settings``);
@@ -23,11 +24,19 @@ entry-point group; nothing else names a probe, as nothing names a task (tasks/de
 - ``documented``: the sizes plan prices with when the data is not readable here (elmo_bench.probe.probe_cost.
   SplitCount per split of the full data; a ``max_train_sentences`` cut scales train, ``max_eval_sentences`` or
   ``max_dev_sentences`` dev; a settings class with an ``encoded_splits`` property keeps only those splits);
+- ``budgets``: ``budget=<b>``'s bounds for this probe, settings over its defaults (``{"cpu": {"max_train_sentences":
+  2000}}``): Hydra's ``probe_budget/<b>_<name>`` node is generated from it (elmo_bench.engine.config_schema);
+- ``presets``: a probe set's settings for this probe (``{"suite": {"glove": False}}``): ``probe_set=<set>`` composes
+  Hydra's generated ``probe_preset/<set>_<name>`` node;
+- which settings name a dataset is said by the settings themselves (elmo_bench.probe.settings.dataset: the run's
+  identity fingerprints each such directory, with no engine edit);
+- ``scorer``: optional ``"module:attribute"``, a file scorer in a task's shape (``score_file_count``,
+  ``score_files(*paths)``): ``elmo-bench score <name> FILES`` (elmo_bench.commands.main.file_scorers);
 - ``package``: filled in by the registry.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 
@@ -45,6 +54,9 @@ class ProbeDeclaration:
     cost: str | None = None
     documented: Mapping[str, Any] | None = None
     run_cost: str | None = None
+    budgets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    scorer: str | None = None
     package: str = ""
     #: the probe's version (issue 54): ``plugin.probe: <name>@<version>`` in its runs' identity; bump it when a
     #: change may move a number, else record the new code hash in elmo_bench/identity/plugins.txt

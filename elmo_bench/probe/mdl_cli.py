@@ -1,4 +1,4 @@
-"""``elmo-bench probe-mdl``'s flags: an alias of ``python run.py probe=mdl`` (the probe: elmo_bench/probes/mdl). The
+"""``elmo-bench probe-mdl``'s flags: an alias of ``python run.py probe=mdl`` (the probe: elmo_bench/probe/mdl). The
 online codelength (Voita & Titov 2020) of POS tags given each layer, in bits.
 
 Prints, last, one JSON object ``{"train": {"layer_<k>": {"online_bits", "uniform_bits", "compression", "blocks":
@@ -12,8 +12,8 @@ import argparse
 
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.paths import CACHE_DIR
+from elmo_bench.probe.mdl.config import PROBES
 from elmo_bench.probe.pos_cli import DEFAULT_DATA, _positive_int
-from elmo_bench.probes.mdl.config import PROBES
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,5 +1,5 @@
 """``elmo-bench probe-pos``'s flags: an alias of ``python run.py probe=pos`` (elmo_bench.commands.probe_aliases maps
-them to ``probe.*`` keys; the probe itself is elmo_bench/probes/pos). The converged linear POS probe of every
+them to ``probe.*`` keys; the probe itself is elmo_bench/probe/pos). The converged linear POS probe of every
 layer, GloVe and the most-frequent-tag baseline on one split (paper Table 6), printed as one JSON object.
 
 Prints ``{"data", "tag_column", "train_sentences", "train_tokens", "dev_tokens", "test_tokens", "bilm" (another
@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def add_probe_arguments(p: argparse.ArgumentParser) -> None:
-    """The control task, the papers' probes, seeds, random encoders and the device (elmo_bench.probe.pos_controls)."""
+    """The control task, the papers' probes, seeds, random encoders and the device (elmo_bench.probe.pos.fits)."""
     from elmo_bench.encoders.cli_options import add_device_argument, add_random_init_arguments  # lazy: torch
 
     add_device_argument(p)

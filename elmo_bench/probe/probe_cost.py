@@ -91,7 +91,7 @@ def probed(layers: Sequence[int] | None, count: int) -> int:
 
 
 def classifier_params(kind: str, width: int, classes: int, hidden: int, rank: int) -> int:
-    """Weights of one of the papers' probes (elmo_bench.probe.classifiers.build_probe): linear ``width x rank +
+    """Weights of one of the papers' probes (elmo_bench.probe.lib.classifiers.build_probe): linear ``width x rank +
     rank x K``, MLP-1 ``width x h + h x K``, MLP-2 ``width x h + h x h + h x K``; the converged probe ``width x K``."""
     if kind == "linear":
         return width * rank + rank * classes
@@ -130,8 +130,3 @@ def log_classes(classes: int) -> float:
 #: readers there), for a plan where the data is not readable
 UD_EWT_SIZES = {"train": SplitCount(12544, 204577, 5265593), "dev": SplitCount(2001, 25147, 533021),
                 "test": SplitCount(2077, 25094, 536688)}
-#: SemCor 3.0 (train) and Raganato et al.'s evaluation sets, counted by elmo_bench.probe.wsd_data's readers
-WSD_SIZES = {"train": SplitCount(37087, 817823, 25265575), "senseval2": SplitCount(242, 5829, 167715),
-             "senseval3": SplitCount(352, 5640, 143994), "semeval2007": SplitCount(135, 3219, 102827),
-             "semeval2013": SplitCount(306, 8533, 305305), "semeval2015": SplitCount(138, 2643, 69741),
-             "ALL": SplitCount(1173, 25864, 789582)}

@@ -1,6 +1,9 @@
 """The probe registry, found rather than written (the third plug-in point, beside tasks and encoders): every folder
-under elmo_bench/probes whose ``config`` module holds ``PROBE = ProbeDeclaration(...)``, and every declaration a
-third-party distribution offers in the ``elmo_bench.probes`` entry-point group (``name = "pkg.config:PROBE"``).
+under elmo_bench/probe whose ``config`` module holds ``PROBE = ProbeDeclaration(...)`` (and, for a probe whose code
+also runs under other names with other defaults, ``VARIANTS``: more declarations of the same folder, e.g. a named
+setting such as the control-task POS probe), and every declaration a third-party distribution offers in the
+``elmo_bench.probes`` entry-point group (``name = "pkg.config:PROBE"``). The framework's own subpackage of shared
+methods (``lib``, :data:`FRAMEWORK_PACKAGES`) declares nothing and is not scanned.
 
 Adding a probe is a new folder (``__init__.py``, ``config.py`` with ``PROBE`` and its settings dataclass, and the
 module its ``target`` names); Hydra's ``probe/<name>`` option is generated from the settings
@@ -18,7 +21,7 @@ import re
 from dataclasses import replace
 from importlib.metadata import entry_points
 
-import elmo_bench.probes as probes_package
+import elmo_bench.probe as probes_package
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.probe.declaration import ProbeDeclaration
 
@@ -29,8 +32,11 @@ MISSING_PROBE = re.compile(r"(?:find|load) 'probe/([^'/]+)'")
 PROBLEMS: dict[str, str] = {}
 #: the entry-point group through which other distributions add probes
 ENTRY_POINT_GROUP = "elmo_bench.probes"
-#: the module of a probe folder that declares it, and the name of the declaration there
-DECLARING_MODULE, DECLARATION = "config", "PROBE"
+#: the module of a probe folder that declares it, the name of the declaration there, and of its variants (a tuple
+#: of more declarations served by the same folder's code)
+DECLARING_MODULE, DECLARATION, VARIANTS = "config", "PROBE", "VARIANTS"
+#: subpackages of elmo_bench/probe that are the framework's, not probes (the shared methods): never scanned
+FRAMEWORK_PACKAGES = ("lib",)
 
 
 def _skipped(package: str, reason: str) -> None:
@@ -40,24 +46,27 @@ def _skipped(package: str, reason: str) -> None:
     log.warning("%s", line)
 
 
-def _declared(package: str) -> ProbeDeclaration | None:
-    """The declaration in ``package.config``; None when the folder declares none or is broken (a warning)."""
+def _declared(package: str) -> list[ProbeDeclaration]:
+    """The declarations in ``package.config`` (``PROBE``, then ``VARIANTS``); none when the folder declares none or
+    is broken (a warning)."""
     try:
         module = importlib.import_module(f"{package}.{DECLARING_MODULE}")  # checked: a package this scan found
     except ModuleNotFoundError as missing:
         if missing.name != f"{package}.{DECLARING_MODULE}":
             _skipped(package, f"its {DECLARING_MODULE}.py imports {missing.name!r}, which is not installed")
-        return None
+        return []
     except Exception as exc:  # a broken plug-in must not take the others down (SyntaxError, NameError, ...)
         _skipped(package, f"its {DECLARING_MODULE}.py fails to import ({type(exc).__name__}: "
                           f"{str(exc).splitlines()[0] if str(exc) else ''})")
-        return None
+        return []
     found = getattr(module, DECLARATION, None)
-    if found is not None and not isinstance(found, ProbeDeclaration):
-        _skipped(package, f"{DECLARATION} in {module.__file__} is a {type(found).__name__}; expected a "
-                          f"ProbeDeclaration")
-        return None
-    return None if found is None else replace(found, package=package)
+    variants = tuple(getattr(module, VARIANTS, ()))
+    for name, value in ((DECLARATION, found), *((VARIANTS, v) for v in variants)):
+        if value is not None and not isinstance(value, ProbeDeclaration):
+            _skipped(package, f"{name} in {module.__file__} holds a {type(value).__name__}; expected a "
+                              f"ProbeDeclaration")
+            return []
+    return [replace(d, package=package) for d in (found, *variants) if d is not None]
 
 
 def probe_problem(message: str) -> str | None:
@@ -95,13 +104,13 @@ def _add(found: dict[str, ProbeDeclaration], declaration: ProbeDeclaration) -> N
 
 @functools.cache
 def registered_probes() -> dict[str, ProbeDeclaration]:
-    """Probe name → its declaration: the folders under elmo_bench/probes (sorted), then the entry points. Cached:
-    the one registry of the process (tests add a probe to this very dict)."""
+    """Probe name → its declaration: the folders under elmo_bench/probe (sorted; the framework's ``lib`` left out),
+    then the entry points. Cached: the one registry of the process (tests add a probe to this very dict)."""
     found: dict[str, ProbeDeclaration] = {}
     for info in sorted(pkgutil.iter_modules(probes_package.__path__), key=lambda m: m.name):
-        declaration = _declared(f"{probes_package.__name__}.{info.name}") if info.ispkg else None
-        if declaration is not None:
-            _add(found, declaration)
+        if info.ispkg and info.name not in FRAMEWORK_PACKAGES:
+            for declaration in _declared(f"{probes_package.__name__}.{info.name}"):
+                _add(found, declaration)
     for point in entry_points(group=ENTRY_POINT_GROUP):
         declaration = _from_entry_point(point)
         if declaration is not None:

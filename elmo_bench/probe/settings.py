@@ -13,6 +13,9 @@ from elmo_bench.base.ranges import check_ranges, ranged
 #: UD English-EWT below ``paths.data_root`` (the default ``probe.data_dir``)
 UD_EWT = "pos/ud_english_ewt"
 TAG_COLUMNS = ("xpos", "upos")
+#: the labels a UD probe may read per word: universal POS, the PTB tags, or its relation to its head (the part before
+#: ":"; elmo_bench.probe.lib.ud_data.read_labelled)
+UD_LABELS = ("upos", "xpos", "deprel")
 
 
 def dataset(below: str) -> Any:

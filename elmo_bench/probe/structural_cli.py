@@ -1,5 +1,5 @@
 """``elmo-bench probe-structural``'s flags: an alias of ``python run.py probe=structural`` (the probe:
-elmo_bench/probes/structural). Hewitt & Manning's distance and depth probes on every layer of a frozen encoder.
+elmo_bench/probe/structural). Hewitt & Manning's distance and depth probes on every layer of a frozen encoder.
 
 Prints, last, one JSON object ``{"dev": {"layer_<k>": {"uuas", "dspr", "root_acc", "nspr"}}, "test": {...},
 "baselines": {"linear_chain": {"uuas", "dev_uuas"}}, ...}`` (UUAS and root accuracy in percent, Spearman values in

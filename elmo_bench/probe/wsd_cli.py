@@ -1,4 +1,4 @@
-"""``elmo-bench probe-wsd``'s flags: an alias of ``python run.py probe=wsd`` (the probe: elmo_bench/probes/wsd). The
+"""``elmo-bench probe-wsd``'s flags: an alias of ``python run.py probe=wsd`` (the probe: elmo_bench/probe/wsd). The
 WSD probe of every layer on the Raganato evaluation sets (paper Table 5).
 
 Writes ``OUT/keys/<set>.<view>.key`` (one predicted key per instance, the framework's answer format, scorable with
@@ -15,8 +15,8 @@ from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.paths import CACHE_DIR, DATA_ROOT
 from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 from elmo_bench.encoders.segments import MAX_SEGMENT
-from elmo_bench.probe.wordnet import DEFAULT_SOURCE as DEFAULT_WORDNET
-from elmo_bench.probe.wsd_data import EVAL_SETS
+from elmo_bench.probe.wsd.data import EVAL_SETS
+from elmo_bench.probe.wsd.wordnet import DEFAULT_SOURCE as DEFAULT_WORDNET
 
 DATA = DATA_ROOT / "wsd"
 DEFAULT_SEMCOR = DATA / "semcor3.0_google_original_format"

@@ -60,7 +60,7 @@ def read_conll(path: str | Path, split: str = "data") -> list[Example]:
                 {
                     "id": f"{split}-{len(examples)}",
                     "tokens": [r[0] for r in rows],
-                    "pos": [r[1] for r in rows],
+                    "pos": [r[1] for r in rows],  # not a plug-in name: the CoNLL-2003 column
                     "chunk": [r[2] for r in rows],
                     "tags": iob1_to_bio([r[3] for r in rows]),
                 }
@@ -105,7 +105,7 @@ def hub_records_to_examples(ds: Any, name: str) -> list[Example]:
             if not check_tag(tag):
                 raise DataError(f"hub split {name} record {i}: bad NER tag {tag!r} (expected O, B-TYPE or I-TYPE)")
         example: Example = {"id": f"{name}-{i}", "tokens": list(record["tokens"])}
-        for key, field in (("pos_tags", "pos"), ("chunk_tags", "chunk")):
+        for key, field in (("pos_tags", "pos"), ("chunk_tags", "chunk")):  # not a plug-in name: the columns
             if key in names:
                 example[field] = [names[key][t] for t in record[key]]
         example["tags"] = iob1_to_bio(tags)

@@ -1,1 +1,0 @@
-"""MDL with the MLP-1 probe: config.py declares it."""
