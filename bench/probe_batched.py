@@ -33,7 +33,7 @@ sys.path.insert(0, str(REPO))  # this checkout's elmo_bench and tests, whatever 
 def features(overrides: list[str], work: Path, dtype=None) -> tuple:
     """(rows {name: {split: array}} as probe=pos builds them, in ``dtype`` (None: the cache's, what the probe reads
     now; float32: what it read before), labels, classes, settings)."""
-    from elmo_bench.commands.plan import job_run
+    from elmo_bench.commands.compose import job_run
     from elmo_bench.engine.probe_run import _context, load_probe_encoder
     from elmo_bench.probe.lib.features import layer_features, tag_ids
     from elmo_bench.probe.lib.ud_data import SPLITS, read_tagged

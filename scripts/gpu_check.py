@@ -73,9 +73,8 @@ def bilm_check(device: torch.device, count: int, options: dict[str, Any] | None 
 
     from elmo_bench.bilm.public import write_random_bilm
     from elmo_bench.bilm.weights import load_bilm
-    from elmo_bench.commands.plan import segment_positions
     from elmo_bench.encoders.cache import compute_layers
-    from elmo_bench.encoders.costs import bilm_flops_per_position
+    from elmo_bench.encoders.costs import bilm_flops_per_position, segment_positions
 
     with tempfile.TemporaryDirectory(prefix="gpu_check_bilm_") as tmp:
         bilm = load_bilm(*write_random_bilm(tmp, options)).to(device)
@@ -109,7 +108,8 @@ def head_check(device: torch.device, task: str, amp: str, steps: int, data: str 
     """``steps`` training steps (after two warm-up steps) of the paper-size head of ``task`` at its paper batch
     size, GloVe 300 + ELMo 1024 (random layers of the public biLM's shape), under ``amp``; steps/s, tokens/s and
     the achieved TFLOP/s from FlopCounterMode's count of the same batches (elmo_bench.commands.plan.measure_model)."""
-    from elmo_bench.commands.plan import job_run, measure_model, read_splits, sample_model
+    from elmo_bench.commands.compose import job_run
+    from elmo_bench.commands.plan_measure import measure_model, read_splits, sample_model
     from elmo_bench.engine.experiment import load_task
     from elmo_bench.engine.loop import make_optimizer
 

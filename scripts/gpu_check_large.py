@@ -117,7 +117,7 @@ def probe_run(directory: Path, data: Path, work: Path, size: str, device: str, p
     layer in bfloat16, passes of at most the size's ``max_tokens``; its results.json. ``pos``: the L-BFGS POS probe
     (it fills the activation cache); ``ridge``: the ridge probe from streamed statistics (``probe.stream=true``:
     XᵀX and XᵀY accumulated batch by batch over the cached layers, no layer's (tokens, dim) matrix built)."""
-    from elmo_bench.commands.plan import job_run
+    from elmo_bench.commands.compose import job_run
     from elmo_bench.engine.probe_run import run_probe
 
     shape = SIZES[size]

@@ -156,7 +156,7 @@ def test_a_copied_folder_brings_its_budget_and_a_folder_declares_its_variants(us
     """Issue 55: budgets live in the declaration (Hydra's probe_budget node generated from them), and a probe's
     named settings are more declarations of its folder (VARIANTS), run by its code; a VARIANTS entry that is no
     declaration skips the folder with one warning."""
-    from elmo_bench.commands.plan import compose_job
+    from elmo_bench.commands.compose import compose_job
     from elmo_bench.probe.registry import registered_probes
 
     user_probes(NEW, NEW)
