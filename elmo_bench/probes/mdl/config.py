@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from elmo_bench.base.ranges import ranged
-from elmo_bench.probe.declaration import ProbeDeclaration
+from elmo_bench.probe.declaration import ProbeCommand, ProbeDeclaration
 from elmo_bench.probe.probe_cost import UD_EWT_SIZES
-from elmo_bench.probe.settings import TAG_COLUMNS, UdSettings, check_choice
+from elmo_bench.probe.settings import TAG_COLUMNS, UdSettings, choice
 
 #: the probes trained per block (a ProbeFactory each: elmo_bench/probes/mdl/probe.py FACTORIES)
 PROBES = ("linear", "mlp1", "mlp2")
@@ -17,17 +17,19 @@ PROBES = ("linear", "mlp1", "mlp2")
 class MdlSettings(UdSettings):
     """``probe.<key>`` of probe mdl (``elmo-bench probe-mdl``'s flags; the shuffling seed is the run's)."""
 
-    tags: str = "xpos"                          # xpos | upos
-    probe: str = "linear"                       # linear softmax (the default) | mlp1 | mlp2 (Hewitt & Liang's)
+    tags: str = choice("xpos", TAG_COLUMNS)     # xpos = PTB tags (the paper's) | upos
+    probe: str = choice("linear", PROBES)       # the probe trained per block (a ProbeFactory): linear softmax, or
+    #                                             Hewitt & Liang's mlp1 / mlp2 (probe.hidden units) with their regimen
     hidden: int = ranged(1000, int, 1)          # mlp1/mlp2 hidden units
-    control: bool = False                       # also code the control task's labels (one random tag per type)
+    control: bool = False                       # also code the control task's labels (Hewitt & Liang: one random
+    #                                             tag per word type, drawn with the run's seed), printed under
+    #                                             "control" as "train"/"test" are for the tags
     max_epochs: int = ranged(40, int, 1)        # at most this many epochs per block's probe
-
-    def check(self) -> None:
-        check_choice("tags", self.tags, TAG_COLUMNS)
-        check_choice("probe", self.probe, PROBES)
 
 
 PROBE = ProbeDeclaration("mdl", ".probe:run", MdlSettings, data="ud_ewt_pos",
                          predicts="the bits to transmit every training word's tag", record_task="mdl_probe",
-                         sentences=".cost:sentences", cost=".cost:cost", documented=UD_EWT_SIZES)
+                         sentences=".cost:sentences", cost=".cost:cost", documented=UD_EWT_SIZES,
+                         command=ProbeCommand("probe-mdl", "online codelength (MDL) of POS tags given every layer, in "
+                                              "bits: run.py probe=mdl", flags={"tags": "--tag-column"},
+                                              run={"seed": 0}))

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from elmo_bench.probe.declaration import ProbeDeclaration
 from elmo_bench.probe.probe_cost import UD_EWT_SIZES
+from elmo_bench.probe.settings import redefault
 from elmo_bench.probes.mdl.config import MdlSettings
 
 
@@ -13,7 +14,7 @@ from elmo_bench.probes.mdl.config import MdlSettings
 class MdlMlpSettings(MdlSettings):
     """Probe mdl's settings with the MLP-1 probe as the default."""
 
-    probe: str = "mlp1"
+    probe: str = redefault(MdlSettings, "probe", "mlp1")
 
 
 PROBE = ProbeDeclaration("mdl_mlp", "elmo_bench.probes.mdl.probe:run", MdlMlpSettings, data="ud_ewt_pos",
