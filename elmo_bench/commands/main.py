@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
 
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.errors import ConfigError
@@ -141,7 +141,36 @@ class Command(NamedTuple):
     parse: Callable[[Sequence[str]], Any]
 
 
-COMMANDS: dict[str, Command] = {
+class Commands(Mapping[str, Command]):
+    """The subcommands: the fixed ones, then each probe's own (``probe-pos``: a probe whose declaration names a
+    command, found in the probe registry on first need, so a fixed command starts without scanning the probes; a
+    probe cannot take a fixed command's name)."""
+
+    def __init__(self, fixed: dict[str, Command]) -> None:
+        self.fixed = fixed
+        self._every: dict[str, Command] | None = None
+
+    def every(self) -> dict[str, Command]:
+        if self._every is None:
+            found = {name: Command(_probe_command(name), declared.command.summary, _probe_parse(name))
+                     for name, declared in sorted(probe_commands().items()) if name not in self.fixed}
+            self._every = {**self.fixed, **found}
+        return self._every
+
+    def __getitem__(self, name: str) -> Command:
+        return self.fixed[name] if name in self.fixed else self.every()[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.fixed or name in self.every()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.every())
+
+    def __len__(self) -> int:
+        return len(self.every())
+
+
+COMMANDS = Commands({
     "embed": Command(_embed, "biLM layers of a sentence file into hdf5", _parses_with(__name__, "build_embed_parser")),
     "extract": Command(_delegate("elmo_bench.commands.extract", "extract_main"),
                        "an encoder's layers into a sharded, resumable cache entry (torchrun: split across ranks)",
@@ -175,12 +204,10 @@ COMMANDS: dict[str, Command] = {
                      _parses_with("elmo_bench.commands.modes", "build_parser")),
     "probe": Command(_probe_command("probe"), "one probe on every layer of one encoder, flags from its settings: "
                      "elmo-bench probe NAME --setting value (run.py probe=NAME)", _probe_parse("probe")),
-    **{name: Command(_probe_command(name), declared.command.summary, _probe_parse(name))
-       for name, declared in sorted(probe_commands().items())},
     "probe-suite": Command(_delegate("elmo_bench.commands.probe_aliases", "probe_suite_main"),
                            "every probe on one encoder, resumable: run.py -m experiment=probe_suite",
                            _parses_with("elmo_bench.commands.probe_aliases", "build_suite_parser")),
-}
+})
 
 
 def unknown_command(name: str | None) -> str:

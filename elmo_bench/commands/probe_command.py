@@ -18,6 +18,7 @@ import logging
 from typing import Any, Sequence
 
 from elmo_bench.base.arguments import ArgumentParser, positive_int
+from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import CACHE_DIR
 from elmo_bench.commands.probe_aliases import FLAGS, encoder_overrides, run_alias
 from elmo_bench.engine.run_config import Runtime
@@ -56,7 +57,18 @@ def build_parser(declared: ProbeDeclaration, command: ProbeCommand, prog: str) -
     add_device_argument(parser)
     if command.random_init:
         add_random_init_arguments(parser)
-    add_setting_flags(parser, setting_flags(declared.settings, command.flags))
+    add_run_flags(parser, command)
+    try:
+        add_setting_flags(parser, setting_flags(declared.settings, command.flags))
+    except argparse.ArgumentError as clash:  # a setting spelled as an option every probe command has
+        raise ConfigError(f"probe {declared.name}: the flag {clash.argument_name} of one of its settings is an "
+                          f"option every probe command takes; spell it otherwise (ProbeCommand.flags)") from None
+    return parser
+
+
+def add_run_flags(parser: argparse.ArgumentParser, command: ProbeCommand) -> None:
+    """The run-level keys ``command`` takes (``--seed``, ``--max-segment``), the run directory and the run-time
+    options every probe command takes (the activation cache, the threads, the progress bars)."""
     defaults = Runtime()
     for key, default in command.run.items():
         flag, kind, text = RUN_FLAGS[key]
@@ -64,7 +76,6 @@ def build_parser(declared: ProbeDeclaration, command: ProbeCommand, prog: str) -
         parser.add_argument(flag, type=kind, dest=f"run_{key}", metavar=key.upper(), help=f"{key}: {text} (default "
                             f"{shown})", default=argparse.SUPPRESS if default is None else default)
     add_run_options(parser, command.out_required)
-    return parser
 
 
 def add_run_options(parser: argparse.ArgumentParser, out_required: bool) -> None:

@@ -18,6 +18,7 @@ import argparse
 import ast
 import inspect
 import io
+import logging
 import re
 import textwrap
 import tokenize
@@ -30,6 +31,7 @@ from elmo_bench.base.ranges import Range, default_of
 from elmo_bench.probe.declaration import ProbeDeclaration
 from elmo_bench.probe.registry import registered_probes
 
+log = logging.getLogger(__name__)
 #: a comment line that continues the comment of the field above it (``#`` then an indented text)
 CONTINUED = re.compile(r"#\s{8,}\S")
 #: the ``argparse`` kinds of flag (see the module docstring)
@@ -229,8 +231,12 @@ def probe_commands() -> dict[str, ProbeDeclaration]:
     names its own command (elmo_bench.probe.declaration.ProbeCommand): found, not listed."""
     found: dict[str, ProbeDeclaration] = {}
     for declared in registered_probes().values():
-        if declared.command is not None:
-            found.setdefault(declared.command.name, declared)
+        if declared.command is None:
+            continue
+        before = found.setdefault(declared.command.name, declared)
+        if before is not declared:
+            log.warning("probe %s's command %r is skipped: probe %s declares it too", declared.name,
+                        declared.command.name, before.name)
     return found
 
 
