@@ -22,7 +22,6 @@ from typing import Any, Mapping, Sequence
 from omegaconf import OmegaConf, open_dict
 
 from elmo_bench.base.arguments import ArgumentParser, positive_int
-from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import CACHE_DIR, CONF_DIR
 from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
@@ -30,7 +29,7 @@ from elmo_bench.commands.hydra_setup import compose_config
 from elmo_bench.commands.suite_record import check_suite_before, write_suite
 from elmo_bench.engine.config_door import resolve_run_config
 from elmo_bench.engine.probe_config import ProbeRunConfig
-from elmo_bench.probe.command_line import add_setting_flags, quoted, setting_flags, setting_overrides
+from elmo_bench.probe.command_line import SettingFlag, add_setting_flags, quoted, setting_flags, setting_overrides
 from elmo_bench.probe.registry import probe_declaration
 from elmo_bench.probe.settings import dataset_settings
 from elmo_bench.records.run_record import RESULTS_FILE
@@ -121,7 +120,7 @@ def suite_probes() -> list[str]:
     return [name.strip() for name in str(swept).split(",") if name.strip()]
 
 
-def suite_data_flags() -> list:
+def suite_data_flags() -> list[SettingFlag]:
     """The data directories every probe of the suite reads (its dataset settings in common: ``--data-dir``), as
     flags generated from the first probe's settings."""
     probes = [probe_declaration(name).settings for name in suite_probes()]
