@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from elmo_bench.probe.pos_cli import build_parser as pos_parser
-from elmo_bench.probe.wsd_cli import build_parser as wsd_parser
+from elmo_bench.commands.probe_command import command_parser
 from tests.test_presets import _compose, _jobs
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "encoders.md"
@@ -43,7 +42,7 @@ def test_the_documented_table1_commands_name_every_kind():
 @pytest.mark.parametrize("command", documented("elmo-bench probe-"))
 def test_the_documented_probe_commands_parse(command):
     words = [w for w in shlex.split(command.replace("[", "").replace("]", "")) if w != "\\"]
-    parser = pos_parser() if words[1] == "probe-pos" else wsd_parser()
+    parser = command_parser(words[1])
     args = parser.parse_args(words[2:])
     assert args.out                                              # the report reads OUT/results.json
     if "--encoder" in words:

@@ -32,11 +32,18 @@ def test_run_config_data_root_and_repo_root_come_from_paths():
 
 
 def test_probe_cli_defaults_live_under_the_data_and_cache_roots():
-    from elmo_bench.probe import pos_cli, wsd_cli
+    """The probe commands' data directories are the settings' own (null: below ``paths.data_root``), their cache
+    the activation cache under the cache root."""
+    from elmo_bench.commands.probe_command import command_parser
+    from elmo_bench.probe.registry import probe_declaration
+    from elmo_bench.probe.settings import dataset_settings
 
-    assert Path(pos_cli.DEFAULT_DATA).is_relative_to(paths.DATA_ROOT)
-    assert wsd_cli.DEFAULT_SEMCOR.is_relative_to(paths.DATA_ROOT)
-    assert Path(pos_cli.build_parser().parse_args([]).cache_dir) == paths.CACHE_DIR / "activations"
+    for command, probe in (("probe-pos", "pos"), ("probe-wsd", "wsd")):
+        settings = probe_declaration(probe).settings
+        assert dataset_settings(settings) and all(getattr(settings(), key) is None for key in dataset_settings(settings))
+        args = command_parser(command).parse_args(["--out", "x"])
+        assert not any(hasattr(args, key) for key in dataset_settings(settings))      # null unless given
+        assert Path(args.cache_dir) == paths.CACHE_DIR / "activations"
 
 
 def test_pretrain_paths_hang_from_a_configurable_work_dir():

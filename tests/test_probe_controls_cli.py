@@ -85,9 +85,9 @@ def test_missing_tag_column_is_one_line(tmp_path, capsys):
 
 
 def test_probe_wsd_takes_the_encoder_options_and_device():
-    from elmo_bench.probe.wsd_cli import build_parser
+    from elmo_bench.commands.probe_command import command_parser
 
-    args = build_parser().parse_args(["--out", "x", "--encoder", "transformers", "--model", "m", "--pooling", "mean",
+    args = command_parser("probe-wsd").parse_args(["--out", "x", "--encoder", "transformers", "--model", "m", "--pooling", "mean",
                                       "--revision", "r", "--device", "cpu"])
     assert (args.encoder, args.model, args.pooling, args.revision, args.device) == ("transformers", "m", "mean", "r",
                                                                                     "cpu")

@@ -1,11 +1,10 @@
 """Every committed probe record's recorded settings compose into today's config (issue 44, item 6): the old
-commands' flat ``config`` (their flags) → the aliases' overrides (elmo_bench/commands/probe_aliases.py) → run.py's
-door (elmo_bench.commands.plan.job_run) → a ProbeRunConfig whose settings, seed and encoder equal what the record
+commands' flat ``config`` (their flags) → the same flags given to today's generated alias (elmo_bench/commands/
+probe_command.py) and its overrides → run.py's door (elmo_bench.commands.plan.job_run) → a ProbeRunConfig whose settings, seed and encoder equal what the record
 says it ran with. A suite record also composes as ``probe=<its directory>`` (how ``experiment=probe_suite`` runs it)
 to the same settings."""
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 from pathlib import Path
@@ -13,22 +12,22 @@ from typing import Any, Callable
 
 import pytest
 
-from elmo_bench.commands import probe_aliases as aliases
+from elmo_bench.base.paths import DATA_ROOT
 from elmo_bench.commands.compose import job_run
+from elmo_bench.commands.probe_command import command_overrides, command_parser
 from elmo_bench.engine.probe_config import ProbeRunConfig
-from elmo_bench.probe import mdl_cli, pos_cli, structural_cli, wsd_cli
+from elmo_bench.probe.settings import dataset_settings
 
 REPO = Path(__file__).resolve().parents[1]
 ROOTS = ("docs/results/probe_suite", "docs/results/probes_controls", "docs/results/probes")
 RECORDS = sorted(p for root in ROOTS for p in (REPO / root).rglob("results.json"))
 
-#: the record's task → the command that wrote it: its parser, its alias's overrides
-COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], Callable[[argparse.Namespace], list[str]]]] = {
-    "pos_probe": (pos_cli.build_parser, aliases.pos_overrides),
-    "structural_probe": (structural_cli.build_parser, aliases.structural_overrides),
-    "mdl_probe": (mdl_cli.build_parser, aliases.mdl_overrides),
-    "wsd": (wsd_cli.build_parser, aliases.wsd_overrides),
-}
+#: the record's task → the command that wrote it
+COMMANDS = {"pos_probe": "probe-pos", "structural_probe": "probe-structural", "mdl_probe": "probe-mdl",
+            "wsd": "probe-wsd"}
+#: recorded flags the test gives otherwise: the encoder (from the record's identity, :func:`encoder_overrides`),
+#: files of this machine, the run directory
+LEFT_OUT = ("options", "weights", "cache_dir", "out", "model", "encoder", "random_init", "random_seed")
 #: a recorded flag → the probe setting it became (with how its value reads now); run-level flags apart
 RENAMED = {"tag_column": "tags", "no_glove": "glove"}
 RUN_LEVEL = ("seed", "max_segment", "random_init", "random_seed")
@@ -52,18 +51,27 @@ def expected_setting(flag: str, value: Any, default: Any) -> Any:
     return value
 
 
-def namespace(record: dict[str, Any], parser: argparse.ArgumentParser) -> argparse.Namespace:
-    """The command's parser defaults, every recorded flag over them (paths: the repository-relative ones the
-    records now hold, read from the repository; a path the migration dropped: the default)."""
-    args = parser.parse_args(["--out", "unused"] if any(a.dest == "out" and a.required for a in parser._actions)
-                             else [])
+def recorded(record: dict[str, Any]) -> dict[str, Any]:
+    """The record's flags as this machine reads them (paths: the repository-relative ones the records now hold,
+    resolved in the repository; a path the migration dropped: None, the default)."""
+    out = {}
     for key, value in record["config"].items():
-        if hasattr(args, key) and key not in ("options", "weights", "cache_dir", "out", "model", "encoder"):
-            if key in PATHS and isinstance(value, str) and not value.startswith("/"):
-                value = str((REPO / value).resolve())
-            if value is not None or key not in PATHS:
-                setattr(args, key, value)
-    return args
+        if key in PATHS and isinstance(value, str) and not value.startswith("/"):
+            value = str((REPO / value).resolve())
+        out[key] = value
+    return out
+
+
+def command_line(command: str, flags: dict[str, Any]) -> list[str]:
+    """The recorded flags given again to today's ``command`` (``--out`` where it is required)."""
+    actions = command_parser(command)._option_string_actions
+    argv = ["--out", "unused"] if actions["--out"].required else []
+    for key, value in flags.items():
+        flag = "--" + key.replace("_", "-")
+        if key in LEFT_OUT or flag not in actions or value is None or value is False:
+            continue
+        argv += [flag] if actions[flag].nargs == 0 else [flag, str(value)]
+    return argv
 
 
 def encoder_overrides(record: dict[str, Any]) -> list[str]:
@@ -86,7 +94,7 @@ def compose(overrides: list[str]) -> ProbeRunConfig:
     return run
 
 
-def check_settings(record: dict[str, Any], args: argparse.Namespace, run: ProbeRunConfig, where: str) -> None:
+def check_settings(record: dict[str, Any], flags: dict[str, Any], run: ProbeRunConfig, where: str) -> None:
     settings = dataclasses.asdict(run.probe.settings)
     defaults = {f.name: f.default if f.default is not dataclasses.MISSING else f.default_factory()   # type: ignore
                 for f in dataclasses.fields(run.probe.settings)}
@@ -96,9 +104,10 @@ def check_settings(record: dict[str, Any], args: argparse.Namespace, run: ProbeR
         if key not in settings or flag in RUN_LEVEL:
             continue
         if flag in PATHS:                          # null: the default location; else the recorded path
-            given, got = getattr(args, flag), settings[key]
+            given, got = flags[flag], settings[key]       # a path the migration dropped: the default
+            given = defaults_path(flag, defaults, run) if given is None else given
             if got is None:
-                assert given is None or same_path(given, defaults_path(flag, defaults)), (where, flag, value)
+                assert given is None or same_path(given, defaults_path(flag, defaults, run)), (where, flag, value)
             else:
                 assert same_path(got, given), (where, flag, got, value)
         else:
@@ -114,8 +123,10 @@ def same_path(a: Any, b: Any) -> bool:
     return a is not None and b is not None and Path(a).resolve() == Path(b).resolve()
 
 
-def defaults_path(flag: str, defaults: dict[str, Any]) -> Any:
-    return aliases.default_ud() if flag == "data_dir" else defaults.get(flag)
+def defaults_path(flag: str, defaults: dict[str, Any], run: ProbeRunConfig) -> Any:
+    """Where a null path setting points: a data directory below the data root, else the setting's default."""
+    below = dataset_settings(type(run.probe.settings))
+    return DATA_ROOT / below[flag] if flag in below else defaults.get(flag)
 
 
 def check_encoder(record: dict[str, Any], run: ProbeRunConfig, where: str) -> None:
@@ -132,12 +143,13 @@ def check_encoder(record: dict[str, Any], run: ProbeRunConfig, where: str) -> No
 @pytest.mark.parametrize("path", RECORDS, ids=[str(p.relative_to(REPO / "docs/results")) for p in RECORDS])
 def test_recorded_settings_compose_through_the_door(path):
     record = json.loads(path.read_text())
-    parser, to_overrides = COMMANDS[record["config"]["choices"]["task"]]
-    args = namespace(record, parser())
+    command = COMMANDS[record["config"]["choices"]["task"]]
+    flags = recorded(record)
+    args = command_parser(command).parse_args(command_line(command, flags))
     where = str(path.relative_to(REPO))
-    overrides = [*to_overrides(args), *encoder_overrides(record)]
+    overrides = [*command_overrides(command, args), *encoder_overrides(record)]
     run = compose(overrides)
-    check_settings(record, args, run, where)
+    check_settings(record, flags, run, where)
     check_encoder(record, run, where)
     name = path.parent.name
     if "probe_suite" in where:                     # the suite runs it as probe=<its directory>: the same settings

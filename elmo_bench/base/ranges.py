@@ -17,19 +17,24 @@ def _show(bound: float) -> str:
     return str(int(bound)) if float(bound).is_integer() and abs(bound) < 1e16 else f"{bound:g}"
 
 
-def check_number(key: str, value: Any, kind: type, low: float | None = None, high: float | None = None,
-                 low_open: bool = False, high_open: bool = False, optional: bool = False) -> Any:
-    """``value`` as ``kind`` (int or float) within the bounds, else ConfigError naming ``key``."""
-    if value is None and optional:
-        return None
+def expected_text(kind: type, low: float | None = None, high: float | None = None, low_open: bool = False,
+                  high_open: bool = False, optional: bool = False) -> str:
+    """What a range allows, in words (``an integer >= 1 or null``): the error's "expected" and a flag's help."""
     bounds = []
     if low is not None:
         bounds.append(f"{'>' if low_open else '>='} {_show(low)}")
     if high is not None:
         bounds.append(f"{'<' if high_open else '<='} {_show(high)}")
     expected = f"{'an integer' if kind is int else 'a number'}{' ' + ' and '.join(bounds) if bounds else ''}"
-    if optional:
-        expected += " or null"
+    return expected + (" or null" if optional else "")
+
+
+def check_number(key: str, value: Any, kind: type, low: float | None = None, high: float | None = None,
+                 low_open: bool = False, high_open: bool = False, optional: bool = False) -> Any:
+    """``value`` as ``kind`` (int or float) within the bounds, else ConfigError naming ``key``."""
+    if value is None and optional:
+        return None
+    expected = expected_text(kind, low, high, low_open, high_open, optional)
     ok = isinstance(value, (int, float)) and not isinstance(value, bool)
     if ok and kind is int and isinstance(value, float):
         ok = value.is_integer()
@@ -57,6 +62,10 @@ class Range:
     def check(self, key: str, value: Any, optional: bool = False) -> Any:
         return check_number(key, value, self.kind, self.low, self.high, self.low_open, self.high_open,
                             self.optional or optional)
+
+    def expected(self) -> str:
+        """The values allowed, in words (a command-line flag's help says them)."""
+        return expected_text(self.kind, self.low, self.high, self.low_open, self.high_open, self.optional)
 
 
 def ranged(default: Any, kind: type, low: float | None = None, high: float | None = None, *, low_open: bool = False,

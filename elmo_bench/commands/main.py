@@ -8,12 +8,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
 
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.commands.guard import debug_requested, exit_cleanly_on_sigterm, exit_code, guarded
 from elmo_bench.commands.pretrain import compose_pretrain
+from elmo_bench.probe.command_line import probe_commands
 from elmo_bench.probe.registry import declared_function, registered_probes
 from elmo_bench.tasks.registry import registered
 
@@ -106,6 +107,25 @@ def _parses_with(module: str, builder: str) -> Callable[[Sequence[str]], Any]:
     return parse
 
 
+def _probe_command(name: str) -> Callable[[Sequence[str]], int]:
+    """``elmo-bench probe`` or a probe's own command (elmo_bench.commands.probe_command)."""
+    def run(argv: Sequence[str]) -> int:
+        from elmo_bench.commands.probe_command import command_main  # lazy: omegaconf
+
+        return command_main(name, argv)
+
+    return run
+
+
+def _probe_parse(name: str) -> Callable[[Sequence[str]], Any]:
+    def parse(argv: Sequence[str]) -> Any:
+        from elmo_bench.commands.probe_command import parse as parsed  # lazy: omegaconf
+
+        return parsed(name, argv)
+
+    return parse
+
+
 def _composes(default: str) -> Callable[[Sequence[str]], Any]:
     """Hydra-override subcommands (pretrain, finetune-lm): ``argv`` composed and checked as the run would be."""
     def parse(argv: Sequence[str]) -> Any:
@@ -124,7 +144,36 @@ class Command(NamedTuple):
     parse: Callable[[Sequence[str]], Any]
 
 
-COMMANDS: dict[str, Command] = {
+class Commands(Mapping[str, Command]):
+    """The subcommands: the fixed ones, then each probe's own (``probe-pos``: a probe whose declaration names a
+    command, found in the probe registry on first need, so a fixed command starts without scanning the probes; a
+    probe cannot take a fixed command's name)."""
+
+    def __init__(self, fixed: dict[str, Command]) -> None:
+        self.fixed = fixed
+        self._every: dict[str, Command] | None = None
+
+    def every(self) -> dict[str, Command]:
+        if self._every is None:
+            found = {name: Command(_probe_command(name), declared.command.summary, _probe_parse(name))
+                     for name, declared in sorted(probe_commands().items()) if name not in self.fixed}
+            self._every = {**self.fixed, **found}
+        return self._every
+
+    def __getitem__(self, name: str) -> Command:
+        return self.fixed[name] if name in self.fixed else self.every()[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.fixed or name in self.every()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.every())
+
+    def __len__(self) -> int:
+        return len(self.every())
+
+
+COMMANDS = Commands({
     "embed": Command(_embed, "biLM layers of a sentence file into hdf5", _parses_with(__name__, "build_embed_parser")),
     "extract": Command(_delegate("elmo_bench.commands.extract", "extract_main"),
                        "an encoder's layers into a sharded, resumable cache entry (torchrun: split across ranks)",
@@ -156,21 +205,12 @@ COMMANDS: dict[str, Command] = {
     "modes": Command(_delegate("elmo_bench.commands.modes", "modes_main"),
                      "edge probing's every-mode sweep of an encoder: one run.py job per line",
                      _parses_with("elmo_bench.commands.modes", "build_parser")),
-    "probe-wsd": Command(_delegate("elmo_bench.commands.probe_aliases", "probe_wsd_main"),
-                         "WSD probe of every layer (Table 5): an alias of run.py probe=wsd", _parses_with("elmo_bench.probe.wsd_cli", "build_parser")),
-    "probe-pos": Command(_delegate("elmo_bench.commands.probe_aliases", "probe_pos_main"),
-                         "converged linear POS probe: every layer, GloVe, most frequent tag (Table 6): run.py probe=pos",
-                         _parses_with("elmo_bench.probe.pos_cli", "build_parser")),
-    "probe-structural": Command(_delegate("elmo_bench.commands.probe_aliases", "probe_structural_main"),
-                                "structural probes (distance, depth) of every layer: an alias of run.py probe=structural",
-                                _parses_with("elmo_bench.probe.structural_cli", "build_parser")),
-    "probe-mdl": Command(_delegate("elmo_bench.commands.probe_aliases", "probe_mdl_main"),
-                         "online codelength (MDL) of POS tags given every layer, in bits: run.py probe=mdl",
-                         _parses_with("elmo_bench.probe.mdl_cli", "build_parser")),
+    "probe": Command(_probe_command("probe"), "one probe on every layer of one encoder, flags from its settings: "
+                     "elmo-bench probe NAME --setting value (run.py probe=NAME)", _probe_parse("probe")),
     "probe-suite": Command(_delegate("elmo_bench.commands.probe_aliases", "probe_suite_main"),
                            "every probe on one encoder, resumable: run.py -m experiment=probe_suite",
-                           _parses_with("elmo_bench.probe.suite_cli", "build_parser")),
-}
+                           _parses_with("elmo_bench.commands.probe_aliases", "build_suite_parser")),
+})
 
 
 def unknown_command(name: str | None) -> str:

@@ -1,14 +1,14 @@
-"""The ``elmo-bench probe-*`` commands as thin aliases of ``python run.py probe=<name>``: each parses its flags
-(the parsers in elmo_bench/probe/*_cli.py), maps them to config overrides (:func:`encoder_overrides` and the
-command's own table), composes conf/config.yaml with them and runs the probe through the same door, identity,
-resume and records as run.py (elmo_bench.engine.probe_run); it prints the same JSON object. ``--out DIR`` is the
-run directory (``hydra.run.dir``: resumed, or skipped when finished); without it, as the commands always did, the
-probe prints its object and writes nothing (it runs in a temporary directory, removed after).
-No probe is implemented here: one implementation per probe (elmo_bench/probe/<name>/probe.py).
+"""How every ``elmo-bench`` probe command runs: ``elmo-bench probe NAME`` and the probes' own commands
+(``probe-pos``, ...; their parsers are generated, elmo_bench.commands.probe_command) give their flags as config
+overrides (:func:`encoder_overrides` and the probe's settings), and :func:`run_alias` composes conf/config.yaml with
+them and runs the probe through the same door, identity, resume and records as run.py (elmo_bench.engine.
+probe_run); the command prints the same JSON object. ``--out DIR`` is the run directory (``hydra.run.dir``: resumed,
+or skipped when finished); without it, as the commands always did, the probe prints its object and writes nothing
+(it runs in a temporary directory, removed after). No probe is implemented or named here.
 
-``probe-suite`` is ``experiment=probe_suite``'s loop for one encoder: every probe of the suite with
-``budget=<b> probe_set=suite`` into ``OUT/<probe>``, then ``OUT/suite.json`` (made from the probes' own records, so
-resuming never loses a finished probe's time).
+``probe-suite`` is ``experiment=probe_suite``'s loop for one encoder: every probe that preset sweeps (its list,
+read from conf/experiment/probe_suite.yaml) with ``budget=<b> probe_set=suite`` into ``OUT/<probe>``, then
+``OUT/suite.json`` (made from the probes' own records, so resuming never loses a finished probe's time).
 """
 from __future__ import annotations
 
@@ -17,44 +17,24 @@ import json
 import logging
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Mapping, Sequence
 
 from omegaconf import OmegaConf, open_dict
 
-from elmo_bench.base.atomic import atomic_write_text
+from elmo_bench.base.arguments import ArgumentParser, positive_int
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.base.paths import CACHE_DIR, CONF_DIR, DATA_ROOT
+from elmo_bench.base.paths import CACHE_DIR, CONF_DIR
 from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 from elmo_bench.commands.hydra_setup import compose_config
 from elmo_bench.commands.suite_record import check_suite_before, write_suite
 from elmo_bench.engine.config_door import resolve_run_config
 from elmo_bench.engine.probe_config import ProbeRunConfig
-from elmo_bench.probe import mdl_cli, pos_cli, structural_cli, suite_cli, wsd_cli
+from elmo_bench.probe.command_line import SettingFlag, add_setting_flags, quoted, setting_flags, setting_overrides
 from elmo_bench.probe.registry import probe_declaration
-from elmo_bench.probe.settings import UD_EWT
+from elmo_bench.probe.settings import dataset_settings
 from elmo_bench.records.run_record import RESULTS_FILE
 
 log = logging.getLogger("elmo_bench.probe")
-
-
-def quoted(value: Any) -> str:
-    """``value`` as a Hydra override value: a quoted string (paths with ``=``, ``,`` or spaces stay one value)."""
-    text = str(value).replace("\\", "\\\\").replace("'", "\\'")
-    return f"'{text}'"
-
-
-def listed(text: str | None, flag: str, cast: Callable[[str], Any] = str) -> str | None:
-    """A comma list flag (``--seeds 1,2``) as a Hydra list (``[1,2]``); one line for a value ``cast`` refuses."""
-    if text is None:
-        return None
-    items = [t.strip() for t in str(text).split(",") if t.strip()]
-    if not items:
-        raise ConfigError(f"{flag} expected a comma-separated list, found {text!r} (empty)")
-    try:
-        values = [cast(t) for t in items]
-    except ValueError:
-        raise ConfigError(f"{flag} expected comma-separated {cast.__name__} values, found {text!r}") from None
-    return "[" + ",".join(quoted(v) if cast is str else repr(v) for v in values) + "]"
 
 
 def encoder_overrides(args: argparse.Namespace) -> list[str]:
@@ -91,78 +71,19 @@ def encoder_overrides(args: argparse.Namespace) -> list[str]:
     return out + (["progress=false"] if getattr(args, "no_progress", False) else [])
 
 
-def _set(out: list[str], key: str, value: Any) -> None:
-    if value is not None:
-        out.append(f"{key}={value}")
+#: the config keys an error may name (ConfigError.key) → the flag every probe command takes them as: a refusal
+#: names what the user typed (``python run.py probe=...`` names the keys themselves); each command adds its
+#: settings' flags (elmo_bench.commands.probe_command.spelled)
+FLAGS = {"bilm.random_init": "--random-init", "encoder.random_init": "--random-init"}
 
 
-def ud_overrides(args: argparse.Namespace) -> list[str]:
-    """``--data-dir``, ``--max-train-sentences``, ``--layers`` (every UD probe's)."""
-    out: list[str] = []
-    if getattr(args, "data_dir", None) and Path(args.data_dir).resolve() != default_ud().resolve():
-        out.append(f"probe.data_dir={quoted(args.data_dir)}")
-    _set(out, "probe.max_train_sentences", getattr(args, "max_train_sentences", None))
-    _set(out, "probe.layers", listed(getattr(args, "layers", None), "--layers", int))
-    return out
-
-
-def default_ud() -> Path:
-    """UD English-EWT's default directory (a ``--data-dir`` equal to it is no override)."""
-    return DATA_ROOT / UD_EWT
-
-
-def pos_overrides(args: argparse.Namespace) -> list[str]:
-    """``probe-pos``'s flags → ``probe=pos`` and its settings."""
-    out = ["probe=pos", *ud_overrides(args), f"probe.tags={args.tag_column}",
-           f"probe.probe={listed(args.probe, '--probe')}", f"probe.control={str(bool(args.control)).lower()}",
-           f"probe.seeds={listed(args.seeds, '--seeds', int)}", f"probe.hidden={args.hidden}",
-           f"probe.rank={args.rank}", f"probe.dropout={args.dropout!r}", f"probe.weight_decay={args.weight_decay!r}",
-           f"probe.max_epochs={args.max_epochs}", f"probe.batch_sentences={args.batch_sentences}",
-           f"probe.l2_grid={listed(args.l2_grid, '--l2-grid', float)}", f"probe.max_iter={args.max_iter}",
-           f"probe.tol={args.tol!r}", f"probe.glove={str(not args.no_glove).lower()}"]
-    _set(out, "probe.rows", listed(args.rows, "--rows"))
-    _set(out, "probe.max_dev_sentences", args.max_dev_sentences)
-    return out
-
-
-def structural_overrides(args: argparse.Namespace) -> list[str]:
-    """``probe-structural``'s flags → ``probe=structural`` (``--seed``: the run's seed)."""
-    out = ["probe=structural", *ud_overrides(args), f"probe.punct={args.punct}", f"probe.max_epochs={args.max_epochs}",
-           f"probe.batch_size={args.batch_size}", f"seed={args.seed}"]
-    _set(out, "probe.rank", args.rank)
-    return out
-
-
-def mdl_overrides(args: argparse.Namespace) -> list[str]:
-    """``probe-mdl``'s flags → ``probe=mdl`` (``--seed``: the run's seed)."""
-    return ["probe=mdl", *ud_overrides(args), f"probe.tags={args.tag_column}", f"probe.probe={args.probe}",
-            f"probe.hidden={args.hidden}", f"probe.control={str(bool(args.control)).lower()}",
-            f"probe.max_epochs={args.max_epochs}", f"seed={args.seed}"]
-
-
-def wsd_overrides(args: argparse.Namespace) -> list[str]:
-    """``probe-wsd``'s flags → ``probe=wsd`` (``--max-segment``: the run's ``max_segment``)."""
-    out = ["probe=wsd", f"probe.semcor={quoted(args.semcor)}", f"probe.eval_root={quoted(args.eval_root)}",
-           f"probe.sets={listed(args.sets, '--sets')}", f"max_segment={args.max_segment}",
-           f"probe.wordnet={'null' if args.no_wordnet else quoted(args.wordnet)}",
-           f"probe.wordnet_work={quoted(args.wordnet_work)}"]
-    _set(out, "probe.max_train_sentences", args.max_train_sentences)
-    return out
-
-
-#: the config keys an error may name (ConfigError.key) → the flag these commands take them as: a refusal names what
-#: the user typed (``python run.py probe=...`` names the keys themselves)
-FLAGS = {"probe.max_train_sentences": "--max-train-sentences", "probe.data_dir": "--data-dir",
-         "probe.layers": "--layers", "bilm.random_init": "--random-init", "encoder.random_init": "--random-init"}
-
-
-def run_alias(overrides: Sequence[str], out: str | None) -> dict[str, Any]:
+def run_alias(overrides: Sequence[str], out: str | None, flags: Mapping[str, str] = FLAGS) -> dict[str, Any]:
     """Compose ``overrides`` as run.py would, through the door, and run the probe in ``out`` (or run.py's
-    directory for it); returns its results.json. A refusal that names a config key a flag set names the flag."""
+    directory for it); returns its results.json. A refusal that names a config key of ``flags`` names the flag."""
     try:
         return _run_alias(overrides, out)
     except ConfigError as error:
-        spelled = error.spelled(FLAGS)
+        spelled = error.spelled(flags)
         if spelled is error:
             raise
         raise spelled.with_traceback(error.__traceback__) from None   # the same line, under the flag's name
@@ -188,21 +109,43 @@ def _run_alias(overrides: Sequence[str], out: str | None) -> dict[str, Any]:
     return run_probe(run, target)
 
 
-def alias(parser: Callable[[], argparse.ArgumentParser], to_overrides: Callable[[argparse.Namespace], list[str]]
-          ) -> Callable[[Sequence[str]], int]:
-    """An ``elmo-bench probe-*`` command: its flags → overrides → the probe run; prints the probe's JSON object."""
-    def main(argv: Sequence[str]) -> int:
-        args = parser().parse_args(list(argv))
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-        results = run_alias([*to_overrides(args), *encoder_overrides(args)], getattr(args, "out", None))
-        print(json.dumps(results.get("printed")))
-        return 0
-
-    return main
+#: the preset whose sweep ``probe-suite`` runs for one encoder, and the budgets it takes (conf/budget/<name>.yaml)
+SUITE_PRESET = CONF_DIR / "experiment" / "probe_suite.yaml"
+BUDGETS = CONF_DIR / "budget"
 
 
-#: the suite's probes in order (conf/experiment/probe_suite.yaml sweeps the same list)
-SUITE = ("pos", "pos_controls", "structural", "mdl", "mdl_mlp")
+def suite_probes() -> list[str]:
+    """The suite's probes in order: those experiment=probe_suite sweeps (``hydra.sweeper.params.probe``)."""
+    swept = OmegaConf.load(SUITE_PRESET).hydra.sweeper.params.probe
+    return [name.strip() for name in str(swept).split(",") if name.strip()]
+
+
+def suite_data_flags() -> list[SettingFlag]:
+    """The data directories every probe of the suite reads (its dataset settings in common: ``--data-dir``), as
+    flags generated from the first probe's settings."""
+    probes = [probe_declaration(name).settings for name in suite_probes()]
+    shared = set.intersection(*(set(dataset_settings(settings)) for settings in probes))
+    return [flag for flag in setting_flags(probes[0]) if flag.setting in shared]
+
+
+def build_suite_parser() -> ArgumentParser:
+    """``elmo-bench probe-suite``'s flags."""
+    from elmo_bench.encoders.cli_options import add_probe_encoder_arguments  # lazy: torch
+
+    names = suite_probes()
+    p = ArgumentParser(prog="elmo-bench probe-suite", description=f"every probe of the suite ({', '.join(names)}) "
+                       f"on every layer of one encoder into OUT/<probe>, resumable, then OUT/suite.json: "
+                       f"python run.py -m experiment=probe_suite for one encoder")
+    p.add_argument("--out", required=True, help="OUT/<probe>/results.json per probe, OUT/suite.json")
+    p.add_argument("--budget", default="cpu", choices=sorted(path.stem for path in BUDGETS.glob("*.yaml")),
+                   help="cpu: bounded (conf/probe_budget/cpu_<probe>.yaml); full: the papers' settings")
+    p.add_argument("--probes", default=None, help=f"comma-separated subset of {','.join(names)} (default: all)")
+    add_probe_encoder_arguments(p)
+    add_setting_flags(p, suite_data_flags())
+    p.add_argument("--cache-dir", default=str(CACHE_DIR / "activations"), help="activation cache directory")
+    p.add_argument("--threads", type=positive_int, default=1, help="torch intra-op threads")
+    p.add_argument("--no-progress", action="store_true")
+    return p
 
 
 def suite_status(target: Path, ran: bool) -> dict[str, Any]:
@@ -233,33 +176,29 @@ def check_suite_dir(out: Path, suite: dict[str, Any], wanted: Sequence[str]) -> 
 
 def probe_suite_main(argv: Sequence[str]) -> int:
     """``elmo-bench probe-suite``: every probe of the suite on one encoder (see the module docstring)."""
-    args = suite_cli.build_parser().parse_args(list(argv))
+    args = build_suite_parser().parse_args(list(argv))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     out = Path(args.out)
-    wanted = [p.strip() for p in args.probes.split(",")] if args.probes else list(SUITE)
-    unknown = sorted(set(wanted) - set(SUITE))
+    names = suite_probes()
+    wanted = [p.strip() for p in args.probes.split(",")] if args.probes else list(names)
+    unknown = sorted(set(wanted) - set(names))
     if unknown:
-        raise ConfigError(f"--probes expects names from {list(SUITE)}, found {unknown}")
-    shared = [f"budget={args.budget}", "probe_set=suite", "seed=0", *ud_overrides(args), *encoder_overrides(args)]
+        raise ConfigError(f"--probes expects names from {names}, found {unknown}")
+    shared = [f"budget={args.budget}", "probe_set=suite", "seed=0", *setting_overrides(suite_data_flags(), args),
+              *encoder_overrides(args)]
     suite = {"budget": args.budget, "encoder": args.encoder,
              **({"random_init": args.random_init, "random_seed": args.random_seed} if args.random_init else {}),
              "overrides": [o for o in shared if not o.startswith(("paths.", "threads")) and not absolute(o)]}
     check_suite_dir(out, suite, wanted)
     status: dict[str, Any] = {}
-    for i, name in enumerate(p for p in SUITE if p in wanted):
+    for i, name in enumerate(p for p in names if p in wanted):
         target = out / name
         before = (target / RESULTS_FILE).exists()
         log.info("[%d/%d] %s", i + 1, len(wanted), name)
         run_alias([f"probe={name}", *shared], str(target))
         status[name] = suite_status(target, not before)
-    record = {**suite, "bounds": budget_bounds(args.budget, [p for p in SUITE if p in wanted]), "probes": status}
+    record = {**suite, "bounds": budget_bounds(args.budget, [p for p in names if p in wanted]), "probes": status}
     record = write_suite(out, record)  # merged under OUT's lock with what another suite command wrote there
     print(json.dumps(record))
     return 0
 
-
-#: the aliases elmo_bench.commands.main's COMMANDS runs
-probe_pos_main = alias(pos_cli.build_parser, pos_overrides)
-probe_structural_main = alias(structural_cli.build_parser, structural_overrides)
-probe_mdl_main = alias(mdl_cli.build_parser, mdl_overrides)
-probe_wsd_main = alias(wsd_cli.build_parser, wsd_overrides)

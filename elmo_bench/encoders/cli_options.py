@@ -1,5 +1,5 @@
-"""The ``--encoder/--model/--pooling/--revision`` options shared by ``embed``, ``extract``, ``probe-pos`` and
-``probe-wsd``.
+"""The ``--encoder/--model/--pooling/--revision`` options shared by ``embed``, ``extract`` and the probe commands
+(``elmo-bench probe NAME``, elmo_bench.commands.probe_command).
 
 ``--encoder bilm`` (default) keeps each command's ``--options/--weights``; ``--encoder transformers --model DIR|NAME
 [--pooling auto] [--revision REV]``; ``--encoder hdf5 --model FILE``; ``--encoder manylangs --model DIR``;
@@ -77,11 +77,16 @@ def add_random_init_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--random-seed", type=int, default=0, help="seed of the random encoder's weights (default 0)")
 
 
-def add_probe_encoder_arguments(parser: argparse.ArgumentParser) -> None:
-    """What every UD probe command (probe-structural, probe-mdl, probe-suite) takes about its encoder: the biLM's
-    ``--options/--weights``, the encoder options, ``--device`` and the random twin's ``--random-init/--random-seed``."""
+def add_options_weights(parser: argparse.ArgumentParser) -> None:
+    """The biLM's ``--options/--weights`` (default: the shipped biLM), as every probe command takes them."""
     parser.add_argument("--options", default=str(DEFAULT_OPTIONS), help="biLM options.json (default: the shipped biLM)")
     parser.add_argument("--weights", default=str(DEFAULT_WEIGHTS), help="biLM weights.hdf5 (default: the shipped biLM)")
+
+
+def add_probe_encoder_arguments(parser: argparse.ArgumentParser) -> None:
+    """What every probe command (elmo-bench probe NAME, probe-suite) takes about its encoder: the biLM's
+    ``--options/--weights``, the encoder options, ``--device`` and the random twin's ``--random-init/--random-seed``."""
+    add_options_weights(parser)
     add_encoder_arguments(parser)
     add_device_argument(parser)
     add_random_init_arguments(parser)

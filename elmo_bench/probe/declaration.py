@@ -32,12 +32,36 @@ entry-point group; nothing else names a probe, as nothing names a task (tasks/de
   identity fingerprints each such directory, with no engine edit);
 - ``scorer``: optional ``"module:attribute"``, a file scorer in a task's shape (``score_file_count``,
   ``score_files(*paths)``): ``elmo-bench score <name> FILES`` (elmo_bench.commands.main.file_scorers);
+- ``command``: optional :class:`ProbeCommand`, the probe's own ``elmo-bench`` command (``probe-pos``): the
+  flags of ``elmo-bench probe NAME`` (generated from ``settings``, elmo_bench.probe.command_line) under the
+  spellings that command has always taken;
 - ``package``: filled in by the registry.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Mapping
+
+
+@dataclass(frozen=True)
+class ProbeCommand:
+    """A probe's own command, ``elmo-bench <name>``: ``elmo-bench probe <probe>`` with the spellings, run-level
+    flags and defaults that command has always had (its flags are contracts); nothing of it is written twice.
+
+    - ``flags``: setting → its flag here where it is not ``--<setting>`` (``tags``: ``--tag-column``), or None
+      where this command does not take the setting (the probe still runs with its default);
+    - ``run``: run-level keys it takes as flags (``seed``: ``--seed``, ``max_segment``: ``--max-segment``), each
+      with this command's default (None: the run's own, conf/config.yaml's);
+    - ``random_init``: it takes ``--random-init``/``--random-seed`` (the random-encoder baseline);
+    - ``out_required``: ``--out`` must be given (the probe writes files beside its printed object).
+    """
+
+    name: str
+    summary: str
+    flags: Mapping[str, str | None] = field(default_factory=dict)
+    run: Mapping[str, Any] = field(default_factory=dict)
+    random_init: bool = True
+    out_required: bool = False
 
 
 @dataclass(frozen=True)
@@ -57,6 +81,7 @@ class ProbeDeclaration:
     budgets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     scorer: str | None = None
+    command: ProbeCommand | None = None
     package: str = ""
     #: the probe's version (issue 54): ``plugin.probe: <name>@<version>`` in its runs' identity; bump it when a
     #: change may move a number, else record the new code hash in elmo_bench/identity/plugins.txt

@@ -34,9 +34,24 @@ def dataset_settings(settings: type) -> dict[str, str]:
 class UdSettings:
     """The settings of a probe that reads UD English-EWT (en_ewt-ud-{train,dev,test}.conllu, train may be .gz)."""
 
-    data_dir: str | None = dataset(UD_EWT)                   # null: <paths.data_root>/pos/ud_english_ewt
+    data_dir: str | None = dataset(UD_EWT)                   # UD English-EWT directory
+    #                                                          (en_ewt-ud-{train,dev,test}.conllu, train may be .gz)
     max_train_sentences: int | None = ranged(None, int, 1, optional=True)   # the first N training sentences
+    #                                                                         (null: all of them)
     layers: list[int] | None = None                          # layer indices probed; null: every layer
+
+
+def choice(default: str, allowed: tuple[str, ...]) -> Any:
+    """A setting that takes one of ``allowed`` (checked by :func:`settings_of`, one line naming ``probe.<key>``;
+    the generated command line offers them as the flag's choices)."""
+    return field(default=default, metadata={"choices": tuple(allowed)})
+
+
+def redefault(base: type, name: str, default: Any) -> Any:
+    """Field ``name`` of settings class ``base`` with another default, its range and choices kept (a probe that is
+    another's named setting, e.g. a different default probe)."""
+    spec = base.__dataclass_fields__[name]
+    return field(default=default, metadata=spec.metadata)
 
 
 def check_choice(key: str, value: Any, allowed: tuple[str, ...]) -> None:
@@ -46,8 +61,8 @@ def check_choice(key: str, value: Any, allowed: tuple[str, ...]) -> None:
 
 
 def settings_of(cls: type, values: Mapping[str, Any]) -> Any:
-    """``cls`` (a probe's settings dataclass) from the composed ``probe`` group: ranges checked (one line naming
-    ``probe.<key>``), unknown keys refused; ``name`` (the option's own key) left out."""
+    """``cls`` (a probe's settings dataclass) from the composed ``probe`` group: ranges and choices checked (one
+    line naming ``probe.<key>``), unknown keys refused; ``name`` (the option's own key) left out."""
     names = {spec.name for spec in fields(cls)}
     unknown = sorted(set(values) - names - {"name"})
     if unknown:
@@ -55,6 +70,9 @@ def settings_of(cls: type, values: Mapping[str, Any]) -> Any:
                           f"{', '.join(sorted(names))}")
     check_ranges(cls, values, "probe")
     settings = cls(**{k: v for k, v in values.items() if k in names})
+    for spec in fields(cls):
+        if "choices" in spec.metadata:
+            check_choice(spec.name, getattr(settings, spec.name), spec.metadata["choices"])
     check = getattr(settings, "check", None)
     if check is not None:
         check()

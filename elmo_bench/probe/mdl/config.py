@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from elmo_bench.base.ranges import ranged
-from elmo_bench.probe.declaration import ProbeDeclaration
+from elmo_bench.probe.declaration import ProbeCommand, ProbeDeclaration
 from elmo_bench.probe.probe_cost import UD_EWT_SIZES
-from elmo_bench.probe.settings import TAG_COLUMNS, UdSettings, check_choice
+from elmo_bench.probe.settings import TAG_COLUMNS, UdSettings, choice, redefault
 
 #: the probes trained per block (a ProbeFactory each: elmo_bench/probe/mdl/probe.py FACTORIES)
 PROBES = ("linear", "mlp1", "mlp2")
@@ -17,15 +17,14 @@ PROBES = ("linear", "mlp1", "mlp2")
 class MdlSettings(UdSettings):
     """``probe.<key>`` of probe mdl (``elmo-bench probe-mdl``'s flags; the shuffling seed is the run's)."""
 
-    tags: str = "xpos"                          # xpos | upos
-    probe: str = "linear"                       # linear softmax (the default) | mlp1 | mlp2 (Hewitt & Liang's)
+    tags: str = choice("xpos", TAG_COLUMNS)     # xpos = PTB tags (the paper's) | upos
+    probe: str = choice("linear", PROBES)       # the probe trained per block (a ProbeFactory): linear softmax, or
+    #                                             Hewitt & Liang's mlp1 / mlp2 (probe.hidden units) with their regimen
     hidden: int = ranged(1000, int, 1)          # mlp1/mlp2 hidden units
-    control: bool = False                       # also code the control task's labels (one random tag per type)
+    control: bool = False                       # also code the control task's labels (Hewitt & Liang: one random
+    #                                             tag per word type, drawn with the run's seed), printed under
+    #                                             "control" as "train"/"test" are for the tags
     max_epochs: int = ranged(40, int, 1)        # at most this many epochs per block's probe
-
-    def check(self) -> None:
-        check_choice("tags", self.tags, TAG_COLUMNS)
-        check_choice("probe", self.probe, PROBES)
 
 
 #: the probe suite (``probe_set=suite``) codes the control task's labels too (Voita & Titov's comparison)
@@ -36,7 +35,7 @@ SUITE = {"control": True}
 class MdlMlpSettings(MdlSettings):
     """Probe mdl's settings with the MLP-1 probe as the default (probe ``mdl_mlp``)."""
 
-    probe: str = "mlp1"
+    probe: str = redefault(MdlSettings, "probe", "mlp1")
 
 
 PROBE = ProbeDeclaration("mdl", ".probe:run", MdlSettings, data="ud_ewt_pos",
@@ -45,7 +44,10 @@ PROBE = ProbeDeclaration("mdl", ".probe:run", MdlSettings, data="ud_ewt_pos",
                          # budget=cpu: 2,000 training sentences; the authors' 40 epochs kept: its linear probes are
                          # cheap (3 layers, 1,000 sentences: 98 s here) and a 10-epoch cap reversed the layers' order
                          # (layer 0 21,968 bits < layer 1 24,326; with 40 epochs 19,376 > 15,464)
-                         budgets={"cpu": {"max_train_sentences": 2000, "max_epochs": 40}}, presets={"suite": SUITE})
+                         budgets={"cpu": {"max_train_sentences": 2000, "max_epochs": 40}}, presets={"suite": SUITE},
+                         command=ProbeCommand("probe-mdl", "online codelength (MDL) of POS tags given every layer, in "
+                                              "bits: run.py probe=mdl", flags={"tags": "--tag-column"},
+                                              run={"seed": 0}))
 #: probe ``mdl_mlp``: probe mdl with Hewitt & Liang's MLP-1 trained per block (Voita & Titov's MLP rows); the same
 #: code as probe mdl (this folder), its named setting
 VARIANTS = (ProbeDeclaration("mdl_mlp", ".probe:run", MdlMlpSettings, data="ud_ewt_pos",

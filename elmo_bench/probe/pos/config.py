@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import MAX_SEED, ranged
-from elmo_bench.probe.declaration import ProbeDeclaration
+from elmo_bench.probe.declaration import ProbeCommand, ProbeDeclaration
 from elmo_bench.probe.probe_cost import UD_EWT_SIZES
-from elmo_bench.probe.settings import TAG_COLUMNS, UdSettings, check_choice
+from elmo_bench.probe.settings import TAG_COLUMNS, UdSettings, choice
 
 #: the probes ``probe.probe`` may name: the converged L-BFGS probe and the papers' Adam-trained ones
 KINDS = ("converged", "linear", "mlp1", "mlp2")
@@ -23,26 +23,31 @@ DEFAULT_L2 = (1e-2, 1e-3, 1e-4, 1e-5)
 class PosSettings(UdSettings):
     """``probe.<key>`` of probe pos (the meanings of ``elmo-bench probe-pos``'s flags, docs/probes.md)."""
 
-    tags: str = "xpos"                                       # xpos (PTB tags, the paper's) | upos
+    tags: str = choice("xpos", TAG_COLUMNS)                  # xpos = PTB tags (the paper's) | upos
     probe: list[str] = field(default_factory=lambda: ["converged"])   # converged | linear | mlp1 | mlp2, a list
-    control: bool = False                                    # also the control task: control and selectivity
-    seeds: list[int] = field(default_factory=lambda: [1])    # control-label draws and Adam-probe seeds
+    #                                                        (converged: L-BFGS); with any other than converged
+    #                                                        alone, rows are keyed <probe>/<row>
+    control: bool = False                                    # also train each probe on the control task (Hewitt &
+    #                                                        Liang 2019): control and selectivity
+    seeds: list[int] = field(default_factory=lambda: [1])    # control-label draws and Adam-probe seeds (mean ± sd)
     hidden: int = ranged(1000, int, 1)                       # mlp1/mlp2 hidden units
     rank: int = ranged(1000, int, 1)                         # the linear probe's rank bound
-    dropout: float = ranged(0.0, float, 0, 1, high_open=True)
-    weight_decay: float = ranged(0.0, float, 0)
+    dropout: float = ranged(0.0, float, 0, 1, high_open=True)   # the Adam probes' dropout
+    weight_decay: float = ranged(0.0, float, 0)              # the Adam probes' weight decay
     max_epochs: int = ranged(40, int, 1)                     # the Adam probes' epoch cap
     batch_sentences: int = ranged(20, int, 1)                # sentences per Adam step
-    l2_grid: list[float] = field(default_factory=lambda: list(DEFAULT_L2))   # the converged probe's L2 strengths
+    l2_grid: list[float] = field(default_factory=lambda: list(DEFAULT_L2))   # the converged probe's L2
+    #                                                        strengths, best on dev kept; when the weakest wins, up to
+    #                                                        3 more fits go down by factors of 10
     max_iter: int = ranged(1000, int, 1)                     # L-BFGS iterations per fit at most
     tol: float = ranged(1e-4, float, 0, low_open=True)       # converged when the gradient max-norm is below this
     glove: bool = True                                       # the GloVe row
     rows: list[str] | None = None                            # only these rows (layer_<k>, average, glove); null: all
-    max_dev_sentences: int | None = ranged(None, int, 1, optional=True)   # the first N dev sentences
+    max_dev_sentences: int | None = ranged(None, int, 1, optional=True)   # the first N dev sentences (null:
+    #                                                                       all; bounds the Adam probes' dev pass)
 
     def check(self) -> None:
         """What a range cannot say: the sets, every value once, finite L2 strengths, seeds in numpy's range."""
-        check_choice("tags", self.tags, TAG_COLUMNS)
         unknown = [p for p in self.probe if p not in KINDS]
         if not self.probe or unknown or len(set(self.probe)) != len(self.probe):
             raise ConfigError(f"config: probe.probe expected distinct names from {', '.join(KINDS)}, found "
@@ -72,7 +77,10 @@ PROBE = ProbeDeclaration("pos", ".probe:run", PosSettings, data="ud_ewt_pos",
                          predicts="a part-of-speech tag per word", record_task="pos_probe",
                          sentences=".cost:sentences", cost=".cost:cost", documented=UD_EWT_SIZES,
                          # budget=cpu: the first 2,000 UD EWT training sentences (the converged probe: no epochs)
-                         budgets={"cpu": {"max_train_sentences": 2000}}, presets={"suite": SUITE})
+                         budgets={"cpu": {"max_train_sentences": 2000}}, presets={"suite": SUITE},
+                         command=ProbeCommand("probe-pos", "converged linear POS probe: every layer, GloVe, most "
+                                              "frequent tag (Table 6): run.py probe=pos",
+                                              flags={"tags": "--tag-column", "layers": None}))
 #: probe ``pos_controls``: probe pos with the papers' probes (``probe.probe``: linear and MLP-1 by default) and Hewitt
 #: & Liang's control task on, so accuracy, control and selectivity come per layer (the probe suite's entry); the same
 #: code as probe pos (this folder), its named setting

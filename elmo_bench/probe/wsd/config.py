@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import ranged
-from elmo_bench.probe.declaration import ProbeDeclaration
+from elmo_bench.probe.declaration import ProbeCommand, ProbeDeclaration
 from elmo_bench.probe.probe_cost import SplitCount
 from elmo_bench.probe.settings import dataset
 
@@ -26,12 +26,17 @@ WSD_SIZES = {"train": SplitCount(37087, 817823, 25265575), "senseval2": SplitCou
 class WsdSettings:
     """``probe.<key>`` of probe wsd (``elmo-bench probe-wsd``'s flags)."""
 
-    semcor: str | None = dataset(SEMCOR)        # SemCor 3.0 tagfiles directory; null: <paths.data_root>/SEMCOR
-    eval_root: str | None = dataset(EVAL_ROOT)  # the framework's Evaluation_Datasets; null: <paths.data_root>/...
-    sets: list[str] = field(default_factory=lambda: list(EVAL_SETS))
-    max_train_sentences: int | None = ranged(None, int, 1, optional=True)   # embed the first N SemCor sentences
-    wordnet: str | None = "/usr/share/wordnet"  # WordNet 3.0 (Debian's wordnet-base); null: no WordNet fallback/row
-    wordnet_work: str | None = None             # where nltk's reader gets its copy; null: <repo>/.cache/nltk_data
+    semcor: str | None = dataset(SEMCOR)        # SemCor 3.0 tagfiles directory
+    eval_root: str | None = dataset(EVAL_ROOT)  # the framework's Evaluation_Datasets directory
+    sets: list[str] = field(default_factory=lambda: list(EVAL_SETS))   # the evaluation sets scored
+    max_train_sentences: int | None = ranged(None, int, 1, optional=True)   # embed only the first N SemCor
+    #                                                                         sentences (null: all of SemCor; the
+    #                                                                         most-frequent-sense counts use all)
+    wordnet: str | None = "/usr/share/wordnet"  # WordNet 3.0 database directory (Debian: apt-get install -y
+    #                                             wordnet-base); null: no first-sense fallback for lemmas SemCor
+    #                                             lacks and no WordNet baseline row
+    wordnet_work: str | None = None             # where the database is copied for nltk's reader (with a lexnames
+    #                                             file); null: <repo>/.cache/nltk_data
 
     def check(self) -> None:
         if not self.sets or any(not str(s).strip() for s in self.sets):
@@ -42,4 +47,7 @@ class WsdSettings:
 PROBE = ProbeDeclaration("wsd", ".probe:run", WsdSettings, data="semcor", predicts="a WordNet sense per tagged word",
                          record_task="wsd",
                          sentences=".cost:sentences", cost=".cost:cost", documented=WSD_SIZES,
-                         scorer=".metric:SCORER")   # elmo-bench score wsd GOLD_KEY PRED_KEY
+                         scorer=".metric:SCORER",   # elmo-bench score wsd GOLD_KEY PRED_KEY
+                         command=ProbeCommand("probe-wsd", "WSD probe of every layer (Table 5): an alias of run.py "
+                                              "probe=wsd", run={"max_segment": None}, random_init=False,
+                                              out_required=True))
