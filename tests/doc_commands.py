@@ -415,7 +415,10 @@ def _submodule(package: str, name: str) -> bool:
 
 DOTTED = re.compile(r"(?<![\w.])elmo_bench(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_]\w*)?(?![\w/])")  # not a file name or schema
 #: the walk-through's hypothetical seventh task (docs/adding-a-task.md)
-EXAMPLE_MODULES = ("elmo_bench.tasks.polarity",)
+EXAMPLE_MODULES = ("elmo_bench.tasks.polarity",
+                   # entry-point groups (a contract for other distributions), no module since the probes' folders
+                   # moved into elmo_bench/probe/ (issue 55)
+                   "elmo_bench.probes")
 
 
 def dotted_names(path: Path) -> list[tuple[int, str]]:
