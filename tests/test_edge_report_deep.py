@@ -11,7 +11,7 @@ import matplotlib
 import pytest
 
 from elmo_bench.report.bits_erasure import Block
-from elmo_bench.report.cli import build_report
+from elmo_bench.commands.report import build_report
 from elmo_bench.report.collect import read_run
 from elmo_bench.report.edge_depth import centre_of_gravity, expected_layer, task_depth
 from elmo_bench.report.edge_figure import _panel

@@ -28,7 +28,10 @@ LAYERS: dict[str, set[str]] = {
     "modules": {"base", "records", "data", "encoders"},  # records: the ElmoSettings a token embedder takes whole
     "tasks": {"base", "records", "data", "modules"},
     "pretrain": {"base", "data", "encoders"},
-    "probe": {"base", "records", "data", "encoders", "tasks"},
+    # report: a probe's report section (elmo_bench/probes/<name>/report.py) renders with the report's table and
+    # figure helpers (issue 55: the report's framework names no probe, each probe owns its section); the report
+    # never imports a probe (the command hands the sections in, elmo_bench.commands.report)
+    "probe": {"base", "records", "data", "encoders", "tasks", "report"},
     "engine": {"base", "records", "identity", "data", "encoders", "modules", "tasks", "pretrain", "probe"},
     "report": {"base", "records", "identity"},
 }

@@ -34,7 +34,7 @@ def _record(path: Path, accuracy: dict, control: dict, random: dict | None = Non
 
 
 def test_control_section_tables_and_paper_rows(tmp_path):
-    from elmo_bench.report.cli import build_report
+    from elmo_bench.commands.report import build_report
 
     _record(tmp_path / "runs" / "trained", {"linear": [80.0, 90.0, 89.0], "mlp1": [82.0, 91.0, 90.0]},
             {"linear": [60.0, 62.0, 55.0], "mlp1": [75.0, 80.0, 70.0]})

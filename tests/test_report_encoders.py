@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from elmo_bench.records.run_record import RunRecord
-from elmo_bench.report.cli import build_report, build_reports, report_main
+from elmo_bench.commands.report import build_report, build_reports, report_main
 from elmo_bench.report.collect import Run, collect
 from elmo_bench.report.encoder_names import EncoderNames
 from elmo_bench.report.probe_depth import POS_CONVERGED, WSD, probe_depth_curves

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from elmo_bench.report.cli import build_report, build_reports, report_main
+from elmo_bench.commands.report import build_report, build_reports, report_main
 from elmo_bench.report.collect import collect
 from tests.declared_numbers import write_beside
 

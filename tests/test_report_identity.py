@@ -15,7 +15,7 @@ from typing import Any
 
 from elmo_bench.records.run_record import RunRecord
 from elmo_bench.report import unshown
-from elmo_bench.report.cli import build_report
+from elmo_bench.commands.report import build_report
 from elmo_bench.report.collect import collect
 from elmo_bench.report.structural_mdl import structural_mdl_table
 from elmo_bench.report.tables import table1, table6

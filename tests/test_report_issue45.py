@@ -12,7 +12,7 @@ import pytest
 
 from elmo_bench.probe import structural_metrics as sm
 from elmo_bench.records.run_record import RunRecord
-from elmo_bench.report.cli import build_report
+from elmo_bench.commands.report import build_report
 from elmo_bench.report.collect import collect
 from elmo_bench.report.structural_mdl import structural_mdl_table
 

@@ -23,6 +23,12 @@ entry-point group; nothing else names a probe, as nothing names a task (tasks/de
 - ``documented``: the sizes plan prices with when the data is not readable here (elmo_bench.probe.probe_cost.
   SplitCount per split of the full data; a ``max_train_sentences`` cut scales train, ``max_eval_sentences`` or
   ``max_dev_sentences`` dev; a settings class with an ``encoded_splits`` property keeps only those splits);
+- ``report``: the probe's report section(s), each ``"module:NAME"`` (a leading dot: relative to the declaring
+  package) of an elmo_bench.report.sections.Section in its folder's ``report.py``; a section claims the probe's
+  ``record_task`` unless it says otherwise (two probes sharing a record task: one section claims it), names its
+  place and order among the sections, its figures and what it adds to the Directions table. A probe with no section
+  has its records listed as unshown, with that reason, never in a task table. The ``elmo-bench report`` command
+  gathers them (elmo_bench.commands.report); the report's framework names no probe;
 - ``package``: filled in by the registry.
 """
 from __future__ import annotations
@@ -45,6 +51,7 @@ class ProbeDeclaration:
     cost: str | None = None
     documented: Mapping[str, Any] | None = None
     run_cost: str | None = None
+    report: tuple[str, ...] = ()
     package: str = ""
     #: the probe's version (issue 54): ``plugin.probe: <name>@<version>`` in its runs' identity; bump it when a
     #: change may move a number, else record the new code hash in elmo_bench/identity/plugins.txt

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 from elmo_bench.report.collect import Run
 from elmo_bench.report.encoder_names import EncoderNames, key_of
-from elmo_bench.report.structural_mdl import _Keyed, base_identity, weights_label
+from elmo_bench.report.probe_common import Keyed, base_identity, weights_label
 from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat, stat_json
 
 AMNESIC = "amnesic_lm_probe"
@@ -109,7 +109,7 @@ def lm_layers(run: Run) -> list[int]:
 def rows_of(runs: Sequence[Run], plain: Sequence[Run]) -> tuple[list[Row], bool]:
     """The table's rows in report order (biLMs first), and whether any task pair was found."""
     erased = [r for r in runs if r.task != AMNESIC]
-    keyed = [_Keyed(r.record, _identity(r)) for r in runs]
+    keyed = [Keyed(r.record, _identity(r)) for r in runs]
     names = EncoderNames(keyed)
     found: dict[tuple, Row] = {}
     for run, k in zip(runs, keyed):

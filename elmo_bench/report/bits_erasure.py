@@ -17,8 +17,8 @@ from typing import Any, Sequence
 from elmo_bench.report.collect import Run
 from elmo_bench.report.encoder_names import EncoderNames, depth_span
 from elmo_bench.report.experiments import apart
+from elmo_bench.report.probe_common import Keyed, base_identity, train_sentences, weights_label
 from elmo_bench.report.probe_settings import probe_settings
-from elmo_bench.report.structural_mdl import _Keyed, base_identity, train_sentences, weights_label
 from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat, stat_json
 
 CONDITIONAL = "conditional_probe"
@@ -83,7 +83,7 @@ def blocks(runs: Sequence[Run]) -> list[Block]:
     """Runs by (encoder, weights, labels, training size, settings): encoders in report order (biLMs first), trained
     before random; runs of one block are seeds (or baselines run separately) of one measurement, and a block whose
     settings differ from a neighbour's is labelled with them (``trained, max_epochs=40``)."""
-    keyed = [_Keyed(r.record, base_identity(r.record)) for r in runs]
+    keyed = [Keyed(r.record, base_identity(r.record)) for r in runs]
     names = EncoderNames(keyed)
     found: dict[tuple, list[Run]] = {}
     for run, k in zip(runs, keyed):

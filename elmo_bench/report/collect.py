@@ -23,9 +23,6 @@ from elmo_bench.report import declared, encoder_names, task_defaults
 from elmo_bench.report.declared import PaperNumbers
 from elmo_bench.report.experiments import run_key
 
-#: probe tasks: their runs record an encoder without a +ELMo mix (and no training config tells two runs apart)
-ENCODER_PROBES = ("wsd", "pos_probe", "structural_probe", "mdl_probe", "conditional_probe", "erasure_probe",
-                  "amnesic_lm_probe")
 #: overrides of the mix group that make a run differ from the task's paper settings
 MIX_OVERRIDES = ("placement", "lambda", "layer_norm", "gamma_init", "dropout")
 
@@ -49,6 +46,11 @@ class Run:
     record: RunRecord = field(default_factory=lambda: RunRecord(task="", metrics={}))
     #: the task's current ELMo defaults (task_defaults.json beside the runs); None: judge by the run's own record
     current_elmo: dict[str, Any] | None = None
+    #: a probe's record (its task is a probe's record task, elmo_bench.report.sections.ReportPlugins): it records
+    #: an encoder without a +ELMo mix, and no training config tells two such runs apart
+    probe_task: bool = False
+    #: a record task a probe's section claims (Tables 5 and 6, the probes' own sections): never a task table's row
+    shown_apart: bool = False
 
     @property
     def is_probe(self) -> bool:
@@ -69,7 +71,7 @@ class Run:
     def encoder(self) -> dict[str, Any] | None:
         """The frozen encoder whose layers the run used (elmo_bench.report.encoder_names.identity); None for a run
         without them (a GloVe baseline, shared by every encoder's +ELMo runs)."""
-        if not self.has_elmo and self.task not in ENCODER_PROBES:
+        if not self.has_elmo and not self.probe_task:
             return None
         return encoder_names.identity(self.record)
 
@@ -135,7 +137,7 @@ class Run:
         key = {"task": self.task, "embedder": self.embedder, "seed": self.seed, "data": self.data,
                "fraction": self.fraction, "elmo": self.elmo, "head": task_cfg.get("head"), "trainer": trainer,
                "bilm": (self.record.bilm or {}).get("hash"), "encoder": self.encoder_key}
-        if self.task in ENCODER_PROBES:                # probes: no training config tells two runs apart
+        if self.probe_task:                             # probes: no training config tells two runs apart
             key["metrics"] = self.metrics
         if self.erase is not None:                     # amnesic runs: another experiment
             key["erase"] = self.erase
@@ -182,8 +184,9 @@ def _run_from(path: Path, record: RunRecord) -> Run:
     )
 
 
-def read_run(path: Path) -> Run:
-    """One results.json → Run; ValueError naming the file when it is not one of ours."""
+def read_run(path: Path, minimal: frozenset[str] = frozenset()) -> Run:
+    """One results.json → Run; ValueError naming the file when it is not one of ours (``minimal``: record tasks
+    whose records need only task and metrics, as a section declares)."""
     try:
         results = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -192,8 +195,8 @@ def read_run(path: Path) -> Run:
     if isinstance(schema, bool) or not isinstance(schema, int) or not 1 <= schema <= SCHEMA_VERSION:
         raise ValueError(f"{path}: unknown results.json schema {schema!r} (this version reads schemas 1 to "
                          f"{SCHEMA_VERSION}; written by a newer elmo-bench?)")
-    # the WSD probe is not a trained model: it needs only task and metrics
-    required = ("task", "metrics") if isinstance(results, dict) and results.get("task") == "wsd" else REQUIRED_KEYS
+    # a probe whose section says so is not a trained model: it needs only task and metrics
+    required = ("task", "metrics") if isinstance(results, dict) and results.get("task") in minimal else REQUIRED_KEYS
     record = RunRecord.from_dict(results, str(path), required)      # ValueError naming the file
     for split, scores in record.metrics.items():
         if not isinstance(scores, dict):
@@ -326,8 +329,11 @@ def _below(path: Path, dirs: Sequence[str | Path]) -> str:
     return path.name
 
 
-def collect(dirs: Iterable[str | Path]) -> Collection:
-    """Every results.json below ``dirs`` (sorted, each file once), duplicates of one experiment kept once."""
+def collect(dirs: Iterable[str | Path], record_tasks: frozenset[str] = frozenset(),
+            minimal: frozenset[str] = frozenset(), claimed: frozenset[str] = frozenset()) -> Collection:
+    """Every results.json below ``dirs`` (sorted, each file once), duplicates of one experiment kept once
+    (``record_tasks``: the probes' record tasks, ``minimal``: those whose records need only task and metrics,
+    ``claimed``: the record tasks the probes' sections show, from elmo_bench.report.sections.ReportPlugins)."""
     dirs = list(dirs)
     paths: list[Path] = []
     adaptation_paths: list[Path] = []
@@ -360,7 +366,7 @@ def collect(dirs: Iterable[str | Path]) -> Collection:
     unique = sorted(set(paths))
     for path in unique:
         try:
-            run = read_run(path)
+            run = read_run(path, minimal)
         except ValueError as exc:
             warnings.append(f"warning: skipping {exc}")
             continue
@@ -370,6 +376,7 @@ def collect(dirs: Iterable[str | Path]) -> Collection:
             warnings.append(f"warning: skipping {path}: metric {shown} (not finite: the run diverged?)")
             non_finite_runs.append((run, bad))
             continue
+        run.probe_task, run.shown_apart = run.task in record_tasks, run.task in claimed
         holder = next((d for d in path.parents if d in defaults_by_dir), None)
         if holder is not None and run.task in defaults_by_dir[holder]:
             run.current_elmo = defaults_by_dir[holder][run.task]

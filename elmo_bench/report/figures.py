@@ -27,7 +27,8 @@ from elmo_bench.report.probe_controls import (  # noqa: E402
     depth_segments,
     probe_kinds,
 )
-from elmo_bench.report.probe_depth import most_frequent_tag, probe_depth_curves  # noqa: E402
+from elmo_bench.report.probe_depth import floors, metrics, probe_depth_curves  # noqa: E402
+from elmo_bench.report.sections import NO_PLUGINS, ReportPlugins  # noqa: E402
 from elmo_bench.report.tables import (  # noqa: E402
     dev_curves,
     learned_mixes,
@@ -173,13 +174,14 @@ def dev_curve_figure(runs: Sequence[Run], path: Path) -> bool:
     return True
 
 
-def probe_depth_figure(runs: Sequence[Run], path: Path, names: EncoderNames | None = None) -> bool:
+def probe_depth_figure(runs: Sequence[Run], path: Path, names: EncoderNames | None = None,
+                       plugins: ReportPlugins = NO_PLUGINS) -> bool:
     """One panel per probe and data set: probe score against relative layer depth, a line per encoder (the points of
     elmo_bench.report.probe_depth), the converged POS probe's most-frequent-tag baseline (Table 6's) dotted; False (nothing written) unless the probe runs come from several encoders."""
-    curves = probe_depth_curves(runs, names)
+    curves = probe_depth_curves(runs, names, plugins)
     if not curves:
         return False
-    baselines = most_frequent_tag(runs)
+    baselines, axis = floors(runs, plugins), metrics(runs, plugins)
     fig, axes = _panel_grid(len(curves), 3, (4.2, 3.2))
     colours: dict[str, str] = {}                 # one colour per encoder in every panel: one legend names them
     for ax, ((probe, data), lines) in zip(axes.flat, curves.items()):
@@ -191,7 +193,7 @@ def probe_depth_figure(runs: Sequence[Run], path: Path, names: EncoderNames | No
                        label=f"baseline: most frequent tag, {data}: {value:.2f}")
         ax.set_xlim(-0.05, 1.05)
         ax.set_xlabel("relative layer depth")
-        ax.set_ylabel("F1" if probe == "WSD" else "accuracy")
+        ax.set_ylabel(axis[(probe, data)])
         _small_panel(ax, f"{probe}: {data}", legend=False)
     _figure_legend(fig, axes, len(curves))
     _save(fig, path)

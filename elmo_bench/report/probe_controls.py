@@ -13,13 +13,13 @@ from typing import Iterable, Sequence
 from elmo_bench.report.collect import Run
 from elmo_bench.report.encoder_names import base_label, depth_span, layer_numbers
 from elmo_bench.report.experiments import apart
+from elmo_bench.report.probe_common import PROBE_NAMES
 from elmo_bench.report.probe_settings import probe_settings
 from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat
 
 #: Hewitt & Liang (2019), ELMo (the public 5.5B model) layer 1, PTB WSJ dev, 40,000 training sentences: accuracy,
 #: control accuracy, selectivity (the authors' run logs in control-tasks scripts/codalab/make_emnlp19_pos_graph.py)
 PAPER_LAYER1_DEV = {"linear": (97.2, 71.7, 25.5), "mlp1": (97.4, 92.8, 4.7), "mlp2": (97.4, 92.1, 5.3)}
-PROBE_NAMES = {"converged": "converged", "linear": "linear", "mlp1": "MLP-1", "mlp2": "MLP-2"}
 RANDOM_KEYS = ("random_init", "random_seed")
 ROW = re.compile(r"layer_(\d+)|average")
 

@@ -18,13 +18,12 @@ from elmo_bench.records.run_record import RunRecord
 from elmo_bench.report.collect import Run
 from elmo_bench.report.encoder_names import BILM, EncoderNames, depth_span, identity, key_of
 from elmo_bench.report.experiments import apart
-from elmo_bench.report.probe_controls import PROBE_NAMES
+from elmo_bench.report.probe_common import PROBE_NAMES, Keyed, base_identity, train_sentences, weights_label
 from elmo_bench.report.probe_settings import probe_settings
 from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat, stat_json
 
 STRUCTURAL = "structural_probe"
 MDL = "mdl_probe"
-RANDOM_KEYS = ("random_init", "random_seed")
 #: (metric key, header, digits): the structural probes' test metrics
 STRUCTURAL_METRICS = (("uuas", "UUAS", 2), ("dspr", "DSpr", 3), ("root_acc", "root %", 2), ("nspr", "NSpr", 3))
 #: (metric key, split, header suffix, digits) of one MDL probe; the control task's are ``control_``-prefixed
@@ -48,45 +47,10 @@ def split_runs(runs: Sequence[Run]) -> tuple[list[Run], list[Run]]:
     return [r for r in runs if not is_structural_mdl(r)], [r for r in runs if is_structural_mdl(r)]
 
 
-def trained_hash(record: RunRecord) -> str | None:
-    """The trained biLM's hash behind a record: a random twin's hash is ``<trained>-random-<mode>-<seed>``."""
-    bilm, encoder = record.bilm or {}, record.encoder or {}
-    found = bilm.get("trained_hash") or encoder.get("trained_hash") or bilm.get("hash") or encoder.get("hash")
-    return None if found is None else str(found).split("-random-")[0]
-
-
-def base_identity(record: RunRecord) -> dict[str, Any]:
-    """The encoder identity without its random-weights part: a twin shares its trained encoder's label."""
-    ident = {k: v for k, v in identity(record).items() if k not in RANDOM_KEYS}
-    if ident.get("kind") == BILM:
-        ident["hash"] = trained_hash(record)
-    return ident
-
-
-def weights_label(record: RunRecord) -> str:
-    """"trained" or "random (<mode>, seed <s>)", from the record's encoder identity or its config."""
-    encoder, config = record.encoder or {}, record.config or {}
-    mode = encoder.get("random_init") or config.get("random_init")
-    seed = encoder.get("random_seed", config.get("random_seed"))
-    return "trained" if not mode else f"random ({mode}, seed {seed})"
-
-
 def mdl_probe(run: Run) -> str:
     """Which probe coded an MDL record: ``config.probe.probe`` (a probe run's settings, ``python run.py probe=mdl``),
     ``config.probe`` (the probe-mdl command's records before probe runs), else linear (records before ``--probe``)."""
     return str(probe_settings(run.record).get("probe") or "linear")
-
-
-@dataclass
-class _Keyed:
-    """A record seen through its base identity, for EncoderNames (labels, order, layer counts)."""
-
-    record: RunRecord
-    encoder: dict[str, Any]
-
-    @property
-    def encoder_key(self) -> str:
-        return key_of(self.encoder)
 
 
 @dataclass
@@ -116,11 +80,6 @@ class Group:
 def probe_kind(run: Run) -> str:
     """What a record measured: the structural probes, or one MDL probe (its epochs mean nothing to another's)."""
     return "structural probes" if run.task == STRUCTURAL else f"MDL {PROBE_NAMES.get(mdl_probe(run), mdl_probe(run))}"
-
-
-def train_sentences(run: Run) -> int | None:
-    found = run.record.data.get("train_sentences")
-    return int(found) if found else None
 
 
 def epoch_budget(run: Run) -> int | None:
@@ -156,7 +115,7 @@ def groups(runs: Sequence[Run]) -> list[Group]:
     """Runs by (encoder, weights, training size, epoch cap): encoders in report order (biLMs first), trained before
     random, smaller training sets first. Records of different training sizes or epoch caps are never averaged as
     if they were seeds (issue 45): each is its own row block, labelled with what sets it apart."""
-    keyed = [_Keyed(r.record, base_identity(r.record)) for r in runs]
+    keyed = [Keyed(r.record, base_identity(r.record)) for r in runs]
     names = EncoderNames(keyed)
     ranks = _epoch_ranks(runs, keyed)
     found: dict[tuple, list[Run]] = {}

@@ -34,10 +34,8 @@ MISSING = "—"
 #: no declarations found: every paper cell missing
 NO_PAPER = PaperNumbers()
 ADAPTED_LABEL = "+ELMo with bilm=adapted"
-PROBE_TASKS = ("pos", "wsd", "pos_probe")
 ENCODER_BLOCKS_NOTE = ("Encoders side by side: one row block per encoder (Encoder column; an encoder with fewer layers "
                        "leaves the deeper layer columns missing); the paper's rows (Encoder \"paper\") are the biLM's.")
-WSD_SET_ORDER = ("senseval2", "senseval3", "semeval2007", "semeval2013", "semeval2015", "all")
 
 
 @dataclass
@@ -136,7 +134,7 @@ def _budget_runs(runs: Iterable[Run]) -> list[Run]:
     """The trained task runs the tables compare (no probes, no epoch-scaled sample-efficiency runs), each with its
     data labelled by its training fraction, so a budget run on part of the data is its own row."""
     return [dataclasses.replace(r, data=_data_label(r)) for r in runs
-            if r.task not in PROBE_TASKS and not r.is_probe and not _scaled(r)]
+            if not r.shown_apart and not r.is_probe and not _scaled(r)]
 
 
 def _paper_pm(value: float, pm: str | None, digits: int = 2) -> str:
@@ -321,90 +319,6 @@ def table3(runs: Sequence[Run], numbers: PaperNumbers = NO_PAPER) -> Table:
         key="table3")
 
 
-def _layer_columns(found: Iterable[str]) -> list[str]:
-    keys = set(found)
-    layers = sorted({k for k in keys if re.fullmatch(r"layer_\d+_f1", k)}, key=lambda k: int(k.split("_")[1]))
-    others = sorted({k for k in keys if k.endswith("_f1")} - set(layers))
-    return layers + others
-
-
-def _set_order(name: str) -> tuple[int, str]:
-    low = name.lower()
-    return (WSD_SET_ORDER.index(low) if low in WSD_SET_ORDER else len(WSD_SET_ORDER), low)
-
-
-def _coverage(wsd: Sequence[Run], name: str, view: str) -> str:
-    """"answered/total" of a view on one set (from the first run that records it)."""
-    for r in wsd:
-        found = ((r.record.data.get("coverage") or {}).get(name) or {}).get(view)
-        if found:
-            return f"{found[0]}/{found[1]}"
-    return MISSING
-
-
-def _wsd_size(run: Run) -> int:
-    """The SemCor sentences a WSD probe run trained on (0: not recorded)."""
-    found = run.record.data.get("train_sentences")
-    return int(found) if isinstance(found, (int, float)) and not isinstance(found, bool) else 0
-
-
-def _table5_rows(wsd: Sequence[Run], columns: Sequence[str]) -> list[list[str]]:
-    """One row per evaluation set of these WSD runs: F1 per column (mean over runs), coverage, n. Runs of different
-    training sizes are never averaged (issue 45): each size is its own rows, the set labelled with it."""
-    sizes = sorted({_wsd_size(r) for r in wsd})
-    rows = []
-    for size in sizes:
-        sized = [r for r in wsd if _wsd_size(r) == size]
-        sets = sorted({s for r in sized for s, m in r.metrics.items() if isinstance(m, dict)}, key=_set_order)
-        label = f" ({size} train sentences)" if len(sizes) > 1 and size else ""
-        for name in sets:
-            values = [stat((r.metrics.get(name) or {}).get(c) for r in sized) for c in columns]
-            n = max((v.n for v in values if v), default=0)
-            rows.append([name + label, *[fmt(_mean(v)) for v in values], _coverage(sized, name, "layer_0"),
-                         _coverage(sized, name, "wordnet_first_sense"), str(n)])
-    return rows
-
-
-def table5(runs: Sequence[Run], names: EncoderNames | None = None) -> Table:
-    """WSD F1 per layer per evaluation set; with several encoders an Encoder column first and one row block per
-    encoder (its layers' columns; the paper's rows last, Encoder "paper")."""
-    wsd = [r for r in runs if r.task == "wsd"]
-    names = names or EncoderNames(wsd)
-    several = names.several(wsd)
-    columns = _layer_columns(k for r in wsd for m in r.metrics.values() if isinstance(m, dict) for k in m)
-    if not columns:
-        columns = [f"layer_{k}_f1" for k in (0, 1, 2)] + ["average_f1"]
-    if several:
-        rows = [[names.label(key), *row] for key, group in names.split(wsd) for row in _table5_rows(group, columns)]
-    else:
-        rows = _table5_rows(wsd, columns)
-
-    def paper_row(label: str, by_column: dict[str, float]) -> list[str]:
-        return [*(["paper"] if several else []), label,
-                *[fmt(by_column.get(c), 1) if c in by_column else MISSING for c in columns], MISSING, MISSING, MISSING]
-
-    rows.append(paper_row("paper biLM (ALL)", {f"layer_{k}_f1": v for k, v in paper.TABLE5_BILM.items()}))
-    rows.append(paper_row("paper CoVe (ALL)", {f"layer_{k}_f1": v for k, v in paper.TABLE5_COVE.items()}))
-    rows.append(paper_row("paper WordNet first sense (ALL)",
-                          {"wordnet_first_sense_f1": paper.TABLE5_WORDNET_FIRST_SENSE}))
-    labels = [c[: -len("_f1")].replace("_", " ") for c in columns]
-    others = "; ".join(f"{name} {value:.1f}" for name, value in paper.TABLE5_OTHERS.items())
-    notes = ["F1 (Raganato et al. 2017 scorer semantics), 1-nearest-neighbour sense centroid per layer; layer 0 is "
-             "the context-free token layer, the paper's (and CoVe's) first and second biLSTM layers are our layers "
-             "1 and 2. A lemma without SemCor senses falls back to its SemCor most frequent sense, then to "
-             "WordNet's first sense.",
-             "mfs: SemCor's most frequent sense (then WordNet's first sense); wordnet first sense: WordNet's first "
-             "sense alone. Coverage: instances answered / instances, for the layer views and for WordNet alone.",
-             f"Paper, supervised systems on ALL: {others}."]
-    if several:
-        notes.append(ENCODER_BLOCKS_NOTE)
-    header = [*(["Encoder"] if several else []), "Set", *labels, "coverage (layers)", "coverage (WordNet)", "n"]
-    return Table(f"Table 5: WSD probe, F1 per {layer_title(names, wsd)}", header, rows, notes, key="table5")
-
-
-POS_PROBE_ROWS = ("average", "glove", "most_frequent_tag")
-
-
 def layer_title(names: EncoderNames, runs: Iterable[Run]) -> str:
     """Whose layers a probe table shows, for its title: "biLM layer" when every run is a biLM's (the paper's
     wording), "<encoder> layer" for one other encoder, "encoder layer" for several (issue 45: a MiniLM row under
@@ -413,82 +327,6 @@ def layer_title(names: EncoderNames, runs: Iterable[Run]) -> str:
     if all(names.is_bilm(k) for k in keys):
         return "biLM layer"
     return f"{names.label(keys[0])} layer" if len(keys) == 1 else "encoder layer"
-
-
-def _pos_probe_label(run: Run) -> str:
-    data = run.record.data
-    sentences, full = data.get("train_sentences"), data.get("all_train_sentences")
-    if sentences and not full:
-        return f"{run.data} ({sentences} train sentences)"
-    return run.data
-
-
-def _with_words(label: str, words: str) -> str:
-    """A row label with what sets its experiment apart: "ud_ewt (2000 train sentences; tags xpos)"."""
-    if not words:
-        return label
-    return f"{label[:-1]}; {words})" if label.endswith(")") else f"{label} ({words})"
-
-
-def _table6_rows(pos: Sequence[Run], probe: Sequence[Run], layers: Sequence[int], extra: Sequence[str],
-                 any_probe: bool) -> list[list[str]]:
-    """Rows of one encoder's POS runs: each converged probe's data, then each engine-trained probe's data."""
-    rows = []
-    for data, runs_d in [(_with_words(label, apart_by), part)
-                         for label in sorted({_pos_probe_label(r) for r in probe})
-                         for apart_by, part in apart([r for r in probe if _pos_probe_label(r) == label])]:
-        cells = [stat((r.metrics.get("test") or {}).get(f"layer_{k}_accuracy") for r in runs_d) for k in layers]
-        others = [stat((r.metrics.get("test") or {}).get(f"{name}_accuracy") for r in runs_d) for name in POS_PROBE_ROWS]
-        rows.append([f"{data}, converged probe", *[fmt_stat(c) for c in cells], MISSING, *[fmt_stat(c) for c in others]])
-    for data in sorted({r.data for r in pos}):
-        runs_d = [r for r in pos if r.data == data]
-        cells = [stat(r.value("test") for r in runs_d if r.mode == "layer" and r.layer_index == k) for k in layers]
-        learned = stat(r.value("test") for r in runs_d if r.mode == "learned" and not r.overrides(*MIX_OVERRIDES))
-        rows.append([f"{data}, engine-trained probe" if any_probe else data, *[fmt_stat(c) for c in cells],
-                     fmt_stat(learned), *[MISSING] * len(extra)])
-    return rows
-
-
-def table6(runs: Sequence[Run], names: EncoderNames | None = None) -> Table:
-    """POS accuracy per layer; with several encoders an Encoder column first and one row block per encoder (the
-    paper's rows last, Encoder "paper")."""
-    # a run on part of the training data is its own row, labelled with the fraction (issue 45: it was shown nowhere)
-    pos = [dataclasses.replace(r, data=_data_label(r)) for r in runs if r.task == "pos" and r.has_elmo]
-    probe = [r for r in runs if r.task == "pos_probe"]
-    names = names or EncoderNames([*pos, *probe])
-    several = names.several([*pos, *probe])
-    layers = sorted({r.layer_index for r in pos if r.mode == "layer" and r.layer_index is not None}
-                    | {int(m.group(1)) for r in probe for k in (r.metrics.get("test") or {})
-                       if (m := re.fullmatch(r"layer_(\d+)_accuracy", k))})
-    layers = layers or [0, 1, 2]
-    extra = ["average", "GloVe", "most frequent tag"] if probe else []
-    if several:
-        rows = [[names.label(key), *row] for key, group in names.split([*probe, *pos])
-                for row in _table6_rows([r for r in group if r.task == "pos"],
-                                        [r for r in group if r.task == "pos_probe"], layers, extra, bool(probe))]
-    else:
-        rows = _table6_rows(pos, probe, layers, extra, bool(probe))
-    lead = ["paper"] if several else []
-    rows.append([*lead, "paper biLM (PTB WSJ)", *[fmt(paper.TABLE6_BILM.get(k), 1) for k in layers], MISSING,
-                 *[MISSING] * len(extra)])
-    rows.append([*lead, "paper CoVe (PTB WSJ)", *[fmt(paper.TABLE6_COVE.get(k), 1) for k in layers], MISSING,
-                 *[MISSING] * len(extra)])
-    others = "; ".join(f"{name} {value:.1f}" for name, value in paper.TABLE6_OTHERS.items())
-    notes = ["Test accuracy of a linear classifier on one frozen layer (mean ± std over seeds); layer 0 is the "
-             "token layer, the paper's (and CoVe's) first and second biLSTM layers are our layers 1 and 2.",
-             f"Paper, supervised taggers on PTB WSJ: {others}."]
-    if probe:
-        notes.insert(1, "Converged probe (elmo-bench probe-pos): features standardised with training statistics, "
-                        "softmax classifier trained to convergence with full-batch L-BFGS, L2 chosen on dev; "
-                        "average = the mean of all layers; most frequent tag = each word's most frequent training "
-                        "tag (no classifier), on the same split.")
-    if any("conll2000" in r.data for r in pos):
-        notes.append("CoNLL-2000's POS column was tagged automatically (Brill tagger), not by hand.")
-    if several:
-        notes.append(ENCODER_BLOCKS_NOTE)
-    header = [*(["Encoder"] if several else []), "Data", *[f"layer {k}" for k in layers], "learned mix", *extra]
-    return Table(f"Table 6: POS probe, accuracy per {layer_title(names, [*pos, *probe])}", header, rows, notes,
-                 key="table6")
 
 
 def table7(adaptations: Sequence[dict[str, Any]], numbers: PaperNumbers = NO_PAPER) -> Table:
@@ -534,7 +372,7 @@ def sample_efficiency_curves(runs: Sequence[Run], names: EncoderNames | None = N
 
     The metric is the test main metric (dev where a run has no test split).
     """
-    chosen = [r for r in runs if r.is_default and r.task not in PROBE_TASKS and not r.adapted]
+    chosen = [r for r in runs if r.is_default and not r.shown_apart and not r.adapted]
     names = names or EncoderNames(chosen)
     several = names.several(chosen)
 

@@ -40,4 +40,5 @@ class AmnesicLmSettings(UdSettings):
 PROBE = ProbeDeclaration("amnesic_lm", ".probe:run", AmnesicLmSettings, data="ud_ewt",
                          predicts="the biLM's next and previous word, with a concept erased inside",
                          record_task="amnesic_lm_probe", sentences=".cost:sentences",
-                         documented={"dev": UD_EWT_SIZES["dev"]}, run_cost=".cost:run_cost")
+                         documented={"dev": UD_EWT_SIZES["dev"]}, run_cost=".cost:run_cost",
+                         report=(".report:SECTION",))

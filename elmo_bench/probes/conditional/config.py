@@ -64,4 +64,5 @@ class ConditionalSettings(UdSettings):
 PROBE = ProbeDeclaration("conditional", ".probe:run", ConditionalSettings, data="ud_ewt",
                          predicts="bits per token a layer adds about a word's label beyond a baseline",
                          record_task="conditional_probe", sentences=".cost:sentences", cost=".cost:cost",
-                         documented=UD_EWT_SIZES)
+                         documented=UD_EWT_SIZES,
+                         report=(".report:SECTION",))

@@ -34,4 +34,5 @@ class ErasureSettings(UdSettings):
 PROBE = ProbeDeclaration("erasure", ".probe:run", ErasureSettings, data="ud_ewt",
                          predicts="a word's label before and after erasing it from a layer",
                          record_task="erasure_probe", sentences=".cost:sentences", cost=".cost:cost",
-                         documented={s: UD_EWT_SIZES[s] for s in ("train", "test")})
+                         documented={s: UD_EWT_SIZES[s] for s in ("train", "test")},
+                         report=(".report:SECTION",))

@@ -30,4 +30,5 @@ class MdlSettings(UdSettings):
 
 PROBE = ProbeDeclaration("mdl", ".probe:run", MdlSettings, data="ud_ewt_pos",
                          predicts="the bits to transmit every training word's tag", record_task="mdl_probe",
-                         sentences=".cost:sentences", cost=".cost:cost", documented=UD_EWT_SIZES)
+                         sentences=".cost:sentences", cost=".cost:cost", documented=UD_EWT_SIZES,
+                         report=(".report:SECTION",))

@@ -58,4 +58,5 @@ class PosSettings(UdSettings):
 
 PROBE = ProbeDeclaration("pos", ".probe:run", PosSettings, data="ud_ewt_pos",
                          predicts="a part-of-speech tag per word", record_task="pos_probe",
-                         sentences=".cost:sentences", cost=".cost:cost", documented=UD_EWT_SIZES)
+                         sentences=".cost:sentences", cost=".cost:cost", report=(".report:SECTION",),
+                         documented=UD_EWT_SIZES)

@@ -22,4 +22,5 @@ PROBE = ProbeDeclaration("pos_controls", "elmo_bench.probes.pos.probe:run", PosC
                          predicts="a part-of-speech tag per word, and the control task's tag per word type",
                          record_task="pos_probe",
                          sentences="elmo_bench.probes.pos.cost:sentences",
-                         cost="elmo_bench.probes.pos.cost:cost", documented=UD_EWT_SIZES)
+                         cost="elmo_bench.probes.pos.cost:cost", documented=UD_EWT_SIZES,
+                         report=(".report:SECTION",))

@@ -27,4 +27,5 @@ class StructuralSettings(UdSettings):
 
 PROBE = ProbeDeclaration("structural", ".probe:run", StructuralSettings, data="ud_ewt",
                          predicts="tree distances between words and each word's depth", record_task="structural_probe",
-                         sentences=".cost:sentences", cost=".cost:cost", documented=UD_EWT_SIZES)
+                         sentences=".cost:sentences", cost=".cost:cost", documented=UD_EWT_SIZES,
+                         report=(".report:SECTION",))

@@ -36,4 +36,5 @@ class WsdSettings:
 
 PROBE = ProbeDeclaration("wsd", ".probe:run", WsdSettings, data="semcor", predicts="a WordNet sense per tagged word",
                          record_task="wsd",
-                         sentences=".cost:sentences", cost=".cost:cost", documented=WSD_SIZES)
+                         sentences=".cost:sentences", cost=".cost:cost", report=(".report:SECTION",),
+                         documented=WSD_SIZES)
