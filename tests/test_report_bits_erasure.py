@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
+from elmo_bench.commands.report import build_report
+from elmo_bench.probes.conditional.report import FIGURE as BITS_DEPTH
 from elmo_bench.records.run_record import RunRecord
 from elmo_bench.report import figures
-from elmo_bench.report.cli import BITS_DEPTH, build_report
 from tests.test_report_figure_layout import _overlaps, layout_problems
 from tests.test_report_structural_mdl import ENCODERS
 
