@@ -10,15 +10,18 @@ import json
 import matplotlib
 import pytest
 
-from elmo_bench.report.bits_erasure import Block
 from elmo_bench.commands.report import build_report
-from elmo_bench.report.collect import read_run
+from elmo_bench.report.bits_erasure import Block
 from elmo_bench.report.edge_depth import centre_of_gravity, expected_layer, task_depth
 from elmo_bench.report.edge_figure import _panel
 from elmo_bench.report.figures import plt
-from elmo_bench.report.probe_depth import WSD, probe_depth_curves
+from elmo_bench.report.probe_depth import probe_depth_curves
 from elmo_bench.report.structural_mdl import depth_points
+from tests.report_sections import plugins, probe_report
+from tests.report_sections import read_with_probes as read_run
 from tests.test_report_golden import result, write
+
+WSD = probe_report("wsd").WSD
 
 matplotlib.use("Agg")
 KEPT = [0, 4, 8, 11]
@@ -127,7 +130,7 @@ def test_other_depth_views_divide_by_the_deepest_layer_number(tmp_path):
     write(tmp_path, "wsd", wsd)
     write(tmp_path, "structural", structural)
     runs = [read_run(tmp_path / name / "results.json") for name in ("wsd", "structural")]
-    curves = probe_depth_curves(runs[:1])
+    curves = probe_depth_curves(runs[:1], None, plugins())
     assert [(p.layer, p.depth) for p in curves[(WSD, "ALL")]["tiny-llama-12 (last pooling)"]] == approx_pairs(
         [(0, 0.0), (4, 4 / 11), (8, 8 / 11), (11, 1.0)])
     [(_, points)] = depth_points(runs[1:], "uuas")
@@ -212,7 +215,7 @@ def test_a_list_short_of_the_last_layer_is_scaled_by_the_models_last_layer(tmp_p
     [(_, points)] = depth_points(runs[:1], "uuas")
     assert points == approx_pairs([(0.0, 0.5), (4 / 12, 0.54), (8 / 12, 0.58)])
     assert Block("tiny-llama-12", "trained", "upos", True, runs[:1]).depth(8) == pytest.approx(8 / 12)
-    [curve] = probe_depth_curves(runs[1:])[(WSD, "ALL")].values()
+    [curve] = probe_depth_curves(runs[1:], None, plugins())[(WSD, "ALL")].values()
     assert [(p.layer, p.depth) for p in curve] == approx_pairs([(0, 0.0), (4, 4 / 12), (8, 8 / 12)])
 
     accuracy = {f"linear/layer_{k}": 80.0 + k for k in SHORT}

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from elmo_bench.commands.report import build_report
 from elmo_bench.records.run_record import RunRecord
 from elmo_bench.report.amnesic import NO_LM, NO_TASK_RUNS
-from elmo_bench.commands.report import build_report
 from tests.test_report_structural_mdl import ENCODERS
 
 #: layer → (ppl none, erased, random; KL erased, random; top-1 none, erased, random; p): layer 0 as the paper's

@@ -13,12 +13,15 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from elmo_bench.commands.report import build_report
 from elmo_bench.records.run_record import RunRecord
 from elmo_bench.report import unshown
-from elmo_bench.commands.report import build_report
-from elmo_bench.report.collect import collect
 from elmo_bench.report.structural_mdl import structural_mdl_table
-from elmo_bench.report.tables import table1, table6
+from tests.report_sections import collect_with_probes as collect
+from tests.report_sections import plugins, probe_report
+
+table6 = probe_report("pos").table6
+from elmo_bench.report.tables import table1
 
 BILM = {"kind": "bilm", "hash": "abcdef0123456789", "layers": 3, "dim": 256}
 MINILM = {"kind": "transformers", "hash": "181a732f47ddd4bd", "model": "all-MiniLM-L6-v2", "model_type": "bert",
@@ -132,9 +135,9 @@ def test_ridge_records_of_three_encoders_and_two_sizes_are_never_a_task_row_and_
     found = collect([tmp_path])
     assert len(found.runs) == 4 and not found.disagreeing                        # four experiments, no refusal
     assert all(row[0] != "ridge_probe" for row in table1(found.runs).rows)       # was a "Baseline" row, 58.49 ± 17.32
-    shown, unclaimed = unshown.split_unclaimed(found.runs)
+    shown, unclaimed = unshown.split_unclaimed(found.runs, plugins())
     assert shown == [] and len(unclaimed) == 4
-    assert unshown.unshown(shown, unclaimed)[0][0].startswith("probe=ridge record(s)")
+    assert unshown.unshown(shown, unclaimed, plugins())[0][0].startswith("probe=ridge record(s)")
     report = build_report([str(tmp_path)], tmp_path / "out", significance=False).read_text()
     assert "0 runs used" in report and "4 probe=ridge record(s)" in report and "ridge_probe" not in report
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from elmo_bench.records.run_record import RunRecord
 from elmo_bench.report.collect import Run
-from elmo_bench.report.directions import _probe_layers
+from elmo_bench.report.directions import probe_layers
 from elmo_bench.report.probe_controls import groups, weights_label
 
 
@@ -20,11 +20,11 @@ def _pos_run(sentences: int, layer1: float, layer2: float, probing: bool = False
 
 def test_the_pos_direction_reads_the_runs_with_the_most_training_data():
     runs = [_pos_run(4000, 87.67, 87.46), _pos_run(2000, 86.40, 86.12)]
-    layer1, layer2 = _probe_layers(runs, "pos_probe", lambda r: r.metrics.get("test"), "layer_{}_accuracy")
+    layer1, layer2 = probe_layers(runs, "pos_probe", lambda r: r.metrics.get("test"), "layer_{}_accuracy")
     assert (layer1.mean, layer2.mean) == (87.67, 87.46)          # not (87.67 + 86.40) / 2
     full = _pos_run(4000, 88.0, 87.0)
     full.record.data["all_train_sentences"] = 4000                # the whole split: beats any cut one
-    layer1, _ = _probe_layers([*runs, full], "pos_probe", lambda r: r.metrics.get("test"), "layer_{}_accuracy")
+    layer1, _ = probe_layers([*runs, full], "pos_probe", lambda r: r.metrics.get("test"), "layer_{}_accuracy")
     assert layer1.mean == 88.0
 
 

@@ -150,8 +150,8 @@ def test_hewitt_and_mannings_numbers_stand_beside_the_bilm(report):
 
 
 def test_depth_figure_written_without_overlaps(tmp_path, monkeypatch):
-    from elmo_bench.report import figures
     from elmo_bench.commands.report import build_report
+    from elmo_bench.report import figures
     from tests.test_report_figure_layout import _overlaps
 
     make_tree(tmp_path / "runs")
