@@ -4,7 +4,6 @@ cache, and Table 7's dev perplexity before -> after lands in lm_adaptation.json.
 from __future__ import annotations
 
 import gzip
-import json
 import sys
 from pathlib import Path
 

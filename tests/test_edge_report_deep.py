@@ -11,12 +11,14 @@ import matplotlib
 import pytest
 
 from elmo_bench.commands.report import build_report
-from elmo_bench.report.bits_erasure import Block
 from elmo_bench.report.edge_depth import centre_of_gravity, expected_layer, task_depth
 from elmo_bench.report.edge_figure import _panel
 from elmo_bench.report.figures import plt
+from elmo_bench.report.probe_blocks import Block
 from elmo_bench.report.probe_depth import probe_depth_curves
-from elmo_bench.report.structural_mdl import depth_points
+from tests.report_sections import probe_report
+
+depth_points = probe_report("structural").depth_points
 from tests.report_sections import plugins, probe_report
 from tests.report_sections import read_with_probes as read_run
 from tests.test_report_golden import result, write
@@ -142,7 +144,8 @@ def test_other_depth_views_divide_by_the_deepest_layer_number(tmp_path):
 def test_control_probe_depth_divides_by_the_deepest_layer_number(tmp_path):
     """The probe-selectivity figure's points (probe_controls.depth_points) of a control-task record over [0, 4, 8, 11]."""
     from elmo_bench.records.run_record import RunRecord
-    from elmo_bench.report.probe_controls import depth_points as control_points
+    from tests.report_sections import probe_report
+    control_points = probe_report("pos_controls").depth_points
 
     accuracy = {f"linear/layer_{k}": 80.0 + k for k in KEPT}
     RunRecord(task="pos_probe", embedder="elmo", seed=1, config={}, data={"name": "ud_ewt_pos"},
@@ -189,7 +192,8 @@ def test_a_list_short_of_the_last_layer_is_scaled_by_the_models_last_layer(tmp_p
     """With ``model_layers`` recorded (since this issue), L is the model's last layer (12), not the deepest kept (8):
     the edge row, its figure, and the other depth views put layer 8 at 8/12."""
     from elmo_bench.records.run_record import RunRecord
-    from elmo_bench.report.probe_controls import depth_points as control_points
+    from tests.report_sections import probe_report
+    control_points = probe_report("pos_controls").depth_points
 
     root = tmp_path / "results"
     for k, dev in ((0, 60.0), (4, 75.0), (8, 80.0)):

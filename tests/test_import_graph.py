@@ -9,7 +9,6 @@ allowed only in the modules of ``DYNAMIC``, each saying what it imports.
 from __future__ import annotations
 
 import ast
-from collections import defaultdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]

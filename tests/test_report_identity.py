@@ -16,7 +16,9 @@ from typing import Any
 from elmo_bench.commands.report import build_report
 from elmo_bench.records.run_record import RunRecord
 from elmo_bench.report import unshown
-from elmo_bench.report.structural_mdl import structural_mdl_table
+from tests.report_sections import probe_report
+
+structural_mdl_table = probe_report("structural").structural_mdl_table
 from tests.report_sections import collect_with_probes as collect
 from tests.report_sections import plugins, probe_report
 

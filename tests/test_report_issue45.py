@@ -13,7 +13,9 @@ import pytest
 from elmo_bench.commands.report import build_report
 from elmo_bench.probe import structural_metrics as sm
 from elmo_bench.records.run_record import RunRecord
-from elmo_bench.report.structural_mdl import structural_mdl_table
+from tests.report_sections import probe_report
+
+structural_mdl_table = probe_report("structural").structural_mdl_table
 from tests.report_sections import collect_with_probes as collect
 
 BILM = "abcdef0123456789"
@@ -326,7 +328,8 @@ def test_the_figure_check_finds_each_defect_the_issue_saw():
 
 
 def test_control_probes_of_two_epoch_budgets_are_two_blocks_not_one_mean(tmp_path):
-    from elmo_bench.report.probe_controls import probe_control_table
+    from tests.report_sections import probe_report
+    probe_control_table = probe_report("pos_controls").probe_control_table
 
     for name, epochs, accuracy in (("short", 10, 70.0), ("long", 40, 80.0)):
         path = tmp_path / name

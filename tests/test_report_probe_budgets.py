@@ -7,7 +7,10 @@ from pathlib import Path
 from elmo_bench.records.run_record import RunRecord
 from elmo_bench.report.collect import Run
 from elmo_bench.report.directions import probe_layers
-from elmo_bench.report.probe_controls import groups, weights_label
+from tests.report_sections import probe_report
+
+groups = probe_report("pos_controls").groups
+weights_label = probe_report("pos_controls").weights_label
 
 
 def _pos_run(sentences: int, layer1: float, layer2: float, probing: bool = False) -> Run:
@@ -38,7 +41,8 @@ def test_control_probe_runs_of_another_size_are_their_own_labelled_block():
 def test_the_converged_probe_has_columns_only_when_some_run_trained_its_control():
     """probe-suite's plain ``pos`` on a random encoder is a converged run without control: it adds no columns of
     dashes to the control table (its accuracies are in the best-layer table)."""
-    from elmo_bench.report.probe_controls import control_probe_kinds
+    from tests.report_sections import probe_report
+    control_probe_kinds = probe_report("pos_controls").control_probe_kinds
 
     adam = _pos_run(1000, 0, 0, probing=True)
     adam.record.extra.update(probing={"probes": ["linear", "mlp1"], "seeds": [1]}, control={"dev": {}})

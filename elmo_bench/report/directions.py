@@ -26,7 +26,6 @@ from elmo_bench.report.tables import (
     Table,
     _budget_runs,
     _group,
-    fmt,
     fmt_stat,
     relative_increase,
     sample_efficiency_points,

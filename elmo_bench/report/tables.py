@@ -17,18 +17,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 import statistics
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from elmo_bench.records.stopping import StoppingRule
-from elmo_bench.report import paper
 from elmo_bench.report.bootstrap import NO_STATISTICS
 from elmo_bench.report.collect import MIX_OVERRIDES, Run
 from elmo_bench.report.declared import PaperNumbers
 from elmo_bench.report.encoder_names import EncoderNames, kept_layers
-from elmo_bench.report.experiments import apart
 
 MISSING = "—"
 #: no declarations found: every paper cell missing
