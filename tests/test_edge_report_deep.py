@@ -164,7 +164,7 @@ def test_figure2_and_directions_name_a_subsets_mix_inputs_by_layer_number(tmp_pa
     call them layers 0, 4, 8, 11, not 0, 1, 2, 3."""
     from elmo_bench.report import figures
     from elmo_bench.report.directions import _learned_weights
-    from elmo_bench.report.tables import figure2_table
+    from elmo_bench.report.run_tables import figure2_table
 
     for seed, weights in ((1, W1), (2, W2)):
         write(tmp_path, f"ner{seed}", {**result("ner", "glove_elmo", seed, data="conll2003", test=90.0,

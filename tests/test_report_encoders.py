@@ -13,7 +13,9 @@ from elmo_bench.records.run_record import RunRecord
 from elmo_bench.report.collect import Run
 from elmo_bench.report.encoder_names import EncoderNames
 from elmo_bench.report.probe_depth import probe_depth_curves
-from elmo_bench.report.tables import MISSING, figure1_table, table1
+from elmo_bench.report.run_tables import figure1_table
+from elmo_bench.report.table import MISSING
+from elmo_bench.report.tables import table1
 from tests.declared_numbers import numbers
 from tests.report_sections import collect_with_probes as collect
 from tests.report_sections import plugins, probe_report

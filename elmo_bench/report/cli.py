@@ -17,6 +17,7 @@ from elmo_bench.report import (
     edge_report,
     figures,
     probe_depth,
+    run_tables,
     sections,
     tables,
     unshown,
@@ -25,6 +26,7 @@ from elmo_bench.report.collect import Collection, collect
 from elmo_bench.report.encoder_names import EncoderNames
 from elmo_bench.report.render import latex_escape, table_latex, table_md
 from elmo_bench.report.sections import NO_PLUGINS, PAPER, ReportPlugins
+from elmo_bench.report.table import Table
 
 FIGURE1 = "figure1_sample_efficiency.png"
 FIGURE2 = "figure2_layer_weights.png"
@@ -75,7 +77,7 @@ def _writable_out(out: Path) -> None:
 
 
 def _sections(found: Collection, names: EncoderNames, p_value: Any, out: Path, plugins: ReportPlugins
-              ) -> tuple[list[tables.Table], dict[str, bool]]:
+              ) -> tuple[list[Table], dict[str, bool]]:
     """Every table and figure of the report up to the probes' own sections (figures written into ``out``). Table 1,
     the sample-efficiency data, the paper-place probe sections (Tables 5 and 6) and the probe-depth figure show each
     encoder found; the others read the reference encoder's runs (EncoderNames.reference_runs: all runs when there
@@ -92,12 +94,12 @@ def _sections(found: Collection, names: EncoderNames, p_value: Any, out: Path, p
                                                                 section.record_task)).tables]
     parts = [
         tables.table1(runs, p_value, names, found.paper),
-        *([tables.non_finite_table(found.non_finite)] if found.non_finite else []),  # only when there are any
-        *([overlap] if (overlap := tables.split_overlap_table(runs)).rows else []),  # records that have it
+        *([run_tables.non_finite_table(found.non_finite)] if found.non_finite else []),  # only when there are any
+        *([overlap] if (overlap := run_tables.split_overlap_table(runs)).rows else []),  # records that have it
         tables.table2(main, found.paper), tables.table3(main, found.paper), *probes,
         *([probe_depth.probe_depth_table(runs, names, plugins)] if depth else []),
-        tables.table7(found.adaptations, found.paper), tables.figure1_table(runs, names), tables.figure2_table(main),
-        tables.dev_curve_table(main), tables.budget_table(main), tables.scale_ablation_table(main),
+        tables.table7(found.adaptations, found.paper), run_tables.figure1_table(runs, names), run_tables.figure2_table(main),
+        run_tables.dev_curve_table(main), run_tables.budget_table(main), run_tables.scale_ablation_table(main),
         directions.directions_table(main, found.adaptations, found.paper, plugins),
     ]
     edge_runs = edge_report.edge_runs(found.runs)

@@ -18,19 +18,11 @@ from elmo_bench.report.collect import Run, seed_pairs
 from elmo_bench.report.declared import PaperNumbers
 from elmo_bench.report.diagnosis import table1_reason
 from elmo_bench.report.encoder_names import kept_layers
+from elmo_bench.report.run_tables import sample_efficiency_points
 from elmo_bench.report.sections import NO_PLUGINS, ReportPlugins
-from elmo_bench.report.tables import (
-    MISSING,
-    NO_PAPER,
-    Stat,
-    Table,
-    _budget_runs,
-    _group,
-    fmt_stat,
-    relative_increase,
-    sample_efficiency_points,
-    stat,
-)
+from elmo_bench.report.selection import _budget_runs, _group
+from elmo_bench.report.table import MISSING, Stat, Table, fmt_stat, relative_increase, stat
+from elmo_bench.report.tables import NO_PAPER
 
 #: issue 13's goal for Table 1 (the paper: all six)
 TASKS_ABOVE_GOAL = 5

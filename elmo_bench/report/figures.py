@@ -20,13 +20,13 @@ from elmo_bench.base.atomic import atomic_write_bytes  # noqa: E402
 from elmo_bench.report.collect import Run  # noqa: E402
 from elmo_bench.report.encoder_names import EncoderNames  # noqa: E402
 from elmo_bench.report.probe_depth import floors, metrics, probe_depth_curves  # noqa: E402
-from elmo_bench.report.sections import NO_PLUGINS, ReportPlugins  # noqa: E402
-from elmo_bench.report.tables import (  # noqa: E402
+from elmo_bench.report.run_tables import (  # noqa: E402
     dev_curves,
     learned_mixes,
     mix_layer_names,
     sample_efficiency_curves,
 )
+from elmo_bench.report.sections import NO_PLUGINS, ReportPlugins  # noqa: E402
 
 LABELS = {"glove": "baseline (GloVe)", "glove_elmo": "+ELMo", "elmo": "ELMo only"}
 

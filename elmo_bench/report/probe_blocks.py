@@ -12,7 +12,7 @@ from elmo_bench.report.encoder_names import EncoderNames, depth_span
 from elmo_bench.report.experiments import apart
 from elmo_bench.report.probe_common import Keyed, base_identity, train_sentences, weights_label
 from elmo_bench.report.probe_settings import probe_settings
-from elmo_bench.report.tables import MISSING, Stat, stat
+from elmo_bench.report.table import MISSING, Stat, stat
 
 #: probe settings that choose what is measured, not how: records differing only in them are one block
 SHARED_SETTINGS = ("baseline", "layers", "bootstrap", "data_dir", "probe", "tags", "max_train_sentences", "name")

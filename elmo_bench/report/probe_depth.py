@@ -17,7 +17,7 @@ from typing import Sequence
 from elmo_bench.report.collect import Run
 from elmo_bench.report.encoder_names import EncoderNames
 from elmo_bench.report.sections import NO_PLUGINS, PAPER, DepthPanel, ReportPlugins
-from elmo_bench.report.tables import Stat, Table, fmt, fmt_stat, stat, stat_json
+from elmo_bench.report.table import Stat, Table, fmt, fmt_stat, stat, stat_json
 
 
 @dataclass

@@ -68,7 +68,7 @@ def unshown(runs: Sequence[Run], unclaimed: Sequence[Run] = (), plugins: ReportP
     """(reason, runs) for every kind of run read that no table shows, in the order first found (``unclaimed``:
     probe records no section shows, :func:`split_unclaimed`)."""
     fractions: dict[tuple[str, str], set[float]] = {}
-    for run in runs:                                   # as tables.sample_efficiency_curves groups them
+    for run in runs:                                   # as run_tables.sample_efficiency_curves groups them
         if run.is_default and not run.adapted and run.task not in plugins.claimed:
             fractions.setdefault((run.task, run.data), set()).add(run.fraction)
     counts: dict[str, int] = {}

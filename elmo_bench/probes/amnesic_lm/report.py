@@ -23,7 +23,7 @@ from elmo_bench.report.collect import Run
 from elmo_bench.report.encoder_names import EncoderNames, key_of
 from elmo_bench.report.probe_common import Keyed, base_identity, weights_label
 from elmo_bench.report.sections import Rendered, Section, SectionInput
-from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat, stat_json
+from elmo_bench.report.table import MISSING, Stat, Table, fmt, fmt_stat, stat, stat_json
 
 AMNESIC = "amnesic_lm_probe"
 #: the one-sided bootstrap's level for "as the paper's direction"

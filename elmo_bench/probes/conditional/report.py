@@ -19,7 +19,7 @@ from elmo_bench.report.collect import Run
 from elmo_bench.report.figures import _figure_legend, _panel_grid
 from elmo_bench.report.probe_blocks import Block, blocks, cell, interval, once
 from elmo_bench.report.sections import Rendered, Section, SectionInput
-from elmo_bench.report.tables import Stat, Table, fmt_stat, stat_json
+from elmo_bench.report.table import Stat, Table, fmt_stat, stat_json
 
 CONDITIONAL = "conditional_probe"
 #: a conditional record's gain key: ``[family:]baseline/layer_<k>_gain`` (no family: the linear one)

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 from elmo_bench.report.collect import Run
 from elmo_bench.report.probe_blocks import Block, blocks, cell, once
 from elmo_bench.report.sections import Rendered, Section, SectionInput
-from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat_json
+from elmo_bench.report.table import MISSING, Stat, Table, fmt, fmt_stat, stat_json
 
 ERASURE = "erasure_probe"
 

@@ -15,16 +15,8 @@ from elmo_bench.report.directions import above, probe_layers, seed_counts
 from elmo_bench.report.encoder_names import EncoderNames
 from elmo_bench.report.experiments import apart
 from elmo_bench.report.sections import PAPER, DepthPanel, Rendered, Section, SectionInput
-from elmo_bench.report.tables import (
-    ENCODER_BLOCKS_NOTE,
-    MISSING,
-    Table,
-    _data_label,
-    fmt,
-    fmt_stat,
-    layer_title,
-    stat,
-)
+from elmo_bench.report.selection import _data_label, layer_title
+from elmo_bench.report.table import ENCODER_BLOCKS_NOTE, MISSING, Table, fmt, fmt_stat, stat
 
 #: the record task of probe pos's results.json (its declaration's ``record_task``)
 PROBE_TASK = "pos_probe"

@@ -19,7 +19,7 @@ from elmo_bench.report.figures import SeriesStyles, _figure_legend, plt
 from elmo_bench.report.probe_common import PROBE_NAMES
 from elmo_bench.report.probe_settings import probe_settings
 from elmo_bench.report.sections import Rendered, Section, SectionInput
-from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat
+from elmo_bench.report.table import MISSING, Stat, Table, fmt, fmt_stat, stat
 
 #: Hewitt & Liang (2019), ELMo (the public 5.5B model) layer 1, PTB WSJ dev, 40,000 training sentences: accuracy,
 #: control accuracy, selectivity (the authors' run logs in control-tasks scripts/codalab/make_emnlp19_pos_graph.py)

@@ -23,7 +23,7 @@ from elmo_bench.report.figures import SeriesStyles, _figure_legend, _panel_grid
 from elmo_bench.report.probe_common import PROBE_NAMES, Keyed, base_identity, train_sentences, weights_label
 from elmo_bench.report.probe_settings import probe_settings
 from elmo_bench.report.sections import Rendered, Section, SectionInput
-from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat, stat_json
+from elmo_bench.report.table import MISSING, Stat, Table, fmt, fmt_stat, stat, stat_json
 
 STRUCTURAL = "structural_probe"
 

@@ -11,7 +11,8 @@ from elmo_bench.report.collect import Run
 from elmo_bench.report.directions import above, probe_layers, seed_counts
 from elmo_bench.report.encoder_names import EncoderNames
 from elmo_bench.report.sections import PAPER, DepthPanel, Rendered, Section, SectionInput
-from elmo_bench.report.tables import ENCODER_BLOCKS_NOTE, MISSING, Table, _mean, fmt, layer_title, stat
+from elmo_bench.report.selection import layer_title
+from elmo_bench.report.table import ENCODER_BLOCKS_NOTE, MISSING, Table, _mean, fmt, stat
 
 #: the record task of probe wsd's results.json (its declaration's ``record_task``)
 WSD_TASK = "wsd"
