@@ -8,6 +8,7 @@ import functools
 from pathlib import Path
 from typing import Sequence
 
+from elmo_bench.base.errors import ConfigError
 from elmo_bench.probe.registry import declared_function, registered_probes
 from elmo_bench.report import cli
 from elmo_bench.report.sections import ReportPlugins, Section
@@ -16,16 +17,23 @@ from elmo_bench.report.sections import ReportPlugins, Section
 @functools.cache
 def report_plugins() -> ReportPlugins:
     """Every registered probe's sections (each claiming its probe's record task unless it says otherwise) and the
-    probes' record tasks."""
+    probes' record tasks. A record task two sections claim is one ConfigError line naming both probes (a copied
+    probe folder whose ``record_task`` was not renamed: its records and the original's would share one table)."""
     sections: list[Section] = []
+    claimed: dict[str, str] = {}
     probes = registered_probes()
     for name, declared in probes.items():
         for target in declared.report:
             found = declared_function(declared, target)
             if not isinstance(found, Section):
-                raise TypeError(f"probe {name}: report target {target!r} is a {type(found).__name__}; expected a "
-                                f"elmo_bench.report.sections.Section")
-            sections.append(found.declared_by(name, declared.record_task))
+                raise ConfigError(f"probe {name}: its report target {target!r} is a {type(found).__name__}; "
+                                  f"expected an elmo_bench.report.sections.Section")
+            section = found.declared_by(name, declared.record_task)
+            for task in section.claims:
+                if claimed.setdefault(task, name) != name:
+                    raise ConfigError(f"record task {task!r} is claimed by the report sections of probes "
+                                      f"{claimed[task]!r} and {name!r}; give one its own record_task (config.py)")
+            sections.append(section)
     return ReportPlugins(tuple(sections), frozenset(d.record_task for d in probes.values()))
 
 

@@ -9,7 +9,8 @@ paper numbers) could name them but not render them, so the command passes the ob
 A section:
 
 - ``key``: its group; the sections of one key share their runs (structural and MDL records in one table, conditional
-  probing and erasure in one section), the first of them (by ``order``) that sets ``summary`` names the group;
+  probing and erasure in one section), the first of them (by ``order``) that sets ``summary`` names the group
+  (``{probe}`` in it: the declaring probe's name; a key left empty is the probe's name);
 - ``place``: ``PAPER`` (among the paper's tables, after Table 3: Tables 5 and 6; it reads the report's runs and its
   claimed tasks stay out of the task tables) or ``OWN`` (after the task tables; its runs are taken out of the pool
   before any table is drawn, and its part is shown only when it has runs);
@@ -91,7 +92,8 @@ class Section:
         """This section as probe ``probe`` declares it: its key defaults to the probe's name, its claims hold the
         probe's record task (unless ``claims_own`` is false)."""
         claims = ((record_task,) if self.claims_own else ()) + tuple(self.claims)
-        return replace(self, key=self.key or probe, claims=claims, probe=probe, record_task=record_task)
+        return replace(self, key=self.key or probe, claims=claims, probe=probe, record_task=record_task,
+                       summary=self.summary.format(probe=probe))
 
     def takes(self, run: Run) -> bool:
         return run.task in self.claims or (self.take is not None and self.take(run))

@@ -43,4 +43,5 @@ def check_ridges(grid: list[float]) -> None:
 
 PROBE = ProbeDeclaration("ridge", ".probe:run", RidgeSettings, data="ud_ewt_pos",
                          predicts="a part-of-speech tag per word", record_task="ridge_probe",
-                         sentences=".cost:sentences", cost=".cost:cost", documented=UD_EWT_SIZES)
+                         sentences=".cost:sentences", cost=".cost:cost", documented=UD_EWT_SIZES,
+                         report=(".report:SECTION",))
