@@ -4,6 +4,7 @@ cache, and Table 7's dev perplexity before -> after lands in lm_adaptation.json.
 from __future__ import annotations
 
 import gzip
+import json
 import sys
 from pathlib import Path
 

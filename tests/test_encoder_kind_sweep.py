@@ -5,6 +5,7 @@ name carry no ``path``), a task sweep composes the same way, and outside a sweep
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 

@@ -8,6 +8,8 @@ from typing import Any, Callable
 import pytest
 import torch
 
+from elmo_bench.tasks.coref.task import CorefTask
+from elmo_bench.tasks.ner.task import NerTask
 from elmo_bench.tasks.snli.task import SnliTask
 from elmo_bench.tasks.squad.task import SquadTask
 from elmo_bench.tasks.srl.model import SrlHead

@@ -5,6 +5,7 @@ re-raises instead, so the traceback is there when a developer wants it.
 """
 from __future__ import annotations
 
+import argparse
 import errno
 import os
 import re

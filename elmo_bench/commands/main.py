@@ -5,6 +5,7 @@ exit code 2; ``--debug`` anywhere on the command line shows the traceback instea
 """
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from typing import Any, Callable, NamedTuple, Sequence

@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 
 from omegaconf import OmegaConf, open_dict
 
+from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import CACHE_DIR, CONF_DIR, DATA_ROOT
 from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS

@@ -2,7 +2,7 @@
 (issue 47): per encoder (trained and random-weights twins as separate row blocks), label set and layer, what
 ``probe=conditional`` records (``conditional_probe``: H_V(Y | B), H_V(Y | B, ℓ), the gain and its interval per
 baseline B, per probe family) beside the published direction, marked as the paper's and on which data, and its depth
-figure. Probe erasure's records share the section (its key; elmo_bench.probes.erasure's table).
+figure. Probe erasure's records share the section (its key; the table is in erasure's report.py).
 
 The section takes those records out of every older table, so a report over runs without them renders exactly as
 before.

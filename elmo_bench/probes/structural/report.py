@@ -30,7 +30,7 @@ STRUCTURAL = "structural_probe"
 
 def is_mdl(run: Run) -> bool:
     """An MDL record among this section's runs (its group: the structural probe's records and those of the probes
-    that join its key, MDL's, elmo_bench.probes.mdl.report)."""
+    that join its key: MDL's, whose report.py declares that key)."""
     return run.task != STRUCTURAL
 #: (metric key, header, digits): the structural probes' test metrics
 STRUCTURAL_METRICS = (("uuas", "UUAS", 2), ("dspr", "DSpr", 3), ("root_acc", "root %", 2), ("nspr", "NSpr", 3))
