@@ -4,11 +4,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from elmo_bench.records.run_record import RunRecord
-from elmo_bench.report import paper
 from elmo_bench.report.collect import Run, seed_pairs
 from elmo_bench.report.directions import directions_table
 from tests.declared_numbers import numbers
-from tests.report_sections import plugins
+from tests.report_sections import plugins, probe_report
 
 
 def run(task, embedder="glove", seed=1, test=None, dev=None, fraction=1.0, mode="learned", metrics=None):
@@ -56,7 +55,7 @@ def test_probe_directions_compare_the_right_layers():
     found = by_direction(directions_table([pos, wsd], plugins=plugins()))
     assert found["pos_layer1_above_layer2"][0]["holds"] is True
     assert found["wsd_layer2_above_layer1"][0]["holds"] is False            # layer 2 below layer 1 here
-    assert found["wsd_layer2_above_layer1"][0]["paper"] == f"layer 1 {paper.TABLE5_BILM[1]:.1f}, layer 2 69.0"
+    assert found["wsd_layer2_above_layer1"][0]["paper"] == f"layer 1 {probe_report('wsd').TABLE5_BILM[1]:.1f}, layer 2 69.0"
 
 
 def test_sample_efficiency_gain_and_mix_directions():
