@@ -307,7 +307,7 @@ def _selectivity_panel(ax: Any, runs: Sequence[Run], probes: Sequence[str], what
 
 
 def probe_selectivity_figure(runs: Sequence[Run], path: Path) -> bool:
-    """The probe-depth figure for the control-task runs (elmo_bench.report.probe_controls): per probe type, test
+    """The probe-depth figure for the control-task runs (this section's tables): per probe type, test
     accuracy and selectivity against relative layer depth, a colour per encoder, a line style per weights (trained
     solid, random dashed) and a marker per training size or seed set; one legend below the panels (issue 45: the
     panels' legends covered their lines, and runs of two sizes were drawn alike). Issue 56: no line across layers

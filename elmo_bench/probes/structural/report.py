@@ -315,7 +315,7 @@ def _structural_panel(ax: Any, runs: Sequence[Run], metric: str, probe: str | No
 
 
 def structural_mdl_figure(runs: Sequence[Run], path: Path) -> bool:
-    """The depth figure for the structural-probe and MDL runs (elmo_bench.report.structural_mdl): UUAS (with the
+    """The depth figure for the structural-probe and MDL runs (this section's table): UUAS (with the
     linear-chain baseline), DSpr and NSpr (test), and each MDL probe's compression for the tags (circles) and the
     control task (crosses, train), against relative layer depth; a colour per encoder, a line style per weights
     (trained solid, each random twin its own dash). False (nothing written) without such runs."""
