@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from elmo_bench.report.cli import build_report
+from elmo_bench.commands.report import build_report
 from tests.test_report_golden import result, write
 
 BILM = {"name": "shipped", "hash": "730677ca6e2ce40a", "layers": 3, "dim": 256}

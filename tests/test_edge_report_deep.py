@@ -10,15 +10,20 @@ import json
 import matplotlib
 import pytest
 
-from elmo_bench.report.bits_erasure import Block
-from elmo_bench.report.cli import build_report
-from elmo_bench.report.collect import read_run
+from elmo_bench.commands.report import build_report
 from elmo_bench.report.edge_depth import centre_of_gravity, expected_layer, task_depth
 from elmo_bench.report.edge_figure import _panel
 from elmo_bench.report.figures import plt
-from elmo_bench.report.probe_depth import WSD, probe_depth_curves
-from elmo_bench.report.structural_mdl import depth_points
+from elmo_bench.report.probe_blocks import Block
+from elmo_bench.report.probe_depth import probe_depth_curves
+from tests.report_sections import probe_report
+
+depth_points = probe_report("structural").depth_points
+from tests.report_sections import plugins, probe_report
+from tests.report_sections import read_with_probes as read_run
 from tests.test_report_golden import result, write
+
+WSD = probe_report("wsd").WSD
 
 matplotlib.use("Agg")
 KEPT = [0, 4, 8, 11]
@@ -127,7 +132,7 @@ def test_other_depth_views_divide_by_the_deepest_layer_number(tmp_path):
     write(tmp_path, "wsd", wsd)
     write(tmp_path, "structural", structural)
     runs = [read_run(tmp_path / name / "results.json") for name in ("wsd", "structural")]
-    curves = probe_depth_curves(runs[:1])
+    curves = probe_depth_curves(runs[:1], None, plugins())
     assert [(p.layer, p.depth) for p in curves[(WSD, "ALL")]["tiny-llama-12 (last pooling)"]] == approx_pairs(
         [(0, 0.0), (4, 4 / 11), (8, 8 / 11), (11, 1.0)])
     [(_, points)] = depth_points(runs[1:], "uuas")
@@ -139,7 +144,8 @@ def test_other_depth_views_divide_by_the_deepest_layer_number(tmp_path):
 def test_control_probe_depth_divides_by_the_deepest_layer_number(tmp_path):
     """The probe-selectivity figure's points (probe_controls.depth_points) of a control-task record over [0, 4, 8, 11]."""
     from elmo_bench.records.run_record import RunRecord
-    from elmo_bench.report.probe_controls import depth_points as control_points
+    from tests.report_sections import probe_report
+    control_points = probe_report("pos_controls").depth_points
 
     accuracy = {f"linear/layer_{k}": 80.0 + k for k in KEPT}
     RunRecord(task="pos_probe", embedder="elmo", seed=1, config={}, data={"name": "ud_ewt_pos"},
@@ -158,7 +164,7 @@ def test_figure2_and_directions_name_a_subsets_mix_inputs_by_layer_number(tmp_pa
     call them layers 0, 4, 8, 11, not 0, 1, 2, 3."""
     from elmo_bench.report import figures
     from elmo_bench.report.directions import _learned_weights
-    from elmo_bench.report.tables import figure2_table
+    from elmo_bench.report.run_tables import figure2_table
 
     for seed, weights in ((1, W1), (2, W2)):
         write(tmp_path, f"ner{seed}", {**result("ner", "glove_elmo", seed, data="conll2003", test=90.0,
@@ -186,7 +192,8 @@ def test_a_list_short_of_the_last_layer_is_scaled_by_the_models_last_layer(tmp_p
     """With ``model_layers`` recorded (since this issue), L is the model's last layer (12), not the deepest kept (8):
     the edge row, its figure, and the other depth views put layer 8 at 8/12."""
     from elmo_bench.records.run_record import RunRecord
-    from elmo_bench.report.probe_controls import depth_points as control_points
+    from tests.report_sections import probe_report
+    control_points = probe_report("pos_controls").depth_points
 
     root = tmp_path / "results"
     for k, dev in ((0, 60.0), (4, 75.0), (8, 80.0)):
@@ -212,7 +219,7 @@ def test_a_list_short_of_the_last_layer_is_scaled_by_the_models_last_layer(tmp_p
     [(_, points)] = depth_points(runs[:1], "uuas")
     assert points == approx_pairs([(0.0, 0.5), (4 / 12, 0.54), (8 / 12, 0.58)])
     assert Block("tiny-llama-12", "trained", "upos", True, runs[:1]).depth(8) == pytest.approx(8 / 12)
-    [curve] = probe_depth_curves(runs[1:])[(WSD, "ALL")].values()
+    [curve] = probe_depth_curves(runs[1:], None, plugins())[(WSD, "ALL")].values()
     assert [(p.layer, p.depth) for p in curve] == approx_pairs([(0, 0.0), (4, 4 / 12), (8, 8 / 12)])
 
     accuracy = {f"linear/layer_{k}": 80.0 + k for k in SHORT}

@@ -6,9 +6,9 @@ import json
 import pytest
 
 from elmo_bench.records import lm_adaptation
-from elmo_bench.report.collect import collect
 from elmo_bench.report.tables import table7
 from tests.declared_numbers import numbers
+from tests.report_sections import collect_with_probes as collect
 
 
 def test_round_trip_and_table7(tmp_path):

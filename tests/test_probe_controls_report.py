@@ -34,7 +34,7 @@ def _record(path: Path, accuracy: dict, control: dict, random: dict | None = Non
 
 
 def test_control_section_tables_and_paper_rows(tmp_path):
-    from elmo_bench.report.cli import build_report
+    from elmo_bench.commands.report import build_report
 
     _record(tmp_path / "runs" / "trained", {"linear": [80.0, 90.0, 89.0], "mlp1": [82.0, 91.0, 90.0]},
             {"linear": [60.0, 62.0, 55.0], "mlp1": [75.0, 80.0, 70.0]})
@@ -63,7 +63,8 @@ def test_control_section_tables_and_paper_rows(tmp_path):
 
 def test_selectivity_figure_panels_do_not_overlap(tmp_path, monkeypatch):
     from elmo_bench.report import figures
-    from elmo_bench.report.collect import collect
+    from tests.report_sections import collect_with_probes as collect
+    from tests.report_sections import probe_report
 
     _record(tmp_path / "runs" / "trained", {"linear": [80.0, 90.0, 89.0], "mlp1": [82.0, 91.0, 90.0]},
             {"linear": [60.0, 62.0, 55.0], "mlp1": [75.0, 80.0, 70.0]})
@@ -71,7 +72,7 @@ def test_selectivity_figure_panels_do_not_overlap(tmp_path, monkeypatch):
             {"linear": [65.0, 50.0, 40.0], "mlp1": [72.0, 66.0, 55.0]}, {"mode": "all", "seed": 0})
     kept = {}
     monkeypatch.setattr(figures, "_save", lambda fig, path: kept.setdefault("fig", fig))
-    assert figures.probe_selectivity_figure(collect([tmp_path / "runs"]).runs, tmp_path / "f.png")
+    assert probe_report("pos_controls").probe_selectivity_figure(collect([tmp_path / "runs"]).runs, tmp_path / "f.png")
     fig = kept["fig"]
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
@@ -91,8 +92,9 @@ def test_selectivity_figure_panels_do_not_overlap(tmp_path, monkeypatch):
 
 
 def test_a_run_of_several_seeds_is_its_own_block_with_its_recorded_sd(tmp_path):
-    from elmo_bench.report.collect import collect
-    from elmo_bench.report.probe_controls import probe_control_table
+    from tests.report_sections import probe_report
+    probe_control_table = probe_report("pos_controls").probe_control_table
+    from tests.report_sections import collect_with_probes as collect
 
     _record(tmp_path / "runs" / "one", {"linear": [80.0, 90.0, 89.0]}, {"linear": [60.0, 62.0, 55.0]})
     _record(tmp_path / "runs" / "three", {"linear": [81.0, 91.0, 88.0]}, {"linear": [61.0, 63.0, 54.0]})

@@ -5,7 +5,9 @@ elmo_bench/probe/), its declared name changed; nothing else is written. The regi
 composes through run.py's door (``elmo-bench config`` and ``plan``'s job_run) with the copy's settings, and it runs
 end to end on tiny UD data with the test biLM (elmo_bench.engine.probe_run.run_probe): results.json, then a second
 run that skips. A copy with a syntax error in its config.py is skipped with a warning while the shipped probes keep
-composing; a copy declaring a shipped name is one ConfigError line naming both packages.
+composing; a copy declaring a shipped name is one ConfigError line naming both packages. Issue 55: a copy of
+``ridge`` under another name and record task runs, and ``elmo-bench report`` shows it in its own section (the one its
+folder's report.py declares), never as a task's Table 1 row, and lists nothing as unshown.
 """
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ def user_probes(tmp_path, monkeypatch):
     probe there as ``folder`` (its PROBE renamed to ``declared_name``, or config.py replaced by ``config_text``).
     The registry, the ConfigStore's probe options and the imported copies are cleared afterwards."""
     import elmo_bench.probe as probes_package
+    from elmo_bench.commands.report import report_plugins
     from elmo_bench.probe import registry
 
     root = tmp_path / "user_probes"
@@ -41,17 +44,24 @@ def user_probes(tmp_path, monkeypatch):
     monkeypatch.setattr(probes_package, "__path__", [*probes_package.__path__, str(root)])
     registry.registered_probes.cache_clear()
 
-    def add(folder: str, declared: str, config_text: str | None = None) -> None:
-        shutil.copytree(Path(probes_package.__path__[0]) / SOURCE, root / folder, ignore=IGNORE)
+    def add(folder: str, declared: str, config_text: str | None = None, source: str = SOURCE,
+            record_task: str | None = None) -> None:
+        shutil.copytree(Path(probes_package.__path__[0]) / source, root / folder, ignore=IGNORE)
         config = root / folder / "config.py"
         text = config.read_text(encoding="utf-8")
-        renamed = text.replace(f'ProbeDeclaration("{SOURCE}",', f'ProbeDeclaration("{declared}",')
-        assert (renamed != text) == (declared != SOURCE)                # the one change: the declared name
+        renamed = text.replace(f'ProbeDeclaration("{source}",', f'ProbeDeclaration("{declared}",')
+        assert (renamed != text) == (declared != source)                # the one change: the declared name
+        if record_task is not None:                                     # and, when asked, the record task
+            before = renamed
+            renamed = re.sub(r'record_task="[a-z_]+"', f'record_task="{record_task}"', renamed)
+            assert renamed != before
         config.write_text(config_text if config_text is not None else renamed, encoding="utf-8")
         registry.registered_probes.cache_clear()
+        report_plugins.cache_clear()
 
     yield add
     registry.registered_probes.cache_clear()
+    report_plugins.cache_clear()
     _forget_options()
     for name in [m for m in sys.modules if m.startswith("elmo_bench.probe.user44_")]:
         del sys.modules[name]
@@ -175,3 +185,44 @@ def test_a_copied_folder_brings_its_budget_and_a_folder_declares_its_variants(us
                     + "\nVARIANTS = (1,)\n")
         assert "user44_variant" not in registered_probes()
     assert "probe plug-in elmo_bench.probe.user44_variant is skipped: VARIANTS in " in caplog.text
+
+
+RIDGE_COPY, RIDGE_TASK = "user44_ridge", "user44_ridge_probe"
+
+
+@needs_fixtures
+def test_a_copied_ridge_probe_runs_and_is_reported_in_its_own_section(user_probes, tmp_path):
+    """Issue 55 item 1: a copy of probes/ridge (another name and record task) was a Table 1 "Baseline" row."""
+    from elmo_bench.commands.compose import job_run
+    from elmo_bench.commands.report import build_report
+    from elmo_bench.engine.probe_run import run_probe
+
+    user_probes(RIDGE_COPY, RIDGE_COPY, source="ridge", record_task=RIDGE_TASK)
+    data = _data(tmp_path)
+    run = job_run([f"probe={RIDGE_COPY}", "bilm=fixture", f"paths.data_root={DATA}",
+                   f"paths.cache_dir={tmp_path / 'cache'}", f"probe.data_dir={data}", "device=cpu",
+                   "logger=disabled", "progress=false"])
+    run_probe(run, tmp_path / "results" / "probes" / RIDGE_COPY)
+    saved = json.loads((tmp_path / "results" / "probes" / RIDGE_COPY / "results.json").read_text())
+    assert saved["task"] == RIDGE_TASK and saved["probe"]["name"] == RIDGE_COPY
+    path = build_report([str(tmp_path / "results")], tmp_path / "report", "json", significance=False)
+    report = json.loads(path.read_text())
+    section = report["tables"][RIDGE_COPY]                                  # its own section, named after it
+    assert section["title"] == f"Probe {RIDGE_COPY}: test accuracy per layer" and len(section["rows"]) == 1
+    assert section["header"][:5] == ["Encoder", "Data", "layer 0", "layer 1", "layer 2"]
+    assert section["rows"][0]["layer_0"]["mean"] == saved["metrics"]["test"]["layer_0_accuracy"]
+    assert not any(row["task"] == RIDGE_TASK for row in report["tables"]["table1"]["rows"])   # no Table 1 row
+    assert "unshown" not in report and f"probe={RIDGE_COPY} runs (own section): 1." in report["summary"]
+
+
+def test_a_copied_probe_that_keeps_its_record_task_is_one_line_naming_both(user_probes, tmp_path):
+    """Two sections claiming one record task would show both probes' records in one table: refused, one line."""
+    from elmo_bench.commands.report import build_report
+
+    user_probes(RIDGE_COPY, RIDGE_COPY, source="ridge")                     # only the name changed
+    (tmp_path / "results").mkdir()
+    with pytest.raises(ConfigError) as raised:
+        build_report([str(tmp_path / "results")], tmp_path / "report")
+    assert str(raised.value) == (f"record task 'ridge_probe' is claimed by the report sections of probes 'ridge' and "
+                                 f"'{RIDGE_COPY}'; give one its own record_task (config.py)")
+

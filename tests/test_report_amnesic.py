@@ -10,10 +10,12 @@ from typing import Any
 
 import pytest
 
+from elmo_bench.commands.report import build_report
 from elmo_bench.records.run_record import RunRecord
-from elmo_bench.report.amnesic import NO_LM, NO_TASK_RUNS
-from elmo_bench.report.cli import build_report
+from tests.report_sections import probe_report
 from tests.test_report_structural_mdl import ENCODERS
+
+NO_LM, NO_TASK_RUNS = probe_report("amnesic_lm").NO_LM, probe_report("amnesic_lm").NO_TASK_RUNS
 
 #: layer → (ppl none, erased, random; KL erased, random; top-1 none, erased, random; p): layer 0 as the paper's
 #: direction (p < 0.05), layer 1 against it (erased below random), layer 2 undecided (p 0.4, erased above random)

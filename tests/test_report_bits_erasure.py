@@ -10,11 +10,14 @@ from typing import Any
 
 import pytest
 
+from elmo_bench.commands.report import build_report
 from elmo_bench.records.run_record import RunRecord
 from elmo_bench.report import figures
-from elmo_bench.report.cli import BITS_DEPTH, build_report
+from tests.report_sections import probe_report
 from tests.test_report_figure_layout import _overlaps, layout_problems
 from tests.test_report_structural_mdl import ENCODERS
+
+BITS_DEPTH = probe_report("conditional").FIGURE
 
 H_Y = 3.663
 #: name → {baseline: per-layer gains}: the trained biLM gains most at layer_1 plainly, at layer_2 beyond layer 0

@@ -4,10 +4,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from elmo_bench.records.run_record import RunRecord
-from elmo_bench.report import paper
 from elmo_bench.report.collect import Run, seed_pairs
 from elmo_bench.report.directions import directions_table
 from tests.declared_numbers import numbers
+from tests.report_sections import plugins, probe_report
 
 
 def run(task, embedder="glove", seed=1, test=None, dev=None, fraction=1.0, mode="learned", metrics=None):
@@ -52,10 +52,10 @@ def test_table1_rows_use_the_largest_fraction_with_both_arms_and_count_tasks():
 def test_probe_directions_compare_the_right_layers():
     pos = run("pos_probe", metrics={"test": {"layer_1_accuracy": 88.0, "layer_2_accuracy": 87.0}})
     wsd = run("wsd", metrics={"ALL": {"layer_1_f1": 57.0, "layer_2_f1": 56.0}})
-    found = by_direction(directions_table([pos, wsd]))
+    found = by_direction(directions_table([pos, wsd], plugins=plugins()))
     assert found["pos_layer1_above_layer2"][0]["holds"] is True
     assert found["wsd_layer2_above_layer1"][0]["holds"] is False            # layer 2 below layer 1 here
-    assert found["wsd_layer2_above_layer1"][0]["paper"] == f"layer 1 {paper.TABLE5_BILM[1]:.1f}, layer 2 69.0"
+    assert found["wsd_layer2_above_layer1"][0]["paper"] == f"layer 1 {probe_report('wsd').TABLE5_BILM[1]:.1f}, layer 2 69.0"
 
 
 def test_sample_efficiency_gain_and_mix_directions():

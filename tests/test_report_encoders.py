@@ -8,13 +8,20 @@ from pathlib import Path
 
 import pytest
 
+from elmo_bench.commands.report import build_report, build_reports, report_main
 from elmo_bench.records.run_record import RunRecord
-from elmo_bench.report.cli import build_report, build_reports, report_main
-from elmo_bench.report.collect import Run, collect
+from elmo_bench.report.collect import Run
 from elmo_bench.report.encoder_names import EncoderNames
-from elmo_bench.report.probe_depth import POS_CONVERGED, WSD, probe_depth_curves
-from elmo_bench.report.tables import MISSING, figure1_table, table1, table5, table6
+from elmo_bench.report.probe_depth import probe_depth_curves
+from elmo_bench.report.run_tables import figure1_table
+from elmo_bench.report.table import MISSING
+from elmo_bench.report.tables import table1
 from tests.declared_numbers import numbers
+from tests.report_sections import collect_with_probes as collect
+from tests.report_sections import plugins, probe_report
+
+table5, WSD = probe_report("wsd").table5, probe_report("wsd").WSD
+table6, POS_CONVERGED = probe_report("pos").table6, probe_report("pos").POS_CONVERGED
 from tests.test_report_golden import result, write
 
 REPO = Path(__file__).resolve().parents[1]
@@ -138,7 +145,7 @@ def test_tables_5_and_6_have_one_block_per_encoder(tree):
 
 def test_probe_depth_curves_put_every_encoder_on_one_relative_depth_axis(tree):
     _, runs = tree
-    curves = probe_depth_curves(runs)
+    curves = probe_depth_curves(runs, None, plugins())
     wsd = curves[(WSD, "ALL")]                          # ALL only, not every Senseval set
     assert set(curves) == {(WSD, "ALL"), (POS_CONVERGED, "ud_ewt_pos")}
     assert [(p.depth, p.value.mean) for p in wsd[BILM_LABEL]] == [(0.0, 60.0), (0.5, 66.0), (1.0, 68.5)]
@@ -182,7 +189,7 @@ def test_a_single_bilm_report_has_no_encoder_layout(tmp_path):
     write(root, "ner/adapted", adapted)
     runs = collect([root]).runs
     assert len({r.encoder_key for r in runs}) == 1 and not EncoderNames(runs).several(runs)
-    assert probe_depth_curves(runs) == {}
+    assert probe_depth_curves(runs, None, plugins()) == {}
     assert table1(runs).header[2] == "Metric" and table5(runs).header[0] == "Set"
     assert report_main([str(root), "--out", str(tmp_path / "out"), "--format", "json", "--no-bootstrap"]) == 0
     report = json.loads((tmp_path / "out" / "report.json").read_text())
@@ -208,7 +215,7 @@ def test_dtype_autocast_and_erased_encoders_are_named_in_words():
     def run(encoder: dict) -> Run:
         record = RunRecord(task="pos_probe", metrics={}, encoder=encoder)
         return Run(path=Path("/x"), task="pos_probe", embedder="elmo", seed=0, data="d", fraction=1.0,
-                   main_metric="accuracy", metrics={}, elmo=None, record=record)
+                   main_metric="accuracy", metrics={}, elmo=None, record=record, probe_task=True)
 
     erase = {"concept": "upos", "layer": 3, "control": "none", "eraser": "ab"}
     variants = [BERT, {**BERT, "dtype": "float32"}, {**BERT, "dtype": "bfloat16", "precision": "bf16"},

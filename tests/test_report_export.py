@@ -11,6 +11,7 @@ import pytest
 from elmo_bench.base.errors import DataError
 from elmo_bench.commands.main import main
 from elmo_bench.report.export import export_results
+from tests.report_sections import plugins
 from tests.test_report_golden import make_tree
 
 
@@ -43,7 +44,7 @@ def test_compact_tree_rebuilds_the_report_without_the_data(tree, capsys):
 
 def test_compact_files_hold_labels_by_index_and_statistics(tree):
     src, dst = tree / "results", tree / "compact"
-    count, warnings = export_results(src, dst)
+    count, warnings = export_results(src, dst, minimal=plugins().minimal)
     assert count == 27 and warnings == []
     run = dst / "table1" / "sst" / "glove_elmo-seed1"
     assert sorted(p.name for p in run.iterdir()) == ["predictions_test.json.gz", "results.json", "scores_test.json.gz"]
@@ -57,7 +58,7 @@ def test_compact_files_hold_labels_by_index_and_statistics(tree):
         (src / "table1" / "sst" / "glove_elmo-seed1" / "results.json").read_text())
     assert (dst / "adapted" / "ner" / "lm_adaptation.json").exists()
     before = _files(dst)
-    export_results(src, dst)                          # deterministic: the same bytes again
+    export_results(src, dst, minimal=plugins().minimal)   # deterministic: the same bytes again
     assert _files(dst) == before
 
 
@@ -72,9 +73,9 @@ def test_export_refuses_bad_trees(tmp_path):
 def test_task_defaults_make_runs_of_a_replaced_default_an_ablation_arm(tmp_path):
     """A run of the old default (dropout 0.2) and one of the new (trained as mix.dropout=0.5): with the exported
     task defaults saying 0.5, Table 1 takes the 0.5 run; without them, each run's own record decides."""
-    from elmo_bench.report.collect import collect
     from elmo_bench.report.directions import directions_table
     from elmo_bench.report.task_defaults import FILENAME
+    from tests.report_sections import collect_with_probes as collect
 
     conf = tmp_path / "conf"
     conf.mkdir()
@@ -102,7 +103,7 @@ def test_task_defaults_make_runs_of_a_replaced_default_an_ablation_arm(tmp_path)
 
     assert squad_row(src)["ours"] == "50.00 → 40.00"               # each run's own record: 0.2 is the default
     dst = tmp_path / "compact"
-    export_results(src, dst, conf)
+    export_results(src, dst, conf, minimal=plugins().minimal)
     assert json.loads((dst / FILENAME).read_text())["tasks"]["squad"] == {
         "placement": "both", "lambda": 0.0, "layer_norm": False, "gamma_init": 1.0, "dropout": 0.5}
     assert squad_row(dst)["ours"] == "50.00 → 45.00"               # today's default: the 0.5 run

@@ -15,8 +15,8 @@ import pytest
 from matplotlib.colors import to_hex
 from matplotlib.patches import Rectangle
 
+from elmo_bench.commands.report import build_report
 from elmo_bench.report import edge_figure, figures
-from elmo_bench.report.cli import build_report
 from tests.conftest import REPO
 from tests.test_report_encoders import make_tree as make_encoders_tree
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from elmo_bench.report.cli import build_report, build_reports, report_main
-from elmo_bench.report.collect import collect
+from elmo_bench.commands.report import build_report, build_reports, report_main
 from tests.declared_numbers import write_beside
+from tests.report_sections import collect_with_probes as collect
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "report_small.md"
 GOLDEN_JSON = GOLDEN.with_suffix(".json")

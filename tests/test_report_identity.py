@@ -13,12 +13,17 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from elmo_bench.commands.report import build_report
 from elmo_bench.records.run_record import RunRecord
 from elmo_bench.report import unshown
-from elmo_bench.report.cli import build_report
-from elmo_bench.report.collect import collect
-from elmo_bench.report.structural_mdl import structural_mdl_table
-from elmo_bench.report.tables import table1, table6
+from tests.report_sections import probe_report
+
+structural_mdl_table = probe_report("structural").structural_mdl_table
+from tests.report_sections import collect_with_probes as collect
+from tests.report_sections import plugins, probe_report
+
+table6 = probe_report("pos").table6
+from elmo_bench.report.tables import table1
 
 BILM = {"kind": "bilm", "hash": "abcdef0123456789", "layers": 3, "dim": 256}
 MINILM = {"kind": "transformers", "hash": "181a732f47ddd4bd", "model": "all-MiniLM-L6-v2", "model_type": "bert",
@@ -124,19 +129,22 @@ def test_one_run_with_and_without_the_cache_is_one_run_counted_once(tmp_path):
 
 def test_ridge_records_of_three_encoders_and_two_sizes_are_never_a_task_row_and_never_refused(tmp_path):
     ridge = {"ridge_grid": [0.001], "stream": True, "batch_tokens": 4096, "max_train_sentences": 600}
+    accuracy = {"test": {"layer_0_accuracy": 50.0, "most_frequent_tag_accuracy": 30.0}}
     for encoder, name in ((BILM, "bilm"), (MINILM, "minilm"), (LLAMA, "llama")):
-        probe_record(tmp_path / name, "ridge", "ridge_probe", {"test": {"layer_0": 50.0}}, settings=ridge,
-                     encoder=encoder, sentences=600)
-    probe_record(tmp_path / "small", "ridge", "ridge_probe", {"test": {"layer_0": 40.0}}, sentences=200,
+        probe_record(tmp_path / name, "ridge", "ridge_probe", accuracy, settings=ridge, encoder=encoder, sentences=600)
+    probe_record(tmp_path / "small", "ridge", "ridge_probe", {"test": {"layer_0_accuracy": 40.0}}, sentences=200,
                  settings={**ridge, "max_train_sentences": 200})
     found = collect([tmp_path])
     assert len(found.runs) == 4 and not found.disagreeing                        # four experiments, no refusal
     assert all(row[0] != "ridge_probe" for row in table1(found.runs).rows)       # was a "Baseline" row, 58.49 ± 17.32
-    shown, unclaimed = unshown.split_unclaimed(found.runs)
-    assert shown == [] and len(unclaimed) == 4
-    assert unshown.unshown(shown, unclaimed)[0][0].startswith("probe=ridge record(s)")
-    report = build_report([str(tmp_path)], tmp_path / "out", significance=False).read_text()
-    assert "0 runs used" in report and "4 probe=ridge record(s)" in report and "ridge_probe" not in report
+    shown, unclaimed = unshown.split_unclaimed(found.runs, plugins())
+    assert len(shown) == 4 and unclaimed == []                   # issue 55: probe ridge declares its own section
+    report = build_report([str(tmp_path)], tmp_path / "out", "json", significance=False)
+    data = json.loads(report.read_text())
+    assert "unshown" not in data and "probe=ridge runs (own section): 4." in data["summary"]
+    rows = data["tables"]["ridge"]["rows"]                        # one row per encoder and training size
+    assert len(rows) == 4 and sorted(r["layer_0"]["mean"] for r in rows) == [40.0, 50.0, 50.0, 50.0]
+    assert all(row["task"] != "ridge_probe" for row in data["tables"]["table1"]["rows"])
 
 
 def test_the_same_records_under_shuffled_directory_names_give_the_same_tables(tmp_path):

@@ -10,11 +10,13 @@ from typing import Any
 import numpy as np
 import pytest
 
+from elmo_bench.commands.report import build_report
 from elmo_bench.probe.structural import metrics as sm
 from elmo_bench.records.run_record import RunRecord
-from elmo_bench.report.cli import build_report
-from elmo_bench.report.collect import collect
-from elmo_bench.report.structural_mdl import structural_mdl_table
+from tests.report_sections import probe_report
+
+structural_mdl_table = probe_report("structural").structural_mdl_table
+from tests.report_sections import collect_with_probes as collect
 
 BILM = "abcdef0123456789"
 ENCODER = {"kind": "bilm", "hash": BILM, "layers": 3, "dim": 256}
@@ -154,7 +156,8 @@ def test_runs_no_table_shows_are_counted_as_skipped_with_the_reason(tmp_path):
 
 def test_pos_runs_on_part_of_the_data_are_a_labelled_table6_row():
     from elmo_bench.report.collect import Run
-    from elmo_bench.report.tables import table6
+    from tests.report_sections import probe_report
+    table6 = probe_report("pos").table6
     from tests.test_report_encoders import BILM
 
     def pos(fraction: float, accuracy: float) -> Run:
@@ -200,7 +203,8 @@ def test_directions_without_declarations_count_the_tasks_that_ran():
 
 
 def test_table6_and_table5_are_titled_by_the_encoder_whose_layers_they_show(tmp_path):
-    from elmo_bench.report.tables import table5, table6
+    from tests.report_sections import probe_report
+    table5, table6 = probe_report("wsd").table5, probe_report("pos").table6
     from tests.test_report_encoders import BERT, probe_records
 
     for name, encoder in (("bert", BERT), ("bilm", None)):
@@ -324,7 +328,8 @@ def test_the_figure_check_finds_each_defect_the_issue_saw():
 
 
 def test_control_probes_of_two_epoch_budgets_are_two_blocks_not_one_mean(tmp_path):
-    from elmo_bench.report.probe_controls import probe_control_table
+    from tests.report_sections import probe_report
+    probe_control_table = probe_report("pos_controls").probe_control_table
 
     for name, epochs, accuracy in (("short", 10, 70.0), ("long", 40, 80.0)):
         path = tmp_path / name
@@ -355,6 +360,7 @@ def test_edge_runs_of_two_trainer_budgets_are_two_rows_not_one_overwriting_the_o
 
 def test_task_runs_no_table_compares_are_counted_with_their_reason(tmp_path):
     from elmo_bench.report.unshown import unshown
+    from tests.report_sections import plugins
     from tests.test_report_golden import result, write
 
     write(tmp_path, "base", result("ner", "glove", 1, data="conll2003", test=90.0))
@@ -363,7 +369,7 @@ def test_task_runs_no_table_compares_are_counted_with_their_reason(tmp_path):
                                        mix={"lambda": 1.0, "placement": "both"}))
     write(tmp_path, "one_fraction", result("srl", "glove", 1, data="conll2005", test=50.0, fraction=0.1))
     write(tmp_path, "t2", result("ner", "glove_elmo", 1, data="conll2003", dev=90.5, l2=1.0, mix={"lambda": 1.0}))
-    reasons = dict(unshown(collect([tmp_path]).runs))
+    reasons = dict(unshown(collect([tmp_path]).runs, (), plugins()))
     assert reasons == {
         "ner run(s) with mix=learned and lambda, placement changed together (each task table varies one setting from "
         "the task's own)": 1,
@@ -371,7 +377,8 @@ def test_task_runs_no_table_compares_are_counted_with_their_reason(tmp_path):
 
 
 def test_wsd_probes_of_two_training_sizes_are_two_row_sets_not_one_mean(tmp_path):
-    from elmo_bench.report.tables import table5
+    from tests.report_sections import probe_report
+    table5 = probe_report("wsd").table5
 
     for size, f1 in ((1000, 50.0), (20000, 60.0)):
         path = tmp_path / str(size)
@@ -385,11 +392,12 @@ def test_wsd_probes_of_two_training_sizes_are_two_row_sets_not_one_mean(tmp_path
 
 def test_pos_runs_table6_cannot_show_are_counted_with_their_reason(tmp_path):
     from elmo_bench.report.unshown import unshown
+    from tests.report_sections import plugins
     from tests.test_report_golden import result, write
 
     write(tmp_path, "layer1", result("pos", "elmo", 1, data="ud_ewt_pos", test=96.0, main="accuracy", mode="layer",
                                      layer=1))
     write(tmp_path, "top", result("pos", "elmo", 1, data="ud_ewt_pos", test=95.0, main="accuracy", mode="top",
                                   mix={"name": "top"}))
-    assert dict(unshown(collect([tmp_path]).runs)) == {
+    assert dict(unshown(collect([tmp_path]).runs, (), plugins())) == {
         "POS run(s) with mix=top (Table 6 shows single layers and the task's learned mix)": 1}

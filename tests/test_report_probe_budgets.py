@@ -6,8 +6,11 @@ from pathlib import Path
 
 from elmo_bench.records.run_record import RunRecord
 from elmo_bench.report.collect import Run
-from elmo_bench.report.directions import _probe_layers
-from elmo_bench.report.probe_controls import groups, weights_label
+from elmo_bench.report.directions import probe_layers
+from tests.report_sections import probe_report
+
+groups = probe_report("pos_controls").groups
+weights_label = probe_report("pos_controls").weights_label
 
 
 def _pos_run(sentences: int, layer1: float, layer2: float, probing: bool = False) -> Run:
@@ -20,11 +23,11 @@ def _pos_run(sentences: int, layer1: float, layer2: float, probing: bool = False
 
 def test_the_pos_direction_reads_the_runs_with_the_most_training_data():
     runs = [_pos_run(4000, 87.67, 87.46), _pos_run(2000, 86.40, 86.12)]
-    layer1, layer2 = _probe_layers(runs, "pos_probe", lambda r: r.metrics.get("test"), "layer_{}_accuracy")
+    layer1, layer2 = probe_layers(runs, "pos_probe", lambda r: r.metrics.get("test"), "layer_{}_accuracy")
     assert (layer1.mean, layer2.mean) == (87.67, 87.46)          # not (87.67 + 86.40) / 2
     full = _pos_run(4000, 88.0, 87.0)
     full.record.data["all_train_sentences"] = 4000                # the whole split: beats any cut one
-    layer1, _ = _probe_layers([*runs, full], "pos_probe", lambda r: r.metrics.get("test"), "layer_{}_accuracy")
+    layer1, _ = probe_layers([*runs, full], "pos_probe", lambda r: r.metrics.get("test"), "layer_{}_accuracy")
     assert layer1.mean == 88.0
 
 
@@ -38,7 +41,8 @@ def test_control_probe_runs_of_another_size_are_their_own_labelled_block():
 def test_the_converged_probe_has_columns_only_when_some_run_trained_its_control():
     """probe-suite's plain ``pos`` on a random encoder is a converged run without control: it adds no columns of
     dashes to the control table (its accuracies are in the best-layer table)."""
-    from elmo_bench.report.probe_controls import control_probe_kinds
+    from tests.report_sections import probe_report
+    control_probe_kinds = probe_report("pos_controls").control_probe_kinds
 
     adam = _pos_run(1000, 0, 0, probing=True)
     adam.record.extra.update(probing={"probes": ["linear", "mlp1"], "seeds": [1]}, control={"dev": {}})

@@ -90,7 +90,7 @@ def test_the_walk_sees_imports_inside_functions(tmp_path):
 
 def test_building_the_committed_report_loads_no_task_engine_or_torch(tmp_path):
     code = ("import sys\n"
-            "from elmo_bench.report.cli import report_main\n"
+            "from elmo_bench.commands.report import report_main\n"
             f"assert report_main(['{REPO / 'docs' / 'results'}', '--out', '{tmp_path}', '--format', 'json',"
             " '--bootstrap-samples', '50']) == 0\n"
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('tasks', 'torch') or m in "

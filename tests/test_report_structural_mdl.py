@@ -79,7 +79,7 @@ def make_tree(root: Path) -> None:
 
 @pytest.fixture
 def report(tmp_path):
-    from elmo_bench.report.cli import build_report
+    from elmo_bench.commands.report import build_report
 
     make_tree(tmp_path / "runs")
     out = tmp_path / "report"
@@ -132,7 +132,7 @@ def test_hewitt_and_mannings_numbers_stand_beside_the_bilm(report):
     assert table["paper"]["Proj0"]["uuas"] == 59.8 and table["paper"]["Proj0"]["root_acc"] == 64.4
     assert (table["paper"]["Proj0"]["dspr"], table["paper"]["Proj0"]["nspr"]) == (0.73, 0.75)
     assert table["paper"]["linear_chain"] == {"uuas": 48.9}
-    from elmo_bench.report.cli import build_report
+    from elmo_bench.commands.report import build_report
 
     build_report([str(out.parent / "runs")], out, "md", significance=False)
     lines = (out / "report.md").read_text().splitlines()
@@ -150,8 +150,8 @@ def test_hewitt_and_mannings_numbers_stand_beside_the_bilm(report):
 
 
 def test_depth_figure_written_without_overlaps(tmp_path, monkeypatch):
+    from elmo_bench.commands.report import build_report
     from elmo_bench.report import figures
-    from elmo_bench.report.cli import build_report
     from tests.test_report_figure_layout import _overlaps
 
     make_tree(tmp_path / "runs")
@@ -185,7 +185,7 @@ def test_depth_figure_written_without_overlaps(tmp_path, monkeypatch):
 
 
 def test_without_such_records_nothing_changes(tmp_path):
-    from elmo_bench.report.cli import build_report
+    from elmo_bench.commands.report import build_report
 
     out = tmp_path / "report"
     build_report([str(tmp_path)], out, "json", significance=False)

@@ -9,8 +9,12 @@ import pytest
 from elmo_bench.records.run_record import RunRecord
 from elmo_bench.report.collect import Run
 from elmo_bench.report.render import table_latex, table_md
-from elmo_bench.report.tables import MISSING, fmt_stat, relative_increase, stat, table1, table6
+from elmo_bench.report.table import MISSING, fmt_stat, relative_increase, stat
+from elmo_bench.report.tables import table1
 from tests.declared_numbers import numbers
+from tests.report_sections import probe_report
+
+table6 = probe_report("pos").table6
 
 
 def run(task="ner", embedder="glove", seed=1, test=None, data="d", main="f1", mode="learned", layer=None):
@@ -84,7 +88,7 @@ def test_budget_table_counts_epochs_best_epoch_and_minutes():
             required=())
         return r
 
-    from elmo_bench.report.tables import budget_table
+    from elmo_bench.report.run_tables import budget_table
     runs = [timed(1, [10.0, 30.0, 20.0], 120.0, 1), timed(2, [5.0, 6.0, 7.0, 7.0, 1.0], 240.0, 3)]
     table = budget_table(runs)
     # epochs 3 and 5 -> 4.0; best epochs 1 and 2 (the first of two equal bests) -> 1.5; 2 and 4 minutes -> 3.0,
@@ -97,7 +101,7 @@ def test_budget_table_counts_epochs_best_epoch_and_minutes():
 
 
 def test_dev_history_reads_the_results_json_schema():
-    from elmo_bench.report.tables import dev_history
+    from elmo_bench.report.run_tables import dev_history
     r = run(test=80.0)
     r.record = RunRecord.from_dict({"history": [{"epoch": 0, "dev_metric": 10.0, "loss": 2.0, "seconds": 1.0},
                                                 {"epoch": 1, "dev_metric": 30.0, "loss": 1.0, "seconds": 1.0}]},
@@ -121,7 +125,7 @@ def _ablation_run(seed, dev, *, layer_norm, task_layer_norm, override=None, frac
 
 
 def test_a_mix_override_equal_to_the_tasks_own_value_is_the_default_run():
-    from elmo_bench.report.tables import scale_ablation_table
+    from elmo_bench.report.run_tables import scale_ablation_table
 
     default = _ablation_run(1, 80.0, layer_norm=True, task_layer_norm=True)
     same = _ablation_run(2, 82.0, layer_norm=True, task_layer_norm=True, override=True)   # an arm equal to default
@@ -137,7 +141,7 @@ def test_a_mix_override_equal_to_the_tasks_own_value_is_the_default_run():
 
 
 def test_an_elmo_dropout_arm_is_its_own_ablation_row():
-    from elmo_bench.report.tables import scale_ablation_table
+    from elmo_bench.report.run_tables import scale_ablation_table
 
     default = _ablation_run(1, 80.0, layer_norm=True, task_layer_norm=True)
     more = _ablation_run(1, 83.0, layer_norm=True, task_layer_norm=True)

@@ -30,5 +30,5 @@ def test_the_rule_is_read_from_a_trainer_config_or_a_stored_config():
 
 
 def test_the_report_keeps_the_first_of_equal_bests_as_the_training_loop_does():
-    from elmo_bench.report.tables import best_point
+    from elmo_bench.report.run_tables import best_point
     assert best_point([(0, 1.0), (1, 3.0), (2, 3.0), (3, 2.0)])[0] == 1

@@ -188,7 +188,7 @@ COMMANDS = Commands({
                           _parses_with("elmo_bench.commands.pretrain", "build_perplexity_parser")),
     "finetune-lm": Command(_delegate("elmo_bench.commands.pretrain", "finetune_main"),
                            "continue LM training on task text", _composes("finetune")),
-    "report": Command(_delegate("elmo_bench.report.cli", "report_main"), "paper tables and figures from results",
+    "report": Command(_delegate("elmo_bench.commands.report", "report_main"), "paper tables and figures from results",
                       _parses_with("elmo_bench.report.cli", "build_parser")),
     "migrate": Command(_delegate("elmo_bench.commands.migrate", "migrate_main"),
                        "bring a results tree of an older version to today's record files (once)",

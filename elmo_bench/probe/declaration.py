@@ -35,6 +35,12 @@ entry-point group; nothing else names a probe, as nothing names a task (tasks/de
 - ``command``: optional :class:`ProbeCommand`, the probe's own ``elmo-bench`` command (``probe-pos``): the
   flags of ``elmo-bench probe NAME`` (generated from ``settings``, elmo_bench.probe.command_line) under the
   spellings that command has always taken;
+- ``report``: the probe's report section(s), each ``"module:NAME"`` (a leading dot: relative to the declaring
+  package) of an elmo_bench.report.sections.Section in its folder's ``report.py``; a section claims the probe's
+  ``record_task`` unless it says otherwise (two probes sharing a record task: one section claims it), names its
+  place and order among the sections, its figures and what it adds to the Directions table. A probe with no section
+  has its records listed as unshown, with that reason, never in a task table. The ``elmo-bench report`` command
+  gathers them (elmo_bench.commands.report); the report's framework names no probe;
 - ``package``: filled in by the registry.
 """
 from __future__ import annotations
@@ -82,6 +88,7 @@ class ProbeDeclaration:
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     scorer: str | None = None
     command: ProbeCommand | None = None
+    report: tuple[str, ...] = ()
     package: str = ""
     #: the probe's version (issue 54): ``plugin.probe: <name>@<version>`` in its runs' identity; bump it when a
     #: change may move a number, else record the new code hash in elmo_bench/identity/plugins.txt

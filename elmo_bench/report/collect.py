@@ -6,7 +6,8 @@ with a warning naming the file. A run whose metric is not finite (NaN, inf: a di
 counted as skipped and kept in ``Collection.non_finite`` so the report shows it as such. Runs that are the same experiment (same task, data, embedder,
 seed, fraction, effective ELMo settings, head, trainer and biLM), e.g. a baseline that both the table1 and
 table2 sweeps trained, are kept once, so they do not count as extra seeds; two such records that disagree in what
-the tables read (metrics, mix weights, a probe's extras) are refused, naming both files (``keep_once``).
+the tables read (metrics, mix weights, a probe's extras) are refused, naming both files
+(elmo_bench.report.duplicates.keep_once).
 """
 from __future__ import annotations
 
@@ -21,11 +22,8 @@ from elmo_bench.records.elmo_settings import TASK_ELMO_DEFAULTS
 from elmo_bench.records.run_record import REQUIRED_KEYS, RESULTS_FILE, SCHEMA_VERSION, RunRecord
 from elmo_bench.report import declared, encoder_names, task_defaults
 from elmo_bench.report.declared import PaperNumbers
-from elmo_bench.report.experiments import run_key
+from elmo_bench.report.duplicates import Disagreement, keep_once
 
-#: probe tasks: their runs record an encoder without a +ELMo mix (and no training config tells two runs apart)
-ENCODER_PROBES = ("wsd", "pos_probe", "structural_probe", "mdl_probe", "conditional_probe", "erasure_probe",
-                  "amnesic_lm_probe")
 #: overrides of the mix group that make a run differ from the task's paper settings
 MIX_OVERRIDES = ("placement", "lambda", "layer_norm", "gamma_init", "dropout")
 
@@ -49,6 +47,11 @@ class Run:
     record: RunRecord = field(default_factory=lambda: RunRecord(task="", metrics={}))
     #: the task's current ELMo defaults (task_defaults.json beside the runs); None: judge by the run's own record
     current_elmo: dict[str, Any] | None = None
+    #: a probe's record (its task is a probe's record task, elmo_bench.report.sections.ReportPlugins): it records
+    #: an encoder without a +ELMo mix, and no training config tells two such runs apart
+    probe_task: bool = False
+    #: a record task a probe's section claims (Tables 5 and 6, the probes' own sections): never a task table's row
+    shown_apart: bool = False
 
     @property
     def is_probe(self) -> bool:
@@ -69,7 +72,7 @@ class Run:
     def encoder(self) -> dict[str, Any] | None:
         """The frozen encoder whose layers the run used (elmo_bench.report.encoder_names.identity); None for a run
         without them (a GloVe baseline, shared by every encoder's +ELMo runs)."""
-        if not self.has_elmo and self.task not in ENCODER_PROBES:
+        if not self.has_elmo and not self.probe_task:
             return None
         return encoder_names.identity(self.record)
 
@@ -135,7 +138,7 @@ class Run:
         key = {"task": self.task, "embedder": self.embedder, "seed": self.seed, "data": self.data,
                "fraction": self.fraction, "elmo": self.elmo, "head": task_cfg.get("head"), "trainer": trainer,
                "bilm": (self.record.bilm or {}).get("hash"), "encoder": self.encoder_key}
-        if self.task in ENCODER_PROBES:                # probes: no training config tells two runs apart
+        if self.probe_task:                             # probes: no training config tells two runs apart
             key["metrics"] = self.metrics
         if self.erase is not None:                     # amnesic runs: another experiment
             key["erase"] = self.erase
@@ -182,8 +185,9 @@ def _run_from(path: Path, record: RunRecord) -> Run:
     )
 
 
-def read_run(path: Path) -> Run:
-    """One results.json → Run; ValueError naming the file when it is not one of ours."""
+def read_run(path: Path, minimal: frozenset[str] = frozenset()) -> Run:
+    """One results.json → Run; ValueError naming the file when it is not one of ours (``minimal``: record tasks
+    whose records need only task and metrics, as a section declares)."""
     try:
         results = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -192,8 +196,8 @@ def read_run(path: Path) -> Run:
     if isinstance(schema, bool) or not isinstance(schema, int) or not 1 <= schema <= SCHEMA_VERSION:
         raise ValueError(f"{path}: unknown results.json schema {schema!r} (this version reads schemas 1 to "
                          f"{SCHEMA_VERSION}; written by a newer elmo-bench?)")
-    # the WSD probe is not a trained model: it needs only task and metrics
-    required = ("task", "metrics") if isinstance(results, dict) and results.get("task") == "wsd" else REQUIRED_KEYS
+    # a probe whose section says so is not a trained model: it needs only task and metrics
+    required = ("task", "metrics") if isinstance(results, dict) and results.get("task") in minimal else REQUIRED_KEYS
     record = RunRecord.from_dict(results, str(path), required)      # ValueError naming the file
     for split, scores in record.metrics.items():
         if not isinstance(scores, dict):
@@ -205,79 +209,6 @@ def read_run(path: Path) -> Run:
         return _run_from(path, record)
     except (TypeError, ValueError, KeyError) as exc:
         raise ValueError(f"{path}: bad field ({exc})") from exc
-
-
-#: what says how a probe's numbers were computed, not what they are, as :func:`_difference` names the place: two
-#: records of one experiment may differ there (``probe=ridge``'s ``probe.stream=true`` and ``false`` give the same
-#: numbers by design, in batches of up to ``probe.batch_tokens`` tokens or in one)
-HOW_COMPUTED = frozenset({"printed.stream", "printed.largest_batch", "probe.settings.stream",
-                          "probe.settings.batch_tokens"})
-
-
-def _difference(where: str, a: Any, b: Any) -> str | None:
-    """The first place (``metrics.test.f1``) where two JSON values differ, with both values; None when equal (a
-    place in :data:`HOW_COMPUTED` is never a difference)."""
-    if where in HOW_COMPUTED:
-        return None
-    if isinstance(a, dict) and isinstance(b, dict):
-        for key in sorted(set(a) | set(b), key=str):
-            found = _difference(f"{where}.{key}", a.get(key), b.get(key))
-            if found:
-                return found
-        return None
-    return None if a == b else f"{where}: {a!r} vs {b!r}"
-
-
-def disagreement(kept: Run, other: Run) -> str | None:
-    """Where two records of one experiment (one signature) differ in what the tables read: the metrics, the mix
-    weights, and the probes' extras both records carry (an older record without a newer key still agrees; how a
-    probe's numbers were computed, :data:`HOW_COMPUTED`, is not compared)."""
-    shared = sorted(set(kept.record.extra) & set(other.record.extra))
-    for name, a, b in (("metrics", kept.metrics, other.metrics), ("mixes", kept.mixes, other.mixes),
-                       *((key, kept.record.extra[key], other.record.extra[key]) for key in shared)):
-        found = _difference(name, a, b)
-        if found:
-            return found
-    return None
-
-
-def _fields(run: Run) -> int:
-    """How much a record says: its non-empty top-level fields (a newer format adds some)."""
-    return sum(1 for value in run.record.to_dict().values() if value not in (None, {}, [], ""))
-
-
-@dataclass
-class Disagreement:
-    """Records of one experiment and one seed (equal identities) whose numbers differ: none of them is shown."""
-
-    paths: list[Path]
-    where: str                  # the first differing number, ``metrics.test.f1: 1.0 vs 2.0``
-    shown: list[str] = field(default_factory=list)   # the paths below the directory reported (report.json)
-
-    def line(self) -> str:
-        files = " and ".join(str(p) for p in self.paths)
-        return (f"warning: {files} are records of one run (one experiment, one seed) that disagree ({self.where}, "
-                f"in that order); none of them is shown: keep the one you trust")
-
-
-def keep_once(runs: Sequence[Run]) -> tuple[list[Run], int, list[Disagreement]]:
-    """Each run once (records with equal identities, elmo_bench.report.experiments.run_key), how many duplicates
-    were dropped, and the records of one run that disagree. Records that agree keep the one that says more (an
-    older-format record beside a newer one: the newer), then the first path; records that disagree are all set
-    aside, never averaged and never chosen between (which survived would depend on the directory names)."""
-    by_key: dict[str, list[Run]] = {}
-    for run in runs:
-        by_key.setdefault(run_key(run.record), []).append(run)
-    kept: list[Run] = []
-    disagreeing: list[Disagreement] = []
-    for members in by_key.values():
-        found = next(((first, other, where) for first in members for other in members
-                      if (where := disagreement(first, other))), None)
-        if found is not None:
-            disagreeing.append(Disagreement([r.path for r in members], found[2]))
-            continue
-        kept.append(max(members, key=_fields))
-    return kept, len(runs) - len(kept) - sum(len(d.paths) for d in disagreeing), disagreeing
 
 
 def non_finite(run: Run) -> list[tuple[str, float]]:
@@ -326,8 +257,11 @@ def _below(path: Path, dirs: Sequence[str | Path]) -> str:
     return path.name
 
 
-def collect(dirs: Iterable[str | Path]) -> Collection:
-    """Every results.json below ``dirs`` (sorted, each file once), duplicates of one experiment kept once."""
+def collect(dirs: Iterable[str | Path], record_tasks: frozenset[str] = frozenset(),
+            minimal: frozenset[str] = frozenset(), claimed: frozenset[str] = frozenset()) -> Collection:
+    """Every results.json below ``dirs`` (sorted, each file once), duplicates of one experiment kept once
+    (``record_tasks``: the probes' record tasks, ``minimal``: those whose records need only task and metrics,
+    ``claimed``: the record tasks the probes' sections show, from elmo_bench.report.sections.ReportPlugins)."""
     dirs = list(dirs)
     paths: list[Path] = []
     adaptation_paths: list[Path] = []
@@ -360,7 +294,7 @@ def collect(dirs: Iterable[str | Path]) -> Collection:
     unique = sorted(set(paths))
     for path in unique:
         try:
-            run = read_run(path)
+            run = read_run(path, minimal)
         except ValueError as exc:
             warnings.append(f"warning: skipping {exc}")
             continue
@@ -370,6 +304,7 @@ def collect(dirs: Iterable[str | Path]) -> Collection:
             warnings.append(f"warning: skipping {path}: metric {shown} (not finite: the run diverged?)")
             non_finite_runs.append((run, bad))
             continue
+        run.probe_task, run.shown_apart = run.task in record_tasks, run.task in claimed
         holder = next((d for d in path.parents if d in defaults_by_dir), None)
         if holder is not None and run.task in defaults_by_dir[holder]:
             run.current_elmo = defaults_by_dir[holder][run.task]

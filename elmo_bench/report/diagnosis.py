@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 
 from elmo_bench.records.elmo_settings import RECORDED_KEY
 from elmo_bench.report.collect import MIX_OVERRIDES, Run, seed_pairs
-from elmo_bench.report.tables import Stat, fmt_stat, stat
+from elmo_bench.report.table import Stat, fmt_stat, stat
 
 
 def dev_at_training_loss(history: Sequence[dict[str, Any]], loss: float) -> float | None:

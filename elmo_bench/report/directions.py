@@ -4,8 +4,8 @@ which do not, with the numbers that decide it, so nobody has to read them off fi
 The directions (Peters et al. 2018, and issue 13's goal):
 - Table 1: +ELMo above the baseline, per task (test, mean over seeds; the task's row with the most training data
   that has both arms), and on how many of the tasks;
-- Table 6: the first biLM layer above the second for POS (converged probe, test);
-- Table 5: the second layer above the first for WSD (ALL);
+- the probes' own (each section's ``directions``, elmo_bench.report.sections): Table 6's first biLM layer above the
+  second for POS, Table 5's second above the first for WSD;
 - Figure 1: ELMo's relative error reduction largest at the smallest training fraction;
 - Table 2: the learned mix (the task's own setting, Table 1's +ELMo run) at least as good as the top layer alone
   (dev).
@@ -14,24 +14,15 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from elmo_bench.report import paper
 from elmo_bench.report.collect import Run, seed_pairs
 from elmo_bench.report.declared import PaperNumbers
 from elmo_bench.report.diagnosis import table1_reason
 from elmo_bench.report.encoder_names import kept_layers
-from elmo_bench.report.tables import (
-    MISSING,
-    NO_PAPER,
-    Stat,
-    Table,
-    _budget_runs,
-    _group,
-    fmt,
-    fmt_stat,
-    relative_increase,
-    sample_efficiency_points,
-    stat,
-)
+from elmo_bench.report.run_tables import sample_efficiency_points
+from elmo_bench.report.sections import NO_PLUGINS, ReportPlugins
+from elmo_bench.report.selection import _budget_runs, _group
+from elmo_bench.report.table import MISSING, Stat, Table, fmt_stat, relative_increase, stat
+from elmo_bench.report.tables import NO_PAPER
 
 #: issue 13's goal for Table 1 (the paper: all six)
 TASKS_ABOVE_GOAL = 5
@@ -43,11 +34,11 @@ def _holds(flag: bool | None) -> str:
     return MISSING if flag is None else ("yes" if flag else "no")
 
 
-def _seeds(*stats: Stat | None) -> str:
+def seed_counts(*stats: Stat | None) -> str:
     return "/".join(str(s.n if s else 0) for s in stats)
 
 
-def _above(a: Stat | None, b: Stat | None) -> bool | None:
+def above(a: Stat | None, b: Stat | None) -> bool | None:
     return None if a is None or b is None else a.mean > b.mean
 
 
@@ -97,7 +88,7 @@ def _table1_rows(runs: Sequence[Run], adaptations: Sequence[dict[str, Any]], num
         out.append({"direction": "elmo_above_baseline", "scope": f"{task}, {members[0].data}", "task": task,
                     "ours": f"{fmt_stat(base)} → {fmt_stat(elmo)}{_paired_seed_wins(members)}",
                     "paper": f"{ref['baseline']:.2f} → {ref['elmo']:.2f}" if ref else MISSING,
-                    "holds": _above(elmo, base), "n": _seeds(base, elmo), "min_seeds": min(s.n if s else 0 for s in (base, elmo)),
+                    "holds": above(elmo, base), "n": seed_counts(base, elmo), "min_seeds": min(s.n if s else 0 for s in (base, elmo)),
                     "members": members,
                     "variants": [r for r in budget if r.task == task and r.data == members[0].data and r.has_elmo]})
     holding = {r["task"]: r["members"] for r in out if r["holds"]}
@@ -108,7 +99,7 @@ def _table1_rows(runs: Sequence[Run], adaptations: Sequence[dict[str, Any]], num
     return out
 
 
-def _probe_layers(runs: Sequence[Run], task: str, split_of: Callable[[Run], dict[str, Any] | None],
+def probe_layers(runs: Sequence[Run], task: str, split_of: Callable[[Run], dict[str, Any] | None],
                   key: str) -> tuple[Stat | None, Stat | None]:
     """Mean layer-1 and layer-2 scores of a probe's runs (``key`` formatted with the layer number), over the runs
     with the most training data (as Table 1 takes its row with the most data), so a smaller bounded run (e.g.
@@ -128,10 +119,6 @@ def _train_size(run: Run) -> float:
     return float(data["train_sentences"]) if cut else float("inf")
 
 
-def _wsd_all(run: Run) -> dict[str, Any] | None:
-    return next((m for name, m in run.metrics.items() if name.lower() == "all" and isinstance(m, dict)), None)
-
-
 def _figure1_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
     out = []
     for (task, data), curves in sample_efficiency_points(runs).items():
@@ -147,7 +134,7 @@ def _figure1_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
         out.append({"direction": "gain_largest_at_smallest_fraction", "scope": f"{task}, {data}",
                     "ours": ", ".join(f"{100 * f:g}%: {gains[f]:+.1f}%" for f in common),
                     "paper": "largest at the smallest fraction", "holds": holds,
-                    "n": ", ".join(_seeds(base[f], elmo[f]) for f in common)})
+                    "n": ", ".join(seed_counts(base[f], elmo[f]) for f in common)})
     return out
 
 
@@ -165,7 +152,7 @@ def _mix_rows(runs: Sequence[Run], numbers: PaperNumbers) -> list[dict[str, Any]
         out.append({"direction": "learned_mix_at_least_top_layer", "scope": f"{task}, {data}",
                     "ours": f"top {fmt_stat(last)}, learned {fmt_stat(learned)}",
                     "paper": f"top {ref['last_only']:.1f}, learned {ref['lambda_0.001']:.1f}" if ref else MISSING,
-                    "holds": holds, "n": _seeds(last, learned),
+                    "holds": holds, "n": seed_counts(last, learned),
                     "reason": _mix_reason(learned, last, [r for r in budget if r.task == task and r.data == data
                                                           and r.is_default], learned_runs) if holds is False else ""})
     return out
@@ -201,9 +188,10 @@ def _learned_weights(runs: Sequence[Run]) -> str:
 
 
 def directions_table(runs: Sequence[Run], adaptations: Sequence[dict[str, Any]] = (),
-                     numbers: PaperNumbers = NO_PAPER) -> Table:
+                     numbers: PaperNumbers = NO_PAPER, plugins: ReportPlugins = NO_PLUGINS) -> Table:
     """``adaptations``: the lm_adaptation.json records (Table 7's), for the biLM's perplexity on a task's text;
-    ``numbers``: the paper's numbers the tasks declare (the Table 1 tasks are those with a paper row)."""
+    ``numbers``: the paper's numbers the tasks declare (the Table 1 tasks are those with a paper row);
+    ``plugins``: the probes' sections, whose ``directions`` add their rows (POS, then WSD) after the tasks'."""
     records = _table1_rows(runs, adaptations, numbers)
     table1_tasks = _table1_tasks(numbers.table1_order, records)
     decided = [r for r in records if r["holds"] is not None and r["task"] in table1_tasks]
@@ -221,18 +209,9 @@ def directions_table(runs: Sequence[Run], adaptations: Sequence[dict[str, Any]] 
                     else MISSING,
                     "holds": _goal_met(above, len(missing) if numbers.table1_order else TASKS_ABOVE_GOAL),
                     "n": MISSING})   # without declarations the tasks not run are unknown: the goal stays open
-    layer1, layer2 = _probe_layers(runs, "pos_probe", lambda r: r.metrics.get("test"), "layer_{}_accuracy")
-    if layer1 and layer2:
-        records.append({"direction": "pos_layer1_above_layer2", "scope": "POS probe (test)",
-                        "ours": f"layer 1 {fmt(layer1.mean)}, layer 2 {fmt(layer2.mean)}",
-                        "paper": f"layer 1 {paper.TABLE6_BILM[1]:.1f}, layer 2 {paper.TABLE6_BILM[2]:.1f}",
-                        "holds": _above(layer1, layer2), "n": _seeds(layer1)})
-    layer1, layer2 = _probe_layers(runs, "wsd", _wsd_all, "layer_{}_f1")
-    if layer1 and layer2:
-        records.append({"direction": "wsd_layer2_above_layer1", "scope": "WSD probe (ALL)",
-                        "ours": f"layer 1 {fmt(layer1.mean)}, layer 2 {fmt(layer2.mean)}",
-                        "paper": f"layer 1 {paper.TABLE5_BILM[1]:.1f}, layer 2 {paper.TABLE5_BILM[2]:.1f}",
-                        "holds": _above(layer2, layer1), "n": _seeds(layer1)})
+    for section in sorted((s for s in plugins.sections if s.directions is not None),
+                          key=lambda s: (s.direction_order, s.key)):
+        records += section.directions(runs)
     for direction, found, paper_text in (
             ("gain_largest_at_smallest_fraction", _figure1_rows(runs), "largest at the smallest fraction"),
             ("learned_mix_at_least_top_layer", _mix_rows(runs, numbers), "learned ≥ top (Table 2)")):

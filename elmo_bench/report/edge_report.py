@@ -20,7 +20,9 @@ from typing import Any, Callable, Sequence
 from elmo_bench.report.collect import Run
 from elmo_bench.report.edge_depth import centre_of_gravity, differential_scores, expected_layer
 from elmo_bench.report.encoder_names import EncoderNames, kept_layers, last_layer, layer_count
-from elmo_bench.report.tables import MISSING, Table, _data_label, _p_cell, fmt_stat, stat, stat_json
+from elmo_bench.report.selection import _data_label
+from elmo_bench.report.table import MISSING, Table, fmt_stat, stat, stat_json
+from elmo_bench.report.tables import _p_cell
 
 PREFIX = "edge_"
 HEADER = ["encoder", "task", "data", "L", "lexical", "full", "gain", "best layer", "expected layer",

@@ -44,12 +44,14 @@ SPLITS = ("dev", "test")
 MIGRATE = "elmo-bench migrate"
 
 
-def export_run(results_path: Path, src: Path, dst: Path, writes: dict[Path, bytes]) -> list[str]:
-    """One run directory into its compact form: its files added to ``writes`` (target → bytes); returns warnings."""
+def export_run(results_path: Path, src: Path, dst: Path, writes: dict[Path, bytes],
+               minimal: frozenset[str] = frozenset()) -> list[str]:
+    """One run directory into its compact form: its files added to ``writes`` (target → bytes); returns warnings
+    (``minimal``: record tasks whose records need only task and metrics, as the probes' sections declare)."""
     warnings: list[str] = []
     run_dir = results_path.parent
     out = dst / run_dir.relative_to(src)
-    run = read_run(results_path)
+    run = read_run(results_path, minimal)
     results = json.loads(results_path.read_text(encoding="utf-8"))
     plan: dict[Path, bytes] = {out / RESULTS_FILE: (json.dumps(results, indent=2, sort_keys=True) + "\n").encode()}
     if (run_dir / "keys").is_dir():
@@ -78,11 +80,12 @@ def export_run(results_path: Path, src: Path, dst: Path, writes: dict[Path, byte
 
 def export_results(src: str | Path, dst: str | Path, task_conf: str | Path | None = None,
                    overwrite: bool = False, declarations: Mapping[str, Mapping[str, Any]] | None = None,
-                   ) -> tuple[int, list[str]]:
+                   minimal: frozenset[str] = frozenset()) -> tuple[int, list[str]]:
     """Every run below ``src`` into ``dst``; returns (runs exported, warnings). ``task_conf`` (e.g. ``conf/task``):
     also write ``DST/task_defaults.json`` from those task configs; ``declarations`` (task → its exported
     declaration): also write ``DST/task_declarations.json``. Every file is planned first, the targets checked
-    against ``DST/export_manifest.json`` (DataError, nothing written, unless ``overwrite``), then written."""
+    against ``DST/export_manifest.json`` (DataError, nothing written, unless ``overwrite``), then written.
+    ``minimal``: record tasks whose records need only task and metrics (elmo_bench.report.sections)."""
     src, dst = Path(src).resolve(), Path(dst)
     if not src.is_dir():
         raise DataError(f"{src}: not a directory (expected a results tree with results.json files)")
@@ -102,7 +105,7 @@ def export_results(src: str | Path, dst: str | Path, task_conf: str | Path | Non
     count = 0
     for path in sorted(src.rglob(RESULTS_FILE)):
         try:
-            warnings += export_run(path, src, dst, writes)
+            warnings += export_run(path, src, dst, writes, minimal)
             count += 1
         except (ValueError, OSError, KeyError) as exc:
             warnings.append(f"{path}: skipped ({exc.__class__.__name__}: {exc})")
@@ -125,11 +128,13 @@ def build_parser() -> ArgumentParser:
     return parser
 
 
-def export_main(argv: Sequence[str], declarations: Mapping[str, Mapping[str, Any]] | None = None) -> int:
+def export_main(argv: Sequence[str], declarations: Mapping[str, Mapping[str, Any]] | None = None,
+                minimal: frozenset[str] = frozenset()) -> int:
     """The command; ``declarations`` (task → its exported declaration, given by the commands layer, which may read
-    the tasks) go to ``DST/task_declarations.json`` beside the records."""
+    the tasks) go to ``DST/task_declarations.json`` beside the records; ``minimal``: the record tasks whose records
+    need only task and metrics (the probes' sections say so; the commands layer reads them)."""
     args = build_parser().parse_args(list(argv))
-    count, warnings = export_results(args.src, args.dst, args.task_defaults, args.overwrite, declarations)
+    count, warnings = export_results(args.src, args.dst, args.task_defaults, args.overwrite, declarations, minimal)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(json.dumps({"runs": count, "warnings": len(warnings), "out": args.dst}))

@@ -1,7 +1,6 @@
-"""Figure 1 (sample efficiency), Figure 2 (learned layer weights), the per-epoch dev curves, with several
-encoders probe accuracy by relative layer depth, with control-task probe runs accuracy and selectivity by depth
-(trained vs random encoders), with structural-probe / MDL runs their metrics by depth, and with conditional-probing
-runs the bits a layer adds beyond each baseline by depth, as PNGs, written atomically."""
+"""Figure 1 (sample efficiency), Figure 2 (learned layer weights), the per-epoch dev curves and, with several
+encoders, probe accuracy by relative layer depth, as PNGs, written atomically; and the panel, legend and series-style
+helpers the probes' own figures draw with (each in its probe's report section, elmo_bench.report.sections)."""
 from __future__ import annotations
 
 import io
@@ -18,22 +17,16 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from elmo_bench.base.atomic import atomic_write_bytes  # noqa: E402
-from elmo_bench.report import bits_erasure, structural_mdl  # noqa: E402
 from elmo_bench.report.collect import Run  # noqa: E402
 from elmo_bench.report.encoder_names import EncoderNames  # noqa: E402
-from elmo_bench.report.probe_controls import (  # noqa: E402
-    PROBE_NAMES,
-    depth_points,
-    depth_segments,
-    probe_kinds,
-)
-from elmo_bench.report.probe_depth import most_frequent_tag, probe_depth_curves  # noqa: E402
-from elmo_bench.report.tables import (  # noqa: E402
+from elmo_bench.report.probe_depth import floors, metrics, probe_depth_curves  # noqa: E402
+from elmo_bench.report.run_tables import (  # noqa: E402
     dev_curves,
     learned_mixes,
     mix_layer_names,
     sample_efficiency_curves,
 )
+from elmo_bench.report.sections import NO_PLUGINS, ReportPlugins  # noqa: E402
 
 LABELS = {"glove": "baseline (GloVe)", "glove_elmo": "+ELMo", "elmo": "ELMo only"}
 
@@ -173,13 +166,14 @@ def dev_curve_figure(runs: Sequence[Run], path: Path) -> bool:
     return True
 
 
-def probe_depth_figure(runs: Sequence[Run], path: Path, names: EncoderNames | None = None) -> bool:
+def probe_depth_figure(runs: Sequence[Run], path: Path, names: EncoderNames | None = None,
+                       plugins: ReportPlugins = NO_PLUGINS) -> bool:
     """One panel per probe and data set: probe score against relative layer depth, a line per encoder (the points of
     elmo_bench.report.probe_depth), the converged POS probe's most-frequent-tag baseline (Table 6's) dotted; False (nothing written) unless the probe runs come from several encoders."""
-    curves = probe_depth_curves(runs, names)
+    curves = probe_depth_curves(runs, names, plugins)
     if not curves:
         return False
-    baselines = most_frequent_tag(runs)
+    baselines, axis = floors(runs, plugins), metrics(runs, plugins)
     fig, axes = _panel_grid(len(curves), 3, (4.2, 3.2))
     colours: dict[str, str] = {}                 # one colour per encoder in every panel: one legend names them
     for ax, ((probe, data), lines) in zip(axes.flat, curves.items()):
@@ -191,73 +185,9 @@ def probe_depth_figure(runs: Sequence[Run], path: Path, names: EncoderNames | No
                        label=f"baseline: most frequent tag, {data}: {value:.2f}")
         ax.set_xlim(-0.05, 1.05)
         ax.set_xlabel("relative layer depth")
-        ax.set_ylabel("F1" if probe == "WSD" else "accuracy")
+        ax.set_ylabel(axis[(probe, data)])
         _small_panel(ax, f"{probe}: {data}", legend=False)
     _figure_legend(fig, axes, len(curves))
-    _save(fig, path)
-    return True
-
-
-#: markers of a probe whose points are single layers (drawn in a neighbour's panel, issue 56)
-SPARSE_MARKERS = (("*", "stars"), ("h", "hexagons"), ("p", "pentagons"), ("X", "crosses"))
-
-
-def selectivity_panels(runs: Sequence[Run]) -> dict[str, list[str]]:
-    """{panel's probe: the probes drawn in it}: a probe whose every series is single, unjoined points (MLP-2 at
-    layer 1 only) joins the panel of the probe before it (else the first) instead of a panel with one dot."""
-    probes = [p for p in probe_kinds(runs) if depth_points(runs, p, "selectivity")]
-    dense = [p for p in probes if any(len(piece) > 1 for pieces in depth_segments(runs, p, "accuracy").values()
-                                      for piece in pieces)]
-    panels: dict[str, list[str]] = {}
-    for probe in probes:
-        before = [d for d in dense if probes.index(d) < probes.index(probe)]
-        host = probe if probe in dense or not dense else (before or dense)[-1 if before else 0]
-        panels.setdefault(host, []).append(probe)
-    return panels
-
-
-def _selectivity_title(what: str, probes: Sequence[str]) -> str:
-    extra = [f"{PROBE_NAMES[p]} probe ({SPARSE_MARKERS[i % 4][1]})" for i, p in enumerate(probes[1:])]
-    lines = " (lines)" if extra else ""
-    return f"POS {what}: {PROBE_NAMES[probes[0]]} probe{lines}" + "".join(f", {e}" for e in extra)
-
-
-def _selectivity_panel(ax: Any, runs: Sequence[Run], probes: Sequence[str], what: str, colours: dict[str, str],
-                       styles: "SeriesStyles") -> None:
-    """One quantity of one panel's probes: the first probe's series as lines cut at unprobed layers (a piece of one
-    point is a marker), each merged probe's points as big markers of their own."""
-    for i, probe in enumerate(probes):
-        for (encoder, weights), pieces in depth_segments(runs, probe, what).items():
-            colour = colours.setdefault(encoder, f"C{len(colours)}")
-            style = styles.of(weights) if i == 0 else {"linestyle": "none", "marker": SPARSE_MARKERS[(i - 1) % 4][0]}
-            label = f"{encoder}, {weights}" + ("" if i == 0 else f", {PROBE_NAMES[probe]} probe")
-            for n, piece in enumerate(pieces):
-                ax.plot([x for x, _ in piece], [y for _, y in piece], markersize=4 if i == 0 else 10, color=colour,
-                        **style, label=label if n == 0 else "_nolegend_")
-    ax.set_xlim(-0.05, 1.05)
-    ax.set_xlabel("relative layer depth")
-    ax.set_ylabel(f"test {what} (points)")
-    ax.set_title(_selectivity_title(what, probes), fontsize="small")
-    ax.grid(True, alpha=0.3)
-
-
-def probe_selectivity_figure(runs: Sequence[Run], path: Path) -> bool:
-    """The probe-depth figure for the control-task runs (elmo_bench.report.probe_controls): per probe type, test
-    accuracy and selectivity against relative layer depth, a colour per encoder, a line style per weights (trained
-    solid, random dashed) and a marker per training size or seed set; one legend below the panels (issue 45: the
-    panels' legends covered their lines, and runs of two sizes were drawn alike). Issue 56: no line across layers
-    never probed, and a probe with single points only is drawn in its neighbour's panel. False (nothing written)
-    without such runs."""
-    panels = selectivity_panels(runs)
-    if not panels:
-        return False
-    fig, axes = plt.subplots(2, len(panels), figsize=(4.8 * len(panels), 6.4), squeeze=False, layout="constrained")
-    colours: dict[str, str] = {}
-    styles = SeriesStyles()
-    for col, probes in enumerate(panels.values()):
-        for row, what in enumerate(("accuracy", "selectivity")):
-            _selectivity_panel(axes[row][col], runs, probes, what, colours, styles)
-    _figure_legend(fig, axes)
     _save(fig, path)
     return True
 
@@ -293,89 +223,3 @@ class SeriesStyles:
         return {"linestyle": line, "marker": marker[1] if control else marker[0]}
 
 
-def _chain_baseline(ax: Any, runs: Sequence[Run]) -> None:
-    """The linear-chain UUAS (every word attached to the next) as a grey line: the layers above it beat it."""
-    for data, value in structural_mdl.chain_baselines(runs):
-        ax.axhline(value, color="black", linestyle=(0, (1, 1)), linewidth=1.2,
-                   label=f"baseline: linear chain ({data}) {value:.2f}")
-
-
-def _structural_panel(ax: Any, runs: Sequence[Run], metric: str, probe: str | None, colours: dict[str, str],
-                      styles: SeriesStyles) -> None:
-    """One quantity against depth: a colour per encoder, a line style per weights (trained, each random twin), a
-    marker per task (tags: circles, control: crosses)."""
-    for control in ((False, True) if probe and structural_mdl.has_control(runs, probe) else (False,)):
-        for group, points in structural_mdl.depth_points(runs, metric, probe, control):
-            colour = colours.setdefault(group.encoder, f"C{len(colours)}")
-            ax.plot([x for x, _ in points], [y for _, y in points], color=colour, markersize=4,
-                    **styles.of(group.weights, control), label=f"{group.encoder}, {group.weights}{', control' if control else ''}")
-    if metric == "uuas" and probe is None:
-        _chain_baseline(ax, runs)
-    ax.set_xlim(-0.05, 1.05)
-    ax.set_xlabel("relative layer depth")
-    ax.set_ylabel("compression (uniform / online)" if probe else "UUAS (%)" if metric == "uuas" else "Spearman")
-    ax.grid(True, alpha=0.3)
-
-
-def structural_mdl_figure(runs: Sequence[Run], path: Path) -> bool:
-    """The depth figure for the structural-probe and MDL runs (elmo_bench.report.structural_mdl): UUAS (with the
-    linear-chain baseline), DSpr and NSpr (test), and each MDL probe's compression for the tags (circles) and the
-    control task (crosses, train), against relative layer depth; a colour per encoder, a line style per weights
-    (trained solid, each random twin its own dash). False (nothing written) without such runs."""
-    panels = [(f"{label} (test)", metric, None) for metric, label in (("uuas", "UUAS"), ("dspr", "DSpr"),
-                                                                       ("nspr", "NSpr"))
-              if structural_mdl.depth_points(runs, metric)]
-    panels += [(f"MDL compression, {PROBE_NAMES.get(p, p)} probe (train)", "compression", p)
-               for p in structural_mdl.mdl_probes(runs)]
-    if not panels:
-        return False
-    fig, axes = _panel_grid(len(panels), 3, (4.6, 3.8))
-    colours: dict[str, str] = {}
-    styles = SeriesStyles()
-    for ax, (title, metric, probe) in zip(axes.flat, panels):
-        _structural_panel(ax, runs, metric, probe, colours, styles)
-        ax.set_title(title, fontsize="small")
-    _figure_legend(fig, axes, len(panels))
-    _save(fig, path)
-    return True
-
-
-#: a marker per baseline in the bits-beyond-a-baseline figure
-BASELINE_MARKERS = {"none": "o", "layer0": "s", "word": "^", "random": "D"}
-
-
-def _weights_style(block: Any, seen: dict[str, str]) -> str:
-    """Trained solid, a random-weights twin dashed (a second trained or random label: dotted / dash-dot)."""
-    if block.weights not in seen:
-        pool = ("-", ":") if block.trained else ("--", "-.")
-        alike = sum(1 for label in seen if label.startswith("trained") == block.trained)
-        seen[block.weights] = pool[alike % 2]
-    return seen[block.weights]
-
-
-def bits_depth_figure(runs: Sequence[Run], path: Path) -> bool:
-    """The gain beyond each baseline (bits per token, test) against relative layer depth, a panel per labels and
-    probe family: a colour per encoder, a marker per baseline, trained solid and random-weights twins dashed; a
-    grey line at 0 bits. False (nothing written) without conditional-probing runs."""
-    panels = bits_erasure.depth_series(runs)
-    if not panels:
-        return False
-    fig, axes = _panel_grid(len(panels), 2, (5.2, 3.8))
-    colours: dict[str, str] = {}
-    styles: dict[str, str] = {}
-    for ax, ((tags, family), series) in zip(axes.flat, panels.items()):
-        for block, baseline, points in series:
-            colour = colours.setdefault(block.encoder, f"C{len(colours)}")
-            ax.plot([x for x, _ in points], [y for _, y in points], color=colour, markersize=4,
-                    linestyle=_weights_style(block, styles), marker=BASELINE_MARKERS.get(baseline, "x"),
-                    label=f"{block.encoder}, {block.weights}, "
-                          + ("no baseline (plain probing)" if baseline == "none" else f"beyond {baseline}"))
-        ax.axhline(0.0, color="gray", linewidth=0.8)
-        ax.set_xlim(-0.05, 1.05)
-        ax.set_xlabel("relative layer depth")
-        ax.set_ylabel("gain (bits per token, test)")
-        ax.set_title(f"{tags}, {bits_erasure.FAMILIES.get(family, family)} probe", fontsize="small")
-        ax.grid(True, alpha=0.3)
-    _figure_legend(fig, axes, len(panels))
-    _save(fig, path)
-    return True

@@ -1,7 +1,7 @@
 """Tables to Markdown or LaTeX text (the same Table rows, two spellings)."""
 from __future__ import annotations
 
-from elmo_bench.report.tables import Table
+from elmo_bench.report.table import Table
 
 _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "_": r"\_", "#": r"\#", "$": r"\$", "{": r"\{",
           "}": r"\}", "±": r"$\pm$", "λ": r"$\lambda$", "—": "--", "−": "$-$", "~": r"\textasciitilde{}"}

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from elmo_bench.report.collect import MIX_OVERRIDES, Run
+from elmo_bench.report.collect import Run
 from elmo_bench.report.edge_report import PREFIX
+from elmo_bench.report.sections import NO_PLUGINS, ReportPlugins
 
 #: the mixes the task tables compare: Table 1 / Figure 2 the learned mix, Table 2 the top layer
 TABLE_MODES = ("learned", "top")
-#: tasks whose runs their own tables read whatever their mix (probes; edge runs have the edge table)
-OWN_TABLES = ("pos", "wsd", "pos_probe", "structural_probe", "mdl_probe")
-
 
 #: the ablation axes of the task tables: Table 2 varies lambda, Table 3 the placement, the scale ablation the rest
 AXES = (("lambda",), ("placement",), ("layer_norm", "gamma_init", "dropout"))
@@ -36,19 +34,14 @@ def _mix_reason(run: Run) -> str | None:
     return None
 
 
-def _reason(run: Run, fractions: dict[tuple[str, str], set[float]]) -> str | None:
+def _reason(run: Run, fractions: dict[tuple[str, str], set[float]], plugins: ReportPlugins) -> str | None:
     """Why no table shows this run, or None when one does (``fractions``: the training fractions of each task's
-    sample-efficiency runs)."""
+    sample-efficiency runs; a run whose task a probe's section claims: that section's reason, if any)."""
     if run.task.startswith(PREFIX):
         return None if run.has_elmo else "edge-probing run(s) without encoder layers (nothing to probe)"
-    if run.task == "pos" and not run.has_elmo:
-        return "POS run(s) without encoder layers (Table 6 compares layers)"
-    if run.task == "pos" and not (run.mode == "layer" and run.layer_index is not None
-                                  or run.mode == "learned" and not run.overrides(*MIX_OVERRIDES)):
-        return f"POS run(s) with mix={run.mode}{' and its settings changed' if run.mode == 'learned' else ''} " \
-               f"(Table 6 shows single layers and the task's learned mix)"
-    if run.task in OWN_TABLES:
-        return None
+    section = next((s for s in plugins.sections if run.task in s.claims), None)
+    if section is not None:
+        return section.unshown(run) if section.unshown is not None else None
     if _scaled(run) and not run.adapted:               # Figure 1's runs: no other table reads them
         if not run.is_default:
             return f"{run.task} sample-efficiency run(s) with another mix than the task's (Figure 1 shows the task's)"
@@ -58,35 +51,41 @@ def _reason(run: Run, fractions: dict[tuple[str, str], set[float]]) -> str | Non
     return _mix_reason(run) if run.has_elmo and not run.adapted else None
 
 
-def split_unclaimed(runs: Sequence[Run]) -> tuple[list[Run], list[Run]]:
+def split_unclaimed(runs: Sequence[Run], plugins: ReportPlugins = NO_PLUGINS) -> tuple[list[Run], list[Run]]:
     """(the runs a table may show, the probe records no section shows): a probe run's record goes to its own
-    section or nowhere, never into a task table (a probe's record task is no task)."""
-    claimed = [r for r in runs if not (r.is_probe and r.task not in OWN_TABLES)]
-    return claimed, [r for r in runs if r.is_probe and r.task not in OWN_TABLES]
+    section or nowhere, never into a task table (a probe's record task is no task); so does the record of a
+    probe's record task that no section claims (``plugins``: the sections the probes declare)."""
+    claimed = plugins.claimed
+
+    def apart(run: Run) -> bool:
+        return (run.is_probe or run.probe_task) and run.task not in claimed
+
+    return [r for r in runs if not apart(r)], [r for r in runs if apart(r)]
 
 
-def unshown(runs: Sequence[Run], unclaimed: Sequence[Run] = ()) -> list[tuple[str, int]]:
+def unshown(runs: Sequence[Run], unclaimed: Sequence[Run] = (), plugins: ReportPlugins = NO_PLUGINS
+            ) -> list[tuple[str, int]]:
     """(reason, runs) for every kind of run read that no table shows, in the order first found (``unclaimed``:
     probe records no section shows, :func:`split_unclaimed`)."""
     fractions: dict[tuple[str, str], set[float]] = {}
-    for run in runs:                                   # as tables.sample_efficiency_curves groups them
-        if run.is_default and not run.adapted and run.task not in OWN_TABLES:
+    for run in runs:                                   # as run_tables.sample_efficiency_curves groups them
+        if run.is_default and not run.adapted and run.task not in plugins.claimed:
             fractions.setdefault((run.task, run.data), set()).add(run.fraction)
     counts: dict[str, int] = {}
     for run in runs:
-        reason = _reason(run, fractions)
+        reason = _reason(run, fractions, plugins)
         if reason is not None:
             counts[reason] = counts.get(reason, 0) + 1
     for run in unclaimed:
-        name = run.record.extra["probe"].get("name") or run.task
+        name = (run.record.extra.get("probe") or {}).get("name") or run.task
         reason = f"probe={name} record(s) (no section of the report shows this probe; its results.json holds its numbers)"
         counts[reason] = counts.get(reason, 0) + 1
     return list(counts.items())
 
 
-def summary(runs: Sequence[Run], unclaimed: Sequence[Run] = ()) -> str:
+def summary(runs: Sequence[Run], unclaimed: Sequence[Run] = (), plugins: ReportPlugins = NO_PLUGINS) -> str:
     """The summary's sentence about them ("" when every run read is shown)."""
-    found = unshown(runs, unclaimed)
+    found = unshown(runs, unclaimed, plugins)
     if not found:
         return ""
     listed = "; ".join(f"{count} {reason}" for reason, count in found)

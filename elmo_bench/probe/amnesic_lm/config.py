@@ -43,4 +43,5 @@ PROBE = ProbeDeclaration("amnesic_lm", ".probe:run", AmnesicLmSettings, data="ud
                          documented={"dev": UD_EWT_SIZES["dev"]}, run_cost=".cost:run_cost",
                          # budget=cpu: the first 1,000 UD EWT dev sentences (each scored by the LM 2 + probe.seeds
                          # times per erased layer, recomputing only from that layer up)
-                         budgets={"cpu": {"max_eval_sentences": 1000}})
+                         budgets={"cpu": {"max_eval_sentences": 1000}},
+                         report=(".report:SECTION",))

@@ -67,4 +67,5 @@ PROBE = ProbeDeclaration("conditional", ".probe:run", ConditionalSettings, data=
                          documented=UD_EWT_SIZES,
                          # budget=cpu: the first 1,000 training sentences (issue 47's evidence size); the MLP-1
                          # family at most 10 epochs, width 256 (as pos_controls under budget=cpu)
-                         budgets={"cpu": {"max_train_sentences": 1000, "max_epochs": 10, "hidden": 256}})
+                         budgets={"cpu": {"max_train_sentences": 1000, "max_epochs": 10, "hidden": 256}},
+                         report=(".report:SECTION",))

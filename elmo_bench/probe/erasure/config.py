@@ -35,4 +35,5 @@ PROBE = ProbeDeclaration("erasure", ".probe:run", ErasureSettings, data="ud_ewt"
                          record_task="erasure_probe", sentences=".cost:sentences", cost=".cost:cost",
                          documented={s: UD_EWT_SIZES[s] for s in ("train", "test")},
                          # budget=cpu: the first 1,000 training sentences (issue 47's evidence size)
-                         budgets={"cpu": {"max_train_sentences": 1000}})
+                         budgets={"cpu": {"max_train_sentences": 1000}},
+                         report=(".report:SECTION",))

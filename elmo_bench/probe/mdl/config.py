@@ -47,7 +47,8 @@ PROBE = ProbeDeclaration("mdl", ".probe:run", MdlSettings, data="ud_ewt_pos",
                          budgets={"cpu": {"max_train_sentences": 2000, "max_epochs": 40}}, presets={"suite": SUITE},
                          command=ProbeCommand("probe-mdl", "online codelength (MDL) of POS tags given every layer, in "
                                               "bits: run.py probe=mdl", flags={"tags": "--tag-column"},
-                                              run={"seed": 0}))
+                                              run={"seed": 0}),
+                         report=(".report:SECTION",))
 #: probe ``mdl_mlp``: probe mdl with Hewitt & Liang's MLP-1 trained per block (Voita & Titov's MLP rows); the same
 #: code as probe mdl (this folder), its named setting
 VARIANTS = (ProbeDeclaration("mdl_mlp", ".probe:run", MdlMlpSettings, data="ud_ewt_pos",

@@ -80,7 +80,8 @@ PROBE = ProbeDeclaration("pos", ".probe:run", PosSettings, data="ud_ewt_pos",
                          budgets={"cpu": {"max_train_sentences": 2000}}, presets={"suite": SUITE},
                          command=ProbeCommand("probe-pos", "converged linear POS probe: every layer, GloVe, most "
                                               "frequent tag (Table 6): run.py probe=pos",
-                                              flags={"tags": "--tag-column", "layers": None}))
+                                              flags={"tags": "--tag-column", "layers": None}),
+                         report=(".report:SECTION",))
 #: probe ``pos_controls``: probe pos with the papers' probes (``probe.probe``: linear and MLP-1 by default) and Hewitt
 #: & Liang's control task on, so accuracy, control and selectivity come per layer (the probe suite's entry); the same
 #: code as probe pos (this folder), its named setting
@@ -90,4 +91,4 @@ VARIANTS = (ProbeDeclaration("pos_controls", ".probe:run", PosControlsSettings, 
                              documented=UD_EWT_SIZES,
                              # budget=cpu: 2,000 training sentences, at most 10 epochs, MLP width 256
                              budgets={"cpu": {"max_train_sentences": 2000, "max_epochs": 10, "hidden": 256}},
-                             presets={"suite": SUITE}),)
+                             presets={"suite": SUITE}, report=(".controls_report:SECTION",)),)

@@ -46,4 +46,5 @@ PROBE = ProbeDeclaration("ridge", ".probe:run", RidgeSettings, data="ud_ewt_pos"
                          sentences=".cost:sentences", cost=".cost:cost", documented=UD_EWT_SIZES,
                          # budget=cpu: the first 2,000 UD EWT training sentences, as probe pos (a closed-form fit:
                          # no epochs or iterations to bound; the encoder's pass over the sentences is the cost)
-                         budgets={"cpu": {"max_train_sentences": 2000}})
+                         budgets={"cpu": {"max_train_sentences": 2000}},
+                         report=(".report:SECTION",))

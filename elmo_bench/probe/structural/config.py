@@ -29,4 +29,5 @@ PROBE = ProbeDeclaration("structural", ".probe:run", StructuralSettings, data="u
                          # budget=cpu: 2,000 training sentences, at most 10 epochs
                          budgets={"cpu": {"max_train_sentences": 2000, "max_epochs": 10}},
                          command=ProbeCommand("probe-structural", "structural probes (distance, depth) of every "
-                                              "layer: an alias of run.py probe=structural", run={"seed": 0}))
+                                              "layer: an alias of run.py probe=structural", run={"seed": 0}),
+                         report=(".report:SECTION",))

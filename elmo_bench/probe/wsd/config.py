@@ -50,4 +50,5 @@ PROBE = ProbeDeclaration("wsd", ".probe:run", WsdSettings, data="semcor", predic
                          scorer=".metric:SCORER",   # elmo-bench score wsd GOLD_KEY PRED_KEY
                          command=ProbeCommand("probe-wsd", "WSD probe of every layer (Table 5): an alias of run.py "
                                               "probe=wsd", run={"max_segment": None}, random_init=False,
-                                              out_required=True))
+                                              out_required=True),
+                         report=(".report:SECTION",))

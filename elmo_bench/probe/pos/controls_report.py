@@ -8,30 +8,28 @@ over runs without them renders exactly as before.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Sequence
 
+from elmo_bench.report import figures
 from elmo_bench.report.collect import Run
 from elmo_bench.report.encoder_names import base_label, depth_span, layer_numbers
 from elmo_bench.report.experiments import apart
+from elmo_bench.report.figures import SeriesStyles, _figure_legend, plt
+from elmo_bench.report.probe_common import PROBE_NAMES
 from elmo_bench.report.probe_settings import probe_settings
-from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat
+from elmo_bench.report.sections import Rendered, Section, SectionInput
+from elmo_bench.report.table import MISSING, Stat, Table, fmt, fmt_stat, stat
 
 #: Hewitt & Liang (2019), ELMo (the public 5.5B model) layer 1, PTB WSJ dev, 40,000 training sentences: accuracy,
 #: control accuracy, selectivity (the authors' run logs in control-tasks scripts/codalab/make_emnlp19_pos_graph.py)
 PAPER_LAYER1_DEV = {"linear": (97.2, 71.7, 25.5), "mlp1": (97.4, 92.8, 4.7), "mlp2": (97.4, 92.1, 5.3)}
-PROBE_NAMES = {"converged": "converged", "linear": "linear", "mlp1": "MLP-1", "mlp2": "MLP-2"}
 RANDOM_KEYS = ("random_init", "random_seed")
 ROW = re.compile(r"layer_(\d+)|average")
 
 
 def is_control_run(run: Run) -> bool:
     return run.task == "pos_probe" and isinstance(run.record.extra.get("probing"), dict)
-
-
-def split_runs(runs: Iterable[Run]) -> tuple[list[Run], list[Run]]:
-    """(every other run, the probe-control runs)."""
-    runs = list(runs)
-    return [r for r in runs if not is_control_run(r)], [r for r in runs if is_control_run(r)]
 
 
 def encoder_label(run: Run) -> str:
@@ -263,3 +261,80 @@ def depth_segments(runs: Sequence[Run], probe: str, what: str, split: str = "tes
             pieces[-1].append((x, y))
         out[(encoder, weights)] = pieces
     return out
+
+
+#: markers of a probe whose points are single layers (drawn in a neighbour's panel, issue 56)
+SPARSE_MARKERS = (("*", "stars"), ("h", "hexagons"), ("p", "pentagons"), ("X", "crosses"))
+
+
+def selectivity_panels(runs: Sequence[Run]) -> dict[str, list[str]]:
+    """{panel's probe: the probes drawn in it}: a probe whose every series is single, unjoined points (MLP-2 at
+    layer 1 only) joins the panel of the probe before it (else the first) instead of a panel with one dot."""
+    probes = [p for p in probe_kinds(runs) if depth_points(runs, p, "selectivity")]
+    dense = [p for p in probes if any(len(piece) > 1 for pieces in depth_segments(runs, p, "accuracy").values()
+                                      for piece in pieces)]
+    panels: dict[str, list[str]] = {}
+    for probe in probes:
+        before = [d for d in dense if probes.index(d) < probes.index(probe)]
+        host = probe if probe in dense or not dense else (before or dense)[-1 if before else 0]
+        panels.setdefault(host, []).append(probe)
+    return panels
+
+
+def _selectivity_title(what: str, probes: Sequence[str]) -> str:
+    extra = [f"{PROBE_NAMES[p]} probe ({SPARSE_MARKERS[i % 4][1]})" for i, p in enumerate(probes[1:])]
+    lines = " (lines)" if extra else ""
+    return f"POS {what}: {PROBE_NAMES[probes[0]]} probe{lines}" + "".join(f", {e}" for e in extra)
+
+
+def _selectivity_panel(ax: Any, runs: Sequence[Run], probes: Sequence[str], what: str, colours: dict[str, str],
+                       styles: "SeriesStyles") -> None:
+    """One quantity of one panel's probes: the first probe's series as lines cut at unprobed layers (a piece of one
+    point is a marker), each merged probe's points as big markers of their own."""
+    for i, probe in enumerate(probes):
+        for (encoder, weights), pieces in depth_segments(runs, probe, what).items():
+            colour = colours.setdefault(encoder, f"C{len(colours)}")
+            style = styles.of(weights) if i == 0 else {"linestyle": "none", "marker": SPARSE_MARKERS[(i - 1) % 4][0]}
+            label = f"{encoder}, {weights}" + ("" if i == 0 else f", {PROBE_NAMES[probe]} probe")
+            for n, piece in enumerate(pieces):
+                ax.plot([x for x, _ in piece], [y for _, y in piece], markersize=4 if i == 0 else 10, color=colour,
+                        **style, label=label if n == 0 else "_nolegend_")
+    ax.set_xlim(-0.05, 1.05)
+    ax.set_xlabel("relative layer depth")
+    ax.set_ylabel(f"test {what} (points)")
+    ax.set_title(_selectivity_title(what, probes), fontsize="small")
+    ax.grid(True, alpha=0.3)
+
+
+def probe_selectivity_figure(runs: Sequence[Run], path: Path) -> bool:
+    """The probe-depth figure for the control-task runs (this section's tables): per probe type, test
+    accuracy and selectivity against relative layer depth, a colour per encoder, a line style per weights (trained
+    solid, random dashed) and a marker per training size or seed set; one legend below the panels (issue 45: the
+    panels' legends covered their lines, and runs of two sizes were drawn alike). Issue 56: no line across layers
+    never probed, and a probe with single points only is drawn in its neighbour's panel. False (nothing written)
+    without such runs."""
+    panels = selectivity_panels(runs)
+    if not panels:
+        return False
+    fig, axes = plt.subplots(2, len(panels), figsize=(4.8 * len(panels), 6.4), squeeze=False, layout="constrained")
+    colours: dict[str, str] = {}
+    styles = SeriesStyles()
+    for col, probes in enumerate(panels.values()):
+        for row, what in enumerate(("accuracy", "selectivity")):
+            _selectivity_panel(axes[row][col], runs, probes, what, colours, styles)
+    _figure_legend(fig, axes)
+    figures._save(fig, path)   # through the module: a test may catch the figure there
+    return True
+
+
+FIGURE = "probe_selectivity.png"
+
+
+def render(given: SectionInput) -> Rendered:
+    drawn = probe_selectivity_figure(given.runs, given.out / FIGURE)
+    return Rendered([probe_control_table(given.runs), best_layer_table(given.runs)], {FIGURE: drawn},
+                    {"probe_controls": (FIGURE, "Probe accuracy and selectivity by relative layer depth", "")})
+
+
+SECTION = Section(key="probe_controls", order=1, claims_own=False, take=is_control_run, render=render,
+                  summary="Probe-control runs")

@@ -1,106 +1,35 @@
-"""The report's "bits beyond a baseline" and erasure sections (issue 47): per encoder (trained and random-weights twins
-as separate row blocks), label set and layer, what ``probe=conditional`` records (``conditional_probe``: H_V(Y | B),
-H_V(Y | B, ℓ), the gain and its interval per baseline B, per probe family) and what ``probe=erasure`` records
-(``erasure_probe``: a linear probe's accuracy and bits before and after LEACE, the majority share, the prior's bits,
-the eraser's rank), each beside the published direction, marked as the paper's and on which data.
+"""Probe conditional's part of the report, declared by config.py (``report``): the "bits beyond a baseline" section
+(issue 47): per encoder (trained and random-weights twins as separate row blocks), label set and layer, what
+``probe=conditional`` records (``conditional_probe``: H_V(Y | B), H_V(Y | B, ℓ), the gain and its interval per
+baseline B, per probe family) beside the published direction, marked as the paper's and on which data, and its depth
+figure. Probe erasure's records share the section (its key; the table is in erasure's report.py).
 
-Those records are kept out of every older table (``split_runs``), so a report over runs without them renders exactly
-as before.
+The section takes those records out of every older table, so a report over runs without them renders exactly as
+before.
 """
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from pathlib import Path
 from typing import Any, Sequence
 
+from elmo_bench.report import figures
 from elmo_bench.report.collect import Run
-from elmo_bench.report.encoder_names import EncoderNames, depth_span
-from elmo_bench.report.experiments import apart
-from elmo_bench.report.probe_settings import probe_settings
-from elmo_bench.report.structural_mdl import _Keyed, base_identity, train_sentences, weights_label
-from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat, stat_json
+from elmo_bench.report.figures import _figure_legend, _panel_grid
+from elmo_bench.report.probe_blocks import Block, blocks, cell, interval, once
+from elmo_bench.report.sections import Rendered, Section, SectionInput
+from elmo_bench.report.table import Stat, Table, fmt_stat, stat_json
 
 CONDITIONAL = "conditional_probe"
-ERASURE = "erasure_probe"
 #: a conditional record's gain key: ``[family:]baseline/layer_<k>_gain`` (no family: the linear one)
 GAIN = re.compile(r"(?:(?P<family>[a-z0-9]+):)?(?P<baseline>[a-z0-9]+)/layer_(?P<layer>\d+)_gain")
 BASELINES = ("none", "layer0", "word", "random")
 FAMILIES = {"linear": "linear (converged)", "mlp1": "MLP-1"}
-#: probe settings that choose what is measured, not how: records differing only in them are one block
-SHARED_SETTINGS = ("baseline", "layers", "bootstrap", "data_dir", "probe", "tags", "max_train_sentences", "name")
-#: the identity keys a block's columns and labels already set apart (which baselines, layers or families were
-#: asked for, the labels, the training size): records differing only in them are one block
-SHOWN = tuple(f"probe.{key}" for key in SHARED_SETTINGS)
 ROW_KEYS = ("h_baseline", "h_joint", "gain", "gain_lo", "gain_hi", "accuracy")
-ERASURE_KEYS = ("rank", "accuracy_before", "accuracy_after", "bits_before", "bits_after")
 PAPER_CONDITIONAL = ("paper: Hewitt, Ethayarajh, Liang & Manning 2021, the public 5.5B ELMo on OntoNotes 5 (English) "
                      "UPOS, linear probe: conditioned on layer 0, part of speech is found in deeper layers than plain "
                      "probing says")
-PAPER_ERASURE = ("paper: Belrose et al. 2023 (LEACE), a guarantee on the data the eraser is fitted on, for any "
-                 "encoder and concept: after erasure no linear classifier beats the constant predictor")
-#: the issue's completeness check: accuracy within this many points of the majority share, bits within this of the prior
-ERASURE_TOLERANCE = (0.5, 0.02)
-
-
-def split_runs(runs: Sequence[Run]) -> tuple[list[Run], list[Run]]:
-    """(every other run, the conditional-probing and erasure runs)."""
-    mine = (CONDITIONAL, ERASURE)
-    return [r for r in runs if r.task not in mine], [r for r in runs if r.task in mine]
-
-
-@dataclass
-class Block:
-    """One row block: an encoder, its weights (trained or a random twin), the labels and the training size."""
-
-    encoder: str
-    weights: str
-    tags: str
-    trained: bool
-    runs: list[Run]
-
-    @property
-    def layer_count(self) -> int:
-        """L + 1 of relative depth (encoder_names.depth_span): with encoder.layers a subset, its deepest + 1."""
-        counts = [c for r in self.runs if (c := depth_span(r.record))]
-        return max(counts) if counts else 1
-
-    def depth(self, layer: int) -> float:
-        return layer / (self.layer_count - 1) if self.layer_count > 1 else 0.0
-
-
-def settings_of(run: Run) -> dict[str, Any]:
-    """The probe settings that change a measurement (not which baselines, layers or families were asked for, nor
-    the bootstrap's resamples): records that differ in them are never averaged as seeds (issue 45)."""
-    return {k: v for k, v in sorted(probe_settings(run.record).items()) if k not in SHARED_SETTINGS}
-
-
-def _settings_label(settings: dict[str, Any], varying: Sequence[str]) -> str:
-    return "".join(f", {k}={settings.get(k)}" for k in varying)
-
-
-def blocks(runs: Sequence[Run]) -> list[Block]:
-    """Runs by (encoder, weights, labels, training size, settings): encoders in report order (biLMs first), trained
-    before random; runs of one block are seeds (or baselines run separately) of one measurement, and a block whose
-    settings differ from a neighbour's is labelled with them (``trained, max_epochs=40``)."""
-    keyed = [_Keyed(r.record, base_identity(r.record)) for r in runs]
-    names = EncoderNames(keyed)
-    found: dict[tuple, list[Run]] = {}
-    for run, k in zip(runs, keyed):
-        key = (k.encoder_key, weights_label(run.record), str(run.record.data.get("tags") or "upos"),
-               train_sentences(run) or 0, json.dumps(settings_of(run), sort_keys=True, default=str))
-        found.setdefault(key, []).append(run)
-    several_sizes = len({key[3] for key in found}) > 1
-    varying: dict[tuple, list[str]] = {}
-    for key in found:
-        alike = [json.loads(other[4]) for other in found if other[:4] == key[:4]]
-        varying[key[:4]] = sorted({k for a in alike for b in alike for k in set(a) | set(b) if a.get(k) != b.get(k)})
-    order = {key: i for i, key in enumerate(names.order)}
-    ranked = sorted(found, key=lambda key: (order.get(key[0], len(order)), key[1] != "trained", *key[1:]))
-    return [Block(names.label(key[0]), key[1] + (f", {key[3]} train sentences" if several_sizes and key[3] else "")
-                  + _settings_label(json.loads(key[4]), varying[key[:4]]) + (f", {apart_by}" if apart_by else ""),
-                  key[2], key[1] == "trained", part)
-            for key in ranked for apart_by, part in apart(found[key], shown=SHOWN)]
 
 
 def measured(runs: Sequence[Run]) -> tuple[list[str], list[str], list[int]]:
@@ -116,21 +45,6 @@ def measured(runs: Sequence[Run]) -> tuple[list[str], list[str], list[int]]:
 def key_of(family: str, baseline: str, layer: int, what: str) -> str:
     """The record's flat key: ``b/layer_<k>_<what>``, ``mlp1:b/...`` for MLP-1."""
     return f"{'' if family == 'linear' else family + ':'}{baseline}/layer_{layer}_{what}"
-
-
-def cell(block: Block, key: str) -> Stat | None:
-    return stat(r.value("test", key) for r in block.runs)
-
-
-def interval(low: Stat | None, high: Stat | None) -> str:
-    """"lo to hi" (means over runs where several)."""
-    return MISSING if low is None or high is None else f"{low.mean:.3f} to {high.mean:.3f}"
-
-
-def once(block: Block, key: str) -> Stat | None:
-    """A value every run of the block shares (the prior's bits, the majority share): one number, not ± 0."""
-    values = [v for r in block.runs if (v := r.value("test", key)) is not None]
-    return Stat(values[0], None, len(values)) if values and len(set(values)) == 1 else stat(values)
 
 
 def family_prior(block: Block, family: str) -> Stat | None:
@@ -277,70 +191,6 @@ def conditional_table(runs: Sequence[Run]) -> Table:
                  notes, key="bits_beyond_baseline", records=records, extra=extra)
 
 
-def erasure_layers(block: Block) -> list[int]:
-    return sorted({int(m.group(1)) for r in block.runs for k in (r.metrics.get("test") or {})
-                   if (m := re.fullmatch(r"layer_(\d+)_rank", k))})
-
-
-def guard_holds(found: dict[str, Stat | None], majority: Stat | None, prior: Stat | None) -> bool | None:
-    """The paper's direction on held-out test: accuracy after erasure not above the majority share (by more than
-    0.5 points) and bits not below the prior's (by more than 0.02); None when a number is missing."""
-    after, bits = found["accuracy_after"], found["bits_after"]
-    if None in (after, bits, majority, prior):
-        return None
-    points, tolerance = ERASURE_TOLERANCE
-    return after.mean <= majority.mean + points and bits.mean >= prior.mean - tolerance
-
-
-def _erasure_row(block: Block, layer: int) -> tuple[list[str], dict[str, Any]]:
-    found = {w: cell(block, f"layer_{layer}_{w}") for w in ERASURE_KEYS}
-    majority, prior = once(block, "majority"), once(block, "prior_bits")
-    classes = {int(k) for r in block.runs if (k := r.record.data.get("num_classes"))}
-    expected = f" of {min(classes) - 1}" if len(classes) == 1 else ""
-    holds = guard_holds(found, majority, prior)
-    rank = found["rank"]
-    cells = [block.encoder, block.weights, block.tags, f"layer_{layer}",
-             MISSING if rank is None else f"{fmt(rank.mean, 0)}{expected}",
-             fmt_stat(found["accuracy_before"]), fmt_stat(found["accuracy_after"]), fmt_stat(majority),
-             fmt_stat(found["bits_before"], 3), fmt_stat(found["bits_after"], 4), fmt_stat(prior, 4),
-             MISSING if holds is None else ("yes" if holds else "no")]
-    record = {"encoder": block.encoder, "weights": block.weights, "tags": block.tags, "layer": layer,
-              "relative_depth": block.depth(layer), "classes": sorted(classes), "holds": holds,
-              "test": {**{w: stat_json(v) for w, v in found.items()}, "majority": stat_json(majority),
-                       "prior_bits": stat_json(prior)}}
-    return cells, record
-
-
-def erasure_table(runs: Sequence[Run]) -> Table:
-    """Rows: encoder × weights × labels × layer; the linear probe before and after LEACE beside the constant
-    predictor (majority share, prior's bits) and the eraser's rank."""
-    mine = [r for r in runs if r.task == ERASURE]
-    header = ["Encoder", "Weights", "Labels", "Layer", "rank (of k − 1)", "acc. before %", "acc. after %",
-              "majority %", "bits before", "bits after", "prior bits", "paper's direction holds"]
-    rows, records = [], []
-    for block in blocks(mine):
-        for layer in erasure_layers(block):
-            cells, record = _erasure_row(block, layer)
-            rows.append(cells)
-            records.append(record)
-    points, tolerance = ERASURE_TOLERANCE
-    notes = [
-        "LEACE (Belrose et al. 2023, the concept-erasure package) fitted per layer on the training split's features "
-        "and one-hot labels; a converged linear probe (fixed L2) fitted on the erased training features and scored "
-        "on the erased test features (accuracy %, bits per token), before and after; majority = the training-"
-        "majority class's test share, prior bits = the test labels' cross-entropy under the training prior; rank = "
-        "the rank of the change x ↦ eraser(x) − x (k − 1 for k training classes).",
-        PAPER_ERASURE + f". Ours is measured on held-out test: it holds when accuracy after is at most the majority "
-        f"share + {points} points and bits after at least the prior's − {tolerance}.",
-    ]
-    extra = {"paper": {"source": "Belrose, Schneider-Joseph, Ravfogel, Cotterell, Raff & Biderman 2023 (LEACE)",
-                       "data": "a guarantee on the fitting data (any encoder, any concept)",
-                       "direction": "after erasure no linear classifier beats the constant predictor"},
-             "tolerance": {"accuracy_points": points, "bits": tolerance}}
-    return Table("Concept erasure (LEACE) per encoder, labels and layer", header, rows, notes, key="erasure",
-                 records=records, extra=extra)
-
-
 def depth_series(runs: Sequence[Run]) -> dict[tuple[str, str], list[tuple[Block, str, list[tuple[float, float]]]]]:
     """{(labels, family): [(block, baseline, [(relative depth, mean gain)])]}: the figure's panels and lines."""
     mine = [r for r in runs if r.task == CONDITIONAL]
@@ -354,3 +204,59 @@ def depth_series(runs: Sequence[Run]) -> dict[tuple[str, str], list[tuple[Block,
                 if points:
                     out.setdefault((block.tags, family), []).append((block, b, points))
     return out
+
+
+#: a marker per baseline in the bits-beyond-a-baseline figure
+BASELINE_MARKERS = {"none": "o", "layer0": "s", "word": "^", "random": "D"}
+
+
+def _weights_style(block: Any, seen: dict[str, str]) -> str:
+    """Trained solid, a random-weights twin dashed (a second trained or random label: dotted / dash-dot)."""
+    if block.weights not in seen:
+        pool = ("-", ":") if block.trained else ("--", "-.")
+        alike = sum(1 for label in seen if label.startswith("trained") == block.trained)
+        seen[block.weights] = pool[alike % 2]
+    return seen[block.weights]
+
+
+def bits_depth_figure(runs: Sequence[Run], path: Path) -> bool:
+    """The gain beyond each baseline (bits per token, test) against relative layer depth, a panel per labels and
+    probe family: a colour per encoder, a marker per baseline, trained solid and random-weights twins dashed; a
+    grey line at 0 bits. False (nothing written) without conditional-probing runs."""
+    panels = depth_series(runs)
+    if not panels:
+        return False
+    fig, axes = _panel_grid(len(panels), 2, (5.2, 3.8))
+    colours: dict[str, str] = {}
+    styles: dict[str, str] = {}
+    for ax, ((tags, family), series) in zip(axes.flat, panels.items()):
+        for block, baseline, points in series:
+            colour = colours.setdefault(block.encoder, f"C{len(colours)}")
+            ax.plot([x for x, _ in points], [y for _, y in points], color=colour, markersize=4,
+                    linestyle=_weights_style(block, styles), marker=BASELINE_MARKERS.get(baseline, "x"),
+                    label=f"{block.encoder}, {block.weights}, "
+                          + ("no baseline (plain probing)" if baseline == "none" else f"beyond {baseline}"))
+        ax.axhline(0.0, color="gray", linewidth=0.8)
+        ax.set_xlim(-0.05, 1.05)
+        ax.set_xlabel("relative layer depth")
+        ax.set_ylabel("gain (bits per token, test)")
+        ax.set_title(f"{tags}, {FAMILIES.get(family, family)} probe", fontsize="small")
+        ax.grid(True, alpha=0.3)
+    _figure_legend(fig, axes, len(panels))
+    figures._save(fig, path)   # through the module: a test may catch the figure there
+    return True
+
+
+FIGURE = "bits_beyond_baseline_depth.png"
+
+
+def render(given: SectionInput) -> Rendered:
+    if not any(r.task == given.record_task for r in given.runs):
+        return Rendered()
+    drawn = bits_depth_figure(given.runs, given.out / FIGURE)
+    return Rendered([conditional_table(given.runs)], {FIGURE: drawn},
+                    {"bits_beyond_baseline": (FIGURE, "Bits beyond a baseline by relative layer depth", "")})
+
+
+SECTION = Section(key="bits_beyond_baseline", order=3, render=render,
+                  summary="Conditional-probing and erasure runs")

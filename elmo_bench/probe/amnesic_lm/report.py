@@ -1,4 +1,4 @@
-"""The report's amnesic table (issue 47 item 4): what erasing a concept inside an encoder does, per encoder, concept
+"""Probe amnesic_lm's part of the report, declared by config.py (``report``): the amnesic table (issue 47 item 4): what erasing a concept inside an encoder does, per encoder, concept
 and erased layer, beside removing random directions of the same rank, and beside the published direction.
 
 - From ``probe=amnesic_lm`` records (``amnesic_lm_probe``, ``metrics.dev``): the biLM's perplexity un-erased,
@@ -9,8 +9,9 @@ and erased layer, beside removing random directions of the same rank, and beside
   same experiment but for ``encoder.erase`` (:func:`pair_key`; ``seed`` included: a pair per training seed; the
   random control's erase seeds averaged first, then the pairs).
 
-Erased task runs are kept out of every older table (their encoder record names the biLM alone: they would read as
-seeds of the un-erased runs), so a report over runs without these records renders exactly as before.
+Erased task runs are kept out of every older table (the section takes them, :func:`erased`: their encoder record
+names the biLM alone, they would read as seeds of the un-erased runs), so a report over runs without these records
+renders exactly as before.
 """
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ from typing import Any, Sequence
 
 from elmo_bench.report.collect import Run
 from elmo_bench.report.encoder_names import EncoderNames, key_of
-from elmo_bench.report.structural_mdl import _Keyed, base_identity, weights_label
-from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat, stat_json
+from elmo_bench.report.probe_common import Keyed, base_identity, weights_label
+from elmo_bench.report.sections import Rendered, Section, SectionInput
+from elmo_bench.report.table import MISSING, Stat, Table, fmt, fmt_stat, stat, stat_json
 
 AMNESIC = "amnesic_lm_probe"
 #: the one-sided bootstrap's level for "as the paper's direction"
@@ -39,10 +41,9 @@ NO_TASK_RUNS = ("no task runs with encoder.erase set below these directories (py
 NO_LM = "no probe=amnesic_lm record (an encoder without an LM head, e.g. MiniLM, has none)"
 
 
-def split_runs(runs: Sequence[Run]) -> tuple[list[Run], list[Run]]:
-    """(every other run, the amnesic_lm records and the task runs with encoder.erase on)."""
-    mine = [r for r in runs if r.task == AMNESIC or r.erase is not None]
-    return [r for r in runs if r.task != AMNESIC and r.erase is None], mine
+def erased(run: Run) -> bool:
+    """A task run with an encoder erased: this section's (taken out of the task tables), never a task table's."""
+    return run.erase is not None
 
 
 def pair_key(run: Run) -> str:
@@ -109,7 +110,7 @@ def lm_layers(run: Run) -> list[int]:
 def rows_of(runs: Sequence[Run], plain: Sequence[Run]) -> tuple[list[Row], bool]:
     """The table's rows in report order (biLMs first), and whether any task pair was found."""
     erased = [r for r in runs if r.task != AMNESIC]
-    keyed = [_Keyed(r.record, _identity(r)) for r in runs]
+    keyed = [Keyed(r.record, _identity(r)) for r in runs]
     names = EncoderNames(keyed)
     found: dict[tuple, Row] = {}
     for run, k in zip(runs, keyed):
@@ -179,7 +180,7 @@ def _row(row: Row) -> tuple[list[str], dict[str, Any]]:
 
 
 def amnesic_table(runs: Sequence[Run], plain: Sequence[Run]) -> Table:
-    """Rows: encoder × weights × concept × erased layer × control (``runs``: :func:`split_runs`'s second part; ``plain``: every
+    """Rows: encoder × weights × concept × erased layer × control (``runs``: the section's: its records and the erased task runs; ``plain``: every
     other run, where the erased task runs' un-erased partners are)."""
     rows, any_task = rows_of(runs, plain)
     header = ["Encoder", "Weights", "Concept", "Layer", "Control", "ppl", "Δ ppl erased", "Δ ppl control",
@@ -213,3 +214,10 @@ def amnesic_table(runs: Sequence[Run], plain: Sequence[Run]) -> Table:
              "level": LEVEL, "task_runs": any_task}
     return Table("Amnesic probing: erasing a concept inside the encoder, against random directions of the same rank",
                  header, [c for c, _ in made], notes, key="amnesic", records=[r for _, r in made], extra=extra)
+
+
+def render(given: SectionInput) -> Rendered:
+    return Rendered([amnesic_table(given.runs, given.task_runs)])
+
+
+SECTION = Section(key="amnesic", order=4, take=erased, render=render, summary="Amnesic-probing runs")

@@ -12,19 +12,26 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Sequence
 
-from elmo_bench.records.run_record import RunRecord
+from elmo_bench.report import figures
 from elmo_bench.report.collect import Run
-from elmo_bench.report.encoder_names import BILM, EncoderNames, depth_span, identity, key_of
+from elmo_bench.report.encoder_names import EncoderNames, depth_span
 from elmo_bench.report.experiments import apart
-from elmo_bench.report.probe_controls import PROBE_NAMES
+from elmo_bench.report.figures import SeriesStyles, _figure_legend, _panel_grid
+from elmo_bench.report.probe_common import PROBE_NAMES, Keyed, base_identity, train_sentences, weights_label
 from elmo_bench.report.probe_settings import probe_settings
-from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat, stat_json
+from elmo_bench.report.sections import Rendered, Section, SectionInput
+from elmo_bench.report.table import MISSING, Stat, Table, fmt, fmt_stat, stat, stat_json
 
 STRUCTURAL = "structural_probe"
-MDL = "mdl_probe"
-RANDOM_KEYS = ("random_init", "random_seed")
+
+
+def is_mdl(run: Run) -> bool:
+    """An MDL record among this section's runs (its group: the structural probe's records and those of the probes
+    that join its key: MDL's, whose report.py declares that key)."""
+    return run.task != STRUCTURAL
 #: (metric key, header, digits): the structural probes' test metrics
 STRUCTURAL_METRICS = (("uuas", "UUAS", 2), ("dspr", "DSpr", 3), ("root_acc", "root %", 2), ("nspr", "NSpr", 3))
 #: (metric key, split, header suffix, digits) of one MDL probe; the control task's are ``control_``-prefixed
@@ -39,54 +46,10 @@ PAPER_LABEL = "paper: ELMo (public 5.5B biLM), Hewitt & Manning 2019, PTB WSJ te
 LAYER = re.compile(r"layer_(\d+)_(?:uuas|online_bits|accuracy)")
 
 
-def is_structural_mdl(run: Run) -> bool:
-    return run.task in (STRUCTURAL, MDL)
-
-
-def split_runs(runs: Sequence[Run]) -> tuple[list[Run], list[Run]]:
-    """(every other run, the structural-probe and MDL runs)."""
-    return [r for r in runs if not is_structural_mdl(r)], [r for r in runs if is_structural_mdl(r)]
-
-
-def trained_hash(record: RunRecord) -> str | None:
-    """The trained biLM's hash behind a record: a random twin's hash is ``<trained>-random-<mode>-<seed>``."""
-    bilm, encoder = record.bilm or {}, record.encoder or {}
-    found = bilm.get("trained_hash") or encoder.get("trained_hash") or bilm.get("hash") or encoder.get("hash")
-    return None if found is None else str(found).split("-random-")[0]
-
-
-def base_identity(record: RunRecord) -> dict[str, Any]:
-    """The encoder identity without its random-weights part: a twin shares its trained encoder's label."""
-    ident = {k: v for k, v in identity(record).items() if k not in RANDOM_KEYS}
-    if ident.get("kind") == BILM:
-        ident["hash"] = trained_hash(record)
-    return ident
-
-
-def weights_label(record: RunRecord) -> str:
-    """"trained" or "random (<mode>, seed <s>)", from the record's encoder identity or its config."""
-    encoder, config = record.encoder or {}, record.config or {}
-    mode = encoder.get("random_init") or config.get("random_init")
-    seed = encoder.get("random_seed", config.get("random_seed"))
-    return "trained" if not mode else f"random ({mode}, seed {seed})"
-
-
 def mdl_probe(run: Run) -> str:
     """Which probe coded an MDL record: ``config.probe.probe`` (a probe run's settings, ``python run.py probe=mdl``),
     ``config.probe`` (the probe-mdl command's records before probe runs), else linear (records before ``--probe``)."""
     return str(probe_settings(run.record).get("probe") or "linear")
-
-
-@dataclass
-class _Keyed:
-    """A record seen through its base identity, for EncoderNames (labels, order, layer counts)."""
-
-    record: RunRecord
-    encoder: dict[str, Any]
-
-    @property
-    def encoder_key(self) -> str:
-        return key_of(self.encoder)
 
 
 @dataclass
@@ -118,18 +81,13 @@ def probe_kind(run: Run) -> str:
     return "structural probes" if run.task == STRUCTURAL else f"MDL {PROBE_NAMES.get(mdl_probe(run), mdl_probe(run))}"
 
 
-def train_sentences(run: Run) -> int | None:
-    found = run.record.data.get("train_sentences")
-    return int(found) if found else None
-
-
 def epoch_budget(run: Run) -> int | None:
     """The record's epoch cap (``--max-epochs``): two caps give two numbers, never two seeds of one."""
     found = probe_settings(run.record).get("max_epochs")
     return int(found) if isinstance(found, (int, float)) and not isinstance(found, bool) else None
 
 
-def _epoch_ranks(runs: Sequence[Run], keyed: Sequence[_Keyed]) -> list[int]:
+def _epoch_ranks(runs: Sequence[Run], keyed: Sequence[Keyed]) -> list[int]:
     """Per run, the position of its epoch cap among the caps of its probe kind within its encoder, weights and
     training size: records of equal rank share a row block (a structural probe's 10 epochs beside an MDL probe's
     40), records of one kind with two caps do not."""
@@ -156,7 +114,7 @@ def groups(runs: Sequence[Run]) -> list[Group]:
     """Runs by (encoder, weights, training size, epoch cap): encoders in report order (biLMs first), trained before
     random, smaller training sets first. Records of different training sizes or epoch caps are never averaged as
     if they were seeds (issue 45): each is its own row block, labelled with what sets it apart."""
-    keyed = [_Keyed(r.record, base_identity(r.record)) for r in runs]
+    keyed = [Keyed(r.record, base_identity(r.record)) for r in runs]
     names = EncoderNames(keyed)
     ranks = _epoch_ranks(runs, keyed)
     found: dict[tuple, list[Run]] = {}
@@ -175,12 +133,12 @@ def groups(runs: Sequence[Run]) -> list[Group]:
 
 
 def mdl_probes(runs: Sequence[Run]) -> list[str]:
-    found = {mdl_probe(r) for r in runs if r.task == MDL}
+    found = {mdl_probe(r) for r in runs if is_mdl(r)}
     return [p for p in PROBE_NAMES if p in found] + sorted(found - set(PROBE_NAMES))
 
 
 def has_control(runs: Sequence[Run], probe: str) -> bool:
-    return any(k.startswith("control_") for r in runs if r.task == MDL and mdl_probe(r) == probe
+    return any(k.startswith("control_") for r in runs if is_mdl(r) and mdl_probe(r) == probe
                for k in r.metrics.get("train") or {})
 
 
@@ -190,7 +148,7 @@ def structural_cell(group: Group, layer: int, metric: str, split: str = "test") 
 
 def mdl_cell(group: Group, probe: str, layer: int, metric: str, split: str, control: bool = False) -> Stat | None:
     name = f"{'control_' if control else ''}layer_{layer}_{metric}"
-    return stat(r.value(split, name) for r in group.runs if r.task == MDL and mdl_probe(r) == probe)
+    return stat(r.value(split, name) for r in group.runs if is_mdl(r) and mdl_probe(r) == probe)
 
 
 def _columns(runs: Sequence[Run]) -> list[tuple[str, str, str, bool, int]]:
@@ -330,3 +288,62 @@ def depth_points(runs: Sequence[Run], what: str, probe: str | None = None, contr
         if points:
             out.append((group, points))
     return out
+
+
+def _chain_baseline(ax: Any, runs: Sequence[Run]) -> None:
+    """The linear-chain UUAS (every word attached to the next) as a grey line: the layers above it beat it."""
+    for data, value in chain_baselines(runs):
+        ax.axhline(value, color="black", linestyle=(0, (1, 1)), linewidth=1.2,
+                   label=f"baseline: linear chain ({data}) {value:.2f}")
+
+
+def _structural_panel(ax: Any, runs: Sequence[Run], metric: str, probe: str | None, colours: dict[str, str],
+                      styles: SeriesStyles) -> None:
+    """One quantity against depth: a colour per encoder, a line style per weights (trained, each random twin), a
+    marker per task (tags: circles, control: crosses)."""
+    for control in ((False, True) if probe and has_control(runs, probe) else (False,)):
+        for group, points in depth_points(runs, metric, probe, control):
+            colour = colours.setdefault(group.encoder, f"C{len(colours)}")
+            ax.plot([x for x, _ in points], [y for _, y in points], color=colour, markersize=4,
+                    **styles.of(group.weights, control), label=f"{group.encoder}, {group.weights}{', control' if control else ''}")
+    if metric == "uuas" and probe is None:
+        _chain_baseline(ax, runs)
+    ax.set_xlim(-0.05, 1.05)
+    ax.set_xlabel("relative layer depth")
+    ax.set_ylabel("compression (uniform / online)" if probe else "UUAS (%)" if metric == "uuas" else "Spearman")
+    ax.grid(True, alpha=0.3)
+
+
+def structural_mdl_figure(runs: Sequence[Run], path: Path) -> bool:
+    """The depth figure for the structural-probe and MDL runs (this section's table): UUAS (with the
+    linear-chain baseline), DSpr and NSpr (test), and each MDL probe's compression for the tags (circles) and the
+    control task (crosses, train), against relative layer depth; a colour per encoder, a line style per weights
+    (trained solid, each random twin its own dash). False (nothing written) without such runs."""
+    panels = [(f"{label} (test)", metric, None) for metric, label in (("uuas", "UUAS"), ("dspr", "DSpr"),
+                                                                       ("nspr", "NSpr"))
+              if depth_points(runs, metric)]
+    panels += [(f"MDL compression, {PROBE_NAMES.get(p, p)} probe (train)", "compression", p)
+               for p in mdl_probes(runs)]
+    if not panels:
+        return False
+    fig, axes = _panel_grid(len(panels), 3, (4.6, 3.8))
+    colours: dict[str, str] = {}
+    styles = SeriesStyles()
+    for ax, (title, metric, probe) in zip(axes.flat, panels):
+        _structural_panel(ax, runs, metric, probe, colours, styles)
+        ax.set_title(title, fontsize="small")
+    _figure_legend(fig, axes, len(panels))
+    figures._save(fig, path)   # through the module: a test may catch the figure there
+    return True
+
+
+FIGURE = "structural_mdl_depth.png"
+
+
+def render(given: SectionInput) -> Rendered:
+    drawn = structural_mdl_figure(given.runs, given.out / FIGURE)
+    return Rendered([structural_mdl_table(given.runs)], {FIGURE: drawn},
+                    {"structural_mdl": (FIGURE, "Structural probes and MDL by relative layer depth", "")})
+
+
+SECTION = Section(key="structural_mdl", order=2, render=render, summary="Structural-probe and MDL runs")
