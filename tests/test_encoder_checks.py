@@ -14,7 +14,7 @@ pytest.importorskip("transformers", reason="transformers is not installed (pip i
 
 from elmo_bench.base.errors import ConfigError  # noqa: E402
 from elmo_bench.encoders.build import build_encoder  # noqa: E402
-from elmo_bench.encoders.transformers import TransformersEncoder  # noqa: E402
+from elmo_bench.encoders.transformers.encoder import TransformersEncoder  # noqa: E402
 from tests.hf_tiny import tiny_models  # noqa: E402
 from tests.warm_python import run_python
 

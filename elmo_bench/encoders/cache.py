@@ -49,7 +49,7 @@ from elmo_bench.base.atomic import (
 )
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.integrity import IntegrityError, check_files, write_manifest
-from elmo_bench.encoders.bilm import as_encoder
+from elmo_bench.encoders.bilm.encoder import as_encoder
 from elmo_bench.encoders.file_rows import FileRows
 from elmo_bench.encoders.protocol import (
     Encoder,

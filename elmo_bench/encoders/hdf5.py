@@ -12,13 +12,15 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import h5py
 import numpy as np
 import torch
 
-from elmo_bench.base.errors import DataError
+from elmo_bench.base.errors import ConfigError, DataError
+from elmo_bench.encoders.build import build_encoder
+from elmo_bench.encoders.costs import EncoderCost
 from elmo_bench.encoders.kinds import EncoderKind, need_path
 
 
@@ -133,4 +135,20 @@ class Hdf5Encoder:
 
 
 #: ``encoder=hdf5``: ``encoder.path`` = the file ``elmo-bench embed --layers all`` writes (elmo_bench.encoders.kinds)
-ENCODER_KIND = EncoderKind("hdf5", lambda spec, amp="off": Hdf5Encoder(need_path(spec)))
+def _check_path(spec: Mapping[str, Any]) -> None:
+    path = spec["path"]
+    if not Path(str(path)).expanduser().is_file():
+        raise ConfigError(f"encoder=hdf5: encoder.path {path}: no such file (expected the output of elmo-bench embed "
+                          f"--layers all)")
+
+
+def _price(spec: Mapping[str, Any], options: Any, options_source: str, sentences: Any, amp: Any = "off") -> Any:
+    """0 FLOPs (the layers were computed elsewhere); the cache is the file, so its size is the cache's bytes."""
+    encoder = build_encoder(spec, amp=amp)
+    return EncoderCost("hdf5", 0, encoder.num_layers, encoder.dim, f"hdf5 {spec['path']}",
+                       "layers computed elsewhere: no encoder FLOPs; the cache is the file",
+                       file_bytes=Path(str(spec["path"])).stat().st_size)
+
+
+ENCODER_KIND = EncoderKind("hdf5", lambda spec, amp="off": Hdf5Encoder(need_path(spec)),
+                           path="the file elmo-bench embed --layers all writes", check_path=_check_path, price=_price)
