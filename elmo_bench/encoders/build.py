@@ -11,6 +11,7 @@ from elmo_bench.encoders.kinds import encoder_kinds
 from elmo_bench.encoders.protocol import Encoder
 from elmo_bench.encoders.settings import check_encoder_settings
 
+
 def build_encoder(spec: Mapping[str, Any], amp: Any = "off") -> Encoder:
     """The encoder described by ``spec`` (the ``encoder`` config group as a plain dict), built by its kind's
     declaration (a kind loaded from its own group, the biLM, is loaded by its callers: its ``load``); ``amp`` is

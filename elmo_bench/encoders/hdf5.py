@@ -150,5 +150,8 @@ def _price(spec: Mapping[str, Any], options: Any, options_source: str, sentences
                        file_bytes=Path(str(spec["path"])).stat().st_size)
 
 
+#: (the option's path is the file; cache_dtype: the activation cache's storage, fp16 by default, fp32 for layers beyond
+#: fp16's range):   python run.py task=ner embedder=glove_elmo encoder=hdf5 encoder.path=FILE
 ENCODER_KIND = EncoderKind("hdf5", lambda spec, amp="off": Hdf5Encoder(need_path(spec)),
+                           conf={"path": "???", "cache_dtype": "fp16"},
                            path="the file elmo-bench embed --layers all writes", check_path=_check_path, price=_price)

@@ -54,6 +54,9 @@ class EncoderKind:
     #: its layers; bump it when a change may move a number, else record the new code hash in
     #: elmo_bench/identity/plugins.txt
     version: int = 1
+    #: the ``encoder=<name>`` option's keys and defaults besides ``kind`` (a ConfigStore node made from them,
+    #: elmo_bench.engine.config_schema; None: no option, a user's conf/encoder/<name>.yaml may give one)
+    conf: Mapping[str, Any] | None = None
     #: the kind a config or record without ``encoder.kind`` means (exactly one kind: conf/config.yaml's default)
     default: bool = False
     #: how the kind is called in messages ("the biLM"); None: ``encoder=<name>``
@@ -152,6 +155,11 @@ def kind_of(spec: Mapping[str, Any] | None) -> EncoderKind:
 def kind_groups() -> tuple[str, ...]:
     """Every config group a kind reads besides ``encoder`` (the biLM's ``bilm``), in kind order."""
     return tuple(group for kind in encoder_kinds().values() for group in kind.groups)
+
+
+def option_node(kind: EncoderKind) -> dict[str, Any] | None:
+    """The ``encoder=<name>`` option a kind declares (its ``conf`` after ``kind: <name>``), None without one."""
+    return None if kind.conf is None else {"kind": kind.name, **kind.conf}
 
 
 def title(kind: EncoderKind) -> str:

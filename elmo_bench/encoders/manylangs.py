@@ -274,5 +274,8 @@ def _price(spec: Mapping[str, Any], options: Any, options_source: str, sentences
     return manylangs_cost(build_encoder(spec, amp=amp))
 
 
+#: ``encoder=manylangs``: an ELMoForManyLangs model directory (config.json, char.dic / word.dic, token_embedder.pkl,
+#: encoder.pkl):   python run.py task=ner embedder=glove_elmo encoder=manylangs encoder.path=DIR
 ENCODER_KIND = EncoderKind("manylangs", lambda spec, amp="off": ManyLangsEncoder(need_path(spec)),
+                           conf={"path": "???", "cache_dtype": "fp16"},
                            path="a model directory", check_path=_check_path, price=_price)

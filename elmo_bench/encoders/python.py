@@ -74,5 +74,7 @@ def _price(spec: Mapping[str, Any], options: Any, options_source: str, sentences
 
 
 #: ``encoder=python``: ``encoder._target_`` = any class, the other keys its arguments (elmo_bench.encoders.kinds)
-ENCODER_KIND = EncoderKind("python", lambda spec, amp="off": instantiate_encoder(spec), check=_check, free_keys=True,
+#: (docs/encoders.md):   python run.py task=ner embedder=glove_elmo encoder=python encoder._target_=pkg.module.Class
+ENCODER_KIND = EncoderKind("python", lambda spec, amp="off": instantiate_encoder(spec),
+                           conf={"_target_": "???", "cache_dtype": "fp16"}, check=_check, free_keys=True,
                            model_key="_target_", price=_price)

@@ -16,6 +16,7 @@ from elmo_bench.base.overrides import quoted
 from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.encoders.costs import EncoderCost, bilm_flops_per_position
+from elmo_bench.encoders.erase_settings import OFF as ERASE_OFF
 from elmo_bench.encoders.kinds import EncoderKind, Erasure
 from elmo_bench.encoders.random_init import randomise
 
@@ -106,7 +107,12 @@ def _randomise(encoder: Any, mode: str, seed: int) -> Any:
 
 #: ``encoder=bilm`` (the default): loaded from the ``bilm`` group (load), not built from the encoder group
 ENCODER_KIND = EncoderKind(
-    "bilm", None, default=True, title="the biLM", groups=(NAME,), load=load, random_modes=RANDOM_MODES,
+    "bilm", None, conf={
+        # The project's biLM, from the bilm group (bilm=shipped|fixture|custom|adapted|...): today's default, so
+        # leaving encoder= out changes nothing. Its identity is the biLM's weights hash (the activation cache key).
+        "cache_dtype": "fp16",  # activation cache storage: fp16 (default) | fp32 (layers beyond +-65504, e.g. T5)
+        "erase": dict(ERASE_OFF),  # amnesic probing inside the forward pass (docs/bits-and-erasure.md): off
+    }, default=True, title="the biLM", groups=(NAME,), load=load, random_modes=RANDOM_MODES,
     randomise=_randomise, random_via="bilm=random bilm.random_init=all|lstm",
     erasure=Erasure(lambda encoder: int(encoder.num_layers) - 1, _top_from_files, _widths, _install),
     price=price, layer_ids=layer_ids, from_args=from_args, overrides=overrides, run_label=run_label,

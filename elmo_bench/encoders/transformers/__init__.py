@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.overrides import quoted
+from elmo_bench.encoders.erase_settings import OFF as ERASE_OFF
 from elmo_bench.encoders.kinds import EncoderKind, Erasure
 from elmo_bench.encoders.layer_select import all_or, layer_indices
 from elmo_bench.encoders.settings import path_like
@@ -97,7 +98,24 @@ def _randomise(encoder: Any, mode: str, seed: int) -> Any:
 
 #: ``encoder=transformers`` (elmo_bench.encoders.kinds)
 ENCODER_KIND = EncoderKind(
-    "transformers", build, path="a model directory or a hub name", check_path=check_path, model_keys=True,
+    "transformers", build, conf={
+        # Any Hugging Face AutoModel: every hidden state is a layer.
+        #   python run.py task=ner embedder=glove_elmo encoder=transformers encoder.path=DIR [encoder.pooling=first]
+        "path": "???",          # a model directory (save_pretrained layout) or a hub name such as bert-base-cased
+        "revision": None,       # hub revision (branch, tag or commit); null = the default branch
+        "pooling": "auto",      # auto (last for a causal model, first otherwise) | first | last | mean
+        "amp": "${amp}",        # off = fp32 (default, follows the run's amp) | bf16 | fp16 (autocast on the model)
+        "max_length": None,     # window in tokens; null = the tokenizer's model_max_length or the position table
+        "batch_size": 32,       # windows per forward pass
+        "cache_dtype": "fp16",  # activation cache storage: fp16 (default) | fp32 (layers beyond +-65504, e.g. T5)
+        "random_init": None,    # all = the model built from its config with random weights (a baseline)
+        "random_seed": None,    # the seed of those weights (null = 0)
+        "layers": None,         # null = every layer | [0,8,16] (layer indices, 0 = embedding output) | every:K
+        "dtype": "float32",     # the weights' dtype: float32 | bfloat16 | float16
+        # max_tokens bounds memory; the vectors stay the same up to rounding (one fp16 step in a few values)
+        "max_tokens": None,     # null = batch_size windows per forward pass | N = each pass up to N subword tokens
+        "erase": dict(ERASE_OFF),  # amnesic probing inside the forward pass (docs/bits-and-erasure.md): off
+    }, path="a model directory or a hub name", check_path=check_path, model_keys=True,
     random_modes=("all",), randomise=_randomise, erasure=Erasure(
         _top, _top_from_files, _widths, _install, "; its last layer feeds no block"),
     price=price, layer_ids=layer_ids, cli_settings=cli_settings, overrides=overrides)
