@@ -39,6 +39,9 @@ class Erasure:
     install: Callable[[Any, Any], None]
     #: what follows the allowed range in the refusal's words (a transformer: its last layer feeds no block)
     note: str = ""
+    #: the eraser runs per stream of a layer (the biLM's forward and backward halves): ``probe=erasure`` fits and
+    #: saves one per stream (its ``streams``)
+    per_stream: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,12 +77,17 @@ class EncoderKind:
     #: the random twins it can draw (elmo_bench.encoders.random_init) and ``randomise(encoder, mode, seed)``
     random_modes: tuple[str, ...] = ()
     randomise: Callable[[Any, str, int], Any] | None = None
+    #: a trained one has its softmax, an LM head (elmo_bench.bilm.lm_head: probe=amnesic_lm scores words with it)
+    lm_head: bool = False
     #: where a run asks for the random twin when not through ``encoder.random_init`` (the biLM: its own group)
     random_via: str | None = None
     #: running an eraser inside the forward pass (None: the kind's forward pass does not run here)
     erasure: Erasure | None = None
     #: ``price(spec, options, options_source, sentences, amp)`` → elmo_bench.encoders.costs.EncoderCost
     price: Callable[..., Any] | None = None
+    #: the project's packages that are the kind's own code beyond its folder (the biLM kind: ``elmo_bench.bilm``,
+    #: the model it loads); its code identity follows them too (elmo_bench.engine.plugin_code.ENCODER_CODE)
+    packages: tuple[str, ...] = ()
     #: the config groups the kind reads besides ``encoder`` (the biLM: ``bilm``): left out of another kind's record
     groups: tuple[str, ...] = ()
     #: ``load(spec, files)`` → (encoder, the record results.json keeps under its group) when ``build`` is None

@@ -114,6 +114,7 @@ ENCODER_KIND = EncoderKind(
         "erase": dict(ERASE_OFF),  # amnesic probing inside the forward pass (docs/bits-and-erasure.md): off
     }, default=True, title="the biLM", groups=(NAME,), load=load, random_modes=RANDOM_MODES,
     randomise=_randomise, random_via="bilm=random bilm.random_init=all|lstm",
-    erasure=Erasure(lambda encoder: int(encoder.num_layers) - 1, _top_from_files, _widths, _install),
+    erasure=Erasure(lambda encoder: int(encoder.num_layers) - 1, _top_from_files, _widths, _install, per_stream=True),
+    lm_head=True, packages=("elmo_bench.bilm",),
     price=price, layer_ids=layer_ids, from_args=from_args, overrides=overrides, run_label=run_label,
     run_keys=(NAME, f"{NAME}.options", f"{NAME}.weights"))
