@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.encoders.cache import store
+from elmo_bench.encoders.cache_fill import store
 from elmo_bench.encoders.protocol import check_values
 
 SENTENCE = ["Peters", "trained", "a", "bidirectional", "model", "on", "Paris", "."]

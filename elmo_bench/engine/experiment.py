@@ -31,7 +31,8 @@ from elmo_bench.base.paths import REPO
 from elmo_bench.data.split_checks import check_splits
 from elmo_bench.encoders.bilm.encoder import BiLMEncoder, as_encoder
 from elmo_bench.encoders.build import build_encoder, encoder_record, layer_ids
-from elmo_bench.encoders.cache import ActivationCache, LiveLayers, check_first_sentence, source_forced_unknown
+from elmo_bench.encoders.cache import ActivationCache
+from elmo_bench.encoders.cache_read import LiveLayers, check_first_sentence, source_forced_unknown
 from elmo_bench.encoders.erase_settings import erase_spec
 from elmo_bench.encoders.erasing import apply_erase
 from elmo_bench.encoders.kinds import encoder_plugin_of, kind_of

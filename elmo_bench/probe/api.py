@@ -40,7 +40,7 @@ class ProbeContext:
         cache (each sentence computed once across probes and runs), or live when the run says ``cache=false``.
         The first call vets the encoder on its first sentence (an hdf5 file that lacks it, a model that cannot
         take it: one line before any layer is computed)."""
-        from elmo_bench.encoders.cache import LiveLayers, check_first_sentence  # lazy: torch
+        from elmo_bench.encoders.cache_read import LiveLayers, check_first_sentence  # lazy: torch
 
         sequences = [list(s) for s in sentences]
         if not self.vetted and sequences:
