@@ -171,16 +171,17 @@ def encoder_places() -> list[Place]:
 
 
 def _owner_of(kind: str, declaration: str, importlib) -> Path:
+    """The file whose module declares encoder kind ``kind`` (a module of the package, or a folder's __init__)."""
     import pkgutil
 
     import elmo_bench.encoders as encoders_package
 
-    for info in pkgutil.walk_packages(encoders_package.__path__, encoders_package.__name__ + "."):
+    for info in pkgutil.iter_modules(encoders_package.__path__, encoders_package.__name__ + "."):
         spec = importlib.util.find_spec(info.name)
         if spec is None or not spec.origin or not spec.origin.endswith(".py"):
             continue
-        text = Path(spec.origin).read_text(encoding="utf-8")
-        if f"{declaration} = " in text and f'"{kind}"' in text.split(f"{declaration} = ", 1)[1][:200]:
+        if f"{declaration} = " in Path(spec.origin).read_text(encoding="utf-8") and \
+                getattr(importlib.import_module(info.name), declaration).name == kind:
             return Path(spec.origin)
     raise LookupError(f"no module declares encoder kind {kind!r}")
 
