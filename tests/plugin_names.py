@@ -19,6 +19,7 @@ Two uses of a string name something else than the plug-in that shares its spelli
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -180,8 +181,8 @@ def _owner_of(kind: str, declaration: str, importlib) -> Path:
         spec = importlib.util.find_spec(info.name)
         if spec is None or not spec.origin or not spec.origin.endswith(".py"):
             continue
-        if f"{declaration} = " in Path(spec.origin).read_text(encoding="utf-8") and \
-                getattr(importlib.import_module(info.name), declaration).name == kind:
+        declares = re.search(rf"^{declaration} = ", Path(spec.origin).read_text(encoding="utf-8"), re.MULTILINE)
+        if declares and getattr(importlib.import_module(info.name), declaration).name == kind:
             return Path(spec.origin)
     raise LookupError(f"no module declares encoder kind {kind!r}")
 
