@@ -15,9 +15,11 @@ import hashlib
 import json
 from typing import Any, Iterable
 
+from elmo_bench.identity.history import LEGACY_KIND
 from elmo_bench.records.run_record import RunRecord
 
-BILM = "bilm"
+#: the biLM's kind: what a record written before encoders existed was made by (it names none)
+BILM = LEGACY_KIND
 #: identity entries that are facts about the layers, not part of who the encoder is
 _SHAPE_KEYS = ("layers", "dim", "layer_precision", "forced_unknown_words", "model_layers")
 

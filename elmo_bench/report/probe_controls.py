@@ -11,7 +11,7 @@ import re
 from typing import Iterable, Sequence
 
 from elmo_bench.report.collect import Run
-from elmo_bench.report.encoder_names import base_label, depth_span, layer_numbers
+from elmo_bench.report.encoder_names import BILM, base_label, depth_span, layer_numbers
 from elmo_bench.report.experiments import apart
 from elmo_bench.report.probe_settings import probe_settings
 from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat
@@ -36,8 +36,8 @@ def split_runs(runs: Iterable[Run]) -> tuple[list[Run], list[Run]]:
 
 def encoder_label(run: Run) -> str:
     ident = {k: v for k, v in (run.record.encoder or {}).items() if k not in (*RANDOM_KEYS, "layers", "dim")}
-    if ident.get("kind", "bilm") == "bilm":
-        ident = {"kind": "bilm", "hash": str((run.record.bilm or {}).get("trained_hash")
+    if ident.get("kind", BILM) == BILM:
+        ident = {"kind": BILM, "hash": str((run.record.bilm or {}).get("trained_hash")
                                              or (run.record.bilm or {}).get("hash") or ident.get("hash", "")
                                              ).partition("-random-")[0]}   # the weights column says random
     return base_label(ident)
