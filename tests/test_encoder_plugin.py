@@ -81,4 +81,22 @@ def test_a_copied_kind_module_runs_plans_and_reports(copied_kind, tmp_path, caps
 
     runs = collect([tmp_path / "results"]).runs
     names = EncoderNames(runs)
-    assert [names.label(run.encoder_key) for run in runs] == [NEW]            # the report names the copy's runs
+    assert [names.label(run.encoder_key) for run in runs] == [f"{NEW} {layers.name}"]   # named as hdf5's are
+    assert "encoder_label" not in saved                                        # (hdf5 declares no label of its own)
+
+
+def test_a_declared_label_is_recorded_and_the_report_shows_it():
+    """A kind's ``label`` reaches the report through results.json (the report imports no kind); a record that
+    names no kind is read as the biLM's (identity/history.py), the kind that declares itself the default."""
+    from elmo_bench.encoders.kinds import default_kind, label_record
+    from elmo_bench.identity.history import LEGACY_KIND
+    from elmo_bench.records.run_record import RunRecord
+    from elmo_bench.report.encoder_names import base_label, recorded_label
+
+    identity = {"kind": "manylangs", "model": "en", "hash": "h", "layers": 3, "dim": 8}
+    assert label_record(identity) == {"encoder_label": "ELMoForManyLangs en"}
+    assert label_record({"kind": SOURCE, "file": "x.hdf5", "hash": "h"}) == {}
+    record = RunRecord(task="ner", metrics={}, encoder=identity, extra=label_record(identity))
+    assert base_label(identity, recorded_label(record)) == "ELMoForManyLangs en"
+    assert base_label(identity) == "manylangs en"                               # a record from before labels
+    assert LEGACY_KIND == default_kind().name

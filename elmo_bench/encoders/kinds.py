@@ -108,6 +108,9 @@ class EncoderKind:
     #: group's choice, in the label already)
     run_label: Callable[[Mapping[str, Any]], str] | None = None
     run_keys: tuple[str, ...] = ()
+    #: ``label(identity)``: the report's name of an encoder of this kind, recorded with each run (results.json's
+    #: ``encoder_label``); None: the report names it from its identity's fields (elmo_bench.report.encoder_names)
+    label: Callable[[Mapping[str, Any]], str] | None = None
 
 
 def need_path(spec: Mapping[str, Any]) -> str:
@@ -168,6 +171,13 @@ def kind_groups() -> tuple[str, ...]:
 def option_node(kind: EncoderKind) -> dict[str, Any] | None:
     """The ``encoder=<name>`` option a kind declares (its ``conf`` after ``kind: <name>``), None without one."""
     return None if kind.conf is None else {"kind": kind.name, **kind.conf}
+
+
+def label_record(identity: Mapping[str, Any] | None) -> dict[str, str]:
+    """``{"encoder_label": ...}`` for results.json when the encoder's kind declares a label, else nothing (the
+    report reads the label from the record: it imports no kind)."""
+    kind = encoder_kinds().get(str((identity or {}).get("kind")))
+    return {"encoder_label": kind.label(identity)} if identity and kind is not None and kind.label else {}
 
 
 def title(kind: EncoderKind) -> str:

@@ -278,4 +278,5 @@ def _price(spec: Mapping[str, Any], options: Any, options_source: str, sentences
 #: encoder.pkl):   python run.py task=ner embedder=glove_elmo encoder=manylangs encoder.path=DIR
 ENCODER_KIND = EncoderKind("manylangs", lambda spec, amp="off": ManyLangsEncoder(need_path(spec)),
                            conf={"path": "???", "cache_dtype": "fp16"},
+                           label=lambda ident: f"ELMoForManyLangs {ident.get('model')}",
                            path="a model directory", check_path=_check_path, price=_price)

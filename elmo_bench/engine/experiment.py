@@ -35,7 +35,7 @@ from elmo_bench.encoders.cache import ActivationCache
 from elmo_bench.encoders.cache_read import LiveLayers, check_first_sentence, source_forced_unknown
 from elmo_bench.encoders.erase_settings import erase_spec
 from elmo_bench.encoders.erasing import apply_erase
-from elmo_bench.encoders.kinds import encoder_plugin_of, kind_of
+from elmo_bench.encoders.kinds import encoder_plugin_of, kind_of, label_record
 from elmo_bench.encoders.protocol import cache_id, moved
 from elmo_bench.encoders.random_init import check_random_init, randomise
 from elmo_bench.encoders.settings import cache_dtype
@@ -369,7 +369,8 @@ def write_run(run_dir: Path, run: RunConfig, task: Task, prepared: Prepared, mod
         encoder=portable(prepared.encoder_info, run_dir),
         git_commit=git_commit(REPO),
         extra={"plugins": {"task": f"{task.name}@{declaration(task.name).version}",
-                           **({"encoder": encoder_plugin_of(run.encoder.spec)} if use_elmo else {})}},
+                           **({"encoder": encoder_plugin_of(run.encoder.spec)} if use_elmo else {})},
+               **label_record(prepared.encoder_info if use_elmo else None)},
     )
     record.write(run_dir / RESULTS_FILE)
     return record.to_dict()

@@ -27,7 +27,7 @@ from elmo_bench.base.paths import DATA_ROOT, REPO
 from elmo_bench.base.ranges import default_of
 from elmo_bench.encoders.cache import ActivationCache
 from elmo_bench.encoders.cli_options import encoder_info
-from elmo_bench.encoders.kinds import encoder_plugin_of
+from elmo_bench.encoders.kinds import encoder_plugin_of, label_record
 from elmo_bench.encoders.protocol import moved
 from elmo_bench.engine.experiment import load_encoder_info, seed_everything
 from elmo_bench.engine.live_identity import fingerprint
@@ -250,7 +250,8 @@ def write_probe_record(run: ProbeRunConfig, run_dir: Path, outcome: ProbeOutcome
     extra = {**outcome.extra, PRINTED: outcome.printed,
              "probe": {"name": declared.name, "settings": portable(asdict(run.probe.settings), run_dir)},
              "data_fingerprint": data_fingerprints(run), COMPUTE: arithmetic(),
-             PLUGINS: {"probe": f"{declared.name}@{declared.version}", "encoder": encoder_plugin_of(run.encoder.spec)}}
+             PLUGINS: {"probe": f"{declared.name}@{declared.version}", "encoder": encoder_plugin_of(run.encoder.spec)},
+             **label_record(record["encoder"])}
     results = RunRecord(
         task=declared.record_task, embedder="elmo", seed=int(run.runtime.seed if outcome.seed is None
                                                             else outcome.seed),

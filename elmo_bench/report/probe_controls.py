@@ -11,7 +11,7 @@ import re
 from typing import Iterable, Sequence
 
 from elmo_bench.report.collect import Run
-from elmo_bench.report.encoder_names import BILM, base_label, depth_span, layer_numbers
+from elmo_bench.report.encoder_names import BILM, base_label, depth_span, layer_numbers, recorded_label
 from elmo_bench.report.experiments import apart
 from elmo_bench.report.probe_settings import probe_settings
 from elmo_bench.report.tables import MISSING, Stat, Table, fmt, fmt_stat, stat
@@ -40,7 +40,7 @@ def encoder_label(run: Run) -> str:
         ident = {"kind": BILM, "hash": str((run.record.bilm or {}).get("trained_hash")
                                              or (run.record.bilm or {}).get("hash") or ident.get("hash", "")
                                              ).partition("-random-")[0]}   # the weights column says random
-    return base_label(ident)
+    return base_label(ident, recorded_label(run.record))
 
 
 def train_size(run: Run) -> int | None:
