@@ -20,7 +20,7 @@ from elmo_bench.encoders.kinds import encoder_kinds
 CONCEPTS = ("upos", "xpos", "deprel")
 #: none = the fitted LEACE eraser; random = its whitening and mean on a random frame; orth = amnesic probing's
 CONTROLS = ("none", "random", "orth")
-#: the group's keys and their off values (conf/encoder/bilm.yaml, transformers.yaml)
+#: the group's keys and their off values (the options of the kinds that declare ``erasure``)
 OFF = {"concept": None, "layer": None, "control": "none", "seed": 0, "path": None}
 
 

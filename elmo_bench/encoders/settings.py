@@ -56,7 +56,7 @@ def cache_dtype(spec: Mapping[str, Any] | None) -> str:
 
 
 def check_encoder_settings(spec: Mapping[str, Any], prefix: str = "encoder") -> None:
-    """Range-check an ``encoder`` group (a plain mapping): kind (required: a run's comes from conf/encoder/, or
+    """Range-check an ``encoder`` group (a plain mapping): kind (required: a run's comes from its option, or
     engine.run_config.EncoderPart for a config without the group), path where needed, batch_size >= 1, max_length
     >= 1 or null, pooling, amp, dtype and cache_dtype in their sets, layers well formed, max_tokens >= 1 or null.
     Keys a kind does not use are checked when present."""

@@ -2,7 +2,7 @@
 
     python run.py -m probe=ridge encoder=bilm,transformers encoder.path=DIR
 
-Hydra's multirun gives every job the same overrides, and each encoder option (conf/encoder/<option>.yaml) has its
+Hydra's multirun gives every job the same overrides, and each encoder option (its kind's declared option, or conf/encoder/<option>.yaml) has its
 own keys, so the biLM's job refused ``encoder.path`` ("Key 'path' is not in struct") and the biLM beside a model
 took two commands. Now:
 
