@@ -35,11 +35,11 @@ def measured(fit: Any) -> Any:
 
 
 def main() -> None:
+    sys.path.insert(0, str(REPO))   # this checkout's package, as run.py itself imports it (not an installed one)
     from elmo_bench.probe import conditional
 
     conditional.fit_lookup_softmax = measured(conditional.fit_lookup_softmax)
     sys.argv = [str(REPO / "run.py"), *sys.argv[1:]]
-    sys.path.insert(0, str(REPO))
     runpy.run_path(str(REPO / "run.py"), run_name="__main__")
 
 

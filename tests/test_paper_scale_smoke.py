@@ -18,11 +18,11 @@ import pytest
 import torch
 
 from elmo_bench.bilm.public import write_random_bilm
+from elmo_bench.encoders.bilm.encoder import load_bilm_info
 from elmo_bench.engine.collate import length_batches
 from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import (
     build_model,
-    load_bilm_info,
     load_task,
     prepare_layers,
     read_data,
