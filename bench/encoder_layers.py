@@ -53,7 +53,7 @@ def measure(model: str, setting: str, repeat: int, threads: int) -> dict:
     """One setting's extraction in this process: seconds, words/s, peak RSS, bytes of the kept layers."""
     import torch
 
-    from elmo_bench.encoders.transformers import TransformersEncoder
+    from elmo_bench.encoders.transformers.encoder import TransformersEncoder
 
     torch.set_num_threads(threads)
     encoder = TransformersEncoder(model, **SETTINGS[setting])

@@ -84,7 +84,7 @@ def plain_loop(model_dir: Path, sentences: list[list[str]], batch_size: int, win
 def ours(model_dir: Path, sentences: list[list[str]], batch_size: int, device: str) -> tuple[float, int]:
     """Seconds for encoder=transformers through the activation cache (a fresh cache directory), and windows."""
     from elmo_bench.encoders.cache import ActivationCache
-    from elmo_bench.encoders.transformers import TransformersEncoder
+    from elmo_bench.encoders.transformers.encoder import TransformersEncoder
 
     encoder = TransformersEncoder(str(model_dir), batch_size=batch_size).to(device)
     windows = len(encoder.plan(sentences)[0])

@@ -73,7 +73,7 @@ def bilm_check(device: torch.device, count: int, options: dict[str, Any] | None 
 
     from elmo_bench.bilm.public import write_random_bilm
     from elmo_bench.bilm.weights import load_bilm
-    from elmo_bench.encoders.cache import compute_layers
+    from elmo_bench.encoders.cache_fill import compute_layers
     from elmo_bench.encoders.costs import bilm_flops_per_position, segment_positions
 
     with tempfile.TemporaryDirectory(prefix="gpu_check_bilm_") as tmp:

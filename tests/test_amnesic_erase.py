@@ -89,7 +89,7 @@ def erasers(tmp_path_factory):
 
 
 def _bilm():
-    from elmo_bench.encoders.bilm import load_bilm_encoder
+    from elmo_bench.encoders.bilm.encoder import load_bilm_encoder
 
     return load_bilm_encoder(FIXTURES / "options.json", FIXTURES / "lm_weights.hdf5")
 
@@ -299,7 +299,7 @@ def test_the_memo_recomputes_only_from_the_erased_layer_and_changes_nothing(ship
     import elmo_bench
     from elmo_bench.bilm.chars import batch_to_ids
     from elmo_bench.bilm.model import add_sentence_boundaries
-    from elmo_bench.encoders.bilm import load_bilm_encoder
+    from elmo_bench.encoders.bilm.encoder import load_bilm_encoder
     from elmo_bench.encoders.erasing import load_in_model
     from elmo_bench.encoders.protocol import cache_id
 

@@ -9,7 +9,9 @@ import torch
 
 from elmo_bench.bilm.chars import batch_to_ids
 from elmo_bench.bilm.weights import bilm_identity, load_bilm
-from elmo_bench.encoders.cache import ActivationCache, LiveLayers, segments
+from elmo_bench.encoders.cache import ActivationCache
+from elmo_bench.encoders.cache_fill import segments
+from elmo_bench.encoders.cache_read import LiveLayers
 from tests.conftest import FIXTURES, needs_fixtures
 
 pytestmark = needs_fixtures

@@ -17,7 +17,8 @@ import torch
 import elmo_bench.encoders.cache as cache_module
 from elmo_bench.base import integrity
 from elmo_bench.base.errors import ConfigError, DataError
-from elmo_bench.encoders.cache import ActivationCache, LiveLayers, stream_hash
+from elmo_bench.encoders.cache import ActivationCache, stream_hash
+from elmo_bench.encoders.cache_read import LiveLayers
 from tests.conftest import REPO
 from tests.warm_python import run_python
 

@@ -14,7 +14,7 @@ pytest.importorskip("transformers", reason="transformers is not installed (pip i
 
 from elmo_bench.base.errors import ConfigError  # noqa: E402
 from elmo_bench.encoders.build import build_encoder  # noqa: E402
-from elmo_bench.encoders.transformers import TransformersEncoder  # noqa: E402
+from elmo_bench.encoders.transformers.encoder import TransformersEncoder  # noqa: E402
 from tests.hf_tiny import tiny_models  # noqa: E402
 from tests.warm_python import run_python
 
@@ -73,7 +73,7 @@ def test_a_model_directory_without_tokenizer_files_is_refused(models, tmp_path):
 
 
 def test_a_tokenizer_that_makes_most_of_the_first_training_sentence_unknown_is_refused(models):
-    from elmo_bench.encoders.cache import check_first_sentence
+    from elmo_bench.encoders.cache_read import check_first_sentence
 
     encoder = TransformersEncoder(str(models["bert"]))
     check_first_sentence(encoder, [SENTENCE], "the first training sentence")  # the tiny vocabulary knows it

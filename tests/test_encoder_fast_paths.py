@@ -10,14 +10,15 @@ import pytest
 import torch
 
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.encoders.cache import store
+from elmo_bench.encoders.cache_fill import store
 from elmo_bench.encoders.protocol import check_values
 
 SENTENCE = ["Peters", "trained", "a", "bidirectional", "model", "on", "Paris", "."]
 
 
 def test_fit_picks_are_each_words_first_and_last_subword_by_hand():
-    from elmo_bench.encoders.transformers import TransformersEncoder, fit_picks
+    from elmo_bench.encoders.transformers.encoder import TransformersEncoder
+    from elmo_bench.encoders.transformers.windows import fit_picks
 
     word_ids = [[None, 0, 0, 1, None], [None, 0, 1, 1, 1, 2, None], [None, 0, None]]
     picks = fit_picks([3, 7, 9], word_ids)
@@ -72,7 +73,7 @@ def test_one_pass_check_passes_fp16s_edge_and_names_the_layer_of_a_bad_value():
 
 def test_forced_unknown_counts_taken_from_planning_equal_a_fresh_count():
     pytest.importorskip("transformers")
-    from elmo_bench.encoders.transformers import TransformersEncoder
+    from elmo_bench.encoders.transformers.encoder import TransformersEncoder
     from tests.hf_tiny import tiny_models
 
     directory: Path = tiny_models()["bert"]
@@ -111,7 +112,7 @@ def test_packed_layers_are_the_padded_layers_words_and_fill_the_cache_with_the_s
     pytest.importorskip("transformers")
     from elmo_bench.encoders.cache import ActivationCache
     from elmo_bench.encoders.protocol import packed
-    from elmo_bench.encoders.transformers import TransformersEncoder
+    from elmo_bench.encoders.transformers.encoder import TransformersEncoder
     from tests.hf_tiny import tiny_models
 
     encoder = TransformersEncoder(str(tiny_models()[kind]), **options)

@@ -54,7 +54,7 @@ def test_hdf5_of_embed_gives_the_same_metrics_as_the_bilm_with_the_same_weights_
 @needs_fixtures
 def test_bilm_encoder_identity_is_the_old_cache_key(tmp_path):
     from elmo_bench.bilm.weights import bilm_identity
-    from elmo_bench.encoders.bilm import load_bilm_encoder
+    from elmo_bench.encoders.bilm.encoder import load_bilm_encoder
     from elmo_bench.encoders.cache import ActivationCache
 
     options, weights = FIXTURES / "options.json", FIXTURES / "lm_weights.hdf5"
@@ -91,7 +91,7 @@ transformers = pytest.importorskip("transformers", reason="transformers is not i
 
 @pytest.mark.parametrize("kind", ["bert", "roberta", "gpt2"])
 def test_embed_with_a_transformer_writes_every_hidden_state(tmp_path, kind):
-    from elmo_bench.encoders.transformers import TransformersEncoder
+    from elmo_bench.encoders.transformers.encoder import TransformersEncoder
     from tests.hf_tiny import tiny_models
 
     model = tiny_models()[kind]

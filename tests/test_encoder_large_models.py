@@ -15,11 +15,11 @@ import torch
 pytest.importorskip("transformers", reason="transformers is not installed (pip install -e '.[dev]')")
 
 from elmo_bench.base.errors import ConfigError  # noqa: E402
-from elmo_bench.encoders.hf_forward import find_blocks, token_batches  # noqa: E402
 from elmo_bench.encoders.layer_select import layer_indices  # noqa: E402
 from elmo_bench.encoders.protocol import cache_id  # noqa: E402
 from elmo_bench.encoders.settings import check_encoder_settings  # noqa: E402
-from elmo_bench.encoders.transformers import TransformersEncoder  # noqa: E402
+from elmo_bench.encoders.transformers.encoder import TransformersEncoder  # noqa: E402
+from elmo_bench.encoders.transformers.hf_forward import find_blocks, token_batches  # noqa: E402
 from tests.conftest import REPO  # noqa: E402
 from tests.hf_tiny import decoder_models, tiny_models  # noqa: E402
 
@@ -246,7 +246,7 @@ def test_a_run_made_before_the_issue_still_matches_and_auto_is_compared_as_the_p
 
 
 def test_a_dtype_the_device_cannot_run_is_one_line(models, monkeypatch):
-    import elmo_bench.encoders.transformers as module
+    import elmo_bench.encoders.transformers.encoder as module
 
     def no_kernel(*args, **kwargs):
         raise RuntimeError('"addmm_impl_cpu_" not implemented for \'Half\'\nsecond line')

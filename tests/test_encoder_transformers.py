@@ -13,7 +13,8 @@ import torch
 pytest.importorskip("transformers", reason="transformers is not installed (pip install -e '.[dev]')")
 
 from elmo_bench.base.errors import ConfigError  # noqa: E402
-from elmo_bench.encoders.transformers import TransformersEncoder, best_window, word_windows  # noqa: E402
+from elmo_bench.encoders.transformers.encoder import TransformersEncoder  # noqa: E402
+from elmo_bench.encoders.transformers.windows import best_window, word_windows  # noqa: E402
 from tests.conftest import REPO  # noqa: E402
 from tests.hf_tiny import KINDS, tiny_models  # noqa: E402
 from tests.warm_python import run_python

@@ -118,7 +118,7 @@ def test_layers_and_dtype_store_only_those_layers_computed_in_that_dtype(tmp_pat
     import torch
 
     from elmo_bench.encoders.cache import ActivationCache
-    from elmo_bench.encoders.transformers import TransformersEncoder
+    from elmo_bench.encoders.transformers.encoder import TransformersEncoder
     from tests.hf_tiny import decoder_models
 
     model = str(decoder_models()["llama"])

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from elmo_bench.encoders import file_rows
-from elmo_bench.encoders.cache import compute_layers, reserved_memmap, store
+from elmo_bench.encoders.cache_fill import compute_layers, reserved_memmap, store
 from elmo_bench.encoders.file_rows import FileRows
 
 OFFSETS = np.array([0, 3, 3, 7, 9], dtype=np.int64)  # four sequences of 3, 0, 4 and 2 tokens

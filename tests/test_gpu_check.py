@@ -68,7 +68,7 @@ def test_the_large_step_builds_a_1b_model_and_a_tiny_one_that_the_encoder_reads_
     pytest.importorskip("transformers")
     from transformers import LlamaConfig, LlamaModel
 
-    from elmo_bench.encoders.transformers import TransformersEncoder
+    from elmo_bench.encoders.transformers.encoder import TransformersEncoder
 
     with torch.device("meta"):
         big = LlamaModel(LlamaConfig(vocab_size=8000, **gpu_check_large.SIZES["1b"]["model"]))

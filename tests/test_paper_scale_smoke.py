@@ -18,11 +18,12 @@ import pytest
 import torch
 
 from elmo_bench.bilm.public import write_random_bilm
+from elmo_bench.encoders.bilm.encoder import load_bilm_info
 from elmo_bench.engine.collate import length_batches
 from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import build_model, load_task, trainer_config
 from elmo_bench.engine.loop import fit, predict
-from elmo_bench.engine.prepare import load_bilm_info, prepare_layers, read_data
+from elmo_bench.engine.prepare import prepare_layers, read_data
 from elmo_bench.tasks.api import Example
 from tests.conftest import DATA
 from tests.engine_helpers import compose_run

@@ -13,7 +13,7 @@ import torch
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.commands.main import main
-from elmo_bench.encoders.model_size import check_sizes
+from elmo_bench.encoders.transformers.model_size import check_sizes
 from tests.hf_tiny import tiny_models
 
 #: (key, value; None: the key left out) -> what the line says

@@ -125,7 +125,7 @@ def test_bootstrap_finds_a_planted_layer_difference_and_not_a_null_one():
 
 @needs_fixtures
 def test_random_bilm_differs_from_the_trained_one_in_identity_and_vectors_not_shape():
-    from elmo_bench.encoders.bilm import load_bilm_encoder
+    from elmo_bench.encoders.bilm.encoder import load_bilm_encoder
     from elmo_bench.encoders.protocol import cache_id
     from elmo_bench.encoders.random_init import randomise
 
@@ -152,7 +152,7 @@ def test_random_transformer_differs_in_identity_and_vectors_not_shape():
     pytest.importorskip("transformers")
     from elmo_bench.encoders.protocol import cache_id
     from elmo_bench.encoders.random_init import randomise
-    from elmo_bench.encoders.transformers import TransformersEncoder
+    from elmo_bench.encoders.transformers.encoder import TransformersEncoder
     from tests.hf_tiny import tiny_models
 
     path = str(tiny_models()["bert"])

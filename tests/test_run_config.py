@@ -271,13 +271,14 @@ def test_the_pretrain_check_reads_dropout_and_seed_as_the_presets_set_them():
 
 def test_a_config_without_the_encoder_group_is_the_default_options_encoder():
     """A run.json from before the encoder group (or a group without its kind) is the biLM: EncoderPart's one
-    default, which is the kind of the default ``encoder`` option (conf/config.yaml, conf/encoder/<option>.yaml)."""
+    default, which is the kind of the default ``encoder`` option (conf/config.yaml; the option each kind declares,
+    elmo_bench.encoders.kinds), the one kind that declares itself the default."""
+    from elmo_bench.encoders.kinds import default_kind, encoder_kinds, option_node
     from elmo_bench.encoders.settings import check_encoder_settings
-    from elmo_bench.engine.run_config import EncoderPart
 
     option = next(entry["encoder"] for entry in _yaml(REPO / "conf" / "config.yaml")["defaults"]
                   if isinstance(entry, dict) and "encoder" in entry)
-    assert _yaml(REPO / "conf" / "encoder" / f"{option}.yaml")["kind"] == EncoderPart.DEFAULT_KIND == "bilm"
+    assert option_node(encoder_kinds()[option])["kind"] == default_kind().name == "bilm"
     config = OmegaConf.to_container(_compose("task=ner"), resolve=True)
     composed = RunConfig.of(config).encoder
     del config["encoder"]
@@ -291,4 +292,4 @@ def test_a_config_without_the_encoder_group_is_the_default_options_encoder():
         check_encoder_settings({"path": "x"})             # a bare spec names its kind (every caller sets it)
     from elmo_bench.encoders.settings import DEFAULT_CACHE_DTYPE  # what an older config lacks: each option's value
 
-    assert {_yaml(path)["cache_dtype"] for path in (REPO / "conf" / "encoder").glob("*.yaml")} == {DEFAULT_CACHE_DTYPE}
+    assert {option_node(kind)["cache_dtype"] for kind in encoder_kinds().values()} == {DEFAULT_CACHE_DTYPE}

@@ -13,6 +13,7 @@ import torch
 from torch.nn import functional as F
 
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.encoders.kinds import kind_of
 
 SPECIALS = ("<S>", "</S>", "<UNK>")
 
@@ -78,7 +79,8 @@ def load_lm_head(weights: str | Path, what: str) -> LmHead:
 def head_for(encoder: Any, what: str) -> LmHead:
     """The LM head of a trained biLM encoder; one line for an encoder without one (another kind, a random biLM)."""
     identity = encoder.identity()
-    if identity["kind"] != "bilm" or "random_init" in identity:
-        kind = identity["kind"] if identity["kind"] != "bilm" else f"bilm random_init={identity['random_init']}"
+    has_head = kind_of(identity).lm_head
+    if not has_head or "random_init" in identity:
+        kind = identity["kind"] if not has_head else f"{identity['kind']} random_init={identity['random_init']}"
         raise ConfigError(f"{what}: needs a trained biLM with its softmax (an LM head); encoder {kind} has none")
     return load_lm_head(encoder.info["weights"], what)

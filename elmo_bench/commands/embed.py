@@ -25,7 +25,7 @@ from tqdm import tqdm
 
 from elmo_bench.base.atomic import atomic_path, owned_temp_file
 from elmo_bench.base.errors import ConfigError, DataError
-from elmo_bench.encoders.bilm import as_encoder
+from elmo_bench.encoders.bilm.encoder import as_encoder
 from elmo_bench.encoders.layer_select import check_layer_spec, layer_indices
 from elmo_bench.encoders.protocol import Encoder, check_layers, check_values
 

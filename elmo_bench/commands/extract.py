@@ -46,8 +46,10 @@ def cached_layers(args: Any) -> Any:
     if layers in ("top", "average"):
         raise ConfigError(f"extract --layers {layers}: a cache entry holds layers, not their {layers}; expected "
                           f"all, every:K or comma-separated layer indices such as 0,2")
-    if args.encoder != "transformers":
-        raise ConfigError(f"extract --layers {args.layers} applies to --encoder transformers only (found --encoder "
+    from elmo_bench.encoders.cli_options import chosen_kind, model_key_readers  # lazy: torch
+
+    if not chosen_kind(args).model_keys:
+        raise ConfigError(f"extract --layers {args.layers} applies to --encoder {model_key_readers()} only (found --encoder "
                           f"{args.encoder}: its cache entries hold every layer; embed picks layers of any encoder)")
     return layers
 

@@ -11,6 +11,7 @@ from omegaconf import OmegaConf
 
 from elmo_bench.base.paths import CONF_DIR, DATA_ROOT, REPO
 from elmo_bench.commands.row_names import row_layer, row_mode
+from elmo_bench.encoders.kinds import default_kind, encoder_kinds
 from elmo_bench.encoders.model_files import directory_hash, file_hash, is_model_directory
 from elmo_bench.encoders.settings import path_like
 from elmo_bench.engine.config_schema import register_schemas
@@ -120,28 +121,36 @@ MAX_LABEL_NAME = 40
 
 
 #: probe-run override keys that name a file or directory: the run's identity holds their content instead, so a
-#: moved model or dataset keeps its run directory (and no machine's absolute path is in a directory's name)
-_PROBE_PATHS = ("encoder.path", "bilm.options", "bilm.weights", "probe.data_dir", "probe.semcor", "probe.eval_root",
-                "probe.wordnet", "probe.wordnet_work", "probe", "encoder", "bilm")
+#: moved model or dataset keeps its run directory (and no machine's absolute path is in a directory's name); an
+#: encoder kind's own (its ``run_keys``) too
+_PROBE_PATHS = ("encoder.path", "probe.data_dir", "probe.semcor", "probe.eval_root",
+                "probe.wordnet", "probe.wordnet_work", "probe", "encoder")
 
 
 def encoder_label(root: Any) -> str:
     """A probe run's encoder in its directory name: the biLM's name (shipped, random, custom, ...), else the kind
     and the model's file or directory name (never its absolute path)."""
     encoder = root.get("encoder") or {}
-    kind = encoder.get("kind") or "bilm"
-    if kind == "bilm":
-        return str((root.get("bilm") or {}).get("name") or "bilm")
+    kind = str(encoder.get("kind") or default_kind().name)
+    declared = encoder_kinds().get(kind)   # an unknown kind: the door refuses it, with its own line
+    if declared is not None and declared.run_label is not None:
+        return declared.run_label(root)
     model = str(encoder.get("path") or encoder.get("_target_") or "").rstrip("/")
     name = model.replace("\\", "/").rsplit("/", 1)[-1]
     return f"{kind}-{short_value(name)}".replace("/", "_") if name else str(kind)
+
+
+def _probe_paths() -> tuple[str, ...]:
+    """``_PROBE_PATHS`` and the keys of its own groups that each encoder kind leaves out of the name
+    (``run_keys``: the biLM's files, and its group's choice, already in its label)."""
+    return (*_PROBE_PATHS, *(key for kind in encoder_kinds().values() for key in kind.run_keys))
 
 
 def probe_suffix(override_dirname: str) -> str:
     """The probe-run overrides not already in the path and naming no file (``_PROBE_PATHS``), as run_suffix; a
     ``++probe.<key>`` (how run.py passes a probe setting in a sweep over probes) named as ``probe.<key>``."""
     items = [item.lstrip("+") for item in _items(override_dirname)
-             if item and item.split("=", 1)[0].lstrip("+~") not in _PROBE_PATHS]
+             if item and item.split("=", 1)[0].lstrip("+~") not in _probe_paths()]
     return run_suffix(",".join(sorted(items)))
 
 

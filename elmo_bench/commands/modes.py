@@ -21,14 +21,12 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import CONF_DIR
-from elmo_bench.bilm.options import BiLMOptions
-from elmo_bench.encoders.layer_select import all_or, layer_indices
+from elmo_bench.encoders.kinds import kind_of
 
 if TYPE_CHECKING:  # the annotations only: commands.modes stays light to import
     from elmo_bench.engine.run_config import EncoderPart, RunConfig
@@ -64,20 +62,14 @@ def mode_overrides(layers: int | Sequence[int], stride: int | None = None) -> li
 
 def encoder_layer_ids(encoder: EncoderPart, amp: str = "off") -> list[int]:
     """The model's index of each layer a run's encoder gives (all, or those ``encoder.layers`` keeps), read as
-    cheaply as it can be: the biLM's options file, a transformers model directory's config.json (no weight read),
-    else the encoder built as a run builds it (with the run's ``amp``)."""
-    if encoder.kind == "bilm":
-        path = Path(str(encoder.bilm.options))
-        if not path.exists():
-            raise ConfigError(f"{path}: biLM options not found (expected the options.json of bilm={encoder.bilm.name})")
-        return list(range(BiLMOptions.load(str(path)).n_layers + 1))
+    cheaply as it can be: its kind's ``layer_ids`` (the biLM's options file, a transformers model directory's
+    config.json: no weight read), else the encoder built as a run builds it (with the run's ``amp``)."""
     spec = encoder.plain()
-    directory = Path(str(spec.get("path")))
-    if encoder.kind == "transformers" and (directory / "config.json").is_file():
-        from transformers import AutoConfig  # lazy: transformers
-
-        total = int(AutoConfig.from_pretrained(str(directory)).num_hidden_layers) + 1
-        return all_or(layer_indices(spec.get("layers"), total, model=f"{directory.name} ({total} layers)"), total)
+    kind = kind_of(spec)
+    if kind.layer_ids is not None:
+        found = kind.layer_ids(spec, encoder.bilm, False)
+        if found is not None:
+            return found
     from elmo_bench.encoders.build import build_encoder, layer_ids  # lazy: torch
 
     return layer_ids(build_encoder(spec, amp))

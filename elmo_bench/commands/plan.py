@@ -180,7 +180,7 @@ def plan_run(overrides: Sequence[str], run: RunConfig, device: torch.device, n_b
         "data": str(run.data.name), "sizes": data["sizes"], "size_source": data["source"],
         "splits": {k: {"examples": s.examples, "tokens": s.tokens} for k, s in sizes.items()},
         "eval_flops_per_epoch": int(eval_flops), "head_flops_total": int(head_flops),
-        "bilm": options_source if cost.kind == "bilm" else None, "encoder": cost.source,
+        "bilm": cost.options_file, "encoder": cost.source,
         "encoder_flops_per_token": cost.flops_per_position, "bilm_flops_per_token": cost.flops_per_position,
         "encoder_params": cost.params, "weight_bytes": cost.weight_bytes, "encoder_layer_indices": cost.indices(),
         **({"encoder_note": cost.note} if cost.note else {}),

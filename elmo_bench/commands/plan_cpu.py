@@ -113,7 +113,7 @@ def time_encoder(encoder: Any, sentences: list[list[str]], max_segment: int) -> 
     (elmo_bench.encoders.cache.compute_layers), on the CPU with one thread, after an untimed warm-up on a few."""
     import torch  # lazy: torch
 
-    from elmo_bench.encoders.cache import compute_layers  # lazy: torch
+    from elmo_bench.encoders.cache_fill import compute_layers  # lazy: torch
 
     def fill(chunk: list[list[str]]) -> None:
         offsets = np.concatenate([[0], np.cumsum([len(s) for s in chunk])]).astype(np.int64)

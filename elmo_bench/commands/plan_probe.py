@@ -45,6 +45,7 @@ from typing import Any, Mapping, Sequence
 from elmo_bench.base.errors import ConfigError, DataError
 from elmo_bench.commands.text_table import aligned
 from elmo_bench.encoders.costs import EncoderCost, bilm_options, cache_numbers, encoder_cost, segment_positions
+from elmo_bench.encoders.kinds import kind_of
 from elmo_bench.encoders.random_init import check_random_init
 from elmo_bench.engine.probe_config import ProbeRunConfig
 from elmo_bench.engine.probe_run import data_root, data_settings
@@ -230,7 +231,7 @@ def probe_row(run: ProbeRunConfig, sizes: ProbeSizes, cost: EncoderCost, options
         "train_flops_bound": int(trained.train_flops), "lbfgs_flops": int(trained.lbfgs_expected),
         "lbfgs_flops_bound": int(trained.lbfgs_bound), "lbfgs_iterations": EXPECTED_FIT if trained.lbfgs_bound else None,
         "train_formula": trained.formula, "encoder_layers": cost.num_layers, "encoder_dim": cost.dim,
-        "encoder_flops_per_token": cost.flops_per_position, "bilm": options_source if cost.kind == "bilm" else None,
+        "encoder_flops_per_token": cost.flops_per_position, "bilm": cost.options_file,
         "encoder_params": cost.params, "weight_bytes": cost.weight_bytes, "encoder_layer_indices": cost.indices(),
         **({"encoder_note": cost.note} if cost.note else {}),
         "settings": asdict(run.probe.settings), "gpu_hours": None, "cache_key": cache_key,
@@ -240,8 +241,8 @@ def probe_row(run: ProbeRunConfig, sizes: ProbeSizes, cost: EncoderCost, options
 def encoder_name(run: ProbeRunConfig) -> str:
     """The encoder as the command line chose it: ``bilm/shipped``, ``transformers``, ... (its kind otherwise)."""
     name = str(run.choices.get("encoder") or run.encoder.kind)
-    bilm = run.choices.get("bilm")
-    return f"{name}/{bilm}" if run.encoder.kind == "bilm" and bilm else name
+    chosen = [str(run.choices[group]) for group in kind_of(run.encoder.spec).groups if run.choices.get(group)]
+    return "/".join([name, *chosen])
 
 
 def probe_table(rows: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -24,9 +24,9 @@ from omegaconf import OmegaConf, open_dict
 from elmo_bench.base.arguments import ArgumentParser, positive_int
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import CACHE_DIR, CONF_DIR
-from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 from elmo_bench.commands.hydra_setup import compose_config
 from elmo_bench.commands.suite_record import check_suite_before, write_suite
+from elmo_bench.encoders.random_init import check_random_init
 from elmo_bench.engine.config_door import resolve_run_config
 from elmo_bench.engine.probe_config import ProbeRunConfig
 from elmo_bench.probe.command_line import SettingFlag, add_setting_flags, quoted, setting_flags, setting_overrides
@@ -41,29 +41,19 @@ def encoder_overrides(args: argparse.Namespace) -> list[str]:
     """The encoder flags (``--encoder/--model/--pooling/--revision``, the biLM's ``--options/--weights``, its random
     twin's ``--random-init/--random-seed``) and the run-time ones (``--device``, ``--threads``, ``--cache-dir``,
     ``--no-progress``) as overrides."""
-    out: list[str] = []
-    kind = getattr(args, "encoder", "bilm")
+    from elmo_bench.encoders.cli_options import chosen_kind  # lazy: torch
+
+    kind = chosen_kind(args)
     random_init = getattr(args, "random_init", None)
-    if kind == "bilm":
-        custom = Path(args.options).resolve() != DEFAULT_OPTIONS.resolve() or \
-            Path(args.weights).resolve() != DEFAULT_WEIGHTS.resolve()
-        if random_init:
-            out += ["bilm=random", f"bilm.random_init={random_init}", f"bilm.random_seed={args.random_seed}"]
-        elif custom:  # the test biLM has its own option (its records say "fixture", as they always did)
-            out += ["bilm=fixture" if "elmo_fixtures" in str(args.options) else "bilm=custom"]
-        if custom:
-            out += [f"bilm.options={quoted(args.options)}", f"bilm.weights={quoted(args.weights)}"]
+    if kind.from_args is not None:   # a kind of its own flags (the biLM: --options/--weights, its random twin)
+        out = kind.overrides(args) if kind.overrides is not None else []
     else:
         if not args.model:
-            raise ConfigError(f"--encoder {kind} needs --model (a directory, file or class; see --help)")
-        out += [f"encoder={kind}", f"encoder.{'_target_' if kind == 'python' else 'path'}={quoted(args.model)}"]
-        if kind == "transformers":
-            out += [f"encoder.pooling={args.pooling}"] + ([f"encoder.revision={quoted(args.revision)}"]
-                                                          if args.revision else [])
-        if random_init:  # only a transformers model has a random twin here: another kind is one line
-            from elmo_bench.encoders.random_init import check_random_init  # lazy: torch
-
-            check_random_init(kind, random_init)
+            raise ConfigError(f"--encoder {kind.name} needs --model (a directory, file or class; see --help)")
+        out = [f"encoder={kind.name}", f"encoder.{kind.model_key}={quoted(args.model)}"]
+        out += kind.overrides(args) if kind.overrides is not None else []
+        if random_init:  # a twin through encoder.random_init (a transformers model's): another kind is one line
+            check_random_init(kind.name, random_init)
             out += [f"encoder.random_init={random_init}", f"encoder.random_seed={args.random_seed}"]
     out += [f"device={getattr(args, 'device', 'cpu')}", f"threads={getattr(args, 'threads', 1)}"]
     if getattr(args, "cache_dir", None) and Path(args.cache_dir) != CACHE_DIR / "activations":

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Any, Sequence
 
 from elmo_bench.base.arguments import ArgumentParser
 from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.commands.compose import expand_sweep, job_run
 from elmo_bench.commands.main_args import QUICKSTART, names_a_job
+from elmo_bench.encoders.kinds import kind_of
 from elmo_bench.engine.probe_config import ProbeRunConfig, describe_probe
 from elmo_bench.engine.run_config import RunConfig, describe
 from elmo_bench.records.elmo_settings import canonical_mix
@@ -56,9 +56,13 @@ def check_layer_cheaply(run: RunConfig | ProbeRunConfig) -> None:
     run has no mix."""
     if isinstance(run, ProbeRunConfig):
         return
-    path = Path(str(run.encoder.bilm.options))
-    if run.embedder.elmo and run.encoder.kind == "bilm" and path.is_file():
-        canonical_mix(run.mix.mix, BiLMOptions.load(str(path)).n_layers + 1)
+    if not run.embedder.elmo:
+        return
+    spec = run.encoder.plain()
+    kind = kind_of(spec)
+    ids = kind.layer_ids(spec, run.encoder.bilm, True) if kind.layer_ids is not None else None
+    if ids is not None:
+        canonical_mix(run.mix.mix, len(ids))
 
 
 def render(jobs: Sequence[dict[str, Any]], fmt: str) -> str:

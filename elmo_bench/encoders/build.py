@@ -1,10 +1,6 @@
-"""Build the Encoder a run (``encoder=<kind>``) or a command (``--encoder <kind>``) asks for.
-
-Kinds: ``bilm`` (the project's biLM from ``bilm.options`` / ``bilm.weights``: today's default, no ``encoder=``
-needed), ``transformers`` (a Hugging Face model: ``encoder.path`` = directory or hub name), ``hdf5`` (layers computed
-elsewhere: ``encoder.path`` = the file ``elmo-bench embed --layers all`` writes), ``manylangs`` (an
-ELMoForManyLangs model directory) and ``python`` (``encoder._target_`` = any class, built by Hydra's
-``instantiate`` with the other ``encoder.*`` keys as arguments).
+"""Build the Encoder a run (``encoder=<kind>``) or a command (``--encoder <kind>``) asks for, by its kind's
+declaration (elmo_bench.encoders.kinds: each kind's ``build``; a kind loaded from its own group, the biLM from
+``bilm``, by its ``load``). The kinds themselves and what each reads: docs/encoders.md.
 """
 from __future__ import annotations
 
@@ -15,20 +11,20 @@ from elmo_bench.encoders.kinds import encoder_kinds
 from elmo_bench.encoders.protocol import Encoder
 from elmo_bench.encoders.settings import check_encoder_settings
 
-#: every declared kind (elmo_bench.encoders.kinds: each module's ENCODER_KIND), sorted
-KINDS = tuple(encoder_kinds())
-
 
 def build_encoder(spec: Mapping[str, Any], amp: Any = "off") -> Encoder:
     """The encoder described by ``spec`` (the ``encoder`` config group as a plain dict), built by its kind's
-    declaration; ``bilm`` is loaded by its callers from the ``bilm`` group (elmo_bench.encoders.bilm); ``amp`` is
+    declaration (a kind loaded from its own group, the biLM, is loaded by its callers: its ``load``); ``amp`` is
     the run's, the default precision of a transformer."""
     check_encoder_settings(spec)  # the kind is there and known
     kind = spec["kind"]
     declared = encoder_kinds().get(str(kind))
     if declared is None or declared.build is None:
-        raise ConfigError(f"config: encoder.kind expected one of {', '.join(k for k in KINDS if k != 'bilm')} "
-                          f"here (bilm is built from the bilm group), found {kind!r}")
+        built = [name for name, k in encoder_kinds().items() if k.build is not None]
+        groups = [f"{name} is built from the {' '.join(k.groups)} group" for name, k in encoder_kinds().items()
+                  if k.build is None]
+        raise ConfigError(f"config: encoder.kind expected one of {', '.join(built)} here ({'; '.join(groups)}), "
+                          f"found {kind!r}")
     return declared.build(spec, amp)
 
 

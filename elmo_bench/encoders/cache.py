@@ -20,11 +20,13 @@ Integrity: every entry holds ``integrity.sha256`` (elmo_bench.base.integrity: si
 before the entry is published. The first use of an entry in a process checks it (sizes by ``stat``, hashes once a
 process); an entry that differs, is truncated, or has no record (written before records existed) is set aside and
 rebuilt, with a warning in the log.
+
+This module keys, builds and publishes entries; cache_fill.py computes their layers, cache_read.py reads them (and
+computes them live without a cache).
 """
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import json
 import logging
@@ -35,8 +37,6 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
-import torch
-from tqdm import tqdm
 
 from elmo_bench.base.atomic import (
     apply_umask,
@@ -49,24 +49,19 @@ from elmo_bench.base.atomic import (
 )
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.integrity import IntegrityError, check_files, write_manifest
-from elmo_bench.encoders.bilm import as_encoder
-from elmo_bench.encoders.file_rows import FileRows
+from elmo_bench.encoders.bilm.encoder import as_encoder
+from elmo_bench.encoders.cache_fill import compute_layers, forced_unknown_words, reserved_memmap
+from elmo_bench.encoders.cache_read import STORAGE, CachedLayers
 from elmo_bench.encoders.protocol import (
     Encoder,
     cache_id,
-    check_layers,
-    check_packed,
-    check_values,
-    packed,
     takes_whole_sequences,
 )
 from elmo_bench.encoders.segments import MAX_SEGMENT
 from elmo_bench.encoders.settings import CACHE_DTYPES, DEFAULT_CACHE_DTYPE
 from elmo_bench.encoders.shards import (
     LOCK,
-    NUMPY,
     PARTIAL,
-    SUFFIX,
     ShardedLayers,
     agree,
     barrier,
@@ -84,12 +79,6 @@ FORMAT_VERSION = 2
 #: the integrity record inside every entry, and the files it lists
 RECORD = "integrity.sha256"
 ENTRY_FILES = ("meta.json", "offsets.npy", "rows.npy", "layers.f16")
-#: the torch dtype a layer file's numpy dtype is written from (others: float32, numpy casts)
-TORCH_OF = {np.dtype(np.float16): torch.float16, np.dtype(np.float32): torch.float32}
-#: the largest magnitude fp16 holds: an fp16 entry of larger layers would hold infinities
-FP16_MAX = 65504.0
-#: numpy dtype and layer file of each ``encoder.cache_dtype``
-STORAGE = {name: (NUMPY[name], f"layers.{SUFFIX[name]}") for name in ("fp16", "fp32")}
 #: what the cache does with a thing at an entry's name that it did not make (a symlink, a file)
 NOT_OURS = "not this program's, so it is left as it is: remove or move it, or choose another paths.cache_dir"
 
@@ -132,147 +121,6 @@ def deduplicate(sequences: Sequence[Sequence[str]]) -> tuple[list[Sequence[str]]
     for sequence, row in zip(sequences, rows):
         distinct[row] = sequence
     return distinct, rows
-
-
-def segments(length: int, max_segment: int) -> list[tuple[int, int]]:
-    """Split [0, length) into consecutive pieces of at most ``max_segment`` tokens."""
-    return [(start, min(start + max_segment, length)) for start in range(0, length, max_segment)] or [(0, 0)]
-
-
-def compute_layers(encoder: Encoder, sequences: Sequence[Sequence[str]], out: np.ndarray, offsets: np.ndarray,
-                   max_segment: int = MAX_SEGMENT, batch_tokens: int = 4096, progress: bool = True,
-                   batch_sentences: int | None = None) -> None:
-    """Fill ``out`` (total_tokens, L+1, dim) with the encoder's layers of every sequence, batched by length (at most
-    ``batch_tokens`` tokens and, when given, ``batch_sentences`` pieces a batch: ``extract --batch-size``).
-
-    Sequences are cut into ``max_segment`` pieces unless the encoder takes whole sequences (protocol.py). The
-    encoder computes on its own device (moved there beforehand); ``out`` is a CPU array. A writable memmap is
-    written through its file (file_rows.py) and is on disk when this returns."""
-    encoder = as_encoder(encoder)
-    whole = takes_whole_sequences(encoder)
-    pieces = [(i, a, b) for i, seq in enumerate(sequences)
-              for a, b in ([(0, len(seq))] if whole else segments(len(seq), max_segment)) if b > a]
-    pieces.sort(key=lambda p: p[2] - p[1])
-    bar = tqdm(total=int(offsets[-1]), desc=str(encoder.identity().get("kind", "encoder")), unit="tok",
-               disable=not progress)
-    target = FileRows(out) if FileRows.usable(out) else out
-    done = False
-    try:
-        fill(encoder, sequences, pieces, target, offsets, batch_tokens, bar, batch_sentences)
-        done = True
-    finally:
-        if isinstance(target, FileRows):
-            target.close(sync=done)
-    bar.close()
-
-
-def fill(encoder: Encoder, sequences: Sequence[Sequence[str]], pieces: list[tuple[int, int, int]],
-         out: np.ndarray | FileRows, offsets: np.ndarray, batch_tokens: int, bar: tqdm,
-         batch_sentences: int | None = None) -> None:
-    """compute_layers' loop: batches of length-sorted pieces up to ``batch_tokens`` (and ``batch_sentences``
-    pieces), checked, then stored."""
-    start = 0
-    packed_layers = packed(encoder)
-    most = len(pieces) if batch_sentences is None else batch_sentences
-    with torch.no_grad():
-        while start < len(pieces):
-            end = start + 1  # pieces ascend in length: the batch's longest is its last
-            while end < len(pieces) and end - start < most and \
-                    (end + 1 - start) * (pieces[end][2] - pieces[end][1]) <= batch_tokens:
-                end += 1
-            batch = pieces[start:end]
-            words = [list(sequences[i][a:b]) for i, a, b in batch]
-            if packed_layers is not None:  # the rows as stored: no padded tensor built, then gathered
-                result = packed_layers(words)
-                check_packed(encoder, words, result)
-            else:
-                result, mask = encoder.layers(words)
-                check_layers(encoder, words, result, mask)  # shapes, then values: never store what is not finite
-            check_values(encoder, result, FP16_MAX if out.dtype == np.float16 else None)
-            (store_packed if packed_layers is not None else store)(out, result, batch, offsets)
-            bar.update(sum(b - a for _, a, b in batch))
-            start = end
-
-
-def piece_rows(batch: Sequence[tuple[int, int, int]], offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(first row in ``out``, length) of each piece ``(sequence, start, end)`` of a batch."""
-    starts = np.array([offsets[i] + a for i, a, _ in batch], dtype=np.int64)
-    return starts, np.array([b - a for _, a, b in batch], dtype=np.int64)
-
-
-def word_positions(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(piece, position within it) of every word of pieces of ``lengths``, pieces one after another."""
-    row = np.repeat(np.arange(len(lengths)), lengths)
-    return row, np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-
-
-def store(out: np.ndarray | FileRows, result: torch.Tensor, batch: Sequence[tuple[int, int, int]],
-          offsets: np.ndarray) -> None:
-    """Write a batch's layers (batch, L+1, words, dim) into ``out`` (tokens, L+1, dim) at each piece's rows: the
-    words of every piece gathered on the encoder's device (no padding copied to the CPU), cast to ``out``'s dtype
-    by torch on the CPU (its float16 rounding is numpy's, to nearest even: checked bit for bit on every finite
-    float32; three times faster than numpy's), then one scattered write (a memmap's file: one ``pwrite`` a piece,
-    file_rows.py)."""
-    starts, lengths = piece_rows(batch, offsets)
-    if int(lengths.sum()) == 0:
-        return
-    row, position = word_positions(lengths)
-    device = result.device
-    words = result[torch.from_numpy(row).to(device), :, torch.from_numpy(position).to(device)]  # (total, L+1, dim)
-    write_rows(out, words, starts, lengths)
-
-
-def store_packed(out: np.ndarray | FileRows, result: torch.Tensor, batch: Sequence[tuple[int, int, int]],
-                 offsets: np.ndarray) -> None:
-    """:func:`store` for an encoder's ``packed_layers`` (words of the batch's pieces one after another, (words,
-    L+1, dim)): the rows are already in the stored layout, so nothing is gathered."""
-    starts, lengths = piece_rows(batch, offsets)
-    if int(lengths.sum()):
-        write_rows(out, result, starts, lengths)
-
-
-def write_rows(out: np.ndarray | FileRows, words: torch.Tensor, starts: np.ndarray, lengths: np.ndarray) -> None:
-    """Rows ``words`` (total, L+1, dim), piece by piece (``lengths``), at ``starts`` of ``out``: cast to ``out``'s
-    dtype by torch on the CPU, then one scattered write (a memmap's file: one ``pwrite`` a piece)."""
-    kind = TORCH_OF.get(out.dtype, torch.float32)
-    values = words.float().cpu().to(kind).numpy()
-    if isinstance(out, FileRows):
-        out.write(starts, lengths, values)
-    else:
-        row, position = word_positions(lengths)
-        out[starts[row] + position] = values
-
-
-class CachedLayers:
-    """Read access to one cache entry: ``get(i)`` → (L+1, n_i, dim) float32 for sequence i."""
-
-    def __init__(self, directory: Path) -> None:
-        self.meta = meta = json.loads((directory / "meta.json").read_text())
-        self.offsets = np.load(directory / "offsets.npy")
-        self.rows = np.load(directory / "rows.npy")  # sequence i → its row among the distinct sequences
-        self.num_layers, self.dim = meta["num_layers"], meta["dim"]
-        self.dtype = str(meta.get("dtype", DEFAULT_CACHE_DTYPE))  # entries before cache_dtype: fp16
-        total = int(self.offsets[-1])
-        kind, name = STORAGE[self.dtype]
-        self.data = np.memmap(directory / name, dtype=kind, mode="r", shape=(max(total, 1), self.num_layers, self.dim))
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def get(self, index: int) -> np.ndarray:
-        return np.asarray(self.stored(index), dtype=np.float32)
-
-    def stored(self, index: int) -> np.ndarray:
-        """Sequence ``index``'s (layers, n, dim) in the entry's own dtype (fp16: no float32 copy)."""
-        row = self.rows[index]
-        a, b = self.offsets[row], self.offsets[row + 1]
-        return np.asarray(self.data[a:b]).transpose(1, 0, 2)
-
-
-def open_entry(directory: Path) -> CachedLayers | ShardedLayers:
-    """An entry's reader: sharded (elmo_bench.encoders.shards) when its meta.json says so, else the flat one."""
-    meta = json.loads((directory / "meta.json").read_text())
-    return ShardedLayers(directory) if meta.get("shard_sentences") else CachedLayers(directory)
 
 
 class ActivationCache:
@@ -487,74 +335,3 @@ def not_replaced(entry: Path, exc: IntegrityError) -> IntegrityError:
     if entry.is_symlink():
         return IntegrityError(f"{exc}; the entry is a symlink, {NOT_OURS}")
     return IntegrityError(f"{exc}; the entry could not be replaced (permissions?): remove {entry}")
-
-
-#: posix_fallocate's answer on a file system that cannot reserve blocks (the map is then sparse, as before)
-NO_RESERVATION = (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS)
-
-
-def reserved_memmap(path: Path, kind: type, shape: tuple[int, ...]) -> np.memmap:
-    """A zero-filled writable memmap whose disk blocks are reserved before any is written: on a full disk a sparse
-    map's page write was a SIGBUS that killed the process without a word (exit 135); the reservation is an
-    OSError(ENOSPC) instead, which the caller names and the guard prints as one line."""
-    size = int(np.prod(shape)) * np.dtype(kind).itemsize
-    reserve = getattr(os, "posix_fallocate", None)  # not on macOS: a sparse map there, as before
-    reserved = False
-    with open(path, "wb") as handle:
-        try:
-            if reserve is not None:
-                reserve(handle.fileno(), 0, size)
-                reserved = True
-        except OSError as exc:
-            if exc.errno not in NO_RESERVATION:
-                raise
-    return np.memmap(path, dtype=kind, mode="r+" if reserved else "w+", shape=shape)
-
-
-def forced_unknown_words(encoder: Encoder, sequences: Sequence[Sequence[str]],
-                         rows: np.ndarray | None = None) -> int | None:
-    """How many words of ``sequences`` (each counted as often as ``rows`` names it) the encoder had to replace by
-    its unknown token because their sentence does not fit its window (a transformer's words longer than half a
-    window); None for an encoder that never replaces a word."""
-    count = getattr(encoder, "forced_unknown", None)
-    if not callable(count):
-        return None
-    per_sequence = np.asarray(count(sequences), dtype=np.int64)
-    return int(per_sequence.sum() if rows is None else per_sequence[rows].sum()) if len(per_sequence) else 0
-
-
-class LiveLayers:
-    """``cache=false``: the same interface, computing each requested sequence with the encoder (no disk)."""
-
-    def __init__(self, encoder: Encoder, sequences: Sequence[Sequence[str]], max_segment: int = MAX_SEGMENT) -> None:
-        self.bilm, self.sequences, self.max_segment = as_encoder(encoder), sequences, max_segment
-        self.seconds_in_bilm = 0.0
-
-    def __len__(self) -> int:
-        return len(self.sequences)
-
-    def get(self, index: int) -> np.ndarray:
-        started = time.perf_counter()
-        seq = self.sequences[index]
-        offsets = np.array([0, len(seq)], dtype=np.int64)
-        out = np.zeros((max(len(seq), 1), self.bilm.num_layers, self.bilm.dim), dtype=np.float32)
-        compute_layers(self.bilm, [seq], out, offsets, self.max_segment, progress=False)
-        self.seconds_in_bilm += time.perf_counter() - started
-        return out[: len(seq)].transpose(1, 0, 2)
-
-
-def source_forced_unknown(source: CachedLayers | LiveLayers, encoder: Encoder,
-                          sequences: Sequence[Sequence[str]]) -> int | None:
-    """:func:`forced_unknown_words` of a split's layer source: read from its cache entry's meta.json when recorded
-    there, else counted (tokenising only)."""
-    recorded = getattr(source, "meta", {}).get("forced_unknown_words")
-    return int(recorded) if recorded is not None else forced_unknown_words(as_encoder(encoder), sequences)
-
-
-def check_first_sentence(encoder: Encoder, sentences: Sequence[Sequence[str]], where: str) -> None:
-    """Let the encoder refuse itself on the run's first training sentence before any layer is computed (a
-    transformer whose tokenizer turns most of its words into the unknown token); a no-op for other encoders."""
-    check = getattr(as_encoder(encoder), "check_sentence", None)
-    first = next((s for s in sentences if len(s)), None)
-    if callable(check) and first is not None:
-        check(list(first), where)

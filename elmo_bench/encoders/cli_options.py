@@ -15,16 +15,17 @@ from typing import Any
 from elmo_bench.base.arguments import positive_int
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
-from elmo_bench.encoders.bilm import load_bilm_encoder
-from elmo_bench.encoders.build import KINDS, build_encoder, encoder_record
+from elmo_bench.encoders.build import build_encoder, encoder_record
+from elmo_bench.encoders.kinds import EncoderKind, default_kind, encoder_kinds
 from elmo_bench.encoders.protocol import cache_id
+from elmo_bench.encoders.random_init import modes
 
 #: ``embed``'s sentences per encoder batch when ``--batch-size`` is not given
 EMBED_BATCH_SIZE = 64
 
 
 def add_encoder_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--encoder", default="bilm", choices=KINDS,
+    parser.add_argument("--encoder", default=default_kind().name, choices=tuple(encoder_kinds()),
                         help="which frozen encoder gives the layers (default: the biLM of --options/--weights)")
     parser.add_argument("--model", default=None,
                         help="transformers: model directory or hub name; hdf5: the file; manylangs: the model "
@@ -71,7 +72,7 @@ def add_device_argument(parser: argparse.ArgumentParser) -> None:
 def add_random_init_arguments(parser: argparse.ArgumentParser) -> None:
     """``--random-init all|lstm`` and ``--random-seed``: probe the same architecture with random weights (the
     random-encoder baseline; elmo_bench.encoders.random_init)."""
-    parser.add_argument("--random-init", default=None, choices=["all", "lstm"],
+    parser.add_argument("--random-init", default=None, choices=list(modes()),
                         help="probe a random encoder of the same architecture: all (biLM or transformers) | lstm "
                              "(biLM: trained token layer, random LSTMs)")
     parser.add_argument("--random-seed", type=int, default=0, help="seed of the random encoder's weights (default 0)")
@@ -92,32 +93,42 @@ def add_probe_encoder_arguments(parser: argparse.ArgumentParser) -> None:
     add_random_init_arguments(parser)
 
 
-def _transformers_only(args: argparse.Namespace, kind: str) -> dict[str, Any]:
-    """``--dtype`` and ``--max-tokens`` (embed) as encoder settings; one ConfigError line for another kind."""
+def model_key_readers() -> str:
+    """The kinds that read the large-model settings (``model_keys``), as the messages name them."""
+    return "|".join(name for name, kind in encoder_kinds().items() if kind.model_keys)
+
+
+def _model_keys_only(args: argparse.Namespace, kind: EncoderKind) -> dict[str, Any]:
+    """``--dtype`` and ``--max-tokens`` (embed) as encoder settings; one ConfigError line for a kind that does not
+    read them."""
     given = {key: getattr(args, key, None) for key in ("dtype", "max_tokens")}
     given = {key: value for key, value in given.items() if value is not None}
-    if given and kind != "transformers":
+    if given and not kind.model_keys:
         flag = "--" + next(iter(given)).replace("_", "-")
-        raise ConfigError(f"{flag} applies to --encoder transformers only (found --encoder {kind})")
+        raise ConfigError(f"{flag} applies to --encoder {model_key_readers()} only (found --encoder {kind.name})")
     return given
 
 
+def chosen_kind(args: argparse.Namespace) -> EncoderKind:
+    """The kind ``--encoder`` names (the default kind when the command has no such flag)."""
+    name = getattr(args, "encoder", None) or default_kind().name
+    return encoder_kinds()[str(name)]
+
+
 def encoder_from_args(args: argparse.Namespace, bilm_name: str | None = None, layers: Any = None) -> Any:
-    """The Encoder the command line asks for (a BiLMEncoder for ``--encoder bilm``). ``layers`` (embed's
-    ``--layers 0,2`` or ``every:K``): a transformer keeps only those and stops after the deepest; other kinds give
-    every layer (embed picks them out)."""
-    kind = getattr(args, "encoder", "bilm")
-    extra = _transformers_only(args, kind)
-    if kind == "bilm":
-        return load_bilm_encoder(args.options, args.weights, bilm_name)
+    """The Encoder the command line asks for: the kind's own ``from_args`` (the biLM: ``--options/--weights``), else
+    built from ``--model`` and the kind's flags (``cli_settings``). ``layers`` (embed's ``--layers 0,2`` or
+    ``every:K``): a kind that reads ``layers`` keeps only those (a transformer stops after the deepest); other kinds
+    give every layer (embed picks them out)."""
+    kind = chosen_kind(args)
+    extra = _model_keys_only(args, kind)
+    if kind.from_args is not None:
+        return kind.from_args(args, bilm_name)
     if not args.model:
-        raise ConfigError(f"--encoder {kind} needs --model (a directory, file or class; see --help)")
-    spec: dict[str, Any] = {"kind": kind, "path": args.model}
-    if kind == "transformers":
-        spec.update(pooling=args.pooling, revision=args.revision, layers=layers, **extra)
-    if kind == "python":
-        spec = {"kind": kind, "_target_": args.model}
-    return build_encoder(spec)
+        raise ConfigError(f"--encoder {kind.name} needs --model (a directory, file or class; see --help)")
+    spec: dict[str, Any] = {"kind": kind.name, kind.model_key: args.model}
+    spec.update(kind.cli_settings(args, layers) if kind.cli_settings is not None else {})
+    return build_encoder({**spec, **extra})
 
 
 def encoder_info(encoder: Any) -> dict[str, Any]:

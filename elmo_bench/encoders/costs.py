@@ -1,17 +1,9 @@
 """What a frozen encoder costs to fill the activation cache, for ``elmo-bench plan``: forward FLOPs per word
-position (the positions the cache stores) and the layers and width the cache keeps, for every encoder kind.
-
-- ``bilm``: the biLM formula (:func:`bilm_flops_per_position`) from its options.json;
-- ``manylangs``: the same formula from the model's own config (char CNN, highway, projection, LSTMs);
-- ``transformers``: counted from the model itself: Kaplan et al. (2020)'s forward count per subword token,
-  2 x (non-embedding parameters) + 2 x n_layers x n_ctx x d_model (attention over a window of n_ctx tokens), with
-  n_ctx the mean window the encoder builds on the sample, times the subword tokens it runs per word; over the
-  blocks that run when ``encoder.layers`` keeps a subset; a directory of a config.json and no weights is priced
-  from the config alone (elmo_bench.encoders.model_size: parameters on the meta device, subwords estimated without
-  a tokenizer, and said so);
-- ``hdf5``: 0 (the layers were computed elsewhere); the cache is the file, so its size is the cache's bytes;
-- ``python``: unknown (None) with a note: nothing in a user class says what it computes.
-Layers and width are the encoder's own (``num_layers``, ``dim``); for a biLM the options' (L + 1, 2 x projection).
+position (the positions the cache stores) and the layers and width the cache keeps. Each kind prices itself (its
+``price`` hook, elmo_bench.encoders.kinds: the biLM by the LSTM biLM formula below over its options.json, an
+ELMoForManyLangs model by the same formula over its config, a transformer from its parameters, a file of layers
+computed elsewhere at 0 FLOPs, a user's class at unknown FLOPs with a note); this module holds the cost record, the
+shared formula and what a run's cache costs. Layers and width are the encoder's own (``num_layers``, ``dim``).
 """
 from __future__ import annotations
 
@@ -21,10 +13,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from elmo_bench.bilm.options import BiLMOptions
-from elmo_bench.encoders.model_size import blocks_run, config_cost_numbers, config_only, flops_per_token
-
-#: the cost kinds this module prices (elmo_bench.encoders.build.KINDS)
-PRICED = ("bilm", "manylangs", "transformers", "hdf5", "python")
+from elmo_bench.encoders.kinds import kind_of
 
 
 @dataclass(frozen=True)
@@ -40,6 +29,7 @@ class EncoderCost:
     file_bytes: int | None = None       # hdf5: the cache is this file
     segment_markers: bool = False       # bilm, manylangs: each segment adds <S> and </S> positions
     params: int | None = None           # transformers: the model's parameters (None: not counted)
+    options_file: str | None = None     # the biLM: the options file it was priced from (plan's "bilm")
     weight_bytes: int | None = None     # transformers: its weights in encoder.dtype
     layer_indices: tuple[int, ...] | None = None  # the model's layers the cache keeps (None: 0..num_layers-1)
 
@@ -92,91 +82,19 @@ def bilm_flops_per_position(options: Any) -> int:
                            options.n_filters, options.projection_dim, options.lstm_dim, options.n_layers)
 
 
-def bilm_cost(options: Any, source: str) -> EncoderCost:
-    return EncoderCost("bilm", bilm_flops_per_position(options), options.n_layers + 1, options.output_dim, source,
-                       segment_markers=True)
-
-
-def manylangs_cost(encoder: Any) -> EncoderCost:
-    """An ELMoForManyLangs model: the biLM formula over its config (the word embedding is a lookup, no FLOPs)."""
-    te, enc = encoder.config["token_embedder"], encoder.config["encoder"]
-    char_dim = int(te["char_dim"])
-    filters = [tuple(f) for f in te["filters"]] if char_dim > 0 else []
-    width = (int(te["word_dim"]) if int(te["word_dim"]) > 0 else 0) + sum(n for _, n in filters)
-    flops = lstm_bilm_flops(int(te["max_characters_per_token"]), char_dim, filters,
-                            int(te["n_highway"]) if filters else 0, width, int(enc["projection_dim"]),
-                            int(enc["dim"]), int(enc["n_layers"]))
-    return EncoderCost("manylangs", flops, encoder.num_layers, encoder.dim, f"ELMoForManyLangs {encoder.path}",
-                       segment_markers=True)
-
-
-def transformer_flops_per_token(model: Any, n_ctx: float, indices: Sequence[int] | None = None) -> int:
-    """Kaplan et al. (2020), forward: 2 N + 2 n_layer n_ctx d_model, N the parameters outside embedding tables,
-    over the blocks a pass runs when only ``indices`` are kept (elmo_bench.encoders.model_size.blocks_run)."""
-    from torch import nn  # lazy: torch
-
-    embedding = {id(p) for m in model.modules() if isinstance(m, nn.Embedding) for p in m.parameters()}
-    n = sum(p.numel() for p in model.parameters() if id(p) not in embedding)
-    config = model.config
-    blocks = int(config.num_hidden_layers)
-    return flops_per_token(n, blocks, blocks_run(indices, blocks), n_ctx, int(config.hidden_size))
-
-
-def transformers_cost(encoder: Any, sentences: Sequence[Sequence[str]]) -> EncoderCost:
-    """A Hugging Face model: per subword token from its parameters, times the subword positions (specials and
-    window overlap included) the encoder runs per word of ``sentences`` (the run's sample)."""
-    sentences = [list(s) for s in sentences if s]
-    windows = encoder.plan(sentences)[0] if sentences else []
-    words = sum(len(s) for s in sentences)
-    tokens = sum(len(w) for w in windows)
-    n_ctx = tokens / len(windows) if windows else float(encoder.window)
-    indices = getattr(encoder, "indices", None)
-    per_token = transformer_flops_per_token(encoder.model, n_ctx, indices)
-    per_word = tokens / words if words else 1.0
-    note = None if words else "no sample text: one subword token a word assumed"
-    params = list(encoder.model.parameters())
-    return EncoderCost("transformers", int(round(per_token * per_word)), encoder.num_layers, encoder.dim,
-                       f"transformers {encoder.identity().get('model', '')}".strip(), note,
-                       params=sum(p.numel() for p in params),
-                       weight_bytes=sum(p.numel() * p.element_size() for p in params),
-                       layer_indices=None if indices is None else tuple(indices))
-
-
-def config_transformers_cost(directory: Path, spec: Mapping[str, Any],
-                             sentences: Sequence[Sequence[str]]) -> EncoderCost:
-    """A Hugging Face model directory of a config.json and no weights: priced from the config alone
-    (elmo_bench.encoders.model_size), without loading or needing any weight."""
-    numbers = config_cost_numbers(directory, spec, sentences)
-    indices = numbers["layer_indices"]
-    note = "priced from config.json alone (no weights read)" + (f"; {numbers['note']}" if numbers["note"] else "")
-    return EncoderCost("transformers", numbers["flops_per_position"], len(indices), numbers["dim"],
-                       f"transformers {directory.name} (config.json)", note, params=numbers["params"],
-                       weight_bytes=numbers["weight_bytes"], layer_indices=tuple(indices))
-
-
 def encoder_cost(spec: Mapping[str, Any], options: Any, options_source: str,
                  sentences: Sequence[Sequence[str]], amp: Any = "off") -> EncoderCost:
-    """The cost of the run's encoder (``spec``: the encoder group, its kind set; ``kind: bilm``: the biLM of
-    ``options``). Other kinds are built (elmo_bench.encoders.build) to read their layers and width."""
-    kind = str(spec["kind"])
-    if kind == "bilm":
-        return bilm_cost(options, options_source)
-    bare = config_only(spec)
-    if bare is not None:  # config.json only: no tokenizer or weights needed, none loaded
-        return config_transformers_cost(bare, spec, sentences)
+    """The cost of the run's encoder (``spec``: the encoder group, its kind set; the biLM's: of ``options``), by
+    its kind's ``price`` hook; a kind that declares none is built (elmo_bench.encoders.build) to read its layers and
+    width, its FLOPs unknown."""
+    kind = kind_of(spec)
+    if kind.price is not None:
+        return kind.price(spec, options, options_source, sentences, amp)
     from elmo_bench.encoders.build import build_encoder  # lazy: torch
 
     encoder = build_encoder(spec, amp=amp)
-    if kind == "manylangs":
-        return manylangs_cost(encoder)
-    if kind == "transformers":
-        return transformers_cost(encoder, sentences)
-    if kind == "hdf5":
-        return EncoderCost("hdf5", 0, encoder.num_layers, encoder.dim, f"hdf5 {spec['path']}",
-                           "layers computed elsewhere: no encoder FLOPs; the cache is the file",
-                           file_bytes=Path(str(spec["path"])).stat().st_size)
-    return EncoderCost(kind, None, encoder.num_layers, encoder.dim, f"python {spec.get('_target_')}",
-                       "a python encoder's FLOPs are not known from its config: not counted in gpu_hours")
+    return EncoderCost(kind.name, None, encoder.num_layers, encoder.dim, f"{kind.name} {spec.get('path') or ''}".strip(),
+                       f"encoder={kind.name} declares no price: its FLOPs are not counted in gpu_hours")
 
 
 def cache_numbers(cost: EncoderCost, positions: int, distinct_tokens: int, words_per_pass: int, cache: bool

@@ -9,33 +9,36 @@ random directions, projected out); ``encoder.erase.seed`` the control's draw.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Mapping
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import check_number
+from elmo_bench.encoders.kinds import encoder_kinds
 
 #: the concepts probe=erasure fits (its probe.tags)
 CONCEPTS = ("upos", "xpos", "deprel")
 #: none = the fitted LEACE eraser; random = its whitening and mean on a random frame; orth = amnesic probing's
 CONTROLS = ("none", "random", "orth")
-#: the kinds whose forward pass can take an eraser
-ERASABLE = ("bilm", "transformers")
-#: the group's keys and their off values (conf/encoder/bilm.yaml, transformers.yaml)
+#: the group's keys and their off values (the options of the kinds that declare ``erasure``)
 OFF = {"concept": None, "layer": None, "control": "none", "seed": 0, "path": None}
+
+
+def erasable() -> tuple[str, ...]:
+    """The kinds whose forward pass can take an eraser (they declare ``erasure``)."""
+    return tuple(name for name, kind in encoder_kinds().items() if kind.erasure is not None)
 
 
 def check_erasable(spec: Mapping[str, Any], prefix: str = "encoder") -> None:
     """An ``erase`` key set on a kind whose forward pass does not run here (hdf5, manylangs, python): one line naming
     the kinds that erase and the key to remove (``encoder.erase.concept`` first)."""
     group = spec.get("erase")
-    if not isinstance(group, Mapping) or spec.get("kind") in ERASABLE:
+    if not isinstance(group, Mapping) or spec.get("kind") in erasable():
         return
     given = [key for key in (*OFF, *sorted(set(group) - set(OFF)))
              if key in group and (key not in OFF or group[key] != OFF[key])]
     if given:
-        raise ConfigError(f"config: {prefix}.erase applies to encoder={'|'.join(ERASABLE)} (the forward pass runs "
+        raise ConfigError(f"config: {prefix}.erase applies to encoder={'|'.join(erasable())} (the forward pass runs "
                           f"here), found encoder={spec.get('kind')}; remove {prefix}.erase.{given[0]}")
 
 
@@ -71,12 +74,12 @@ def erase_spec(spec: Mapping[str, Any], prefix: str = "encoder") -> dict[str, An
             "seed": int(given["seed"]), "path": str(given["path"])}
 
 
-def refuse_layer(layer: int, kind: str, top: int) -> None:
-    """One line when ``encoder.erase.layer`` is above ``top``, the highest layer ``kind`` can erase (the biLM: its
-    top layer; a transformer: the one below its last hidden state, which feeds no block)."""
+def refuse_layer(layer: int, kind: str, top: int, note: str = "") -> None:
+    """One line when ``encoder.erase.layer`` is above ``top``, the highest layer ``kind`` can erase (its
+    ``erasure.top``; ``note``: what its erasure adds, a transformer's last layer feeding no block)."""
     if layer > top:
         raise ConfigError(f"config: encoder.erase.layer={layer} is outside the encoder (encoder={kind} erases "
-                          f"layers 0..{top}{'' if kind == 'bilm' else '; its last layer feeds no block'})")
+                          f"layers 0..{top}{note})")
 
 
 def eraser_file(path: str, layer: int) -> Path:
@@ -96,11 +99,8 @@ def check_erase_files(spec: Mapping[str, Any], bilm_options: str | None) -> None
     erase = erase_spec(spec)
     if erase is None:
         return
-    if spec["kind"] == "bilm" and bilm_options and Path(bilm_options).is_file():
-        refuse_layer(erase["layer"], "bilm", int(json.loads(Path(bilm_options).read_text())["lstm"]["n_layers"]))
-    config = Path(str(spec["path"] if "path" in spec else "")) / "config.json"
-    if spec["kind"] == "transformers" and config.is_file():
-        blocks = json.loads(config.read_text())
-        if "num_hidden_layers" in blocks:
-            refuse_layer(erase["layer"], "transformers", int(blocks["num_hidden_layers"]) - 1)
+    kind = encoder_kinds()[str(spec["kind"])]
+    top = kind.erasure.top_from_files(spec, bilm_options) if kind.erasure is not None else None
+    if top is not None:
+        refuse_layer(erase["layer"], kind.name, top, kind.erasure.note)
     eraser_file(erase["path"], erase["layer"])

@@ -2,11 +2,14 @@
 ``probe=erasure`` fitted is applied to layer k's output *inside* the encoder, so every later layer is recomputed from
 the erased one.
 
+Each kind that can erase declares how (its ``erasure``: the layers, the streams and their widths, where the eraser
+goes; elmo_bench.encoders.kinds):
+
 - The biLM: layer k is ``[forward; backward]``, so the in-model erasers are fitted per stream (``probe=erasure``
   saves them under ``streams`` for a biLM: the token layer on its own vector, layer k's forward and backward halves
   apart) and applied in :class:`~elmo_bench.bilm.lstm.BiLstmStack`'s forward after the residual add, on word
   positions only (``<S>``, ``</S>`` and padding untouched: padding stays zero).
-- A Hugging Face model: a forward pre-hook on block k erases its input (hidden state k) at every position but the
+- A Hugging Face model (transformers/erase.py): a forward pre-hook on block k erases its input (hidden state k) at every position but the
   special tokens and padding; the reported layer k is erased the same way (the eraser is idempotent).
 - Controls: ``random`` keeps the fitted eraser's whitening and mean and replaces its frame (the whitened class
   directions) by a random orthonormal frame of the same rank r; ``orth`` is amnesic probing's own control: r random
@@ -25,8 +28,8 @@ from typing import Any, Mapping
 import torch
 
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.encoders.erase_settings import eraser_file, refuse_layer
-from elmo_bench.encoders.hf_forward import find_blocks
+from elmo_bench.encoders.erase_settings import erasable, eraser_file, refuse_layer
+from elmo_bench.encoders.kinds import encoder_kinds
 from elmo_bench.encoders.protocol import cache_id
 
 
@@ -180,15 +183,15 @@ def word_positions(lengths: torch.Tensor, time: int) -> torch.Tensor:
 
 
 def stream_widths(encoder: Any, layer: int) -> list[int]:
-    """Each stream's width at ``layer`` (the biLM: [P] for the token layer, [P, P] for an LSTM layer; a transformer:
-    [dim]); ConfigError when the layer is outside the encoder (a transformer's last layer: nothing runs after it)."""
-    kind = str(encoder.identity()["kind"])
-    count = int(encoder.num_layers) if kind == "bilm" else int(getattr(encoder, "total_layers", encoder.num_layers))
-    refuse_layer(layer, kind, count - 1 if kind == "bilm" else count - 2)
-    if kind == "bilm":
-        half = int(encoder.dim) // 2
-        return [half] if layer == 0 else [half, half]
-    return [int(encoder.dim)]
+    """Each stream's width at ``layer``, as the encoder's kind declares it (the biLM: [P] for the token layer, [P, P]
+    for an LSTM layer; a transformer: [dim]); ConfigError when the layer is outside the encoder (above its kind's
+    ``erasure.top``) or the kind erases nothing."""
+    kind = encoder_kinds()[str(encoder.identity()["kind"])]
+    if kind.erasure is None:
+        raise ConfigError(f"config: encoder.erase applies to encoder={'|'.join(erasable())} (the forward pass runs "
+                          f"here), found encoder={kind.name}")
+    refuse_layer(layer, kind.name, kind.erasure.top(encoder), kind.erasure.note)
+    return kind.erasure.widths(encoder, layer)
 
 
 def apply_erase(encoder: Any, spec: Mapping[str, Any] | None) -> Any:
@@ -199,48 +202,9 @@ def apply_erase(encoder: Any, spec: Mapping[str, Any] | None) -> Any:
         return encoder
     widths = stream_widths(encoder, spec["layer"])
     eraser = load_in_model(spec, cache_id(encoder), widths)  # what probe=erasure recorded as the encoder
-    if str(encoder.identity()["kind"]) == "bilm":
-        encoder.bilm.lstm.eraser = eraser
-    else:
-        install_hook(encoder, eraser)
+    encoder_kinds()[str(encoder.identity()["kind"])].erasure.install(encoder, eraser)
     encoder.erased = eraser.identity
     info = getattr(encoder, "info", None)
     if isinstance(info, dict):
         info["erase"] = {**eraser.identity, "rank": eraser.rank(), "variance_share": eraser.shares}
     return encoder
-
-
-
-def install_hook(encoder: Any, eraser: InModelEraser) -> None:
-    """A transformer: a forward pre-hook on the model notes which positions are words (not special tokens, not
-    padding), a forward pre-hook on block k erases its input (hidden state k) there, and a forward hook on the model
-    reports hidden state k as block k received it (``output_hidden_states`` keeps it from before the hook)."""
-    blocks = find_blocks(encoder.model)
-    if blocks is None:
-        raise ConfigError(f"config: encoder.erase: {type(encoder.model).__name__} has no list of "
-                          f"num_hidden_layers blocks to hook; erase another encoder")
-    special = torch.tensor(sorted(set(encoder.tokenizer.all_special_ids)), dtype=torch.long)
-    noted: dict[str, torch.Tensor] = {}
-    stream = eraser.streams[0]
-
-    def note(_: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        ids = kwargs["input_ids"] if "input_ids" in kwargs else args[0]
-        attention = kwargs["attention_mask"] if kwargs.get("attention_mask") is not None else torch.ones_like(ids)
-        noted.pop("erased", None)   # a pass that stops before block k reports nothing of it
-        noted["keep"] = attention.bool() & ~torch.isin(ids, special.to(ids.device))
-
-    def erase(_: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        hidden = args[0] if args else kwargs["hidden_states"]
-        erased = torch.where(noted["keep"].unsqueeze(-1), stream(hidden), hidden)
-        noted["erased"] = erased
-        return ((erased, *args[1:]), kwargs) if args else (args, {**kwargs, "hidden_states": erased})
-
-    def report(_: Any, args: Any, kwargs: Any, output: Any) -> Any:
-        states = getattr(output, "hidden_states", None)
-        if states is not None and "erased" in noted:
-            output.hidden_states = (*states[: eraser.layer], noted["erased"], *states[eraser.layer + 1:])
-        return output
-
-    encoder.model.register_forward_pre_hook(note, with_kwargs=True)
-    blocks[eraser.layer].register_forward_pre_hook(erase, with_kwargs=True)
-    encoder.model.register_forward_hook(report, with_kwargs=True)

@@ -12,14 +12,19 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import h5py
 import numpy as np
 import torch
 
-from elmo_bench.base.errors import DataError
+from elmo_bench.base.errors import ConfigError, DataError
+from elmo_bench.encoders.build import build_encoder
+from elmo_bench.encoders.costs import EncoderCost
 from elmo_bench.encoders.kinds import EncoderKind, need_path
+
+#: the kind's name, written once: the declaration, the identity (the cache key's part), the messages
+NAME = "hdf5"
 
 
 def _sha256(path: Path) -> str:
@@ -42,18 +47,18 @@ class Hdf5Encoder:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         if not self.path.is_file():
-            raise DataError(f"encoder=hdf5: {self.path}: no such file (expected the output of "
+            raise DataError(f"encoder={NAME}: {self.path}: no such file (expected the output of "
                             f"elmo-bench embed --layers all)")
         try:
             self.file = h5py.File(self.path, "r")
         except OSError as exc:
-            raise DataError(f"encoder=hdf5: {self.path}: not an hdf5 file ({exc})") from None
+            raise DataError(f"encoder={NAME}: {self.path}: not an hdf5 file ({exc})") from None
         if "sentence_to_index" not in self.file:
-            raise DataError(f"encoder=hdf5: {self.path}: no sentence_to_index dataset (expected the layout of "
+            raise DataError(f"encoder={NAME}: {self.path}: no sentence_to_index dataset (expected the layout of "
                             f"elmo-bench embed)")
         self.index = self._read_index()
         if not self.index:
-            raise DataError(f"encoder=hdf5: {self.path}: sentence_to_index is empty")
+            raise DataError(f"encoder={NAME}: {self.path}: sentence_to_index is empty")
         sentence, name = next(iter(self.index.items()))
         first = self._layer_array(sentence, name)
         self.one_layer = first.ndim == 2
@@ -70,14 +75,14 @@ class Hdf5Encoder:
             raw = self.file["sentence_to_index"][0]
             index = json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
         except (ValueError, TypeError, IndexError, KeyError, OSError) as exc:  # JSONDecodeError, bad bytes, empty
-            raise DataError(f"encoder=hdf5: {self.path}: sentence_to_index is not a JSON string mapping sentences "
+            raise DataError(f"encoder={NAME}: {self.path}: sentence_to_index is not a JSON string mapping sentences "
                             f"to dataset names ({type(exc).__name__}: {str(exc)[:120]})") from None
         if not isinstance(index, dict):
-            raise DataError(f"encoder=hdf5: {self.path}: sentence_to_index is not a JSON object mapping sentences "
+            raise DataError(f"encoder={NAME}: {self.path}: sentence_to_index is not a JSON object mapping sentences "
                             f"to dataset names (found {type(index).__name__})")
         wrong = next(((k, v) for k, v in index.items() if not isinstance(v, str)), None)
         if wrong is not None:  # the mapping is there; one of its values is no dataset name (say which)
-            raise DataError(f"encoder=hdf5: {self.path}: sentence_to_index maps sentences to dataset names (strings); "
+            raise DataError(f"encoder={NAME}: {self.path}: sentence_to_index maps sentences to dataset names (strings); "
                             f"found {type(wrong[1]).__name__} {wrong[1]!r} for sentence {_show(wrong[0])}")
         return index
 
@@ -85,14 +90,14 @@ class Hdf5Encoder:
         """The dataset ``sentence_to_index`` names for ``sentence``; DataError (one line) when the file does not hold
         it, or it is no layer array: numbers shaped (layers, tokens, dim), or (tokens, dim) for one layer."""
         if key not in self.file:
-            raise DataError(f"encoder=hdf5: {self.path}: sentence_to_index maps sentence {_show(sentence)} to dataset "
+            raise DataError(f"encoder={NAME}: {self.path}: sentence_to_index maps sentence {_show(sentence)} to dataset "
                             f"{key!r}, which the file does not hold")
         found = self.file[key]
         if not isinstance(found, h5py.Dataset) or found.ndim not in (2, 3) or not (
                 np.issubdtype(found.dtype, np.floating) or np.issubdtype(found.dtype, np.integer)):
             shown = (f"a dataset of shape {found.shape} and type {found.dtype}" if isinstance(found, h5py.Dataset)
                      else f"a {type(found).__name__.lower()}")
-            raise DataError(f"encoder=hdf5: {self.path}: sentence_to_index maps sentence {_show(sentence)} to "
+            raise DataError(f"encoder={NAME}: {self.path}: sentence_to_index maps sentence {_show(sentence)} to "
                             f"{key!r}, which is no layer array (numbers shaped (layers, tokens, dim) or (tokens, "
                             f"dim)): found {shown}")
         return found
@@ -100,7 +105,7 @@ class Hdf5Encoder:
     def identity(self) -> dict[str, Any]:
         """The file's name and hash; a file of some of a model's layers (``embed --layers 0,2``) adds their
         indices, so a probe over it names each layer by its index in the model."""
-        ident = {"kind": "hdf5", "file": self.path.name, "hash": self.hash}
+        ident = {"kind": NAME, "file": self.path.name, "hash": self.hash}
         if self.indices is not None:
             ident["encoder_layer_indices"] = self.indices
         return ident
@@ -110,13 +115,13 @@ class Hdf5Encoder:
         sentence = " ".join(tokens)
         key = self.index.get(sentence)
         if key is None:
-            raise DataError(f"encoder=hdf5: {self.path}: sentence {_show(sentence)} is not in sentence_to_index "
+            raise DataError(f"encoder={NAME}: {self.path}: sentence {_show(sentence)} is not in sentence_to_index "
                             f"(the file must hold every sentence of every split the run reads)")
         data = torch.from_numpy(self._layer_array(sentence, key)[()]).float()
         if self.one_layer:
             data = data.unsqueeze(0)
         if data.shape[1] != len(tokens) or data.shape[0] != self.num_layers or data.shape[2] != self.dim:
-            raise DataError(f"encoder=hdf5: {self.path}: dataset {key} for sentence {_show(sentence)} has shape "
+            raise DataError(f"encoder={NAME}: {self.path}: dataset {key} for sentence {_show(sentence)} has shape "
                             f"{tuple(data.shape)}, expected ({self.num_layers}, {len(tokens)}, {self.dim}) "
                             f"(layers, tokens, dim)")
         return data
@@ -132,5 +137,24 @@ class Hdf5Encoder:
         return out, mask
 
 
+def _check_path(spec: Mapping[str, Any]) -> None:
+    path = spec["path"]
+    if not Path(str(path)).expanduser().is_file():
+        raise ConfigError(f"encoder={NAME}: encoder.path {path}: no such file (expected the output of elmo-bench embed "
+                          f"--layers all)")
+
+
+def _price(spec: Mapping[str, Any], options: Any, options_source: str, sentences: Any, amp: Any = "off") -> Any:
+    """0 FLOPs (the layers were computed elsewhere); the cache is the file, so its size is the cache's bytes."""
+    encoder = build_encoder(spec, amp=amp)
+    return EncoderCost(NAME, 0, encoder.num_layers, encoder.dim, f"{NAME} {spec['path']}",
+                       "layers computed elsewhere: no encoder FLOPs; the cache is the file",
+                       file_bytes=Path(str(spec["path"])).stat().st_size)
+
+
+#: (the option's path is the file; cache_dtype: the activation cache's storage, fp16 by default, fp32 for layers beyond
+#: fp16's range):   python run.py task=ner embedder=glove_elmo encoder=hdf5 encoder.path=FILE
 #: ``encoder=hdf5``: ``encoder.path`` = the file ``elmo-bench embed --layers all`` writes (elmo_bench.encoders.kinds)
-ENCODER_KIND = EncoderKind("hdf5", lambda spec, amp="off": Hdf5Encoder(need_path(spec)))
+ENCODER_KIND = EncoderKind(NAME, lambda spec, amp="off": Hdf5Encoder(need_path(spec)),
+                           conf={"path": "???", "cache_dtype": "fp16"},
+                           path="the file elmo-bench embed --layers all writes", check_path=_check_path, price=_price)

@@ -27,12 +27,14 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import torch
 from torch import nn
 
-from elmo_bench.base.errors import DataError
+from elmo_bench.base.errors import ConfigError, DataError
+from elmo_bench.encoders.build import build_encoder
+from elmo_bench.encoders.costs import EncoderCost, lstm_bilm_flops
 from elmo_bench.encoders.kinds import EncoderKind, need_path
 
 OOV, PAD, BOS, EOS, BOW, EOW = "<oov>", "<pad>", "<bos>", "<eos>", "<bow>", "<eow>"
@@ -248,4 +250,33 @@ class ManyLangsEncoder:
 
 
 #: ``encoder=manylangs``: ``encoder.path`` = an ELMoForManyLangs model directory (elmo_bench.encoders.kinds)
-ENCODER_KIND = EncoderKind("manylangs", lambda spec, amp="off": ManyLangsEncoder(need_path(spec)))
+def manylangs_cost(encoder: Any) -> EncoderCost:
+    """An ELMoForManyLangs model: the biLM formula over its config (the word embedding is a lookup, no FLOPs)."""
+    te, enc = encoder.config["token_embedder"], encoder.config["encoder"]
+    char_dim = int(te["char_dim"])
+    filters = [tuple(f) for f in te["filters"]] if char_dim > 0 else []
+    width = (int(te["word_dim"]) if int(te["word_dim"]) > 0 else 0) + sum(n for _, n in filters)
+    flops = lstm_bilm_flops(int(te["max_characters_per_token"]), char_dim, filters,
+                            int(te["n_highway"]) if filters else 0, width, int(enc["projection_dim"]),
+                            int(enc["dim"]), int(enc["n_layers"]))
+    return EncoderCost("manylangs", flops, encoder.num_layers, encoder.dim, f"ELMoForManyLangs {encoder.path}",
+                       segment_markers=True)
+
+
+def _check_path(spec: Mapping[str, Any]) -> None:
+    path = spec["path"]
+    if not Path(str(path)).expanduser().is_dir():
+        raise ConfigError(f"encoder=manylangs: encoder.path {path}: no such directory (expected an "
+                          f"ELMoForManyLangs model directory)")
+
+
+def _price(spec: Mapping[str, Any], options: Any, options_source: str, sentences: Any, amp: Any = "off") -> Any:
+    return manylangs_cost(build_encoder(spec, amp=amp))
+
+
+#: ``encoder=manylangs``: an ELMoForManyLangs model directory (config.json, char.dic / word.dic, token_embedder.pkl,
+#: encoder.pkl):   python run.py task=ner embedder=glove_elmo encoder=manylangs encoder.path=DIR
+ENCODER_KIND = EncoderKind("manylangs", lambda spec, amp="off": ManyLangsEncoder(need_path(spec)),
+                           conf={"path": "???", "cache_dtype": "fp16"},
+                           label=lambda ident: f"ELMoForManyLangs {ident.get('model')}",
+                           path="a model directory", check_path=_check_path, price=_price)

@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.encoders.costs import EncoderCost
 from elmo_bench.encoders.kinds import EncoderKind
+from elmo_bench.encoders.settings import missing
 
 
 class _Targeted:
@@ -57,5 +59,22 @@ def instantiate_encoder(spec: Mapping[str, Any]) -> _Targeted:
     return _Targeted(inner, str(target))
 
 
+def _check(spec: Mapping[str, Any], prefix: str) -> None:
+    """``encoder._target_`` is required."""
+    if missing(spec.get("_target_")):
+        raise ConfigError(f"config: encoder=python needs {prefix}._target_=pkg.module.Class; found none")
+
+
+def _price(spec: Mapping[str, Any], options: Any, options_source: str, sentences: Any, amp: Any = "off") -> Any:
+    """Unknown FLOPs with a note: nothing in a user class says what it computes."""
+    from elmo_bench.encoders.build import build_encoder  # lazy: torch
+    encoder = build_encoder(spec, amp=amp)
+    return EncoderCost("python", None, encoder.num_layers, encoder.dim, f"python {spec.get('_target_')}",
+                       "a python encoder's FLOPs are not known from its config: not counted in gpu_hours")
+
+
 #: ``encoder=python``: ``encoder._target_`` = any class, the other keys its arguments (elmo_bench.encoders.kinds)
-ENCODER_KIND = EncoderKind("python", lambda spec, amp="off": instantiate_encoder(spec))
+#: (docs/encoders.md):   python run.py task=ner embedder=glove_elmo encoder=python encoder._target_=pkg.module.Class
+ENCODER_KIND = EncoderKind("python", lambda spec, amp="off": instantiate_encoder(spec),
+                           conf={"_target_": "???", "cache_dtype": "fp16"}, check=_check, free_keys=True,
+                           model_key="_target_", price=_price)

@@ -14,13 +14,9 @@ from typing import Any, Mapping
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import check_number
 from elmo_bench.encoders.erase_settings import check_erasable, erase_spec
-from elmo_bench.encoders.kinds import encoder_kinds
+from elmo_bench.encoders.kinds import encoder_kinds, title
 from elmo_bench.encoders.layer_select import check_layer_spec
 
-#: the kinds this package ships; :func:`known_kinds` adds any module that declares ``ENCODER_KIND``
-KINDS = ("bilm", "hdf5", "manylangs", "python", "transformers")
-#: kinds whose ``encoder.path`` is required (a directory, a file or a hub name)
-NEEDS_PATH = ("transformers", "hdf5", "manylangs")
 #: ``auto`` (the default): ``last`` for a causal model, ``first`` otherwise (decided by the model's behaviour)
 POOLINGS = ("auto", "first", "last", "mean")
 #: ``encoder.dtype``: the weights' dtype (float32, the default, keeps today's identities)
@@ -31,10 +27,8 @@ AMPS = ("off", "bf16", "fp16")
 #: layers exceed fp16's range, +-65504)
 CACHE_DTYPES = ("fp16", "fp32")
 DEFAULT_CACHE_DTYPE = "fp16"
-#: what ``encoder.random_init`` can draw anew, by kind (elmo_bench.encoders.random_init; the biLM's is bilm=random)
-RANDOM_INIT = {"transformers": ("all",)}
-#: what ``bilm.random_init`` (bilm=random) can draw: every weight, or the LSTMs under the trained token layer
-BILM_RANDOM_INIT = ("all", "lstm")
+#: the keys only a kind that declares ``model_keys`` reads (a large model's layer subset, weights' dtype, tokens a pass)
+MODEL_KEYS = ("layers", "dtype", "max_tokens")
 
 
 def known_kinds() -> tuple[str, ...]:
@@ -62,21 +56,20 @@ def cache_dtype(spec: Mapping[str, Any] | None) -> str:
 
 
 def check_encoder_settings(spec: Mapping[str, Any], prefix: str = "encoder") -> None:
-    """Range-check an ``encoder`` group (a plain mapping): kind (required: a run's comes from conf/encoder/, or
+    """Range-check an ``encoder`` group (a plain mapping): kind (required: a run's comes from its option, or
     engine.run_config.EncoderPart for a config without the group), path where needed, batch_size >= 1, max_length
     >= 1 or null, pooling, amp, dtype and cache_dtype in their sets, layers well formed, max_tokens >= 1 or null.
     Keys a kind does not use are checked when present."""
     kind = spec.get("kind")
     _choice(f"{prefix}.kind", kind, known_kinds())
-    if kind in NEEDS_PATH and missing(spec.get("path")):
-        what = "a model directory or a hub name" if kind == "transformers" else (
-            "the file elmo-bench embed --layers all writes" if kind == "hdf5" else "a model directory")
-        raise ConfigError(f"config: encoder={kind} needs {prefix}.path ({what}); found none")
-    if kind == "python" and missing(spec.get("_target_")):
-        raise ConfigError(f"config: encoder=python needs {prefix}._target_=pkg.module.Class; found none")
+    declared = encoder_kinds()[str(kind)]
+    if declared.path is not None and missing(spec.get("path")):
+        raise ConfigError(f"config: encoder={kind} needs {prefix}.path ({declared.path}); found none")
+    if declared.check is not None:
+        declared.check(spec, prefix)
     check_kind_keys(spec, prefix)
     erase_spec(spec, prefix)  # encoder.erase.* (off unless erase.concept is set)
-    if kind == "python":
+    if declared.free_keys:
         return  # the other keys are the user's class's arguments
     if "batch_size" in spec:
         check_number(f"{prefix}.batch_size", spec["batch_size"], int, low=1)
@@ -100,11 +93,13 @@ def check_kind_keys(spec: Mapping[str, Any], prefix: str = "encoder") -> None:
     keys it does not know, and the report of Hydra's struct error asks it too (elmo_bench.commands.guard), so such a
     key gets this line, not "unknown key" or "not in struct"."""
     check_erasable(spec, prefix)
-    if spec.get("kind") in ("transformers", "python"):  # python: every other key is its class's argument
+    declared = encoder_kinds().get(str(spec.get("kind")))
+    if declared is not None and (declared.model_keys or declared.free_keys):  # free: every key is its class's
         return
-    given = [key for key in ("layers", "dtype", "max_tokens") if spec.get(key) not in (None, DEFAULT_DTYPE)]
+    given = [key for key in MODEL_KEYS if spec.get(key) not in (None, DEFAULT_DTYPE)]
     if given:
-        raise ConfigError(f"config: {prefix}.{given[0]} applies to encoder=transformers only (found "
+        readers = "|".join(name for name, k in encoder_kinds().items() if k.model_keys)
+        raise ConfigError(f"config: {prefix}.{given[0]} applies to encoder={readers} only (found "
                           f"encoder={spec.get('kind')}); remove it")
 
 
@@ -133,32 +128,32 @@ def path_like(name: str) -> bool:
 
 
 def check_encoder_path(spec: Mapping[str, Any]) -> None:
-    """ConfigError (one line) when the encoder's ``path`` names something that is not there: a transformers path
-    that looks like a path (:func:`path_like`) but is no directory, an hdf5 file that is no file, a manylangs
-    directory that is no directory. Hub names are left to the hub (``plan`` calls this: it prices, never loads)."""
-    kind, path = spec.get("kind"), spec.get("path")
-    if kind not in NEEDS_PATH or missing(path):
+    """ConfigError (one line) when the encoder's ``path`` names something that is not there, as its kind's
+    ``check_path`` reads it (a transformer's path that looks like a path but is no directory, an hdf5 file that is
+    no file, ...). Hub names are left to the hub (``plan`` calls this: it prices, never loads)."""
+    kind = encoder_kinds().get(str(spec.get("kind")))
+    if kind is None or kind.path is None or kind.check_path is None or missing(spec.get("path")):
         return
-    found = Path(str(path)).expanduser()
-    if kind == "transformers" and path_like(str(path)) and not found.is_dir():
-        raise ConfigError(f"encoder=transformers: encoder.path {path}: "
-                          f"{'is a file' if found.exists() else 'no such directory'} (expected a model directory in "
-                          f"the save_pretrained layout, or a hub name such as bert-base-cased)")
-    if kind == "hdf5" and not found.is_file():
-        raise ConfigError(f"encoder=hdf5: encoder.path {path}: no such file (expected the output of elmo-bench embed "
-                          f"--layers all)")
-    if kind == "manylangs" and not found.is_dir():
-        raise ConfigError(f"encoder=manylangs: encoder.path {path}: no such directory (expected an "
-                          f"ELMoForManyLangs model directory)")
+    kind.check_path(spec)
 
 
 def check_random_init(spec: Mapping[str, Any], prefix: str = "encoder") -> None:
     """``encoder.random_init`` (a random-weights baseline of the same architecture) where the kind can draw one,
     checked at the door rather than when the encoder is built; ``encoder.random_seed`` an integer >= 0 or null."""
     kind, mode = spec.get("kind"), spec.get("random_init")
-    if mode is not None and mode not in RANDOM_INIT.get(str(kind), ()):
-        can = "; ".join(f"encoder={k}: {'|'.join(modes)}" for k, modes in RANDOM_INIT.items())
-        raise ConfigError(f"config: {prefix}.random_init={mode!r} is not available for encoder={kind} ({can}; the "
-                          f"biLM: bilm=random bilm.random_init=all|lstm)")
+    declared = encoder_kinds().get(str(kind))
+    allowed = declared.random_modes if declared is not None and declared.random_via is None else ()
+    if mode is not None and mode not in allowed:
+        raise ConfigError(f"config: {prefix}.random_init={mode!r} is not available for encoder={kind} "
+                          f"({_random_twins()})")
     if "random_seed" in spec:
         check_number(f"{prefix}.random_seed", spec["random_seed"], int, low=0, optional=True)
+
+
+def _random_twins() -> str:
+    """Where each kind's random twin is asked for: ``encoder=<kind>: modes`` through ``encoder.random_init``, then
+    the kinds that ask elsewhere (the biLM: its own group)."""
+    kinds = [k for k in encoder_kinds().values() if k.random_modes]
+    here = [f"encoder={k.name}: {'|'.join(k.random_modes)}" for k in kinds if k.random_via is None]
+    return "; ".join(here + [f"{title(k)}: {k.random_via}" for k in kinds if k.random_via is not None])
+

@@ -65,6 +65,7 @@ from elmo_bench.base.paths import CONF_DIR
 from elmo_bench.base.plain import optional_parts
 from elmo_bench.base.ranges import default_of
 from elmo_bench.data.data_config import DataConfig
+from elmo_bench.encoders.kinds import encoder_kinds, option_node
 from elmo_bench.engine.run_config import Embedder, Logger, Runtime
 from elmo_bench.engine.trainer_config import EpochScaling, TrainerConfig
 from elmo_bench.pretrain.adapted_recipe import AdaptedRecipe
@@ -249,7 +250,8 @@ def _registration_key() -> tuple[Any, ...]:
     from hydra.core.config_store import ConfigStore
 
     return (id(ConfigStore.instance()), tuple((name, id(d)) for name, d in sorted(registered().items())),
-            tuple((name, id(d)) for name, d in sorted(registered_probes().items())))
+            tuple((name, id(d)) for name, d in sorted(registered_probes().items())),
+            tuple((name, id(k)) for name, k in encoder_kinds().items()))
 
 
 def register_schemas() -> None:
@@ -277,6 +279,10 @@ def _register_nodes(store: Any) -> None:
     store.store(group="data", name="schema", node=data_schema())
     store.store(group="data_defaults", name="common", node=data_defaults())
     register_pretrain_schema()
+    for kind in encoder_kinds().values():   # encoder=<kind>: the option each kind declares (its conf)
+        node = option_node(kind)
+        if node is not None:
+            store.store(group="encoder", name=kind.name, node=node)
     for name, probe in registered_probes().items():
         store.store(group="probe", name=name, node=probe_option(name, probe.settings))
         register_probe_overlays(store, name, probe.budgets, probe.presets)

@@ -2,7 +2,7 @@
 
     python run.py -m probe=ridge encoder=bilm,transformers encoder.path=DIR
 
-Hydra's multirun gives every job the same overrides, and each encoder option (conf/encoder/<option>.yaml) has its
+Hydra's multirun gives every job the same overrides, and each encoder option (its kind's declared option, or conf/encoder/<option>.yaml) has its
 own keys, so the biLM's job refused ``encoder.path`` ("Key 'path' is not in struct") and the biLM beside a model
 took two commands. Now:
 
@@ -20,6 +20,7 @@ from typing import Any, Mapping, MutableMapping, Sequence
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import CONF_DIR
+from elmo_bench.encoders.kinds import encoder_kinds, option_node
 
 GROUP = "encoder"
 
@@ -27,12 +28,15 @@ GROUP = "encoder"
 @functools.lru_cache(maxsize=None)
 def option_keys(option: str) -> frozenset[str] | None:
     """The top-level keys of encoder option ``option`` (conf/encoder/<option>.yaml and the options its defaults
-    list names), or None when there is no such file."""
+    list names, else the option an encoder kind declares: elmo_bench.encoders.kinds), or None when there is
+    neither."""
     from omegaconf import OmegaConf  # lazy: omegaconf
 
     path = CONF_DIR / GROUP / f"{option}.yaml"
     if not path.is_file():
-        return None
+        kind = encoder_kinds().get(option)
+        node = option_node(kind) if kind is not None else None
+        return None if node is None else frozenset(node)
     node = OmegaConf.to_container(OmegaConf.load(path)) or {}
     keys = {str(key) for key in node if key != "defaults"}
     for entry in node.get("defaults") or []:
@@ -43,7 +47,7 @@ def option_keys(option: str) -> frozenset[str] | None:
 
 def known_keys() -> frozenset[str]:
     """Every key some encoder option has."""
-    options = (path.stem for path in (CONF_DIR / GROUP).glob("*.yaml"))
+    options = {*(path.stem for path in (CONF_DIR / GROUP).glob("*.yaml")), *encoder_kinds()}
     return frozenset().union(*(option_keys(option) or frozenset() for option in options))
 
 

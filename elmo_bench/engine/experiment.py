@@ -28,7 +28,7 @@ from elmo_bench.base.device import describe, normalise_amp, resolve_device
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import REPO
 from elmo_bench.encoders.build import layer_ids
-from elmo_bench.encoders.kinds import encoder_plugin_of
+from elmo_bench.encoders.kinds import encoder_plugin_of, label_record
 from elmo_bench.encoders.protocol import cache_id, moved
 from elmo_bench.engine.code_identity import task_code_dir, task_code_hash
 from elmo_bench.engine.collate import Collator
@@ -206,7 +206,8 @@ def write_run(run_dir: Path, run: RunConfig, task: Task, prepared: Prepared, mod
         git_commit=git_commit(REPO),
         extra={"plugins": {"task": f"{task.name}@{declaration(task.name).version}",
                            **({"encoder": encoder_plugin_of(run.encoder.spec)} if use_elmo else {})},
-               CODE: {"task": task_code_hash(task_target(task.name).partition(":")[0].rpartition(".")[0])}},
+               CODE: {"task": task_code_hash(task_target(task.name).partition(":")[0].rpartition(".")[0])},
+               **label_record(prepared.encoder_info if use_elmo else None)},
     )
     record.write(run_dir / RESULTS_FILE)
     return record.to_dict()

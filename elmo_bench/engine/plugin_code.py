@@ -100,7 +100,8 @@ def probe_code_hash(package: str, target: str) -> str:
 #: registry of kinds, the cache: the cache's bytes have their own key)
 ENCODER_CODE = ("elmo_bench.encoders.", "elmo_bench.bilm.")
 ENCODER_FRAMEWORK = ("elmo_bench.encoders.kinds", "elmo_bench.encoders.protocol", "elmo_bench.encoders.cache",
-                     "elmo_bench.encoders.shards", "elmo_bench.encoders.settings")
+                     "elmo_bench.encoders.cache_fill", "elmo_bench.encoders.cache_read", "elmo_bench.encoders.shards",
+                     "elmo_bench.encoders.settings")
 
 
 def encoder_code_hash(module: str) -> str:

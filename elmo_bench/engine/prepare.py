@@ -14,15 +14,17 @@ import torch
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.data.split_checks import check_splits
-from elmo_bench.encoders.bilm import BiLMEncoder, as_encoder
+from elmo_bench.encoders.bilm.encoder import BiLMEncoder, as_encoder
 from elmo_bench.encoders.build import build_encoder, encoder_record, layer_ids
-from elmo_bench.encoders.cache import ActivationCache, LiveLayers, check_first_sentence, source_forced_unknown
+from elmo_bench.encoders.cache import ActivationCache
+from elmo_bench.encoders.cache_read import LiveLayers, check_first_sentence, source_forced_unknown
 from elmo_bench.encoders.erase_settings import erase_spec
 from elmo_bench.encoders.erasing import apply_erase
+from elmo_bench.encoders.kinds import kind_of
 from elmo_bench.encoders.random_init import check_random_init, randomise
 from elmo_bench.encoders.settings import cache_dtype
 from elmo_bench.engine.fractions import nested_subset
-from elmo_bench.engine.run_config import Bilm, DataPart, EncoderPart, RunConfig
+from elmo_bench.engine.run_config import DataPart, EncoderPart, RunConfig
 from elmo_bench.records import lm_adaptation
 from elmo_bench.tasks.api import INDEX_KEY, Example, Task
 
@@ -85,26 +87,13 @@ def read_data(data: DataPart, task: Task, seed: int) -> Prepared:
                     split_overlap=overlap)
 
 
-def load_bilm_info(files: Bilm) -> tuple[Any, dict[str, Any]]:
-    """The frozen biLM (weights checked: finite, no unused datasets, weights.sha256 when present) and its record."""
-    from elmo_bench.bilm.weights import bilm_identity, load_bilm  # lazy: h5py
-
-    bilm = load_bilm(files.options, files.weights)
-    info = {"name": files.name, "options": str(files.options), "weights": str(files.weights),
-            "hash": bilm_identity(files.options, files.weights), "layers": bilm.num_layers,
-            "dim": bilm.output_dim}
-    return bilm, info
-
-
 def load_encoder_info(encoder: EncoderPart, amp: str) -> tuple[Any, dict[str, Any] | None]:
-    """The run's frozen encoder (``encoder=``; the biLM when absent; checked when the RunConfig was made) and the
-    biLM record results.json keeps under ``bilm`` (None for other kinds: their record is ``encoder``)."""
-    if encoder.kind == "bilm":
-        bilm, info = load_bilm_info(encoder.bilm)
-        made = BiLMEncoder(bilm, info["hash"], info)
-        if encoder.bilm.random_init:             # bilm=random: the architecture with random weights
-            made = randomise(made, encoder.bilm.random_init, int(encoder.bilm.random_seed or 0))
-            info = made.info
+    """The run's frozen encoder (``encoder=``; the default kind when absent; checked when the RunConfig was made)
+    and the record results.json keeps under its kind's own group (the biLM's ``bilm``: a kind that is loaded from
+    its group, its ``load``; None for other kinds: their record is ``encoder``)."""
+    kind = kind_of(encoder.spec)
+    if kind.load is not None:
+        made, info = kind.load(encoder.spec, encoder.bilm)
         return apply_erase(made, erase_spec(encoder.spec)), info
     spec = encoder.plain()
     mode, seed = spec.pop("random_init", None), int(spec.pop("random_seed", None) or 0)

@@ -12,13 +12,15 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping, Sequence
 
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.encoders.kinds import kind_groups
 from elmo_bench.engine.run_config import Bilm, EncoderPart, Logger, Paths, Runtime, given_fields
 from elmo_bench.probe.declaration import ProbeDeclaration
 from elmo_bench.probe.registry import probe_declaration
 from elmo_bench.probe.settings import settings_of
 
-#: the top-level keys of a composed config that a probe run takes (the rest: a task run's groups, unused)
-PROBE_RUN_GROUPS = ("probe", "encoder", "bilm", "paths", "logger")
+#: the top-level keys of a composed config that a probe run takes (the rest: a task run's groups, unused), the
+#: encoder kinds' own groups (the biLM's ``bilm``: elmo_bench.encoders.kinds.kind_groups) after ``encoder``
+PROBE_RUN_GROUPS = ("probe", "encoder", "paths", "logger")
 #: the groups a probe run refuses when the command line sets them (a probe has no task, embedder, mix or trainer)
 TASK_ONLY = ("task", "embedder", "mix", "trainer", "head", "data")
 
@@ -73,9 +75,10 @@ class ProbeRunConfig:
         encoder = EncoderPart.of(config.get("encoder") or {}, Bilm(**given_fields(Bilm, config.get("bilm") or {})))
         paths = Paths(**given_fields(Paths, config.get("paths") or {}))
         logger = Logger(**given_fields(Logger, config.get("logger") or {"mode": "offline"}))
-        kept = {key: config[key] for key in (*PROBE_RUN_GROUPS, *(s.name for s in fields(Runtime))) if key in config}
-        choices = {k: v for k, v in (config.get("choices") or {}).items() if k in ("probe", "encoder", "bilm",
-                                                                                 "budget", "probe_set")}
+        groups = (*PROBE_RUN_GROUPS[:2], *kind_groups(), *PROBE_RUN_GROUPS[2:])
+        kept = {key: config[key] for key in (*groups, *(s.name for s in fields(Runtime))) if key in config}
+        chosen = ("probe", "encoder", *kind_groups(), "budget", "probe_set")
+        choices = {k: v for k, v in (config.get("choices") or {}).items() if k in chosen}
         return cls(probe, encoder, runtime, paths, logger, choices, copy.deepcopy(kept))
 
     def config(self) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from elmo_bench.base.paths import DATA_ROOT, REPO
 from elmo_bench.base.ranges import default_of
 from elmo_bench.encoders.cache import ActivationCache
 from elmo_bench.encoders.cli_options import encoder_info
-from elmo_bench.encoders.kinds import encoder_plugin_of
+from elmo_bench.encoders.kinds import encoder_plugin_of, label_record
 from elmo_bench.encoders.protocol import moved
 from elmo_bench.engine.experiment import seed_everything
 from elmo_bench.engine.live_identity import fingerprint
@@ -254,7 +254,8 @@ def write_probe_record(run: ProbeRunConfig, run_dir: Path, outcome: ProbeOutcome
              "probe": {"name": declared.name, "settings": portable(asdict(run.probe.settings), run_dir)},
              "data_fingerprint": data_fingerprints(run), COMPUTE: arithmetic(),
              PLUGINS: {"probe": f"{declared.name}@{declared.version}", "encoder": encoder_plugin_of(run.encoder.spec)},
-             CODE: {"probe": probe_code_hash(declared.package, declared.resolved_target())}}
+             CODE: {"probe": probe_code_hash(declared.package, declared.resolved_target())},
+             **label_record(record["encoder"])}
     results = RunRecord(
         task=declared.record_task, embedder="elmo", seed=int(run.runtime.seed if outcome.seed is None
                                                             else outcome.seed),

@@ -15,13 +15,15 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, ClassVar, Mapping
+from typing import Any, Mapping
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import MAX_SEED, check_number, check_ranges
 from elmo_bench.data.data_config import DataConfig
+from elmo_bench.encoders.bilm import RANDOM_MODES as BILM_RANDOM_INIT
+from elmo_bench.encoders.kinds import default_kind, encoder_kinds
 from elmo_bench.encoders.segments import MAX_SEGMENT
-from elmo_bench.encoders.settings import BILM_RANDOM_INIT, check_encoder_settings
+from elmo_bench.encoders.settings import check_encoder_settings
 from elmo_bench.engine.config_check import check_head, check_trainer
 from elmo_bench.engine.fractions import scaled_epochs
 from elmo_bench.engine.head_configs import head_config
@@ -245,16 +247,15 @@ class EncoderPart:
     spec: Mapping[str, Any]
     bilm: Bilm
 
-    #: the kind of a config without the ``encoder`` group or its ``kind`` (a run.json from before the group): the
-    #: biLM of the ``bilm`` group, as conf/encoder/bilm.yaml, the default option, says
-    DEFAULT_KIND: ClassVar[str] = "bilm"
-
     def __post_init__(self) -> None:
         check_encoder_settings(self.spec)
 
     @classmethod
     def of(cls, spec: Mapping[str, Any], bilm: Bilm) -> "EncoderPart":
-        return cls({"kind": cls.DEFAULT_KIND, **spec}, bilm)
+        """The group with its ``kind`` set: a config without the ``encoder`` group or its ``kind`` (a run.json from
+        before the group) means the default kind (elmo_bench.encoders.kinds.default_kind: the biLM of the ``bilm``
+        group, as conf/config.yaml's default option says)."""
+        return cls({"kind": default_kind().name, **spec}, bilm)
 
     @property
     def kind(self) -> str:
@@ -286,15 +287,17 @@ class Logger:
 
 
 def recorded_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """A resolved config as results.json records it: with another encoder than the biLM (``encoder.kind`` not
-    ``bilm``), the ``bilm`` group (the shipped biLM's name and files, which the run never read) and its Hydra choice
-    left out, so the record names the encoder that ran and no other. run.json and the identity keep the whole
+    """A resolved config as results.json records it: the groups of the encoder kinds the run does not use (another
+    encoder than the biLM: the ``bilm`` group, the shipped biLM's name and files, which the run never read) and
+    their Hydra choices left out, so the record names the encoder that ran and no other. run.json and the identity keep the whole
     config (their ``bilm.*`` keys are identity-free: elmo_bench.engine.run_identity.IGNORED)."""
     out = copy.deepcopy(dict(config))
-    if str((out.get("encoder") or {}).get("kind") or "bilm") != "bilm":
-        out.pop("bilm", None)
-        if isinstance(out.get("choices"), Mapping):
-            out["choices"] = {k: v for k, v in out["choices"].items() if k != "bilm"}
+    used = str((out.get("encoder") or {}).get("kind") or default_kind().name)
+    unread = {group for name, kind in encoder_kinds().items() if name != used for group in kind.groups}
+    for group in sorted(unread):
+        out.pop(group, None)
+    if unread and isinstance(out.get("choices"), Mapping):
+        out["choices"] = {k: v for k, v in out["choices"].items() if k not in unread}
     return out
 
 

@@ -10,14 +10,17 @@ Rules on a flat identity (``dotted.key: value``):
   (elmo_bench.identity.manifest): such a run is a run of that version;
 - a stored ``code.task`` / ``code.probe`` hash becomes ``plugin.task`` / ``plugin.probe`` (``name@version``) through
   the manifest (:func:`version_of_code`), and an identity without ``encoder.plugin`` is of version 1 of its
-  encoder kind (:func:`encoder_plugin`).
+  encoder kind (:func:`encoder_plugin`); a record or identity that names no encoder kind is the biLM's
+  (:data:`LEGACY_KIND`).
 """
 from __future__ import annotations
 
 from typing import Any, Mapping
 
+#: the encoder kind of every record and identity written before encoder kinds existed (they name none): the biLM
+LEGACY_KIND = "bilm"
 #: keys added to the config after run directories already existed → the value that gives the old behaviour
-ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.eps": None, "encoder.kind": "bilm",
+ADDED_DEFAULTS: dict[str, Any] = {"amp": "off", "trainer.rho": None, "trainer.eps": None, "encoder.kind": LEGACY_KIND,
                                    "encoder.cache_dtype": "fp16",
                                    # issue 36: random-encoder baselines (bilm=random, encoder.random_init=all)
                                    "bilm.random_init": None, "bilm.random_seed": None,
@@ -111,4 +114,4 @@ def version_of_code(recorded: str, versions: Mapping[str, int]) -> int | None:
 
 def encoder_plugin(flat: Mapping[str, Any]) -> str:
     """``encoder.plugin`` of an identity written before encoder kinds carried a version: version 1 of its kind."""
-    return f"{flat.get('encoder.kind', 'bilm')}@1"
+    return f"{flat.get('encoder.kind', LEGACY_KIND)}@1"

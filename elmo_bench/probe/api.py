@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.encoders.random_init import check_random_init, randomise
 from elmo_bench.encoders.segments import MAX_SEGMENT
 
 
@@ -39,7 +40,7 @@ class ProbeContext:
         cache (each sentence computed once across probes and runs), or live when the run says ``cache=false``.
         The first call vets the encoder on its first sentence (an hdf5 file that lacks it, a model that cannot
         take it: one line before any layer is computed)."""
-        from elmo_bench.encoders.cache import LiveLayers, check_first_sentence  # lazy: torch
+        from elmo_bench.encoders.cache_read import LiveLayers, check_first_sentence  # lazy: torch
 
         sequences = [list(s) for s in sentences]
         if not self.vetted and sequences:
@@ -56,8 +57,6 @@ class ProbeContext:
         own activation-cache entries; one line for an encoder kind without one (hdf5, manylangs, python)."""
         from elmo_bench.encoders.cache import ActivationCache  # lazy: torch
         from elmo_bench.encoders.cli_options import encoder_info  # lazy: torch
-        from elmo_bench.encoders.random_init import check_random_init, randomise  # lazy: torch
-
         check_random_init(str(self.encoder_record["encoder"].get("kind")), "all", "probe.baseline=random")
         twin = randomise(self.encoder, "all", seed)
         info = encoder_info(twin)

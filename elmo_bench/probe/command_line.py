@@ -27,6 +27,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Callable, Mapping, Sequence
 
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.base.overrides import quoted
 from elmo_bench.base.ranges import Range, default_of
 from elmo_bench.probe.declaration import ProbeDeclaration
 from elmo_bench.probe.registry import registered_probes
@@ -49,12 +50,6 @@ class SettingFlag:
     choices: tuple[str, ...] | None = None
     rule: Range | None = None
     help: str = ""
-
-
-def quoted(value: Any) -> str:
-    """``value`` as a Hydra override value: a quoted string (paths with ``=``, ``,`` or spaces stay one value)."""
-    text = str(value).replace("\\", "\\\\").replace("'", "\\'")
-    return f"'{text}'"
 
 
 def listed(text: str | None, flag: str, cast: Callable[[str], Any] = str) -> str | None:

@@ -15,9 +15,11 @@ import hashlib
 import json
 from typing import Any, Iterable
 
+from elmo_bench.identity.history import LEGACY_KIND
 from elmo_bench.records.run_record import RunRecord
 
-BILM = "bilm"
+#: the biLM's kind: what a record written before encoders existed was made by (it names none)
+BILM = LEGACY_KIND
 #: identity entries that are facts about the layers, not part of who the encoder is
 _SHAPE_KEYS = ("layers", "dim", "layer_precision", "forced_unknown_words", "model_layers")
 
@@ -104,9 +106,14 @@ def variant_words(ident: dict[str, Any]) -> list[str]:
     return words
 
 
-def base_label(ident: dict[str, Any]) -> str:
-    """A short display name: "ELMo (biLM <hash8>)", a transformers model's name (with its pooling when not the
-    default ``first``; either with :func:`variant_words`), "hdf5 <file>", "ELMoForManyLangs <dir>", a python encoder's ``_target_``."""
+def base_label(ident: dict[str, Any], recorded: str | None = None) -> str:
+    """A short display name: the label its kind declared, recorded with the run (``recorded``: results.json's
+    ``encoder_label``, elmo_bench.encoders.kinds); else named from the identity's own fields, whatever its kind:
+    "ELMo (biLM <hash8>)", a user class's ``target``, "<kind> <file>" for layers read from a file (hdf5), a model
+    that pools subwords by its name (with its pooling when not the default ``first``; either with
+    :func:`variant_words`), "<kind> <model>", else the kind."""
+    if recorded:
+        return recorded
     kind = ident.get("kind")
     words = variant_words(ident)
     if kind == BILM:
@@ -116,19 +123,25 @@ def base_label(ident: dict[str, Any]) -> str:
         mode, _, seed = random.rpartition("-")
         return (f"ELMo (biLM {trained[:8]}{f', random {mode}, seed {seed}' if random else ''}"
                 + "".join(f", {w}" for w in words) + ")")
-    if kind == "transformers":
+    if "target" in ident:
+        return str(ident.get("target"))
+    if "file" in ident:
+        return f"{kind} {ident.get('file')}"
+    if "model" in ident and "pooling" in ident:
         pooling = ident.get("pooling")
         random = (f", random {ident['random_init']}, seed {ident.get('random_seed') or 0}"
                   if ident.get("random_init") else "")
         inside = [f"{pooling} pooling"] * (pooling not in (None, "first")) + words
         return str(ident.get("model")) + (f" ({', '.join(inside)})" if inside else "") + random
-    if kind == "hdf5":
-        return f"hdf5 {ident.get('file')}"
-    if kind == "manylangs":
-        return f"ELMoForManyLangs {ident.get('model')}"
-    if kind == "python":
-        return str(ident.get("target"))
+    if "model" in ident:
+        return f"{kind} {ident.get('model')}"
     return str(kind)
+
+
+def recorded_label(record: RunRecord) -> str | None:
+    """The label the run's encoder kind declared, as results.json records it (``encoder_label``), or None."""
+    label = record.extra.get("encoder_label")
+    return str(label) if isinstance(label, str) and label else None
 
 
 class EncoderNames:
@@ -137,6 +150,8 @@ class EncoderNames:
 
     def __init__(self, runs: Iterable[Any]) -> None:
         found: dict[str, dict[str, Any]] = {}
+        #: the label each encoder's kind declared, where its runs recorded one
+        self.recorded: dict[str, str | None] = {}
         self.layers: dict[str, int | None] = {}
         #: L + 1 of relative depth per encoder (depth_span): the layer count, unless encoder.layers kept a subset
         self.spans: dict[str, int | None] = {}
@@ -144,9 +159,10 @@ class EncoderNames:
             key = run.encoder_key
             if key is not None and key not in found:
                 found[key] = run.encoder
+                self.recorded[key] = recorded_label(run.record)
                 self.layers[key] = layer_count(run.record)
                 self.spans[key] = depth_span(run.record)
-        base = {key: base_label(ident) for key, ident in found.items()}
+        base = {key: base_label(ident, self.recorded[key]) for key, ident in found.items()}
         counts: dict[str, int] = {}
         for label in base.values():
             counts[label] = counts.get(label, 0) + 1

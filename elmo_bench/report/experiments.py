@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from elmo_bench.identity.history import LEGACY_KIND
 from elmo_bench.identity.rules import PROBE_IGNORED, SEED, canonical, experiment, flatten, key_of
 from elmo_bench.records.run_record import RunRecord
 from elmo_bench.report import encoder_names
@@ -52,7 +53,7 @@ def plugins_of(record: RunRecord, probe: Mapping[str, Any]) -> dict[str, Any]:
     kind = "probe" if probe else "task"
     out = {f"plugin.{kind}": named.get(kind) or f"{probe.get('probe.name') or record.task}@1"}
     if record.elmo is not None or probe:
-        out["encoder.plugin"] = named.get("encoder") or f"{(record.encoder or {}).get('kind', 'bilm')}@1"
+        out["encoder.plugin"] = named.get("encoder") or f"{(record.encoder or {}).get('kind', LEGACY_KIND)}@1"
     return out
 
 

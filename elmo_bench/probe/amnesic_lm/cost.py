@@ -9,6 +9,7 @@ from typing import Any, Mapping
 
 from elmo_bench.base.errors import ConfigError, DataError
 from elmo_bench.encoders.costs import bilm_options, lstm_bilm_flops
+from elmo_bench.encoders.kinds import kind_of
 from elmo_bench.probe.amnesic_lm.config import AmnesicLmSettings
 from elmo_bench.probe.lib.ud_data import read_tagged
 from elmo_bench.probe.probe_cost import ProbeCost, SplitCount, probed
@@ -43,8 +44,9 @@ def check_lm(run: Any) -> None:
     """The run's one line for an encoder without an LM head (elmo_bench.bilm.lm_head.head_for), at plan time."""
     spec = run.encoder.plain()
     random_init = run.encoder.bilm.random_init or ("random_init" in spec and spec["random_init"])
-    if run.encoder.kind != "bilm" or random_init:
-        kind = run.encoder.kind if run.encoder.kind != "bilm" else f"bilm random_init={random_init}"
+    has_head = kind_of(spec).lm_head
+    if not has_head or random_init:
+        kind = run.encoder.kind if not has_head else f"{run.encoder.kind} random_init={random_init}"
         raise ConfigError(f"{WHAT}: needs a trained biLM with its softmax (an LM head); encoder {kind} has none")
 
 

@@ -22,6 +22,7 @@ import torch
 from concept_erasure import LeaceFitter
 
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.encoders.kinds import kind_of
 from elmo_bench.probe.api import ProbeContext, ProbeOutcome
 from elmo_bench.probe.erasure.config import ErasureSettings
 from elmo_bench.probe.lib import bits as cp
@@ -115,8 +116,8 @@ def erase_layer(k: int, x: dict[str, torch.Tensor], eraser: Any, data: Labelled,
                 "leace": {**LEACE, "svd_tol": settings.svd_tol}}
     target = context.run_dir / "erasers" / f"layer_{k}.pt"
     target.parent.mkdir(parents=True, exist_ok=True)
-    streams = bilm_streams(k, x["train"], data, settings) if context.encoder_record["encoder"]["kind"] == "bilm" \
-        else None
+    erasure = kind_of(context.encoder_record["encoder"]).erasure
+    streams = bilm_streams(k, x["train"], data, settings) if erasure is not None and erasure.per_stream else None
     torch.save({"identity": identity, **saved_eraser(eraser, x["train"]),
                 **({"streams": streams} if streams is not None else {})}, target)
     steps.advance()

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from elmo_bench.report import figures
 from elmo_bench.report.collect import Run
-from elmo_bench.report.encoder_names import base_label, depth_span, layer_numbers
+from elmo_bench.report.encoder_names import BILM, base_label, depth_span, layer_numbers, recorded_label
 from elmo_bench.report.experiments import apart
 from elmo_bench.report.figures import SeriesStyles, _figure_legend, plt
 from elmo_bench.report.probe_common import PROBE_NAMES
@@ -34,11 +34,11 @@ def is_control_run(run: Run) -> bool:
 
 def encoder_label(run: Run) -> str:
     ident = {k: v for k, v in (run.record.encoder or {}).items() if k not in (*RANDOM_KEYS, "layers", "dim")}
-    if ident.get("kind", "bilm") == "bilm":
-        ident = {"kind": "bilm", "hash": str((run.record.bilm or {}).get("trained_hash")
+    if ident.get("kind", BILM) == BILM:
+        ident = {"kind": BILM, "hash": str((run.record.bilm or {}).get("trained_hash")
                                              or (run.record.bilm or {}).get("hash") or ident.get("hash", "")
                                              ).partition("-random-")[0]}   # the weights column says random
-    return base_label(ident)
+    return base_label(ident, recorded_label(run.record))
 
 
 def train_size(run: Run) -> int | None:

@@ -15,6 +15,7 @@ import torch
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.data.glove import load_glove
+from elmo_bench.encoders.kinds import kind_of
 from elmo_bench.probe.api import ProbeContext, ProbeOutcome
 from elmo_bench.probe.lib.classifiers import ProbeSpec
 from elmo_bench.probe.lib.features import baseline_accuracy, glove_features, layer_features, tag_ids
@@ -86,9 +87,10 @@ def run(context: ProbeContext) -> ProbeOutcome:
     rows = views(settings, splits, layers, context.probed_layers(settings.layers))
     baseline = {s: baseline_accuracy(splits["train"], splits[s]) for s in ("dev", "test")}
     # the printed keys are the biLM's contract ("bilm": its hash); another encoder's hash is "encoder" (issue 56)
-    named = "bilm" if context.encoder_record["encoder"]["kind"] == "bilm" else "encoder"
+    hashed = context.encoder_record["hash"]
+    named = {"bilm": hashed} if kind_of(context.encoder_record["encoder"]).default else {"encoder": hashed}
     head = {"data": "ud_ewt_pos", "tag_column": settings.tags, "train_sentences": len(splits["train"]),
-            **{f"{s}_tokens": int(len(y[s])) for s in SPLITS}, named: context.encoder_record["hash"]}
+            **{f"{s}_tokens": int(len(y[s])) for s in SPLITS}, **named}
     fitting = probe_settings(settings)
     data = tagged_data_block(read, settings.tags, settings.max_train_sentences)
     if fitting.probes != ["converged"] or fitting.control or context.encoder_record.get("random_init"):

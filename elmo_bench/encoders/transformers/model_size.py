@@ -95,7 +95,7 @@ def model_size(directory: Path) -> ModelSize:
     import torch  # lazy: torch
     from transformers import AutoConfig, AutoModel  # lazy: transformers
 
-    from elmo_bench.encoders.transformers import _load, position_limit  # lazy: torch
+    from elmo_bench.encoders.transformers.loading import _load, position_limit  # lazy: torch
 
     check_sizes(directory / "config.json")      # before AutoConfig: its strict fields raise tracebacks
     config = _load(AutoConfig, str(directory), None, True)
@@ -128,7 +128,7 @@ def subword_counts(directory: Path, sentences: Sequence[Sequence[str]]) -> tuple
     """Subword tokens (special tokens included) of each sentence, from the model's tokenizer when its files are
     there, else estimated; and the note that says they were estimated (None when counted)."""
     if any((directory / name).is_file() for name in TOKENIZER_FILES):
-        from elmo_bench.encoders.transformers import load_tokenizer  # lazy: torch
+        from elmo_bench.encoders.transformers.loading import load_tokenizer  # lazy: torch
 
         tokenizer = load_tokenizer(str(directory))
         encoded = tokenizer([list(s) for s in sentences], is_split_into_words=True) if sentences else None

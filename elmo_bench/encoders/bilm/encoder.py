@@ -1,4 +1,4 @@
-"""``encoder=bilm``: the project's biLM (bilm-tf layout, elmo_bench.bilm) seen through the Encoder protocol.
+"""The biLM kind's Encoder: the project's biLM (bilm-tf layout, elmo_bench.bilm) seen through the Encoder protocol.
 
 Its identity is ``{"kind": "bilm", "hash": <bilm_identity of options + weights>}`` and its cache id is that hash
 alone, exactly what the activation cache keyed on before encoders existed: every existing cache entry and
@@ -16,7 +16,6 @@ import torch
 
 from elmo_bench.bilm.chars import batch_to_ids
 from elmo_bench.bilm.model import BiLM
-from elmo_bench.encoders.kinds import EncoderKind
 
 
 class BiLMEncoder:
@@ -83,5 +82,13 @@ def as_encoder(model: Any, hash: str | None = None) -> Any:
     return model
 
 
-#: ``encoder=bilm`` (the default): built by its callers from the ``bilm`` group (load_bilm_encoder)
-ENCODER_KIND = EncoderKind("bilm", None)
+def load_bilm_info(files: Any) -> tuple[Any, dict[str, Any]]:
+    """The frozen biLM of the ``bilm`` group's files (weights checked: finite, no unused datasets, weights.sha256
+    when present) and its record."""
+    from elmo_bench.bilm.weights import bilm_identity, load_bilm  # lazy: h5py
+
+    bilm = load_bilm(files.options, files.weights)
+    info = {"name": files.name, "options": str(files.options), "weights": str(files.weights),
+            "hash": bilm_identity(files.options, files.weights), "layers": bilm.num_layers,
+            "dim": bilm.output_dim}
+    return bilm, info
