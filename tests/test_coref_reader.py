@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from elmo_bench.base.errors import DataError
-from elmo_bench.tasks.coref.reader import iter_documents, litbank_eval_documents, read_path
+from elmo_bench.data.conll2012_coref import iter_documents, litbank_eval_documents, read_path
 from elmo_bench.tasks.coref.task import CorefTask
 from elmo_bench.tasks.registry import registered
 from tests.config_snapshot import composed

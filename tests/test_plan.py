@@ -14,8 +14,8 @@ from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.bilm.public import public_options
 from elmo_bench.commands.main import main
 from elmo_bench.commands.plan import expand_sweep, segment_positions
+from elmo_bench.data.conll2003 import read_conll
 from elmo_bench.encoders.costs import bilm_flops_per_position
-from elmo_bench.tasks.ner.reader import read_conll
 from elmo_bench.tasks.registry import declaration
 from tests.conftest import REPO, needs_data
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from elmo_bench.base.errors import DataError
+from elmo_bench.data.srl_conll import read_conll05_split, read_conll2012_srl, read_props_blocks
+from elmo_bench.data.srl_spans import bio_to_spans, brackets_to_spans, spans_to_bio
 from elmo_bench.tasks.registry import registered
 from elmo_bench.tasks.srl.metric import read_props, score_sentences
-from elmo_bench.tasks.srl.reader import read_conll05_split, read_conll2012_srl, read_props_blocks
-from elmo_bench.tasks.srl.spans import bio_to_spans, brackets_to_spans, spans_to_bio
 from elmo_bench.tasks.srl.task import SrlTask, props_text
 from tests.config_snapshot import composed
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any, Mapping
 
+from elmo_bench.data.conll2012_coref import read_split
 from elmo_bench.data.edge import make_target
 from elmo_bench.tasks.api import Example
-from elmo_bench.tasks.coref.reader import read_split
 
 SAME, DIFFERENT = "1", "0"
 

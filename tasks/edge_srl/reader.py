@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from elmo_bench.data.edge import make_target
+from elmo_bench.data.srl_conll import read_split
+from elmo_bench.data.srl_spans import bio_to_spans, spans_to_bio
 from elmo_bench.tasks.api import Example
-from elmo_bench.tasks.srl.reader import read_split
-from elmo_bench.tasks.srl.spans import bio_to_spans, spans_to_bio
 
 PREDICATE = "V"
 

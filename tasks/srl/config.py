@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from elmo_bench.base.ranges import ranged
+from elmo_bench.data.srl_conll import SrlFiles
 from elmo_bench.tasks.declaration import TaskDeclaration
 
 
@@ -23,13 +24,10 @@ class HeadConfig:
 
 
 @dataclass(frozen=True)
-class DataOptions:
-    """``data`` keys of task srl's reader beyond the common ones (tasks/srl/reader.py), defaults written here only
-    (conf/config.yaml merges them under every srl dataset; a dataset file overrides)."""
-
-    format: str = "conll05"                 # conll05 (words/ and props/ per split) | conll2012 (one JSON-lines file)
-    words_glob: str = "words/*.words.gz"    # conll05: the words files, relative to each split directory
-    props_glob: str = "props/*.props.gz"    # conll05: the props files, likewise
+class DataOptions(SrlFiles):
+    """``data`` keys of task srl's reader beyond the common ones: the SRL files' (format, words_glob, props_glob),
+    their defaults written once, in elmo_bench.data.srl_conll.SrlFiles (conf/config.yaml merges them under every
+    srl dataset; a dataset file overrides)."""
 
 
 #: task srl as the registry (elmo_bench.tasks.registry) finds it; numbers: the ELMo paper (Peters et al. 2018)

@@ -14,19 +14,32 @@ Three sources give the same example shape::
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from elmo_bench.base.errors import DataError
 from elmo_bench.data.data_options import data_options
 from elmo_bench.data.splits import read_split as shared_read_split
+from elmo_bench.data.srl_spans import Span, bio_to_spans, brackets_to_spans, spans_to_bio
 from elmo_bench.data.textio import open_text
-from elmo_bench.tasks.api import Example
-from elmo_bench.tasks.srl.config import DataOptions
-from elmo_bench.tasks.srl.spans import Span, bio_to_spans, brackets_to_spans, spans_to_bio
 
-DEFAULT_WORDS_GLOB = DataOptions.words_glob   # written once, in the task's data options (tasks/srl/config.py)
-DEFAULT_PROPS_GLOB = DataOptions.props_glob
+#: one sentence and predicate of the readers below: its fields by name
+Example = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SrlFiles:
+    """``data`` keys of an SRL reader beyond the common ones, defaults written here only (the SRL task's data options,
+    tasks/srl/config.py, are these; edge_srl reads its CoNLL-2005 files with them)."""
+
+    format: str = "conll05"                 # conll05 (words/ and props/ per split) | conll2012 (one JSON-lines file)
+    words_glob: str = "words/*.words.gz"    # conll05: the words files, relative to each split directory
+    props_glob: str = "props/*.props.gz"    # conll05: the props files, likewise
+
+
+DEFAULT_WORDS_GLOB = SrlFiles.words_glob
+DEFAULT_PROPS_GLOB = SrlFiles.props_glob
 
 
 def _open_text(path: Path) -> io.TextIOBase:
@@ -216,7 +229,7 @@ def hub_records_to_examples(records: Iterable[Mapping[str, Any]], split: str) ->
 
 def read_split(data_cfg: Mapping[str, Any], split: str) -> list[Example]:
     """Read one split named in a data config (see conf/data/conll2005.yaml and conll2012_srl.yaml)."""
-    options = data_options(DataOptions, data_cfg)
+    options = data_options(SrlFiles, data_cfg)
 
     def read_local(where: str, _: str) -> list[Example]:
         if options.format == "conll2012":

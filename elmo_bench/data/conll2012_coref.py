@@ -19,7 +19,9 @@ from typing import Any, Iterable, Iterator, Mapping
 from elmo_bench.base.errors import DataError
 from elmo_bench.data.splits import read_split as shared_read_split
 from elmo_bench.data.textio import open_text, read_text
-from elmo_bench.tasks.api import Example
+
+#: one document (or sentence) of the readers below: its fields by name
+Example = dict[str, Any]
 
 Cluster = list[tuple[int, int]]
 
