@@ -237,6 +237,6 @@ def hub_records_to_examples(records: Iterable[Mapping[str, Any]], split: str) ->
 
 
 def read_split(data_cfg: Mapping[str, Any], split: str) -> list[Example]:
-    """One split of a data config (conf/data/litbank.yaml, conll2012_coref.yaml)."""
+    """One split of a data config (tasks/coref/conf/data/litbank.yaml, conll2012_coref.yaml)."""
     return shared_read_split(data_cfg, split, lambda path, _: read_path(path, data_cfg.get("conll_dir")),
                              hub_records_to_examples)

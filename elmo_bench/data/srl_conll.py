@@ -228,7 +228,7 @@ def hub_records_to_examples(records: Iterable[Mapping[str, Any]], split: str) ->
 
 
 def read_split(data_cfg: Mapping[str, Any], split: str) -> list[Example]:
-    """Read one split named in a data config (see conf/data/conll2005.yaml and conll2012_srl.yaml)."""
+    """Read one split named in a data config (see tasks/srl/conf/data/conll2005.yaml and conll2012_srl.yaml)."""
     options = data_options(SrlFiles, data_cfg)
 
     def read_local(where: str, _: str) -> list[Example]:

@@ -1,4 +1,4 @@
-"""edge_coref targets from LitBank (fold 0, conf/data/litbank.yaml), read by the coreference task's reader
+"""edge_coref targets from LitBank (fold 0, tasks/coref/conf/data/litbank.yaml), read by the coreference task's reader
 (tasks/coref/reader.py: one example per document, clusters of inclusive spans): per sentence, every pair of gold
 mentions inside it, in order (first mention before second), labelled ``1`` when both belong to one entity and ``0``
 otherwise, as jiant's OntoNotes extraction does; no cross-sentence pair, and a mention that crosses a sentence
