@@ -14,7 +14,9 @@ CASES = {"probe": plugin_names.probe_places, "encoder": plugin_names.encoder_pla
 @pytest.mark.parametrize("kind", [
     pytest.param("probe", marks=pytest.mark.xfail(reason="issue 55: probes still named outside their folders")),
     pytest.param("encoder", marks=pytest.mark.xfail(reason="issue 55: kinds still named outside their modules")),
-    pytest.param("task", marks=pytest.mark.xfail(reason="issue 55: tasks still named outside their folders")),
+    # tasks: the shipped tasks' YAML and the readers tasks shared are in place (h_task); left: the probes' 'pos'
+    # (probe code, report sections, conf/probe_*: the probe branches) and conf/config.yaml's default task
+    pytest.param("task", marks=pytest.mark.xfail(reason="issue 55: 'pos' in probe/report code, the root's default task")),
 ])
 def test_no_plugin_name_outside_its_folder(kind: str) -> None:
     found = CASES[kind]()

@@ -3,6 +3,7 @@ plus an entry-point group, and one behaviour for a broken plug-in: skipped with 
 error, every other plug-in working, and that line when it is asked for by name."""
 from __future__ import annotations
 
+import importlib
 import re
 import sys
 import types
@@ -31,9 +32,7 @@ def _package(tmp_path, files: dict[str, str]) -> types.ModuleType:
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         (root / relative).write_text(text)
     sys.path.insert(0, str(tmp_path))
-    import user55_things
-
-    return user55_things
+    return importlib.import_module("user55_things")   # planted above: no distribution provides it
 
 
 @pytest.fixture
