@@ -43,7 +43,7 @@ def build_model(directory: Path, blocks: int, hidden: int) -> Path:
 
 
 def sentences(repeat: int) -> list[list[str]]:
-    from elmo_bench.tasks.ner.reader import read_conll
+    from elmo_bench.data.conll2003 import read_conll
 
     base = [e["tokens"] for e in read_conll(REPO / "tasks" / "ner" / "samples" / "sample.train")]
     return [list(s) + [str(i)] for i in range(repeat) for s in base]  # distinct sentences, the sample's lengths

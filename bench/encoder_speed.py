@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def sample_words() -> list[list[str]]:
     """The bundled NER training sample's sentences, read by the NER reader."""
-    from elmo_bench.tasks.ner.reader import read_conll
+    from elmo_bench.data.conll2003 import read_conll
 
     return [example["tokens"] for example in read_conll(REPO / "tasks" / "ner" / "samples" / "sample.train")]
 

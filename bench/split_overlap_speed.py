@@ -13,9 +13,10 @@ import json
 import random
 import time
 
-from elmo_bench.base.paths import CONF_DIR, DATA_ROOT
+from elmo_bench.base.paths import DATA_ROOT
 from elmo_bench.data.split_checks import split_overlap
 from elmo_bench.engine.experiment import load_task
+from elmo_bench.tasks.registry import config_files
 
 
 def synthetic() -> dict[str, list[dict]]:
@@ -32,7 +33,7 @@ def main() -> None:
     try:
         from omegaconf import OmegaConf
 
-        data = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "data" / "conll2005.yaml"), resolve=False)
+        data = OmegaConf.to_container(OmegaConf.load(config_files("data")["conll2005"]), resolve=False)
         data = {k: v.replace("${paths.data_root}", str(DATA_ROOT)) if isinstance(v, str) else v
                 for k, v in data.items() if k != "defaults"}
         splits = srl.read(data)

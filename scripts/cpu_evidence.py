@@ -10,7 +10,7 @@ a separate one-thread job, N at a time, all under one results root that `elmo-be
     python scripts/cpu_evidence.py adapted --seeds 1,2,3                  # +ELMo with the task-adapted biLM
     python scripts/cpu_evidence.py table1 --dry-run                       # print the commands only
 
-Every run uses `budget=cpu` (conf/budget_preset/cpu_<task>.yaml). A finished run is skipped and a killed one
+Every run uses `budget=cpu` (each task's conf/budget_preset/cpu_<task>.yaml). A finished run is skipped and a killed one
 resumes (run.py does both), so re-running a plan only runs what is missing. Why seeds are separate jobs: two
 one-thread runs use both cores better than one two-thread run, and a seed fixes each run.
 """
@@ -59,25 +59,28 @@ VARIANTS: dict[str, list[list[str]]] = {
 VARIANT_TASKS: dict[str, list[str]] = {"table2": ["snli", "srl"], "table3": ["snli", "srl"], "ablation": ["ner"]}
 
 
-def _conf(*parts: str) -> dict:
-    """One of the project's YAML files under conf/, as a plain dict."""
+def _conf(group: str, option: str) -> dict:
+    """One option of a Hydra config group as a plain dict (a task's own options live in its folder,
+    tasks/<task>/conf/<group>/: elmo_bench.tasks.registry.config_files finds them where Hydra does)."""
     from omegaconf import OmegaConf
 
-    return OmegaConf.to_container(OmegaConf.load(REPO.joinpath("conf", *parts)))
+    from elmo_bench.tasks.registry import config_files
+
+    return OmegaConf.to_container(OmegaConf.load(config_files(group)[option]))
 
 
 def task_elmo(task: str) -> dict:
-    """The task's own ELMo settings (the ``elmo`` section of conf/task/<task>.yaml)."""
-    return _conf("task", f"{task}.yaml").get("elmo", {})
+    """The task's own ELMo settings (the ``elmo`` section of tasks/<task>/conf/task/<task>.yaml)."""
+    return _conf("task", task).get("elmo", {})
 
 
 def task_layer_norm(task: str) -> bool:
-    """The task's configured ``elmo.layer_norm`` (conf/task/<task>.yaml)."""
+    """The task's configured ``elmo.layer_norm`` (tasks/<task>/conf/task/<task>.yaml)."""
     return bool(task_elmo(task).get("layer_norm", False))
 
 
 def is_task_default(task: str, overrides: list[str]) -> bool:
-    """Whether ``mix.<key>=<value>`` overrides only restate the task's own ``elmo`` settings (conf/task/<task>.yaml),
+    """Whether ``mix.<key>=<value>`` overrides only restate the task's own ``elmo`` settings (its task YAML),
     so the run would repeat the task's default +ELMo run under another name (the report keeps such runs once)."""
     from omegaconf import OmegaConf
 
@@ -114,12 +117,12 @@ def plan(name: str, tasks: list[str], embedders: list[str], seeds: list[int]) ->
 
 def run_fraction(overrides: list[str]) -> float:
     """The training fraction a run's overrides ask for; without one, its task's CPU budget fraction
-    (conf/budget_preset/cpu_<task>.yaml; the whole training set when the preset sets none)."""
+    (tasks/<task>/conf/budget_preset/cpu_<task>.yaml; the whole training set when the preset sets none)."""
     found = [o.split("=", 1)[1] for o in overrides if o.startswith("data.fraction=")]
     if found:
         return float(found[-1])
     task = next(o.split("=", 1)[1] for o in overrides if o.startswith("task="))
-    return float((_conf("budget_preset", f"cpu_{task}.yaml").get("data") or {}).get("fraction", 1.0))
+    return float((_conf("budget_preset", f"cpu_{task}").get("data") or {}).get("fraction", 1.0))
 
 
 def run_one(overrides: list[str], results: Path, logs: Path) -> tuple[str, int, float]:

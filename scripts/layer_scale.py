@@ -19,8 +19,8 @@ import torch
 from elmo_bench.bilm.chars import batch_to_ids
 from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 from elmo_bench.bilm.weights import load_bilm
+from elmo_bench.data.conll2003 import read_conll
 from elmo_bench.data.glove import load_glove, lookup
-from elmo_bench.tasks.ner.reader import read_conll
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -20,7 +20,7 @@ from elmo_bench.pretrain.corpus import Tokenizer, expand_paths, litbank_eval_boo
 
 def write_litbank_eval_text(data: Path, target: Path, fold: int = 0) -> int:
     """LitBank fold ``fold``'s dev + test documents, one CoNLL sentence a line (tokens as annotated); returns tokens."""
-    from elmo_bench.tasks.coref.reader import iter_documents
+    from elmo_bench.data.conll2012_coref import iter_documents
 
     litbank = data / "coref/litbank"
     tokens = 0

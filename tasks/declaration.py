@@ -2,7 +2,7 @@
 torch-free ``config.py`` (tasks/<name>/config.py). The registry (elmo_bench.tasks.registry) finds every declaration
 by scanning this package and the ``elmo_bench.tasks`` entry-point group; nothing else names a task.
 
-- ``name``: the key of ``task=<name>`` and of conf/task/<name>.yaml's ``name``;
+- ``name``: the key of ``task=<name>`` and of tasks/<name>/conf/task/<name>.yaml's ``name``;
 - ``target``: the Task class as ``"module:Class"``; a leading dot is relative to the declaring package
   (``".task:TinyTask"``), so a task folder works wherever it is installed;
 - ``head``: the HeadConfig dataclass (types and ranges of ``task.head``), or None;

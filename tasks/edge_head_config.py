@@ -1,6 +1,6 @@
 """Every edge-probing task's ``task.head`` (kwargs of elmo_bench.modules.edge_head.EdgeHead, jiant v1's
 edges-tmpl): each key's type (checked at composition), range (checked before a run reads anything) and default,
-written here only (conf/task/edge_*.yaml set no head value). One dataclass for the six tasks, whose heads are the
+written here only (the edge tasks' YAML sets no head value). One dataclass for the six tasks, whose heads are the
 same; torch-free."""
 from __future__ import annotations
 

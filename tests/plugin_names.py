@@ -211,13 +211,18 @@ def _owner_of(kind: str, declaration: str, importlib) -> Path:
 
 
 def task_places() -> list[Place]:
-    """Task names outside ``tasks/<name>/``."""
+    """Task names outside ``tasks/<name>/`` (and outside the folder of a probe of the same name, which names
+    itself there: probe pos's folder writes "pos" as the probe's name, not the task's)."""
+    from elmo_bench.probe.registry import registered_probes
     from elmo_bench.tasks.registry import registered
 
-    declared = registered()
+    declared, probes = registered(), registered_probes()
     folders = {name: [_folder(d.package)] for name, d in declared.items()}
     modules = {name: [d.package] for name, d in declared.items()}
-    return places({name: {name} for name in declared}, folders, modules)
+    names = {name: {name} for name in declared}
+    for name in set(declared) & set(probes):
+        names[f"probe {name}"], folders[f"probe {name}"] = {name}, [_folder(probes[name].package)]
+    return [p for p in places(names, folders, modules) if not p.how.startswith("probe ")]
 
 
 def _folder(package: str) -> Path:

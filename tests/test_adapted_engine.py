@@ -13,11 +13,11 @@ from hydra import compose, initialize_config_dir
 from omegaconf import open_dict
 
 from elmo_bench.commands.hydra_setup import register_resolvers
+from elmo_bench.data.conll2003 import read_conll
 from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import run_experiment
 from elmo_bench.pretrain.train import train
 from elmo_bench.records import lm_adaptation
-from elmo_bench.tasks.ner.reader import read_conll
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 
 from elmo_bench.base.errors import DataError
-from elmo_bench.data.conllu import ascii_number
+from elmo_bench.data.conllu import ascii_number, read_conllu
 from elmo_bench.probe.lib.conllu_trees import read_trees
 from elmo_bench.tasks.edge_dep.reader import read_dependencies
-from elmo_bench.tasks.pos.reader import read_conllu
 from tests.conftest import REPO
 from tests.warm_python import run_python
 

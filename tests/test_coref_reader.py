@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from elmo_bench.base.errors import DataError
-from elmo_bench.tasks.coref.reader import iter_documents, litbank_eval_documents, read_path
+from elmo_bench.data.conll2012_coref import iter_documents, litbank_eval_documents, read_path
 from elmo_bench.tasks.coref.task import CorefTask
-from elmo_bench.tasks.registry import registered
+from elmo_bench.tasks.registry import config_files, registered
 from tests.config_snapshot import composed
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -104,8 +104,7 @@ def test_real_litbank_counts() -> None:
 def test_litbank_config_resolves_to_the_fold_files() -> None:
     from omegaconf import OmegaConf
 
-    repo = Path(__file__).resolve().parents[1]
-    cfg = OmegaConf.create({"paths": {"data_root": str(DATA)}, "data": OmegaConf.load(repo / "conf/data/litbank.yaml")})
+    cfg = OmegaConf.create({"paths": {"data_root": str(DATA)}, "data": OmegaConf.load(config_files("data")["litbank"])})
     data = OmegaConf.to_container(cfg.data, resolve=True)
     splits = CorefTask().read(data)
     assert {k: len(v) for k, v in splits.items()} == {"train": 80, "dev": 10, "test": 10}

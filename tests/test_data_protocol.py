@@ -13,11 +13,12 @@ from omegaconf import OmegaConf
 from elmo_bench.base.errors import DataError
 from elmo_bench.commands.hydra_setup import register_resolvers
 from elmo_bench.data.splits import split_location
+from elmo_bench.tasks.registry import config_files
 from elmo_bench.tasks.squad.task import SquadTask
 from tests.conftest import DATA, REPO
 
 CONF = REPO / "conf"
-DATA_CONFIGS = sorted(p.stem for p in (CONF / "data").glob("*.yaml"))
+DATA_CONFIGS = sorted(config_files("data"))
 register_resolvers()
 
 
@@ -29,7 +30,7 @@ def _composed(name: str) -> str:
 
 
 def _data_cfg(name: str) -> dict:
-    """conf/data/<name>.yaml composed and resolved (a fresh copy each call)."""
+    """Data option <name> (conf/data/ or a task's conf/data/) composed and resolved (a fresh copy each call)."""
     return json.loads(_composed(name))
 
 

@@ -28,8 +28,8 @@ def read(task: str, **cfg):
 
 @needs_data
 def test_edge_pos_round_trips_ewt_dev_tags():
+    from elmo_bench.data.conllu import read_conllu
     from elmo_bench.tasks.edge_pos.reader import tags_of
-    from elmo_bench.tasks.pos.reader import read_conllu
 
     path = DATA / "pos/ud_english_ewt/en_ewt-ud-dev.conllu"
     examples = read("edge_pos", format="conllu", dev=str(path))["dev"]
@@ -41,8 +41,8 @@ def test_edge_pos_round_trips_ewt_dev_tags():
 
 @needs_data
 def test_edge_ner_round_trips_conll2003_train_entities():
+    from elmo_bench.data.conll2003 import read_conll
     from elmo_bench.tasks.edge_ner.reader import bio_of
-    from elmo_bench.tasks.ner.reader import read_conll
 
     path = DATA / "conll2003/eng.train"
     examples = read("edge_ner", format="conll2003", train=str(path))["train"]
@@ -54,8 +54,8 @@ def test_edge_ner_round_trips_conll2003_train_entities():
 
 @needs_data
 def test_edge_chunk_round_trips_conll2000_test_chunks():
+    from elmo_bench.data.conll2003 import iob1_to_bio
     from elmo_bench.tasks.edge_chunk.reader import chunk_targets, read_conll2000_chunks
-    from elmo_bench.tasks.ner.reader import iob1_to_bio
 
     path = DATA / "pos/conll2000/test.txt"
     source = read_conll2000_chunks(path, "test")
@@ -91,8 +91,8 @@ def test_edge_dep_round_trips_ewt_test_heads_and_relations():
 
 @needs_data
 def test_edge_srl_round_trips_conll2005_dev_propositions():
+    from elmo_bench.data.srl_conll import read_conll05_split
     from elmo_bench.tasks.edge_srl.reader import bio_of
-    from elmo_bench.tasks.srl.reader import read_conll05_split
 
     root = DATA / "srl/conll05st-release/devel"
     examples = read("edge_srl", format="conll05", dev=str(root))["dev"]
@@ -103,7 +103,7 @@ def test_edge_srl_round_trips_conll2005_dev_propositions():
 
 @needs_data
 def test_edge_coref_pairs_litbank_fold0_dev_within_sentences():
-    from elmo_bench.tasks.coref.reader import read_split
+    from elmo_bench.data.conll2012_coref import read_split
 
     cfg = {"source": "local", "format": "litbank", "conll_dir": str(DATA / "coref/litbank/conll"),
            "dev": str(DATA / "coref/litbank/litbank_tenfold_splits/0/dev.ids")}
@@ -205,7 +205,7 @@ def test_srl_role_filter_keeps_core_and_adjunct_roles_only():
     predicted = [["A0"], ["R-A0"], ["AM-LOC"], ["C-A1"]]
     gold = [["A0"], ["A1"], ["AM-TMP"], ["C-A1"]]
     # kept decisions: A0 right; R-A0 dropped, A1 missed; AM-LOC extra, AM-TMP missed; C-A1 dropped both sides
-    assert micro_f1(predicted, gold, "srl") == pytest.approx(100 * 2 / (2 + 1 + 2))
+    assert micro_f1(predicted, gold, "srl_roles") == pytest.approx(100 * 2 / (2 + 1 + 2))
 
 
 def test_statistics_rows_sum_to_the_metric():

@@ -168,7 +168,7 @@ def test_an_unreachable_hub_fails_at_once(monkeypatch, tmp_path):
 
 
 def test_a_run_records_forced_unknown_words_per_split_and_the_precision_the_head_saw(models, tmp_path):
-    from elmo_bench.tasks.ner.reader import read_conll
+    from elmo_bench.data.conll2003 import read_conll
     from tests.conftest import REPO
     from tests.test_encoder_transformers import _run
 

@@ -17,7 +17,7 @@ SAMPLES = REPO / "tasks" / "ner" / "samples"
 
 def sample_sentences() -> list[list[str]]:
     """Every sentence of the bundled NER sample (train, dev, test), as the NER reader tokenises them."""
-    from elmo_bench.tasks.ner.reader import read_conll
+    from elmo_bench.data.conll2003 import read_conll
 
     return [example["tokens"] for split in ("train", "dev", "test")
             for example in read_conll(SAMPLES / f"sample.{split}")]

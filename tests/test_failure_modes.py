@@ -152,7 +152,7 @@ def test_pretrain_refuses_an_unknown_plus_key(capsys):
 def test_a_bom_is_stripped_and_a_nul_byte_refused(tmp_path):
     bom = tmp_path / "bom.txt"
     bom.write_bytes(b"\xef\xbb\xbf-DOCSTART- -X- O O\n\nEU NNP B-NP B-ORG\n")
-    from elmo_bench.tasks.ner.reader import read_conll
+    from elmo_bench.data.conll2003 import read_conll
 
     assert [e["tokens"] for e in read_conll(bom)] == [["EU"]]
     nul = tmp_path / "nul.txt"

@@ -48,4 +48,4 @@ def test_the_walk_goes_through_the_tasks_link(tmp_path):
     (tmp_path / "tasks" / "planted.py").write_text(f"def planted():\n{body}\n")
     found = long_functions(tmp_path / "elmo_bench", base=tmp_path)
     assert found == [f"elmo_bench/tasks/planted.py:1 planted ({LIMIT + 1} lines)"]
-    assert any(p.name == "reader.py" and p.parent.name == "coref" for p in python_files(REPO / "elmo_bench"))
+    assert any(p.name == "reader.py" and p.parent.name == "ner" for p in python_files(REPO / "elmo_bench"))

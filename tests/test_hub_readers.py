@@ -79,7 +79,7 @@ def test_conll2003_hub_and_disk_equal_the_file_reader(tmp_path: Path) -> None:
         got = read_splits(cfg)
         assert got == local, name
     assert local["train"][1]["tags"] == ["B-PER", "I-PER", "O", "B-PER", "B-PER", "O", "B-LOC", "O"]
-    assert local["train"][1]["pos"][5] == "(" and local["train"][0]["chunk"] == CONLL03_HUB[0]["chunk_tags"]
+    assert local["train"][1]["pos_tags"][5] == "(" and local["train"][0]["chunk"] == CONLL03_HUB[0]["chunk_tags"]
 
 
 # --------------------------------------------------------------------------------------------------------- SNLI
@@ -404,7 +404,7 @@ def test_a_run_from_a_save_to_disk_copy_equals_the_run_from_the_files(tmp_path: 
     local = read_splits({"source": "local", **{s: str(samples / f"sample.{s}") for s in ("train", "dev", "test")}})
 
     def row(e: dict[str, Any]) -> dict[str, Any]:  # the sample tags hyphens "-", a POS the hub's tagset lacks
-        return {"id": e["id"], "tokens": e["tokens"], "pos_tags": [":" if p == "-" else p for p in e["pos"]],
+        return {"id": e["id"], "tokens": e["tokens"], "pos_tags": [":" if p == "-" else p for p in e["pos_tags"]],
                 "chunk_tags": e["chunk"], "ner_tags": e["tags"]}
 
     dd = hs.dataset_dict(hs.CONLL2003, {h: [row(e) for e in local[s]]

@@ -43,11 +43,11 @@ TOP_LEVEL = {"elmo_bench": "base", "elmo_bench.__main__": "commands"}
 #: their layer may import)
 DYNAMIC: dict[str, str] = {
     "elmo_bench.engine.experiment": "load_task: a Task class a task declared (tasks layer, below the engine)",
-    "elmo_bench.tasks.registry": "the scan: the config module of each package under tasks/ (the tasks layer)",
+    "elmo_bench.base.registry": "the one plug-in scan (issue 55 item 7): the declaring modules of the package its "
+                                "caller names (tasks/, the probes, the encoders), each importing only its own "
+                                "layer's modules through it; base itself names none",
     "elmo_bench.commands.main": "the subcommands' modules, each a string literal in the file (edges counted)",
-    "elmo_bench.encoders.kinds": "the scan: the modules of elmo_bench.encoders that declare ENCODER_KIND (same layer)",
-    "elmo_bench.probe.registry": "the scan: the config module of each folder under elmo_bench/probe (probe layer), "
-                                 "and a declared probe's run function (probe_runner)",
+    "elmo_bench.probe.registry": "a declared probe's run function (probe_runner)",
 }
 #: known upward edges, each with the issue that removes it (none left: issue 28 item 1 took the task knowledge out of
 #: the report, which reads per-example statistics from run records)

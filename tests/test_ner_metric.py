@@ -14,9 +14,9 @@ from seqeval.metrics.sequence_labeling import get_entities, precision_recall_fsc
 from seqeval.scheme import IOB2
 
 from elmo_bench.base.errors import DataError
+from elmo_bench.data.conll2003 import read_conll
 from elmo_bench.tasks.ner import metric
 from elmo_bench.tasks.ner.metric import count_chunks, score_files, score_sentences, sentence_rows
-from elmo_bench.tasks.ner.reader import read_conll
 from tests import conlleval_reference as reference
 from tests.conftest import DATA, REPO
 

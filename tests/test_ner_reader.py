@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from elmo_bench.base.errors import DataError
-from elmo_bench.tasks.ner.reader import iob1_to_bio, iter_entities, read_conll, read_splits
+from elmo_bench.data.conll2003 import iob1_to_bio, iter_entities, read_conll
+from elmo_bench.tasks.ner.reader import read_splits
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"

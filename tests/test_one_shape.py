@@ -14,7 +14,7 @@ from elmo_bench.modules.elmo import Elmo
 from elmo_bench.modules.token_embedders import TaskEmbedder
 from elmo_bench.records.elmo_settings import ElmoSettings
 from elmo_bench.records.run_record import RunRecord
-from elmo_bench.tasks.registry import registered
+from elmo_bench.tasks.registry import config_files, registered
 from tests.config_snapshot import composed
 from tests.conftest import REPO, needs_fixtures
 from tests.engine_helpers import TINY, compose_run
@@ -79,10 +79,10 @@ def test_without_its_registry_line_the_task_is_refused_by_name():
 
 
 def test_the_registry_is_the_only_one():
-    names = {p.stem for p in (REPO / "conf" / "task").glob("*.yaml")}
-    assert names == set(registered())
-    for name in names:
-        task_cfg = OmegaConf.load(REPO / "conf" / "task" / f"{name}.yaml")
+    files = config_files("task")              # each task's own conf/task/<name>.yaml (conf/ has none of its own)
+    assert set(files) == set(registered()) and not (REPO / "conf" / "task").exists()
+    for name, path in files.items():
+        task_cfg = OmegaConf.load(path)
         assert "name" not in task_cfg and "target" not in task_cfg   # the name: the declaration's (task_schema)
         assert composed([f"task={name}"])["task"]["name"] == name
         assert load_task(name).name == name

@@ -21,11 +21,10 @@ from elmo_bench.bilm.public import PUBLIC_OPTIONS
 from elmo_bench.commands.hydra_setup import register_resolvers
 from elmo_bench.data.batch import Batch
 from elmo_bench.engine.experiment import load_task
-from elmo_bench.tasks.registry import registered
+from elmo_bench.tasks.registry import config_files, registered
 
 REPO = Path(__file__).resolve().parents[1]
 CONF = REPO / "conf"
-PRESETS = CONF / "head_preset"
 TABLE1_TASKS = ("squad", "snli", "srl", "coref", "ner", "sst")
 register_resolvers()
 
@@ -101,7 +100,7 @@ def _members(prefix: str) -> list[str]:
 
 @pytest.mark.parametrize("name", TABLE1_TASKS)
 def test_paper_head_parameter_count_matches_the_hand_count(name: str) -> None:
-    settings, parts, total = parse_counts(PRESETS / f"paper_{name}.yaml")
+    settings, parts, total = parse_counts(config_files("head_preset")[f"paper_{name}"])
     for part, (expr, written) in parts.items():
         assert arithmetic(expr) == written, f"paper_{name}.yaml, {part}: {expr} is {arithmetic(expr):,}, not {written:,}"
     assert sum(v for _, v in parts.values()) == total, f"paper_{name}.yaml: the submodules do not add up to the total"
@@ -120,8 +119,8 @@ def test_paper_head_parameter_count_matches_the_hand_count(name: str) -> None:
 
 
 def test_every_task_has_a_paper_preset_and_head_paper_composes_with_it() -> None:
-    tasks = sorted(p.stem for p in (CONF / "task").glob("*.yaml"))
-    assert sorted(p.stem.removeprefix("paper_") for p in PRESETS.glob("paper_*.yaml")) == tasks
+    tasks = sorted(config_files("task"))
+    assert sorted(name.removeprefix("paper_") for name in config_files("head_preset")) == tasks == sorted(registered())
     for name in tasks:
         cfg = _compose([f"task={name}", "head=paper"], hydra_cfg=True)
         assert cfg.task.name == name and cfg.hydra.runtime.choices["head_preset@task"] == f"paper_{name}"
@@ -208,6 +207,6 @@ def test_public_elmo_options_give_the_1024_dims_the_counts_assume() -> None:
     options = BiLMOptions.from_dict(PUBLIC_OPTIONS, "elmo_2x4096_512_2048cnn_2xhighway_options.json")
     assert (options.output_dim, options.n_filters, options.n_layers) == (1024, 2048, 2)
     for name in TABLE1_TASKS:
-        settings, _, _ = parse_counts(PRESETS / f"paper_{name}.yaml")
+        settings, _, _ = parse_counts(config_files("head_preset")[f"paper_{name}"])
         assert settings["input_dim"] == 300 + options.output_dim
         assert settings["elmo_output_dim"] in (0, options.output_dim)

@@ -14,8 +14,8 @@ from elmo_bench.bilm.options import BiLMOptions
 from elmo_bench.bilm.public import public_options
 from elmo_bench.commands.compose import expand_sweep
 from elmo_bench.commands.main import main
+from elmo_bench.data.conll2003 import read_conll
 from elmo_bench.encoders.costs import bilm_flops_per_position, segment_positions
-from elmo_bench.tasks.ner.reader import read_conll
 from elmo_bench.tasks.registry import declaration
 from tests.conftest import REPO, needs_data
 

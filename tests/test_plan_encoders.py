@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from elmo_bench.commands.main import main
-from elmo_bench.tasks.ner.reader import read_conll
+from elmo_bench.data.conll2003 import read_conll
 from tests.conftest import REPO
 from tests.hf_tiny import tiny_models
 

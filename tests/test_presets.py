@@ -10,10 +10,11 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
 from elmo_bench.commands.hydra_setup import register_resolvers
+from elmo_bench.tasks.registry import config_files
 
 REPO = Path(__file__).resolve().parents[1]
 CONF = REPO / "conf"
-HAS_POS = (CONF / "task" / "pos.yaml").exists()
+HAS_POS = "pos" in config_files("task")
 register_resolvers()
 
 
@@ -91,7 +92,7 @@ def test_probe_wsd_is_the_wsd_probe_run():
 @pytest.mark.parametrize("row,mode,layer", [("layer_0", "layer", 0), ("layer_2", "layer", 2), ("layer_7", "layer", 7),
                                             ("learned", "learned", None)])
 def test_probe_pos_one_key_picks_mode_and_layer(row, mode, layer):
-    extra = [] if HAS_POS else ["task=ner"]          # conf/task/pos.yaml comes with the POS probe
+    extra = [] if HAS_POS else ["task=ner"]          # tasks/pos/conf/task/pos.yaml comes with the POS probe
     cfg = _compose(["experiment=probe_pos", f"row={row}", *extra])
     mix = OmegaConf.to_container(cfg.mix, resolve=True)
     assert (mix["mode"], mix["layer"]) == (mode, layer)
@@ -118,8 +119,8 @@ TASKS = ["ner", "sst", "snli", "squad", "srl", "coref", "pos"]
 @pytest.mark.parametrize("embedder", ["glove", "elmo", "glove_elmo"])
 @pytest.mark.parametrize("task", TASKS)
 def test_every_task_and_embedder_composes(task, embedder):
-    if not (CONF / "task" / f"{task}.yaml").exists():
-        pytest.skip(f"conf/task/{task}.yaml not present yet")
+    if task not in config_files("task"):
+        pytest.skip(f"tasks/{task}/conf/task/{task}.yaml not present yet")
     cfg = _compose([f"task={task}", f"embedder={embedder}"])
     resolved = OmegaConf.to_container(cfg, resolve=True)
     assert resolved["task"]["name"] == task and resolved["embedder"]["name"] == embedder
@@ -128,7 +129,7 @@ def test_every_task_and_embedder_composes(task, embedder):
 
 @pytest.mark.parametrize("task", TASKS)
 def test_budget_cpu_sets_each_tasks_preset_and_the_command_line_still_wins(task):
-    preset = OmegaConf.load(CONF / "budget_preset" / f"cpu_{task}.yaml")
+    preset = OmegaConf.load(config_files("budget_preset")[f"cpu_{task}"])
     cfg = OmegaConf.to_container(_compose([f"task={task}", "budget=cpu"]), resolve=True)
     for key, value in (preset.get("trainer") or {}).items():
         assert cfg["trainer"][key] == value

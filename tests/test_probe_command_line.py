@@ -13,7 +13,7 @@ import pytest
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import ranged
-from elmo_bench.commands.plan import job_run
+from elmo_bench.commands.compose import job_run
 from elmo_bench.commands.probe_command import command_overrides, command_parser, parse
 from elmo_bench.probe.command_line import field_comments, probe_commands, setting_flags
 from elmo_bench.probe.declaration import ProbeCommand

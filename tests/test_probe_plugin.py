@@ -131,23 +131,25 @@ def test_a_copied_probe_folder_composes_runs_and_skips(user_probes, tmp_path, ca
         run_probe(job_run([*overrides, "probe.max_epochs=3"]), run_dir)      # another identity: refused
 
 
-def test_a_broken_probe_folder_is_skipped_with_a_warning(user_probes, caplog, capsys):
+def test_a_broken_probe_folder_is_skipped_with_a_warning(user_probes, capsys):
+    """The one behaviour of every registry (elmo_bench.base.registry, issue 55 item 7): one warning line naming the
+    plug-in and its error, the other probes working, and that line when it is asked for by name."""
     from elmo_bench.commands.compose import job_run
     from elmo_bench.commands.main import main
     from elmo_bench.probe.registry import registered_probes
 
-    with caplog.at_level(logging.WARNING, logger="elmo_bench.probe.registry"):
-        user_probes("user44_broken", "user44_broken", config_text="PROBE = (\n")
-        found = registered_probes()
+    capsys.readouterr()
+    user_probes("user44_broken", "user44_broken", config_text="PROBE = (\n")
+    found = registered_probes()
     assert "user44_broken" not in found and {"pos", "pos_controls", "structural", "mdl", "mdl_mlp", "wsd"} <= set(found)
-    assert re.search(r"probe plug-in elmo_bench\.probe\.user44_broken is skipped: its config\.py fails to import "
-                     r"\(SyntaxError: ", caplog.text)
+    assert re.search(r"^warning: .*user44_broken/config\.py: the probe plug-in elmo_bench\.probe\.user44_broken does "
+                     r"not import \(SyntaxError: .*; skipped$", capsys.readouterr().err, re.M)
     run = job_run(["probe=structural", "probe.max_epochs=3"], files=False)   # the shipped probes keep composing
     assert run.probe.name == "structural" and run.probe.settings.max_epochs == 3
     capsys.readouterr()
     assert main(["config", "probe=user44_broken"]) == 2                    # one line, exit 2
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "probe plug-in elmo_bench.probe.user44_broken is skipped" in err   # its own reason
+    assert "\n" not in err and "the probe plug-in elmo_bench.probe.user44_broken does not import" in err   # its own reason
     assert "SyntaxError" in err
 
 
@@ -158,11 +160,12 @@ def test_a_copy_declaring_a_shipped_name_is_one_line_naming_both(user_probes):
     with pytest.raises(ConfigError) as raised:
         probe_declaration(SOURCE)
     line = str(raised.value)
-    assert "\n" not in line and line == (f"probe '{SOURCE}' is declared twice: by elmo_bench.probe.structural and "
-                                         f"by elmo_bench.probe.user44_clash; rename one (its PROBE's name)")
+    assert "\n" not in line and re.match(rf"probe name '{SOURCE}' is declared by two packages: elmo_bench\.probe\."
+                                         rf"{SOURCE} \(.*\) and elmo_bench\.probe\.user44_clash \(.*\); rename one "
+                                         rf"\(name= in its config\.py's PROBE\)$", line)
 
 
-def test_a_copied_folder_brings_its_budget_and_a_folder_declares_its_variants(user_probes, caplog):
+def test_a_copied_folder_brings_its_budget_and_a_folder_declares_its_variants(user_probes, capsys):
     """Issue 55: budgets live in the declaration (Hydra's probe_budget node generated from them), and a probe's
     named settings are more declarations of its folder (VARIANTS), run by its code; a VARIANTS entry that is no
     declaration skips the folder with one warning."""
@@ -179,12 +182,13 @@ def test_a_copied_folder_brings_its_budget_and_a_folder_declares_its_variants(us
     assert found["pos_controls"].resolved_target() == "elmo_bench.probe.pos.probe:run"
     assert found["mdl_mlp"].package == "elmo_bench.probe.mdl" and "lib" not in found
     config = Path(importlib.util.find_spec(f"{found[SOURCE].package}.config").origin).read_text(encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="elmo_bench.probe.registry"):
-        user_probes("user44_variant", "user44_variant",
-                    config_text=config.replace(f'ProbeDeclaration("{SOURCE}",', 'ProbeDeclaration("user44_variant",')
-                    + "\nVARIANTS = (1,)\n")
-        assert "user44_variant" not in registered_probes()
-    assert "probe plug-in elmo_bench.probe.user44_variant is skipped: VARIANTS in " in caplog.text
+    capsys.readouterr()
+    user_probes("user44_variant", "user44_variant",
+                config_text=config.replace(f'ProbeDeclaration("{SOURCE}",', 'ProbeDeclaration("user44_variant",')
+                + "\nVARIANTS = (1,)\n")
+    assert "user44_variant" not in registered_probes()
+    assert re.search(r"^warning: .*user44_variant/config\.py: VARIANTS holds a int; expected a ProbeDeclaration; "
+                     r"skipped$", capsys.readouterr().err, re.M)
 
 
 RIDGE_COPY, RIDGE_TASK = "user44_ridge", "user44_ridge_probe"

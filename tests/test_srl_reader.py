@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from elmo_bench.base.errors import DataError
-from elmo_bench.tasks.registry import registered
+from elmo_bench.data.srl_conll import read_conll05_split, read_conll2012_srl, read_props_blocks
+from elmo_bench.data.srl_spans import bio_to_spans, brackets_to_spans, spans_to_bio
+from elmo_bench.tasks.registry import config_files, registered
 from elmo_bench.tasks.srl.metric import read_props, score_sentences
-from elmo_bench.tasks.srl.reader import read_conll05_split, read_conll2012_srl, read_props_blocks
-from elmo_bench.tasks.srl.spans import bio_to_spans, brackets_to_spans, spans_to_bio
 from elmo_bench.tasks.srl.task import SrlTask, props_text
 from tests.config_snapshot import composed
 
@@ -157,8 +157,8 @@ def test_real_conll05_devel_counts(tmp_path: Path) -> None:
 def test_conll2005_config_reads_dev() -> None:
     from omegaconf import OmegaConf
 
-    repo = Path(__file__).resolve().parents[1]
-    cfg = OmegaConf.create({"paths": {"data_root": str(DATA)}, "data": OmegaConf.load(repo / "conf/data/conll2005.yaml")})
+    data = OmegaConf.load(config_files("data")["conll2005"])
+    cfg = OmegaConf.create({"paths": {"data_root": str(DATA)}, "data": data})
     data = OmegaConf.to_container(cfg.data, resolve=True)
     data = {**data, "train": None, "test": None, "test_brown": None}
     splits = SrlTask().read(data)

@@ -29,7 +29,7 @@ def test_ner_conlleval_file(tmp_path):
 
 
 def test_srl_props_files(tmp_path):
-    from elmo_bench.tasks.srl.reader import read_conll05_split
+    from elmo_bench.data.srl_conll import read_conll05_split
 
     examples = read_conll05_split(make_split(tmp_path / "devel", WORDS, PROPS))
     load_task("srl").write_official(tmp_path / "gold.props", [e["tags"] for e in examples], examples)

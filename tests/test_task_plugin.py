@@ -1,6 +1,9 @@
 """Issue 35 item 3: adding a task is one new folder under tasks/ and no edit anywhere else.
 
-The tiny test task (tests/tiny_task: config.py declaring it, task.py, conf/ with its YAML, samples/) is copied into
+A shipped task's folder holds everything about it, its YAML included (issue 55 item 6): copied under a new name
+(its files and its name in them renamed, nothing else), it composes with its budget and paper presets, trains
+through run.py and is priced by ``elmo-bench plan``. The tiny test task (tests/tiny_task: config.py declaring it,
+task.py, conf/ with its YAML, samples/) is copied into
 tasks/ of a temporary copy of the repository; there, with no other file changed, it trains through run.py, reaches
 the report (its declared paper numbers beside its row, through the export), is scored by ``elmo-bench score`` and
 priced by ``elmo-bench plan``; after a non-editable
@@ -43,6 +46,47 @@ def _copy_with_tiny(tmp_path: Path) -> Path:
     assert added and all(path.startswith("tasks/tiny/") for path in added)
     assert all((copy / p).read_bytes() == (REPO / p).read_bytes() for p in before if not (REPO / p).is_symlink())
     return copy
+
+
+def _copy_shipped(tmp_path: Path, source: str, name: str) -> Path:
+    """A copy of the repository with the shipped task folder ``tasks/<source>`` copied as ``tasks/<name>``: every
+    file and folder name and every text in it with ``source`` renamed ``name`` (what a contributor does to start a
+    task from a shipped one); asserts that nothing outside the new folder differs."""
+    copy = tmp_path / "repo"
+    copy.mkdir()
+    for part in SHIPPED:
+        (shutil.copytree if (REPO / part).is_dir() else shutil.copy2)(REPO / part, copy / part, **(
+            {"symlinks": True, "ignore": IGNORE} if (REPO / part).is_dir() else {}))
+    before = _files(copy)
+    for path in sorted((REPO / "tasks" / source).rglob("*")):
+        if not path.is_file() or "__pycache__" in path.parts:
+            continue
+        target = copy / "tasks" / name / str(path.relative_to(REPO / "tasks" / source)).replace(source, name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(path.read_bytes().replace(source.encode(), name.encode()))
+    assert all(p.startswith(f"tasks/{name}/") for p in _files(copy) - before)
+    return copy
+
+
+@needs_fixtures
+def test_a_copy_of_a_shipped_task_folder_under_a_new_name_composes_trains_and_plans(tmp_path):
+    name = "edge_pos_copy"
+    copy = _copy_shipped(tmp_path, "edge_pos", name)
+    assert sorted(str(p.relative_to(copy / "tasks" / name)) for p in (copy / "tasks" / name / "conf").rglob("*.yaml")) \
+        == [f"conf/budget_preset/cpu_{name}.yaml", f"conf/data/default_{name}.yaml", f"conf/data/{name}_sample.yaml",
+            f"conf/head_preset/paper_{name}.yaml", f"conf/task/{name}.yaml"]
+    shown = json.loads(_run(["-m", "elmo_bench", "config", "--format", "json", f"task={name}", "budget=cpu",
+                             "head=paper"], copy, copy))
+    assert shown["task"]["name"] == name and shown["data"]["max_train_sentences"] == 2000   # its own budget preset
+    runs = tmp_path / "results"
+    _run(["run.py", f"task={name}", f"data={name}_sample", "embedder=elmo", "bilm=fixture", "logger=disabled",
+          "progress=false", "trainer.max_epochs=1", f"paths.data_root={DATA}", f"paths.cache_dir={tmp_path / 'cache'}",
+          f"hydra.run.dir={runs / 'elmo'}"], copy, copy)
+    saved = json.loads((runs / "elmo" / "results.json").read_text())
+    assert saved["task"] == name and saved["data"]["name"] == f"{name}_sample" and "f1" in saved["metrics"]["test"]
+    planned = json.loads(_run(["-m", "elmo_bench", "plan", f"task={name}", f"data={name}_sample", "embedder=elmo",
+                               "bilm=fixture", f"paths.data_root={DATA}", "--format", "json"], copy, copy))["runs"][0]
+    assert planned["task"] == name and planned["sizes"] == "measured"
 
 
 def _run(args: list[str], cwd: Path, pythonpath: Path) -> str:

@@ -33,6 +33,7 @@ from elmo_bench.tasks.coref.model import CorefHead
 from elmo_bench.tasks.ner.model import NerHead
 from elmo_bench.tasks.ner.task import NerTask
 from elmo_bench.tasks.pos.model import LinearTagger
+from elmo_bench.tasks.registry import config_files
 from elmo_bench.tasks.snli.model import Esim
 from elmo_bench.tasks.squad.model import BidafSelfAttention
 from elmo_bench.tasks.srl.model import SrlHead
@@ -181,10 +182,10 @@ def test_the_token_embedder_takes_the_settings_whole():
 @pytest.mark.parametrize("task", sorted(HEADS))
 def test_no_head_default_competes_with_its_head_config(task):
     """Each head value has one source (issue 35 item 2, superseding issue 28's "the YAML is the one source"): its
-    HeadConfig's default. conf/task/<task>.yaml sets no head value, and every HeadConfig default the head class takes
+    HeadConfig's default. The task's YAML sets no head value, and every HeadConfig default the head class takes
     is a parameter without a Python default (no second value in the model); every parameter HeadConfig does not
     default keeps the class's (the task or a preset sets it: PRESET_ONLY)."""
-    assert "head" not in _yaml(REPO / f"conf/task/{task}.yaml")
+    assert "head" not in _yaml(config_files("task")[task])
     cls = head_config(task)
     parameters = inspect.signature(HEADS[task].__init__).parameters
     keys = [spec.name for spec in dataclasses.fields(cls)]
@@ -199,7 +200,7 @@ def test_no_task_yaml_sets_a_head_value():
     dataclass's defaults (the edge heads: jiant's 256, 256, 0.3)."""
     from tests.config_snapshot import composed
 
-    paths = sorted((REPO / "conf/task").glob("*.yaml"))
+    paths = sorted(config_files("task").values())
     assert len(paths) >= 13 and not [p.name for p in paths if "head" in _yaml(p)]
     assert composed(["task=edge_dep"])["task"]["head"] == {"proj_dim": 256, "hidden_dim": 256, "dropout": 0.3}
 
@@ -221,12 +222,12 @@ def _defaults(cls) -> dict:
 @pytest.mark.parametrize("task", sorted(HEADS))
 def test_each_task_head_schema_holds_its_head_config_defaults(task):
     """``task_schema/<task>`` (tasks/<task>/config.py HeadConfig) holds the HeadConfig's fields with their defaults,
-    in order, without PRESET_ONLY; conf/task/<task>.yaml takes it first; the default composed head is exactly it;
+    in order, without PRESET_ONLY; the task's YAML takes it first; the default composed head is exactly it;
     its head preset sets only HeadConfig keys (PRESET_ONLY: the preset's extras); each key is a parameter of the
     head class or read by the task."""
     from tests.config_snapshot import composed
 
-    config = _yaml(REPO / f"conf/task/{task}.yaml")
+    config = _yaml(config_files("task")[task])
     assert config["defaults"] == [f"/task_schema/{task}@_here_", "_self_"]
     assert not {"name", "default_data"} & set(config)   # name: the declaration's (task_schema); default_data: gone
     assert composed([f"task={task}"])["task"]["name"] == task
@@ -235,7 +236,7 @@ def test_each_task_head_schema_holds_its_head_config_defaults(task):
     head = composed([f"task={task}"])["task"]["head"]
     assert json.dumps(schema) == json.dumps(_defaults(cls)) == json.dumps(head)
     assert None not in schema.values()  # every key the default config has, a default (null would be no value)
-    preset = _yaml(REPO / f"conf/head_preset/paper_{task}.yaml")["head"]
+    preset = _yaml(config_files("head_preset")[f"paper_{task}"])["head"]
     keys = [spec.name for spec in dataclasses.fields(cls)]
     assert set(preset) <= set(keys) and set(keys) == set(schema) | set(getattr(cls, "PRESET_ONLY", ()))
     parameters = inspect.signature(HEADS[task].__init__).parameters
@@ -256,7 +257,7 @@ def test_the_head_ranges_are_the_dataclass_ranges(task):
     key (a list item by its index); the defaults and its preset's values pass."""
     cls = head_config(task)
     check_head(_defaults(cls), cls)
-    check_head(_yaml(REPO / f"conf/head_preset/paper_{task}.yaml")["head"], cls)
+    check_head(_yaml(config_files("head_preset")[f"paper_{task}"])["head"], cls)
     for spec in dataclasses.fields(cls):
         rule = spec.metadata.get("range")
         if rule is None:
@@ -282,12 +283,12 @@ def test_a_head_preset_adds_its_extra_keys_and_their_ranges_hold():
 
 
 def test_every_dataset_sets_the_typed_data_keys():
-    """Each conf/data file that is not an alias of another sets every DataConfig key but the run-wide ones (set by
-    none: DataConfig's defaults, conf/config.yaml's data_defaults) and merges ``schema`` after itself (its ``???``
-    values keep the file's values and key order, its types apply)."""
+    """Each data option (the tasks' conf/data/) that is not an alias of another sets every DataConfig key but the
+    run-wide ones (set by none: DataConfig's defaults, conf/config.yaml's data_defaults) and merges ``schema`` after
+    itself (its ``???`` values keep the file's values and key order, its types apply)."""
     keys = [spec.name for spec in dataclasses.fields(DataConfig) if spec.name not in DataConfig.RUN_WIDE]
     checked = 0
-    for path in sorted((REPO / "conf/data").glob("*.yaml")):
+    for path in config_files("data").values():
         config = _yaml(path)
         if config is None:      # default_None.yaml: a probe run's null task's data (issue 56), empty by design
             continue

@@ -1,5 +1,6 @@
-"""The ``data`` group's common keys: those every ``conf/data/<dataset>.yaml`` sets, and the run-wide ones no
-dataset file sets (:attr:`DataConfig.RUN_WIDE`, whose defaults here are the only place their values are written:
+"""The ``data`` group's common keys: those every data option (``tasks/<task>/conf/data/<name>.yaml``)
+sets, and the run-wide ones no dataset file sets (:attr:`DataConfig.RUN_WIDE`, whose defaults here are the only
+place their values are written:
 conf/config.yaml merges them over every dataset, ``data_defaults@data``). Their types (Hydra checks them at
 composition, elmo_bench.engine.config_schema) and ranges (checked before a run reads anything,
 elmo_bench.engine.config_check) are stated here. Each dataset's other keys (hub_config, hub_splits, format, ...) are

@@ -7,7 +7,7 @@ F1 = 2c / (2c + e + m) in percent, summed over every target first (micro-average
 * ``micro``: every label (POS, chunks, dependencies, entities);
 * ``positive``: the positive label ``"1"`` only (coreference: "same entity"; the negative label's decisions are the
   complement, and counting them would reward saying "different" to the many unrelated pairs);
-* ``srl``: core roles (A0-A5, AA) and adjuncts (AM-*) only, leaving out references (R-*), continuations (C-*) and
+* ``srl_roles``: core roles (A0-A5, AA) and adjuncts (AM-*) only, leaving out references (R-*), continuations (C-*) and
   anything else, as the papers' SRL numbers do.
 """
 from __future__ import annotations
@@ -35,7 +35,7 @@ def every_label(label: str) -> bool:
 
 
 #: metric kind → which labels count
-KEEP: dict[str, Callable[[str], bool]] = {"micro": every_label, "positive": positive_only, "srl": srl_scored}
+KEEP: dict[str, Callable[[str], bool]] = {"micro": every_label, "positive": positive_only, "srl_roles": srl_scored}
 
 
 def counts(predicted: Sequence[LabelSet], gold: Sequence[LabelSet],

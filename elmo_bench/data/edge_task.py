@@ -14,7 +14,7 @@ THRESHOLD = 0.5
 
 class EdgeTaskLogic:
     """Mixin for an edge task: set ``two_spans`` (targets are span pairs) and ``metric_kind`` (micro | positive |
-    srl, elmo_bench.data.edge_metric)."""
+    srl_roles, elmo_bench.data.edge_metric)."""
 
     text_fields = ("tokens",)
     main_metric = "f1"

@@ -2,27 +2,31 @@
 ``ENCODER_KIND = EncoderKind(name, build, ...)`` (bilm/, transformers/, hdf5.py, manylangs.py, python.py). A new kind
 is a new module or folder with that block (docs/adding-an-encoder.md); ``encoder=<name>``, ``--encoder <name>``,
 ``plan``, the settings checks and the probes then reach it through the hooks it declares, and nothing outside it
-names it (tests/plugin_names.py).
+names it (tests/plugin_names.py). Other distributions add kinds through the ``elmo_bench.encoders`` entry-point
+group (``name = "pkg.module:ENCODER_KIND"``).
 
-Only the modules whose source declares a kind are imported (the scan reads each file's text first), so finding the
-kinds loads no other module of the package.
+The scan is the one every plug-in point shares (elmo_bench.base.registry): a broken kind is skipped with one
+warning line naming it, and asking for it by name is that line. Only the modules whose source assigns the
+declaration are imported (each file's text is read first), so finding the kinds loads no other module of the
+package.
 """
 from __future__ import annotations
 
 import functools
-import importlib
-import importlib.util
-import pkgutil
 import re
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import elmo_bench.encoders as encoders_package
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.base.registry import PluginPoint, Registry, scan, sorted_by_name
 
 #: the name of the declaration in an encoder module
 DECLARATION = "ENCODER_KIND"
+#: the entry-point group through which other distributions add encoder kinds
+ENTRY_POINT_GROUP = "elmo_bench.encoders"
 
 
 @dataclass(frozen=True)
@@ -121,25 +125,27 @@ def need_path(spec: Mapping[str, Any]) -> str:
     return str(path)
 
 
-def _declares(module: str) -> bool:
-    spec = importlib.util.find_spec(module)
-    origin = Path(spec.origin) if spec is not None and spec.origin else None
-    return origin is not None and origin.suffix == ".py" and re.search(
-        rf"^{DECLARATION} = ", origin.read_text(encoding="utf-8"), re.MULTILINE) is not None
+def _declares(source: Path) -> bool:
+    """Whether a module's source assigns the declaration at its top level: only those modules are imported."""
+    return re.search(rf"^{DECLARATION} = ", source.read_text(encoding="utf-8"), re.MULTILINE) is not None
+
+
+def plugin_point() -> PluginPoint[EncoderKind]:
+    """Where encoder kinds live: each module (or folder) of this package declares its own, in itself."""
+    return PluginPoint("encoder kind", encoders_package, DECLARATION, EncoderKind, ENTRY_POINT_GROUP, module=None,
+                       declares=_declares)
 
 
 @functools.cache
-def encoder_kinds() -> dict[str, EncoderKind]:
-    """Kind name → its declaration, sorted by name (a module of this package, or a folder whose ``__init__``
-    declares it)."""
-    found: dict[str, EncoderKind] = {}
-    for info in pkgutil.iter_modules(encoders_package.__path__):
-        module = f"{encoders_package.__name__}.{info.name}"
-        if not _declares(module):
-            continue
-        kind = getattr(importlib.import_module(module), DECLARATION)  # checked: a module of this package
-        found[kind.name] = kind
-    return dict(sorted(found.items()))
+def encoder_kinds() -> Registry[EncoderKind]:
+    """Kind name → its declaration, sorted by name: a module of this package, a folder whose ``__init__`` declares
+    it, or an entry point (``problems``: the kinds skipped, each with its line)."""
+    return sorted_by_name(scan(plugin_point(), entry_points(group=ENTRY_POINT_GROUP)))
+
+
+def kind_problem(name: str) -> str | None:
+    """Why kind ``name`` is not registered (it was skipped as broken), in one line; None otherwise."""
+    return encoder_kinds().problems.get(name)
 
 
 def default_kind() -> EncoderKind:

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.ranges import check_number
 from elmo_bench.encoders.erase_settings import check_erasable, erase_spec
-from elmo_bench.encoders.kinds import encoder_kinds, title
+from elmo_bench.encoders.kinds import encoder_kinds, kind_problem, title
 from elmo_bench.encoders.layer_select import check_layer_spec
 
 #: ``auto`` (the default): ``last`` for a causal model, ``first`` otherwise (decided by the model's behaviour)
@@ -61,6 +61,8 @@ def check_encoder_settings(spec: Mapping[str, Any], prefix: str = "encoder") -> 
     >= 1 or null, pooling, amp, dtype and cache_dtype in their sets, layers well formed, max_tokens >= 1 or null.
     Keys a kind does not use are checked when present."""
     kind = spec.get("kind")
+    if isinstance(kind, str) and kind_problem(kind):  # a broken kind skipped by the scan: its own line
+        raise ConfigError(f"config: {prefix}.kind {kind!r}: {kind_problem(kind)}")
     _choice(f"{prefix}.kind", kind, known_kinds())
     declared = encoder_kinds()[str(kind)]
     if declared.path is not None and missing(spec.get("path")):

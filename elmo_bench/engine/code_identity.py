@@ -96,8 +96,8 @@ def installed_tasks_dir() -> Path:
 def reused_tasks(root: Path, tasks_dir: Path | None = None) -> list[Path]:
     """The task code in ``tasks_dir`` (default: ``installed_tasks_dir``, where ``elmo_bench.tasks.X`` resolves,
     wherever ``root`` itself lies: a task of another distribution too) that task package ``root`` runs, and what
-    that runs in turn: task packages (an edge probe reads with another task's reader: ``from
-    elmo_bench.tasks.pos.reader import read_conllu``) and shared modules (``elmo_bench.tasks.edge_probing``), but
+    that runs in turn: task packages (a task that imports another task's module: ``from
+    elmo_bench.tasks.pos.reader import read_splits``) and shared modules (``elmo_bench.tasks.edge_probing``), but
     the framework's (``FRAMEWORK_MODULES``); sorted by name."""
     tasks_dir = installed_tasks_dir() if tasks_dir is None else tasks_dir
     found: set[Path] = set()

@@ -21,7 +21,7 @@ ConfigStore, each taken first by the config it types, so a YAML file only overri
   ``budgets`` and ``presets`` (:func:`register_probe_overlays`).
 * ``pretrain/schema``: PretrainConfig's fields with their defaults, ``model`` a nested group (the presets override).
 * ``task_schema/<name>``: the task's ``name`` (its declaration's), ``head`` (its ``HeadConfig``, tasks/<name>/config.py,
-  with the CPU-sized defaults) and its ``elmo`` and ``trainer`` blocks typed key by key; conf/task/<name>.yaml
+  with the CPU-sized defaults) and its ``elmo`` and ``trainer`` blocks typed key by key; the task's YAML
   takes it first (``/task_schema/<name>@_here_``) and sets no head value; ``head=paper`` and ``budget=cpu``
   override. A head preset may add keys (HeadConfig.PRESET_ONLY, left out here): the head node is open to new keys.
 * ``task_data/of_<name>``: the task's own ``data`` keys (TaskDeclaration.data: ``format``, ``train_phrases``,
@@ -189,7 +189,7 @@ def block_schema(keys: Sequence[str], hints: Mapping[str, Any]) -> DictConfig:
 
 def task_schema(task: str, cls: type, task_yaml: Mapping[str, Any]) -> DictConfig:
     """A task option: ``name`` (``task``, the declared name: the YAML does not repeat it), ``head`` (the task's
-    HeadConfig), then its ``elmo`` and ``trainer`` blocks typed key by key (block_schema), in conf/task/<task>.yaml's
+    HeadConfig), then its ``elmo`` and ``trainer`` blocks typed key by key (block_schema), in the task YAML's
     order."""
     node: dict[str, Any] = {"name": StringNode(task, is_optional=True), "head": head_schema(cls)}
     for block, hints in (("elmo", _elmo_hints()), ("trainer", typing.get_type_hints(TrainerConfig))):

@@ -11,7 +11,7 @@ OPTIMIZERS = ("adam", "adadelta", "sgd")
 
 @dataclass
 class TrainerConfig:
-    """A task's optimiser and budget: conf/task/<name>.yaml ``trainer:`` under the ``trainer`` group's non-null
+    """A task's optimiser and budget: its task YAML's ``trainer:`` under the ``trainer`` group's non-null
     values (elmo_bench.engine.run_config.Training.of). The field types are the ``trainer`` group's schema
     (elmo_bench.engine.config_schema: a wrong type fails at composition); the ranges, stated here, are checked at the
     door (elmo_bench.engine.config_check.check_trainer). Defaults: what a task's ``trainer:`` may leave out."""

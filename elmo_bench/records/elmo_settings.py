@@ -1,7 +1,7 @@
 """The ELMo settings of a run: one :class:`ElmoSettings` object, built from the task's ``elmo:`` block and the
 ``mix`` group, passed whole to the token embedder and written as results.json's ``elmo``.
 
-Its field defaults are the one source of what a task uses where its ``conf/task/<name>.yaml`` ``elmo:`` block
+Its field defaults are the one source of what a task uses where its task YAML's ``elmo:`` block
 leaves a key out: :data:`TASK_ELMO_DEFAULTS` (keyed by the ``elmo:`` / ``mix`` key names) is read off them, for the
 engine, run identity and the report (which must know a task's own value to tell an ablation arm from the task's
 default run). The ranges are stated here too (``__post_init__``), so a settings object is valid wherever it is made.

@@ -11,7 +11,7 @@ as the engine wrote them:
 - ``keys/*.key.gz`` of a WSD probe run; every ``lm_adaptation.json`` (Table 7) below SRC, as it is;
 - ``DST/task_declarations.json``: what every task declares about the paper (its numbers, its tables; written by
   the command from tasks/<name>/config.py, elmo_bench.report.declared), so the report needs no task code;
-- with ``--task-defaults conf/task``, ``DST/task_defaults.json``: every task's ELMo defaults in those configs now
+- with ``--task-defaults tasks``, ``DST/task_defaults.json``: every task's ELMo defaults in those configs now
   (``elmo_bench.report.task_defaults``), so the report tells the current default's runs from arms of a default
   since replaced.
 
@@ -81,7 +81,7 @@ def export_run(results_path: Path, src: Path, dst: Path, writes: dict[Path, byte
 def export_results(src: str | Path, dst: str | Path, task_conf: str | Path | None = None,
                    overwrite: bool = False, declarations: Mapping[str, Mapping[str, Any]] | None = None,
                    minimal: frozenset[str] = frozenset()) -> tuple[int, list[str]]:
-    """Every run below ``src`` into ``dst``; returns (runs exported, warnings). ``task_conf`` (e.g. ``conf/task``):
+    """Every run below ``src`` into ``dst``; returns (runs exported, warnings). ``task_conf`` (e.g. ``tasks``):
     also write ``DST/task_defaults.json`` from those task configs; ``declarations`` (task → its exported
     declaration): also write ``DST/task_declarations.json``. Every file is planned first, the targets checked
     against ``DST/export_manifest.json`` (DataError, nothing written, unless ``overwrite``), then written.
@@ -97,8 +97,9 @@ def export_results(src: str | Path, dst: str | Path, task_conf: str | Path | Non
     for path in sorted(src.rglob(lm_adaptation.FILENAME)):     # Table 7 records, with or without a run beside them
         writes[dst / path.relative_to(src)] = path.read_bytes()
     if task_conf is not None:                                 # which runs are each task's default today
-        if not Path(task_conf).is_dir() or not any(Path(task_conf).glob("*.yaml")):
-            raise DataError(f"{task_conf}: not a directory of task configs (expected conf/task/*.yaml)")
+        if not Path(task_conf).is_dir() or not task_defaults.config_paths(Path(task_conf)):
+            raise DataError(f"{task_conf}: not a directory of task configs (expected tasks/<task>/conf/task/*.yaml "
+                            f"or *.yaml)")
         writes[dst / task_defaults.FILENAME] = task_defaults.text(task_defaults.from_conf(Path(task_conf))).encode()
     if declarations is not None:
         writes[dst / declared.FILENAME] = declared.text(declarations).encode()
@@ -119,9 +120,10 @@ def build_parser() -> ArgumentParser:
     parser = ArgumentParser(prog="elmo-bench export-results", description=__doc__.splitlines()[0])
     parser.add_argument("src", help="results tree (e.g. results/cpu_table1)")
     parser.add_argument("dst", help="compact copy (e.g. docs/results/cpu_table1)")
-    parser.add_argument("--task-defaults", metavar="CONF_TASK_DIR", default=None,
-                        help="also write DST/task_defaults.json with each task's ELMo defaults from these task configs "
-                             "(e.g. conf/task), so the report counts runs of a since-replaced default as ablation arms")
+    parser.add_argument("--task-defaults", metavar="TASKS_DIR", default=None,
+                        help="also write DST/task_defaults.json with each task's ELMo defaults from the task configs "
+                             "there (tasks: each tasks/<task>/conf/task/*.yaml; or a folder of task configs), so the "
+                             "report counts runs of a since-replaced default as ablation arms")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace files in DST that this command did not write, or that changed since it did "
                              "(default: refuse, naming the first one)")

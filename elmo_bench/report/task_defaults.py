@@ -3,8 +3,9 @@
 A run records the task's ELMo settings of its day (``config.task.elmo``). When a dev ablation later changes a
 task's default (say SQuAD's ELMo dropout 0.2 → 0.5), the finished runs of the old default would still call
 themselves the task's default, and the run of the new one (trained as ``mix.dropout=0.5``) an ablation arm, so
-Table 1 would keep the setting dev rejected. ``export-results --task-defaults conf/task`` therefore writes
-``task_defaults.json`` (every task's ELMo settings from ``conf/task/*.yaml`` at export time); with it the report decides "default" by a run's
+Table 1 would keep the setting dev rejected. ``export-results --task-defaults tasks`` therefore writes
+``task_defaults.json`` (every task's ELMo settings from its ``tasks/<task>/conf/task/<task>.yaml`` at export time); with
+it the report decides "default" by a run's
 *effective* settings (results.json's ``elmo``) against these, which is also what makes two runs the same
 experiment. Without the file (a raw results tree) the report falls back to each run's own record.
 """
@@ -23,10 +24,16 @@ FILENAME = "task_defaults.json"
 SCHEMA = "elmo_bench.task_defaults/1"
 
 
+def config_paths(directory: Path) -> list[Path]:
+    """The task configs under ``directory``: a folder of tasks (``tasks``: each ``<task>/conf/task/*.yaml``, where a
+    task keeps its YAML) or a folder of task configs itself (``*.yaml``)."""
+    return sorted([*Path(directory).glob("*.yaml"), *Path(directory).glob("*/conf/task/*.yaml")])
+
+
 def from_conf(conf_task_dir: Path) -> dict[str, dict[str, Any]]:
     """Task → its ELMo settings (the task's ``elmo:`` block over TASK_ELMO_DEFAULTS), for every task config."""
     out = {}
-    for path in sorted(Path(conf_task_dir).glob("*.yaml")):
+    for path in config_paths(conf_task_dir):
         config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         block = config.get("elmo") if isinstance(config.get("elmo"), dict) else {}
         name = str(config.get("name") or path.stem)

@@ -1,6 +1,6 @@
 """Task coref's ``task.head`` (kwargs of CorefHead): each key's type (Hydra checks it at composition,
 elmo_bench.engine.config_schema), range (checked before a run reads anything, elmo_bench.engine.config_check)
-and CPU-sized default, written here only (conf/task/coref.yaml sets no head value; head=paper and budget=cpu
+and CPU-sized default, written here only (this folder's conf/task/coref.yaml sets none; head=paper and budget=cpu
 override). Torch-free: composing a config imports no model."""
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from elmo_bench.base.errors import DataError
-from elmo_bench.tasks.coref.reader import Cluster, iter_documents
+from elmo_bench.data.conll2012_coref import Cluster, iter_documents
 
 Counts = tuple[float, float, float, float]  # recall num, recall den, precision num, precision den
 

@@ -13,12 +13,12 @@ import torch
 from torch import nn
 
 from elmo_bench.base.errors import DataError
+from elmo_bench.data.conll2012_coref import Cluster, read_split
 from elmo_bench.data.splits import split_location
 from elmo_bench.tasks.api import Example, Task
 from elmo_bench.tasks.coref.metric import document_counts, score_documents
 from elmo_bench.tasks.coref.metric import score_files as metric_files
 from elmo_bench.tasks.coref.model import CorefHead, clusters_from_output
-from elmo_bench.tasks.coref.reader import Cluster, read_split
 from elmo_bench.tasks.coref.writer import write_conll
 
 log = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ from typing import Mapping, Sequence
 
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import DataError
-from elmo_bench.tasks.coref.reader import _BEGIN, _NAME_PART, Cluster
+from elmo_bench.data.conll2012_coref import _BEGIN, _NAME_PART, Cluster
 
 DocKey = tuple[str, int]
 

@@ -1,6 +1,6 @@
 """edge_chunk targets from CoNLL-2000 (``word POS chunk`` a line, IOB2 chunk tags): each chunk is one target, its
 type (NP, VP, PP, ...) the label. The POS task's CoNLL-2000 reader keeps only the POS column, so the chunk column is
-read here, with the NER task's tag check and span walk (tasks/ner/reader.py). CoNLL-2000 has no official dev set:
+read here, with the CoNLL-2003 reader's tag check and span walk (elmo_bench.data.conll2003). CoNLL-2000 has no official dev set:
 the shared ``dev.unofficial_ukplab.txt`` is UKPLab's extra WSJ file (data/SOURCES.md §7a), not part of the task."""
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from elmo_bench.base.errors import DataError
+from elmo_bench.data.conll2003 import check_tag, iob1_to_bio, iter_entities
 from elmo_bench.data.edge import make_target
 from elmo_bench.data.textio import open_text
 from elmo_bench.tasks.api import Example
-from elmo_bench.tasks.ner.reader import check_tag, iob1_to_bio, iter_entities
 
 
 def chunk_targets(tags: Sequence[str]) -> list[dict[str, Any]]:

@@ -1,17 +1,17 @@
-"""edge_coref targets from LitBank (fold 0, conf/data/litbank.yaml), read by the coreference task's reader
-(tasks/coref/reader.py: one example per document, clusters of inclusive spans): per sentence, every pair of gold
-mentions inside it, in order (first mention before second), labelled ``1`` when both belong to one entity and ``0``
-otherwise, as jiant's OntoNotes extraction does; no cross-sentence pair, and a mention that crosses a sentence
-boundary is left out. A sentence with fewer than two mentions has no target and is left out (it would cost the
-encoder and the head time and change no score)."""
+"""edge_coref targets from LitBank (fold 0, tasks/coref/conf/data/litbank.yaml), read by the shared CoNLL-2012
+coreference reader (elmo_bench/data/conll2012_coref.py: one example per document, clusters of inclusive spans): per
+sentence, every pair of gold mentions inside it, in order (first mention before second), labelled ``1`` when both
+belong to one entity and ``0`` otherwise, as jiant's OntoNotes extraction does; no cross-sentence pair, and a mention
+that crosses a sentence boundary is left out. A sentence with fewer than two mentions has no target and is left out
+(it would cost the encoder and the head time and change no score)."""
 from __future__ import annotations
 
 from itertools import combinations
 from typing import Any, Mapping
 
+from elmo_bench.data.conll2012_coref import read_split
 from elmo_bench.data.edge import make_target
 from elmo_bench.tasks.api import Example
-from elmo_bench.tasks.coref.reader import read_split
 
 SAME, DIFFERENT = "1", "0"
 

@@ -1,10 +1,10 @@
 """edge_dep targets from UD English-EWT CoNLL-U: one target per word, (dependent, head) → the full relation with its
 subtypes (``nmod:poss``, ``obl:tmod``); the root is a self-pair (the word and itself) labelled ``root``, as jiant's
-``ud_to_json.py`` writes it. The words are the POS task's (tasks/pos/reader.py): syntactic words, multiword-token
-ranges (``3-4``) and empty nodes (``8.1``) skipped; the POS reader keeps no heads, so columns 7-8 are read here.
-IDs and heads are ASCII digits, IDs counting up from 1, as the structural probes read them (elmo_bench.data.conllu);
-a head that names no word of the sentence or an empty relation is refused with the file and line.
-"""
+``ud_to_json.py`` writes it. The words are the shared CoNLL-U reader's (elmo_bench/data/conllu.py): syntactic words,
+multiword-token ranges (``3-4``) and empty nodes (``8.1``) skipped; the POS reader keeps no heads, so columns 7-8 are
+read here. IDs and heads are ASCII digits, IDs counting up from 1, as the structural probes read them
+(elmo_bench.data.conllu); a head that names no word of the sentence or an empty relation is refused with the file and
+line."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,12 +1,12 @@
-"""edge_ner targets from CoNLL-2003, read by the NER task's reader (tasks/ner/reader.py: IOB1 → BIO): each entity
-span is one target, its type (PER, LOC, ORG, MISC) the label."""
+"""edge_ner targets from CoNLL-2003, read by the shared CoNLL-2003 reader (elmo_bench.data.conll2003: IOB1 →
+BIO): each entity span is one target, its type (PER, LOC, ORG, MISC) the label."""
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from elmo_bench.data.conll2003 import iter_entities, read_conll
 from elmo_bench.data.edge import make_target
 from elmo_bench.tasks.api import Example
-from elmo_bench.tasks.ner.reader import iter_entities, read_conll
 
 
 def entity_targets(tags: Sequence[str]) -> list[dict[str, Any]]:

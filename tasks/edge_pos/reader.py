@@ -1,12 +1,12 @@
-"""edge_pos targets from UD English-EWT, read by the POS task's CoNLL-U reader (tasks/pos/reader.py: syntactic words,
-multiword-token ranges and empty nodes skipped): each word is one target, its PTB tag (XPOS) the label."""
+"""edge_pos targets from UD English-EWT, read by the shared CoNLL-U reader (elmo_bench.data.conllu: syntactic
+words, multiword-token ranges and empty nodes skipped): each word is one target, its PTB tag (XPOS) the label."""
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from elmo_bench.data.conllu import read_conllu
 from elmo_bench.data.edge import make_target
 from elmo_bench.tasks.api import Example
-from elmo_bench.tasks.pos.reader import read_conllu
 
 
 def word_targets(tags: Sequence[str]) -> list[dict[str, Any]]:

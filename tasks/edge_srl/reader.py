@@ -1,15 +1,15 @@
-"""edge_srl targets from CoNLL-2005, read by the SRL task's reader (tasks/srl/reader.py: one example per sentence and
-gold predicate, BIO tags): each argument is one target, (predicate span, argument span) → its role (A0, AM-TMP,
-R-A1, C-A0, ...), as jiant's OntoNotes extraction pairs them. Every role is a label; the metric keeps A0-A5, AA and
-AM-* (elmo_bench.data.edge_metric.srl_scored)."""
+"""edge_srl targets from CoNLL-2005, read by the shared SRL reader (elmo_bench/data/srl_conll.py: one example per
+sentence and gold predicate, BIO tags): each argument is one target, (predicate span, argument span) → its role (A0,
+AM-TMP, R-A1, C-A0, ...), as jiant's OntoNotes extraction pairs them. Every role is a label; the metric keeps A0-A5,
+AA and AM-* (elmo_bench.data.edge_metric.srl_scored)."""
 from __future__ import annotations
 
 from typing import Any, Mapping
 
 from elmo_bench.data.edge import make_target
+from elmo_bench.data.srl_conll import read_split
+from elmo_bench.data.srl_spans import bio_to_spans, spans_to_bio
 from elmo_bench.tasks.api import Example
-from elmo_bench.tasks.srl.reader import read_split
-from elmo_bench.tasks.srl.spans import bio_to_spans, spans_to_bio
 
 PREDICATE = "V"
 

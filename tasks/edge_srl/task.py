@@ -12,5 +12,5 @@ from elmo_bench.tasks.edge_srl.reader import read_native
 class EdgeSrlTask(EdgeProbingTask):
     name = "edge_srl"
     two_spans = True
-    metric_kind = "srl"
+    metric_kind = "srl_roles"
     read_native = staticmethod(read_native)

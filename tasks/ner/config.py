@@ -1,6 +1,6 @@
 """Task ner's ``task.head`` (kwargs of NerHead): each key's type (Hydra checks it at composition,
 elmo_bench.engine.config_schema), range (checked before a run reads anything, elmo_bench.engine.config_check)
-and CPU-sized default, written here only (conf/task/ner.yaml sets no head value; head=paper and budget=cpu
+and CPU-sized default, written here only (this folder's conf/task/ner.yaml sets none; head=paper and budget=cpu
 override). Torch-free: composing a config imports no model."""
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from elmo_bench.base.errors import DataError
-from elmo_bench.data.conllu import is_word_row, word_id
+from elmo_bench.data.conllu import TAG_COLUMNS, missing_file, numbered_lines, read_conllu
 from elmo_bench.data.data_options import data_options
 from elmo_bench.data.splits import read_splits as shared_read_splits
 from elmo_bench.data.textio import open_text
@@ -19,73 +19,19 @@ from elmo_bench.tasks.api import Example
 from elmo_bench.tasks.pos.config import DataOptions
 
 log = logging.getLogger(__name__)
-TAG_COLUMNS = {"upos": 3, "xpos": 4}
 FORMATS = ("conllu", "conll2000")
 BRILL_NOTE = "CoNLL-2000 POS tags were assigned by the Brill tagger: they are not gold Treebank tags"
-
-
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    with open_text(path) as handle:
-        for lineno, line in enumerate(handle, start=1):
-            yield lineno, line.rstrip("\n")
-
-
-def _missing(path: Path, expected: str) -> DataError:
-    return DataError(f"{path}: file not found (expected {expected})")
-
-
-def read_conllu(path: str | Path, tag_column: str = "xpos", split: str = "data") -> list[Example]:
-    """One CoNLL-U file → examples ``{"id", "tokens", "tags"}`` (tags from ``tag_column``: xpos or upos)."""
-    path = Path(path)
-    if tag_column not in TAG_COLUMNS:
-        raise ValueError(f"tag_column expected one of {sorted(TAG_COLUMNS)}, found {tag_column!r}")
-    if not path.exists():
-        raise _missing(path, "a CoNLL-U file with 10 tab-separated columns")
-    column = TAG_COLUMNS[tag_column]
-    examples: list[Example] = []
-    tokens: list[str] = []
-    tags: list[str] = []
-    sent_id: str | None = None
-
-    def flush() -> None:
-        nonlocal sent_id
-        if tokens:
-            examples.append({"id": sent_id or f"{split}-{len(examples)}", "tokens": list(tokens), "tags": list(tags)})
-        tokens.clear()
-        tags.clear()
-        sent_id = None
-
-    for lineno, line in _lines(path):
-        if not line.strip():
-            flush()
-            continue
-        if line.startswith("#"):
-            if line.startswith("# sent_id") and "=" in line:
-                sent_id = line.split("=", 1)[1].strip()
-            continue
-        cols = line.split("\t")
-        if len(cols) != 10:
-            raise DataError(f"{path}:{lineno}: expected 10 tab-separated CoNLL-U columns, found {len(cols)}: {line[:80]!r}")
-        if not is_word_row(cols[0]):  # multiword-token range or empty node: no tag of its own
-            continue
-        word_id(cols[0], f"{path}:{lineno}")  # ASCII digits, as the structural probes' reader takes them
-        if not cols[1] or cols[column] in ("", "_"):
-            raise DataError(f"{path}:{lineno}: word {cols[0]} has no form or no {tag_column.upper()} tag: {line[:80]!r}")
-        tokens.append(cols[1])
-        tags.append(cols[column])
-    flush()
-    return examples
 
 
 def read_conll2000(path: str | Path, split: str = "data") -> list[Example]:
     """One CoNLL-2000 file (``word POS chunk`` a line, blank line between sentences) → ``{"id", "tokens", "tags"}``."""
     path = Path(path)
     if not path.exists():
-        raise _missing(path, "a CoNLL-2000 file with columns 'word POS chunk'")
+        raise missing_file(path, "a CoNLL-2000 file with columns 'word POS chunk'")
     examples: list[Example] = []
     tokens: list[str] = []
     tags: list[str] = []
-    for lineno, line in _lines(path):
+    for lineno, line in numbered_lines(path):
         cols = line.split()
         if not cols:
             if tokens:

@@ -1,12 +1,13 @@
 """Task srl's ``task.head`` (kwargs of SrlHead): each key's type (Hydra checks it at composition,
 elmo_bench.engine.config_schema), range (checked before a run reads anything, elmo_bench.engine.config_check)
-and CPU-sized default, written here only (conf/task/srl.yaml sets no head value; head=paper and budget=cpu
+and CPU-sized default, written here only (this folder's conf/task/srl.yaml sets none; head=paper and budget=cpu
 override). Torch-free: composing a config imports no model."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from elmo_bench.base.ranges import ranged
+from elmo_bench.data.srl_conll import SrlFiles
 from elmo_bench.tasks.declaration import TaskDeclaration
 
 
@@ -23,13 +24,10 @@ class HeadConfig:
 
 
 @dataclass(frozen=True)
-class DataOptions:
-    """``data`` keys of task srl's reader beyond the common ones (tasks/srl/reader.py), defaults written here only
-    (conf/config.yaml merges them under every srl dataset; a dataset file overrides)."""
-
-    format: str = "conll05"                 # conll05 (words/ and props/ per split) | conll2012 (one JSON-lines file)
-    words_glob: str = "words/*.words.gz"    # conll05: the words files, relative to each split directory
-    props_glob: str = "props/*.props.gz"    # conll05: the props files, likewise
+class DataOptions(SrlFiles):
+    """``data`` keys of task srl's reader beyond the common ones: the SRL files' (format, words_glob, props_glob),
+    their defaults written once, in elmo_bench.data.srl_conll.SrlFiles (conf/config.yaml merges them under every
+    srl dataset; a dataset file overrides)."""
 
 
 #: task srl as the registry (elmo_bench.tasks.registry) finds it; numbers: the ELMo paper (Peters et al. 2018)

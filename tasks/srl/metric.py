@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from elmo_bench.base.errors import DataError
-from elmo_bench.tasks.srl.reader import read_props_blocks
-from elmo_bench.tasks.srl.spans import bio_to_spans, spans_to_brackets
+from elmo_bench.data.srl_conll import read_props_blocks
+from elmo_bench.data.srl_spans import bio_to_spans, spans_to_brackets
 
 EXCLUDED = frozenset({"V"})
 

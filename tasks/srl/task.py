@@ -14,14 +14,14 @@ from torch import nn
 
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.data.splits import split_location
+from elmo_bench.data.srl_conll import read_split
+from elmo_bench.data.srl_spans import bio_to_spans, spans_to_brackets
 from elmo_bench.modules.labels import bio_labels
 from elmo_bench.tasks.api import Example, Task
 from elmo_bench.tasks.srl import metric as srl_metric
 from elmo_bench.tasks.srl.decode import decode_batch
 from elmo_bench.tasks.srl.metric import score_bio
 from elmo_bench.tasks.srl.model import SrlHead
-from elmo_bench.tasks.srl.reader import read_split
-from elmo_bench.tasks.srl.spans import bio_to_spans, spans_to_brackets
 
 log = logging.getLogger(__name__)
 SPLITS: tuple[str, ...] = ("train", "dev", "test", "test_brown")

@@ -1,9 +1,10 @@
 """CoNLL-U dependency trees for the structural probes: words, XPOS, UPOS and the basic HEAD column, checked.
 
-Multiword-token ranges (``3-4``) and empty nodes (``8.1``) are dropped, as in ``tasks.pos.reader``: the words are
-the syntactic words that carry the heads. Every sentence must be one tree over its words: each head an integer in
-0..n, exactly one word with head 0 (the root), no cycle. Anything else is one ``DataError`` naming the file and the
-line of the offending word (for "no root", the sentence's first line), so a probe never trains on a broken tree.
+Multiword-token ranges (``3-4``) and empty nodes (``8.1``) are dropped, as in ``elmo_bench.data.conllu.read_conllu``:
+the words are the syntactic words that carry the heads. Every sentence must be one tree over its words: each head an
+integer in 0..n, exactly one word with head 0 (the root), no cycle. Anything else is one ``DataError`` naming the
+file and the line of the offending word (for "no root", the sentence's first line), so a probe never trains on a
+broken tree.
 """
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Hashable, Mapping, Sequence
 
 from elmo_bench.base.errors import ConfigError, DataError
+from elmo_bench.data.conllu import read_conllu
 from elmo_bench.data.data_config import DataConfig
 from elmo_bench.data.split_checks import check_splits
 from elmo_bench.probe.lib.conllu_trees import read_trees
@@ -71,8 +72,6 @@ def tagged_data_block(read: UdSplits, tags: str, max_train_sentences: int | None
 def read_tagged(directory: Path, tag_column: str, max_train: int | None, max_dev: int | None = None) -> UdSplits:
     """The three splits as ``{"id", "tokens", "tags"}`` examples (tags from ``tag_column``), checked, then train cut
     to its first ``max_train`` sentences (and dev to ``max_dev``)."""
-    from elmo_bench.tasks.pos.reader import read_conllu  # lazy: torch
-
     paths = split_paths(directory)
     splits = {s: read_conllu(p, tag_column, s) for s, p in paths.items()}
     shares = checked(splits, paths, lambda ex: sentence_key(ex["tokens"]))
