@@ -6,6 +6,7 @@ import gzip
 import pytest
 
 from elmo_bench.base.errors import DataError
+from elmo_bench.probe.lib import semcor
 from elmo_bench.probe.wsd import data as wsd_data
 from tests.conftest import DATA, needs_data
 
@@ -49,7 +50,7 @@ def test_semcor_tokens_spans_and_keys(tmp_path):
     path = tmp_path / "brown1_br-z99.gz"
     with gzip.open(path, "wt", encoding="utf-8") as handle:
         handle.write(SEMCOR)
-    first, second = wsd_data.read_semcor_file(path)
+    first, second = semcor.read_semcor_file(path)
     assert first.id == "brown1_br-z99.s1"
     assert first.tokens == ["The", "otters", "took", "place", "there", "dealt", "."]
     assert [(s.start, s.end, s.lemma, s.pos, s.keys) for s in first.spans] == [
@@ -58,21 +59,21 @@ def test_semcor_tokens_spans_and_keys(tmp_path):
         (5, 6, "deal", "v", ("deal%2:31:10::", "deal%2:32:08::")),
     ]
     assert second.spans[0].keys == ("recent%5:00:00:past:00",) and second.spans[0].pos == "a"
-    assert len(wsd_data.read_semcor(tmp_path, max_sentences=1, progress=False)) == 1
+    assert len(semcor.read_semcor(tmp_path, max_sentences=1, progress=False)) == 1
 
 
 def test_semcor_errors_name_the_file(tmp_path):
     path = tmp_path / "brown1_br-z98"
     path.write_text(SEMCOR.replace('lexsn="1:05:00::"', 'lexsn="9:05"'))
     with pytest.raises(DataError, match=r"brown1_br-z98: sentence brown1_br-z98\.s1, word 'otters'"):
-        wsd_data.read_semcor_file(path)
+        semcor.read_semcor_file(path)
     path.write_text(SEMCOR.replace("</s>", "", 1))
     with pytest.raises(DataError, match=r"brown1_br-z98:\d+: not well-formed XML"):
-        wsd_data.read_semcor_file(path)
+        semcor.read_semcor_file(path)
     empty = tmp_path / "empty"
     empty.mkdir()
     with pytest.raises(DataError, match="no SemCor tagfiles"):
-        wsd_data.semcor_files(empty)
+        semcor.semcor_files(empty)
 
 
 def test_raganato_set_and_missing_gold(tmp_path):
@@ -100,12 +101,12 @@ EVAL = DATA / "wsd" / "WSD_Evaluation_Framework" / "Evaluation_Datasets"
 @pytest.mark.parametrize("name,count", [("ALL", 7253), ("semeval2007", 455)])
 def test_real_eval_set_counts(name, count):
     sentences, gold, _ = wsd_data.read_eval_set(EVAL, name)
-    assert wsd_data.count_spans(sentences) == count == len(gold)
+    assert semcor.count_spans(sentences) == count == len(gold)
 
 
 @needs_data
 def test_real_semcor_file_parses():
-    sentences = wsd_data.read_semcor_file(DATA / "wsd" / "semcor3.0_google_original_format" / "brown1_br-a01.gz")
+    sentences = semcor.read_semcor_file(DATA / "wsd" / "semcor3.0_google_original_format" / "brown1_br-a01.gz")
     first = sentences[0]
     assert first.tokens[:4] == ["The", "Fulton", "County", "Grand"]
     assert first.spans[0].keys == ("group%1:03:00::",) and (first.spans[0].start, first.spans[0].end) == (1, 5)

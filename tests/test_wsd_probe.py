@@ -6,8 +6,8 @@ import json
 import numpy as np
 import pytest
 
+from elmo_bench.probe.lib.semcor import SenseSpan, WsdSentence
 from elmo_bench.probe.wsd import centroids as wsd
-from elmo_bench.probe.wsd.data import SenseSpan, WsdSentence
 from elmo_bench.records.run_record import REQUIRED_KEYS
 from tests.conftest import FIXTURES, needs_fixtures
 

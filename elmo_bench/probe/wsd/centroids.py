@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 from tqdm import tqdm
 
-from elmo_bench.probe.wsd.data import SS_TYPE_POS, SenseSpan, WsdSentence
+from elmo_bench.probe.lib.semcor import SS_TYPE_POS, SenseSpan, WsdSentence
 
 log = logging.getLogger(__name__)
 LemmaPos = tuple[str, str]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
+from elmo_bench.probe.lib.semcor import read_semcor, token_lists
 from elmo_bench.probe.probe_cost import ProbeCost, SplitCount
 from elmo_bench.probe.wsd import data as wsd_data
 from elmo_bench.probe.wsd.config import EVAL_ROOT, SEMCOR, WsdSettings
@@ -15,12 +16,12 @@ CANDIDATES = 10
 
 def sentences(settings: WsdSettings, data_root: Path) -> dict[str, list[list[str]]]:
     """``train``: the SemCor sentences embedded for the centroids; then each evaluation set by its name."""
-    semcor = wsd_data.read_semcor(settings.semcor or data_root / SEMCOR, settings.max_train_sentences,
+    semcor = read_semcor(settings.semcor or data_root / SEMCOR, settings.max_train_sentences,
                                   progress=False)
-    out = {"train": wsd_data.token_lists(semcor)}
+    out = {"train": token_lists(semcor)}
     root = settings.eval_root or data_root / EVAL_ROOT
     for name in settings.sets:
-        out[name] = wsd_data.token_lists(wsd_data.read_eval_set(root, name)[0])
+        out[name] = token_lists(wsd_data.read_eval_set(root, name)[0])
     return out
 
 

@@ -10,17 +10,17 @@ from typing import Any
 from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.paths import CACHE_DIR
 from elmo_bench.probe.api import ProbeContext, ProbeOutcome
+from elmo_bench.probe.lib.semcor import read_semcor, token_lists
 from elmo_bench.probe.wsd import centroids as wsd
 from elmo_bench.probe.wsd import data as wsd_data
 from elmo_bench.probe.wsd.config import EVAL_ROOT, SEMCOR, WsdSettings
-from elmo_bench.probe.wsd.data import token_lists
 from elmo_bench.probe.wsd.evaluate import Evaluation, Fallbacks, WsdInputs, WsdLayers, evaluate
 from elmo_bench.probe.wsd.wordnet import first_sense, open_wordnet
 
 
 def read(context: ProbeContext, settings: WsdSettings) -> WsdInputs:
     """All of SemCor, the part embedded for the centroids, and every evaluation set with its gold keys."""
-    semcor = wsd_data.read_semcor(str(context.data_dir(settings.semcor, SEMCOR)), progress=context.progress)
+    semcor = read_semcor(str(context.data_dir(settings.semcor, SEMCOR)), progress=context.progress)
     train = semcor[: settings.max_train_sentences] if settings.max_train_sentences else semcor
     root = str(context.data_dir(settings.eval_root, EVAL_ROOT))
     eval_sets = {}
