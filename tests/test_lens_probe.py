@@ -258,3 +258,25 @@ def test_probe_lens_on_a_causal_LM_honours_encoder_layers_and_scores_forward_onl
     assert {key.partition("/")[0] for key in twin_dev} == {"logit", "random"}
     assert twin_dev["logit/layer_2_forward_bits"] == pytest.approx(dev["logit/layer_2_forward_bits"], rel=1e-6)
     assert twin_dev["random/logit/layer_2_forward_bits"] != twin_dev["logit/layer_2_forward_bits"]
+
+
+def test_plan_prices_the_biLM_passes_and_its_softmax_on_every_layer(capsys):
+    from elmo_bench.commands.main import main
+    from elmo_bench.probe.probe_cost import UD_EWT_SIZES
+
+    def planned(*args: str) -> dict:
+        assert main(["plan", "probe=lens", "probe.data_dir=/nonexistent/ud", *args, "--format", "json"]) == 0
+        return json.loads(capsys.readouterr().out)["runs"][0]
+
+    dev, train = UD_EWT_SIZES["dev"], UD_EWT_SIZES["train"]
+    logit = planned("probe.lens=logit", "probe.baseline=none")
+    assert logit["sizes"] == "documented" and logit["cache_bytes"] == 0
+    # 3 layers + the last again, both directions; the shared softmax 2 P V, its bias and the row's passes
+    assert logit["train_flops"] == 2 * 4 * (2 * 128 + 11) * 20000 * (dev.tokens + dev.sentences)
+    both = planned("probe.max_epochs=2", "probe.baseline=none")
+    share = 2000 / train.sentences
+    predictions = round(train.tokens * share) + 2000
+    assert both["train_flops"] == 2 * 4 * (2 * 128 + 11) * 20000 * (2 * (dev.tokens + dev.sentences)
+                                                                      + 3 * 2 * predictions)
+    twin = planned("probe.max_epochs=2")
+    assert twin["train_flops"] == 2 * both["train_flops"] and twin["encoder_flops"] == 2 * both["encoder_flops"]

@@ -57,8 +57,7 @@ def run_cost(run: Any, sizes: Mapping[str, SplitCount]) -> ProbeCost:
         raise ConfigError(f"{WHAT}: needs an encoder with an LM head (a biLM with its softmax, or encoder=transformers "
                           f"with a *ForCausalLM model); encoder {run.encoder.kind} has none")
     if run.encoder.kind != "bilm":
-        return ProbeCost(0.0, f"{WHAT}: the head over {run.encoder.kind} layers is not priced", 1, None,
-                         twin=settings.baseline == "random")
+        return ProbeCost(0.0, f"{WHAT}: the head over {run.encoder.kind} layers is not priced", 1, None)
     options, _ = bilm_options(run.encoder.bilm.options)
     vocab = vocabulary(run, options)
     shape = (options.max_characters_per_token, options.char_dim, options.filters, options.n_highway,
@@ -78,6 +77,7 @@ def run_cost(run: Any, sizes: Mapping[str, SplitCount]) -> ProbeCost:
     streams = 2 * (probed(settings.layers, options.n_layers + 1) + 1)
     row = (2 * options.projection_dim + ROW_PASSES) * vocab
     head = streams * row * (len(settings.lenses) * predictions(dev) + TRAIN_PASSES * epochs * predictions(train))
-    return ProbeCost(head, f"{streams} streams x softmax (2 P + {ROW_PASSES}) V (P {options.projection_dim}, "
+    twice = 2 if settings.baseline == "random" else 1                    # the twin: the same again
+    return ProbeCost(twice * head, f"{streams} streams x softmax (2 P + {ROW_PASSES}) V (P {options.projection_dim}, "
                            f"V {vocab}) a prediction, {len(settings.lenses)} lens(es), tuned: {epochs} epochs",
-                     1, encoder, twin=settings.baseline == "random")
+                     1, twice * encoder)
