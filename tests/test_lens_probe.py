@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from elmo_bench.base.errors import ConfigError
-from tests.conftest import FIXTURES, needs_fixtures
+from tests.conftest import FIXTURES, REPO, needs_data, needs_fixtures
 from tests.test_structural_probe import conllu
 
 WORDS = ("the dog cat bird man woman saw heard liked a house garden tree sun rain ran home today quickly slowly "
@@ -280,3 +280,30 @@ def test_plan_prices_the_biLM_passes_and_its_softmax_on_every_layer(capsys):
                                                                       + 3 * 2 * predictions)
     twin = planned("probe.max_epochs=2")
     assert twin["train_flops"] == 2 * both["train_flops"] and twin["encoder_flops"] == 2 * both["encoder_flops"]
+
+
+@needs_data
+def test_on_the_shipped_biLM_the_top_layer_is_the_LM_evaluations_perplexity(tmp_path):
+    """The logit lens at the shipped biLM's top layer gives the forward and backward perplexities that
+    elmo_bench.pretrain.perplexity computes on the same dev sentences (1e-6 relative); the tuned lens, held out,
+    is never worse than the logit lens beyond its interval."""
+    from elmo_bench.commands.plan import job_run
+    from elmo_bench.engine.probe_run import run_probe
+    from elmo_bench.pretrain.perplexity import evaluate, load_lm
+    from elmo_bench.probe.ud_data import read_tagged
+    from tests.ud_slice import ewt_slice
+
+    data = ewt_slice(tmp_path, {"train": 24, "dev": 12, "test": 5})
+    args = ["probe=lens", f"probe.data_dir={data}", f"paths.cache_dir={tmp_path / 'cache'}", "logger=disabled",
+            "progress=false", "probe.bootstrap=200", "probe.max_epochs=1", "probe.baseline=none"]
+    dev = run_probe(job_run(args), tmp_path / "run")["metrics"]["dev"]
+    shipped = REPO / "elmo_bench" / "resources" / "bilm"
+    bilm, weight, bias, vocab, counts = load_lm(shipped / "options.json", shipped / "weights.hdf5",
+                                                shipped / "vocab.txt")
+    sentences = [ex["tokens"] for ex in read_tagged(data, "upos", None).splits["dev"]]
+    evaluated = evaluate(bilm, weight, bias, vocab, counts, sentences)
+    for direction in ("forward", "backward"):
+        assert dev[f"logit/layer_2_{direction}_ppl"] == pytest.approx(evaluated[direction], rel=1e-6)
+        for k in (0, 1):
+            assert dev[f"tuned/layer_{k}_{direction}_bits"] <= dev[f"logit/layer_{k}_{direction}_bits_hi"]
+            assert dev[f"tuned/layer_{k}_{direction}_kl"] <= dev[f"logit/layer_{k}_{direction}_kl_hi"]

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from .tuned import batches, kl_to_final
+from .tuned import batches
 
 #: the per-sentence columns: gold NLL (bits), KL (bits), top-1 gold, top-1 final, predictions
 COLUMNS = ("bits", "kl", "top1", "agree", "count")
@@ -43,6 +43,8 @@ def score(readout: Any, lenses: dict[str, Any], sentences: Sequence[Sequence[str
         for direction in readout.directions:
             final = readout.logits(streams.hidden[(readout.top, direction)], readout.top).log_softmax(-1)
             final_top, gold = final.argmax(-1), streams.gold[direction]
+            probs = final.exp()
+            own = (probs * final).sum(-1)                  # KL(final ‖ lens) = Σ p log p − Σ p log q
             for name, translators in lenses.items():
                 for layer in layers:
                     hidden = streams.hidden[(layer, direction)]
@@ -51,7 +53,7 @@ def score(readout: Any, lenses: dict[str, Any], sentences: Sequence[Sequence[str
                     logp = readout.logits(hidden, layer).log_softmax(-1)
                     top = logp.argmax(-1)
                     values = torch.stack([-logp.gather(-1, gold.unsqueeze(-1)).squeeze(-1) / LN2,
-                                          kl_to_final(final, logp) / LN2, (top == gold).float(),
+                                          (own - (probs * logp).sum(-1)) / LN2, (top == gold).float(),
                                           (top == final_top).float(), torch.ones_like(top, dtype=torch.float)], 1)
                     sums = _per_sentence(values, streams.row[direction], len(batch))
                     parts.setdefault((name, layer, direction), []).append(sums.cpu().numpy())

@@ -4,8 +4,8 @@ tuned lens is the logit lens and weight decay pulls it towards the identity; the
 distribution the others are fitted to). Trained on the training split's text to minimise KL(final ‖ lens), the
 final layer's distribution at the same position against the lens's, in nats per prediction, every stream's mean
 summed into one loss (the streams share no parameter); the model and its head stay frozen. SGD with Nesterov
-momentum 0.9, step ``probe.lr`` decayed linearly to 0 over ``probe.max_epochs`` passes, weight decay 1e-3 (the
-authors' defaults, their step being 1 − momentum)."""
+momentum 0.9, step ``probe.lr`` decayed linearly to 0 over ``probe.max_epochs`` passes, weight decay 1e-3, the
+gradient's norm clipped to 1 (the authors' defaults, their step being 1 − momentum)."""
 from __future__ import annotations
 
 import logging
@@ -17,6 +17,8 @@ import torch
 log = logging.getLogger(__name__)
 MOMENTUM = 0.9
 WEIGHT_DECAY = 1e-3
+#: the gradient's norm over every translator is clipped to this before each step
+CLIP_NORM = 1.0
 
 
 def stream_name(layer: int, direction: str) -> str:
@@ -93,6 +95,7 @@ def train(readout: Any, layers: Sequence[int], sentences: Sequence[Sequence[str]
                 loss = batch_loss(readout, translators, chunks[index], layers)
                 optimiser.zero_grad()
                 loss.backward()
+                torch.nn.utils.clip_grad_norm_(translators.parameters(), CLIP_NORM)
                 optimiser.step()
                 schedule.step()
                 total += float(loss.detach())
