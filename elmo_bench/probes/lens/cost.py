@@ -68,9 +68,11 @@ def run_cost(run: Any, sizes: Mapping[str, SplitCount]) -> ProbeCost:
     dev = sizes["dev"]
 
     def positions(split: SplitCount) -> int:
+        """The biLM's positions: each sentence with its two boundaries."""
         return split.tokens + 2 * split.sentences
 
     def predictions(split: SplitCount) -> int:
+        """Predictions per direction: n + 1 a sentence."""
         return split.tokens + split.sentences
 
     encoder = per_position * (positions(dev) + epochs * positions(train))

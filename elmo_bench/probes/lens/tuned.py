@@ -40,6 +40,7 @@ class Translators(torch.nn.Module):
             self.maps[stream_name(layer, direction)] = linear
 
     def forward(self, hidden: torch.Tensor, layer: int, direction: str) -> torch.Tensor:
+        """The stream's vectors moved by its translator (residually: zero weights are the identity)."""
         name = stream_name(layer, direction)
         return hidden + self.maps[name](hidden) if name in self.maps else hidden
 
