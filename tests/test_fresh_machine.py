@@ -98,6 +98,6 @@ def test_ci_makes_a_new_venv_and_runs_the_readmes_test_command():
 
 def test_the_readme_layout_names_every_probe():
     text = (REPO / "README.md").read_text()
-    listed = re.search(r"probes/ +one folder per probe \(([^)]*)\)", text).group(1)
-    on_disk = sorted(p.name for p in (REPO / "elmo_bench" / "probes").iterdir() if (p / "__init__.py").exists())
+    listed = re.search(r"one folder per probe \(([^)]*)\)", text).group(1)
+    on_disk = sorted(p.name for p in (REPO / "elmo_bench" / "probe").iterdir() if (p / "config.py").exists())
     assert [name.strip() for name in listed.replace("\n", " ").split(",")] == on_disk
