@@ -83,6 +83,9 @@ class EncoderKind:
     randomise: Callable[[Any, str, int], Any] | None = None
     #: a trained one has its softmax, an LM head (elmo_bench.bilm.lm_head: probe=amnesic_lm scores words with it)
     lm_head: bool = False
+    #: a model it loads may be a causal LM with its own final norm and ``lm_head`` (probe=lens reads each layer
+    #: through them; a model without one is refused when it is loaded)
+    causal_head: bool = False
     #: where a run asks for the random twin when not through ``encoder.random_init`` (the biLM: its own group)
     random_via: str | None = None
     #: running an eraser inside the forward pass (None: the kind's forward pass does not run here)

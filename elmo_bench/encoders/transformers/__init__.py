@@ -118,4 +118,4 @@ ENCODER_KIND = EncoderKind(
     }, path="a model directory or a hub name", check_path=check_path, model_keys=True,
     random_modes=("all",), randomise=_randomise, erasure=Erasure(
         _top, _top_from_files, _widths, _install, "; its last layer feeds no block"),
-    price=price, layer_ids=layer_ids, cli_settings=cli_settings, overrides=overrides)
+    price=price, layer_ids=layer_ids, cli_settings=cli_settings, overrides=overrides, causal_head=True)

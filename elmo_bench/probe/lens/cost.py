@@ -9,6 +9,7 @@ from typing import Any, Mapping
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.encoders.costs import bilm_options, lstm_bilm_flops
+from elmo_bench.encoders.kinds import kind_of
 from elmo_bench.probe.lib.ud_data import read_tagged
 from elmo_bench.probe.probe_cost import ProbeCost, SplitCount, probed
 from elmo_bench.probe.settings import UD_EWT
@@ -53,11 +54,12 @@ def run_cost(run: Any, sizes: Mapping[str, SplitCount]) -> ProbeCost:
     encoder FLOPs show as "?"). Estimated, not counted: padding, the translators (2 P² a prediction) and the
     bootstrap."""
     settings: LensSettings = run.probe.settings
-    if run.encoder.kind not in ("bilm", "transformers"):
-        raise ConfigError(f"{WHAT}: needs an encoder with an LM head (a biLM with its softmax, or encoder=transformers "
-                          f"with a *ForCausalLM model); encoder {run.encoder.kind} has none")
-    if run.encoder.kind != "bilm":
-        return ProbeCost(0.0, f"{WHAT}: the head over {run.encoder.kind} layers is not priced", 1, None)
+    kind = kind_of(run.encoder.spec)
+    if not (kind.lm_head or kind.causal_head):
+        raise ConfigError(f"{WHAT}: needs an encoder with an LM head (a biLM with its softmax, or a *ForCausalLM "
+                          f"model); encoder {kind.name} has none")
+    if not kind.lm_head:
+        return ProbeCost(0.0, f"{WHAT}: the head over {kind.name} layers is not priced", 1, None)
     options, _ = bilm_options(run.encoder.bilm.options)
     vocab = vocabulary(run, options)
     shape = (options.max_characters_per_token, options.char_dim, options.filters, options.n_highway,

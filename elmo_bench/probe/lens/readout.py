@@ -24,6 +24,7 @@ from torch.nn import functional as F
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.bilm.chars import batch_to_ids
 from elmo_bench.bilm.lm_head import LmHead, load_lm_head
+from elmo_bench.encoders.kinds import kind_of
 
 WHAT = "probe lens"
 #: where Hugging Face decoders keep the final norm (Llama, Qwen, Mistral, Gemma; GPT-2; GPT-NeoX, OPT)
@@ -46,7 +47,7 @@ class BiLMReadout:
     """The biLM's shared softmax on each half of each layer."""
 
     directions = ("forward", "backward")
-    kind = "bilm"
+    kind = "bidirectional"
 
     def __init__(self, encoder: Any, head: LmHead, device: Any) -> None:
         self.bilm, self.head, self.device = encoder.bilm, head, device
@@ -152,14 +153,14 @@ class CausalReadout:
 def readout_for(encoder: Any, device: Any, trained: Any = None) -> Any:
     """The readout of ``encoder`` (``trained``: the head to keep, for a random twin); one line for an encoder
     without an LM head."""
-    kind = encoder.identity()["kind"]
-    if kind == "bilm":
+    kind = kind_of(encoder.identity())
+    if kind.lm_head:                      # the biLM: its shared softmax, in its weights file
         head = trained if trained is not None else load_lm_head(encoder.info["weights"], WHAT)
         return BiLMReadout(encoder, head, device)
-    if kind == "transformers":
+    if kind.causal_head:                  # a Hugging Face model: its own final norm and lm_head, when it has them
         return CausalReadout(encoder, trained if trained is not None else causal_head(encoder), device)
-    raise ConfigError(f"{WHAT}: needs an encoder with an LM head (a biLM with its softmax, or encoder=transformers "
-                      f"with a *ForCausalLM model); encoder {kind} has none")
+    raise ConfigError(f"{WHAT}: needs an encoder with an LM head (a biLM with its softmax, or a *ForCausalLM "
+                      f"model); encoder {kind.name} has none")
 
 
 def trained_head(readout: Any) -> Any:
