@@ -51,4 +51,4 @@ PROBE = ProbeDeclaration("lens", ".probe:run", LensSettings, data="ud_ewt",
                          predicts="the model's next (and, for the biLM, previous) word from each layer",
                          record_task="lens_probe", sentences=".cost:sentences",
                          documented={"train": UD_EWT_SIZES["train"], "dev": UD_EWT_SIZES["dev"]},
-                         run_cost=".cost:run_cost")
+                         run_cost=".cost:run_cost", report=(".report:SECTION",))

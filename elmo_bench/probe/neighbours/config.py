@@ -54,4 +54,4 @@ class NeighboursSettings:
 PROBE = ProbeDeclaration("neighbours", ".probe:run", NeighboursSettings, data="semcor",
                          predicts="the WordNet sense of a word's nearest contexts (sense agreement@k)",
                          record_task="neighbours", sentences=".cost:sentences", cost=".cost:cost",
-                         documented=DOCUMENTED)
+                         documented=DOCUMENTED, report=(".report:SECTION",))
