@@ -196,7 +196,7 @@ def test_the_static_check_catches_a_cpu_tensor(tmp_path):
 
 #: the one place the meta device is meant: plan counts a model's parameters from its config.json alone (issue 46
 #: item 8), building the model with no memory and no weights read; nothing computed there reaches a run
-META_ALLOWED = {"elmo_bench/encoders/model_size.py"}
+META_ALLOWED = {"elmo_bench/encoders/transformers/model_size.py"}
 
 
 def test_production_code_never_uses_the_meta_device_or_hard_coded_cuda():

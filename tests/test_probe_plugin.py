@@ -187,7 +187,7 @@ def test_a_copied_folder_brings_its_budget_and_a_folder_declares_its_variants(us
                 config_text=config.replace(f'ProbeDeclaration("{SOURCE}",', 'ProbeDeclaration("user44_variant",')
                 + "\nVARIANTS = (1,)\n")
     assert "user44_variant" not in registered_probes()
-    assert re.search(r"^warning: .*user44_variant/config\.py: VARIANTS holds a int; expected a ProbeDeclaration; "
+    assert re.search(r"^warning: .*user44_variant/config\.py: VARIANTS is a int; expected a ProbeDeclaration; "
                      r"skipped$", capsys.readouterr().err, re.M)
 
 

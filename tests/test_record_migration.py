@@ -12,6 +12,7 @@ from elmo_bench.commands.migrate import migrate_main
 from elmo_bench.engine.experiment import load_task
 from elmo_bench.engine.record_migration import migrate
 from elmo_bench.report.export import export_results
+from tests.report_sections import plugins
 from tests.test_report_golden import make_tree
 
 SST_RUNS = ("table1/sst/glove-seed1", "table1/sst/glove_elmo-seed1")
@@ -29,7 +30,8 @@ def test_old_runs_get_the_files_the_engine_writes_now(tmp_path, capsys):
     for rel in SST_RUNS:                                      # what the engine wrote before: predictions_test.json only
         for name in COMPACT:
             (tmp_path / "results" / rel / name).unlink()
-    _, warnings = export_results(tmp_path / "results", tmp_path / "before")
+    minimal = plugins().minimal                # as elmo-bench export-results passes the probes' record tasks
+    _, warnings = export_results(tmp_path / "results", tmp_path / "before", minimal=minimal)
     assert len(warnings) == 4 and all("elmo-bench migrate" in w for w in warnings)
     assert migrate_main([str(tmp_path / "results")]) == 0
     assert json.loads(capsys.readouterr().out) == {"written": 4, "notes": 4, "files": 2, "keys": ["config.data.test"]}
@@ -37,7 +39,7 @@ def test_old_runs_get_the_files_the_engine_writes_now(tmp_path, capsys):
         assert {n: (tmp_path / "results" / rel / n).read_bytes() for n in COMPACT} == recorded_today[rel]
     before = _files(tmp_path / "results")
     assert migrate([tmp_path / "results"]) == [] and _files(tmp_path / "results") == before   # once: nothing left
-    assert export_results(tmp_path / "results", tmp_path / "after")[1] == []
+    assert export_results(tmp_path / "results", tmp_path / "after", minimal=minimal)[1] == []
 
 
 def test_squad_answers_need_the_test_data_and_dev_answers_are_left_out(tmp_path):

@@ -120,7 +120,7 @@ def _declared(point: PluginPoint[T], module_name: str, source: Path) -> list[T]:
     variants = tuple(getattr(module, point.variants, ()) or ()) if point.variants else ()
     for name, value in ((point.declaration, found), *((point.variants, v) for v in variants)):
         if value is not None and not isinstance(value, point.type):
-            raise ConfigError(f"{module.__file__}: {name} holds a {type(value).__name__}; expected a "
+            raise ConfigError(f"{module.__file__}: {name} is a {type(value).__name__}; expected a "
                               f"{point.type.__name__}")
     package = module_name if point.module is None else module_name.rpartition(".")[0]
     return [_with_package(point, d, package) for d in (found, *variants) if d is not None]
