@@ -164,8 +164,8 @@ def test_conditional_and_erasure_run_through_the_door_on_ewt(tmp_path):
     line."""
     from elmo_bench.base.errors import ConfigError
     from elmo_bench.commands.compose import job_run
-    from elmo_bench.engine.probe_run import run_probe
     from elmo_bench.commands.report import build_report
+    from elmo_bench.engine.probe_run import run_probe
 
     data = ewt_slice(tmp_path, {"train": 200, "dev": 100, "test": 400})   # not all of EWT's dev and test
     common = ["bilm=fixture", f"paths.cache_dir={tmp_path / 'cache'}", "logger=disabled", "progress=false",
