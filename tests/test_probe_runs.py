@@ -100,7 +100,7 @@ def test_a_sweep_finishes_skips_never_reuses_and_a_forced_dir_is_refused(tmp_pat
     done = run_py(*random)                                     # another encoder: new directories
     assert done.returncode == 0, done.stderr[-3000:]
     now = results(sweep)
-    assert set(now) - set(first) and all("/random-seed" in k for k in set(now) - set(first)), now
+    assert set(now) - set(first) and all("/random-lm_weights.hdf5~" in k for k in set(now) - set(first)), now
     assert {k: p.stat().st_mtime_ns for k, p in now.items() if k in stamps} == stamps
     structural = first[next(k for k in first if "structural" in k)].parent
     forced = [a for a in random if a not in ("-m",) and not a.startswith(("hydra", "probe="))]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from elmo_bench.commands.checkpoint_series import check_series
 from elmo_bench.commands.compose import compose_job, expand_sweep
 from elmo_bench.commands.main_args import LEAVE_ALONE, _override_positions
 from elmo_bench.commands.probe_sweep_args import sweeps_probes
@@ -30,7 +31,8 @@ def covering(jobs: Sequence[Sequence[str]]) -> list[list[str]]:
 def check_sweep(args: Sequence[str]) -> int:
     """``args`` (run.py's, program name first, as main_args made them): when they sweep (a comma list, range or
     glob, with ``-m`` or an experiment in MULTIRUN mode), compose every swept value through the door
-    (commands.plan.compose_job); ConfigError (one line) for the first bad one. Returns the jobs checked."""
+    (commands.plan.compose_job); ConfigError (one line) for the first bad one; then its checkpoint series (commands.checkpoint_series: identical
+    weights warned, mixed architectures refused). Returns the jobs checked."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
     rest = list(args[1:])
@@ -48,6 +50,5 @@ def check_sweep(args: Sequence[str]) -> int:
     if not (flags & set(MULTIRUN) or getattr(mode, "name", mode) == "MULTIRUN"):
         return 0  # Hydra refuses a sweep value outside a sweep itself
     jobs = covering(expand_sweep(overrides))
-    for job in jobs:
-        compose_job(job, multirun=True)
+    check_series([compose_job(job, multirun=True) for job in jobs])  # every checkpoint is in a covering job
     return len(jobs)

@@ -115,6 +115,11 @@ class EncoderKind:
     #: group's choice, in the label already)
     run_label: Callable[[Mapping[str, Any]], str] | None = None
     run_keys: tuple[str, ...] = ()
+    #: a checkpoint series (a sweep over one model's checkpoints, elmo_bench.commands.checkpoint_series):
+    #: ``checkpoint(root)`` the file or directory a run's weights are (None: ``encoder.path`` when it is local), and
+    #: ``architecture(root)`` what every checkpoint of one series must share (name → value; None: not checked)
+    checkpoint: Callable[[Mapping[str, Any]], str | None] | None = None
+    architecture: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
     #: ``label(identity)``: the report's name of an encoder of this kind, recorded with each run (results.json's
     #: ``encoder_label``); None: the report names it from its identity's fields (elmo_bench.report.encoder_names)
     label: Callable[[Mapping[str, Any]], str] | None = None

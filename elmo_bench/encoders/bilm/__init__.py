@@ -15,6 +15,7 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.overrides import quoted
 from elmo_bench.bilm.default import DEFAULT_OPTIONS, DEFAULT_WEIGHTS
 from elmo_bench.bilm.options import BiLMOptions
+from elmo_bench.encoders.bilm.series import architecture, checkpoint, checkpoint_label
 from elmo_bench.encoders.costs import EncoderCost, bilm_flops_per_position
 from elmo_bench.encoders.erase_settings import OFF as ERASE_OFF
 from elmo_bench.encoders.kinds import EncoderKind, Erasure
@@ -78,8 +79,11 @@ def overrides(args: Any) -> list[str]:
 
 
 def run_label(root: Mapping[str, Any]) -> str:
-    """A probe run's directory names the biLM by its group's name (shipped, random, custom, ...)."""
-    return str((root.get(NAME) or {}).get("name") or NAME)
+    """A probe run's directory names the biLM by its group's name (shipped, random, custom, ...), and by its weights
+    file's label when the files are not the group's own (each checkpoint of a series: series.checkpoint_label)."""
+    name = str((root.get(NAME) or {}).get("name") or NAME)
+    label = checkpoint_label(root)
+    return f"{name}-{label}" if label else name
 
 
 def _top_from_files(spec: Mapping[str, Any], bilm_options: str | None) -> int | None:
@@ -117,4 +121,4 @@ ENCODER_KIND = EncoderKind(
     erasure=Erasure(lambda encoder: int(encoder.num_layers) - 1, _top_from_files, _widths, _install, per_stream=True),
     lm_head=True, packages=("elmo_bench.bilm",),
     price=price, layer_ids=layer_ids, from_args=from_args, overrides=overrides, run_label=run_label,
-    run_keys=(NAME, f"{NAME}.options", f"{NAME}.weights"))
+    run_keys=(NAME, f"{NAME}.options", f"{NAME}.weights"), checkpoint=checkpoint, architecture=architecture)
