@@ -195,18 +195,25 @@ RIDGE_COPY, RIDGE_TASK = "user44_ridge", "user44_ridge_probe"
 
 
 @needs_fixtures
-def test_a_copied_ridge_probe_runs_and_is_reported_in_its_own_section(user_probes, tmp_path):
-    """Issue 55 item 1: a copy of probes/ridge (another name and record task) was a Table 1 "Baseline" row."""
+def test_a_copied_ridge_probe_runs_plans_and_is_reported_in_its_own_section(user_probes, tmp_path, capsys):
+    """Issue 55 item 1: a copy of probes/ridge (another name and record task) was a Table 1 "Baseline" row. Through
+    every door: it runs, ``elmo-bench plan`` prices it from its folder's cost, and the report shows its section."""
     from elmo_bench.commands.compose import job_run
+    from elmo_bench.commands.main import main
     from elmo_bench.commands.report import build_report
     from elmo_bench.engine.probe_run import run_probe
 
     user_probes(RIDGE_COPY, RIDGE_COPY, source="ridge", record_task=RIDGE_TASK)
     data = _data(tmp_path)
-    run = job_run([f"probe={RIDGE_COPY}", "bilm=fixture", f"paths.data_root={DATA}",
-                   f"paths.cache_dir={tmp_path / 'cache'}", f"probe.data_dir={data}", "device=cpu",
-                   "logger=disabled", "progress=false"])
-    run_probe(run, tmp_path / "results" / "probes" / RIDGE_COPY)
+    overrides = [f"probe={RIDGE_COPY}", "bilm=fixture", f"paths.data_root={DATA}",
+                 f"paths.cache_dir={tmp_path / 'cache'}", f"probe.data_dir={data}", "device=cpu", "logger=disabled",
+                 "progress=false"]
+    capsys.readouterr()
+    assert main(["plan", *overrides, "--format", "json"]) == 0
+    planned = json.loads(capsys.readouterr().out)["runs"]
+    assert [row["probe"] for row in planned] == [RIDGE_COPY] and planned[0]["sizes"] == "measured"
+    assert planned[0]["splits"]["train"]["sentences"] > 0
+    run_probe(job_run(overrides), tmp_path / "results" / "probes" / RIDGE_COPY)
     saved = json.loads((tmp_path / "results" / "probes" / RIDGE_COPY / "results.json").read_text())
     assert saved["task"] == RIDGE_TASK and saved["probe"]["name"] == RIDGE_COPY
     path = build_report([str(tmp_path / "results")], tmp_path / "report", "json", significance=False)
