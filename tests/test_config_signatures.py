@@ -40,6 +40,10 @@ DOOR = {
     # the door's sweep over encoder kinds (issue 56): a ++encoder.<key> that only another swept kind has leaves the
     # composed config before it is made typed
     "elmo_bench/engine/encoder_sweep.py::drop_foreign_keys",
+    # the door's check of a sweep's checkpoint series (issue 57): run.py's sweep check compares every composed job's
+    # checkpoint (by content, and its kind's architecture) before any job is launched or made typed
+    "elmo_bench/commands/checkpoint_series.py::checkpoint_of",
+    "elmo_bench/commands/checkpoint_series.py::_series_key",
     # the one place a pretrain mapping (the composed group, bilm=adapted's recipe) becomes a PretrainConfig
     "elmo_bench/pretrain/pretrain_config.py::PretrainConfig.of",
     "elmo_bench/pretrain/pretrain_config.py::PretrainModel.of",
