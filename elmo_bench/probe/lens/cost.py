@@ -10,6 +10,7 @@ from typing import Any, Mapping
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.encoders.costs import bilm_options, lstm_bilm_flops
 from elmo_bench.encoders.kinds import kind_of
+from elmo_bench.probe.lib.softmax_rows import softmax_rows
 from elmo_bench.probe.lib.ud_data import read_tagged
 from elmo_bench.probe.probe_cost import ProbeCost, SplitCount, probed
 from elmo_bench.probe.settings import UD_EWT
@@ -36,11 +37,9 @@ def sentences(settings: LensSettings, data_root: Path) -> dict[str, list[list[st
 def vocabulary(run: Any, options: Any) -> int:
     """The softmax's rows: ``vocab.txt`` beside the weights, else the options' ``n_tokens_vocab``."""
     weights = run.encoder.bilm.weights
-    vocab = Path(str(weights)).parent / "vocab.txt" if weights else None
-    if vocab is not None and vocab.is_file():
-        return sum(1 for line in vocab.read_text(encoding="utf-8").splitlines() if line.strip())
-    if "n_tokens_vocab" in options.extra:
-        return int(options.extra["n_tokens_vocab"])
+    rows = softmax_rows(weights, options)
+    if rows is not None:
+        return rows
     raise ConfigError(f"plan: {WHAT} needs the softmax's vocabulary size: no vocab.txt beside bilm.weights "
                       f"({weights}) and no n_tokens_vocab in the biLM's options")
 

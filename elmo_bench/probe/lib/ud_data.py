@@ -69,18 +69,24 @@ def tagged_data_block(read: UdSplits, tags: str, max_train_sentences: int | None
             "split_overlap": read.overlap}
 
 
-def read_tagged(directory: Path, tag_column: str, max_train: int | None, max_dev: int | None = None) -> UdSplits:
-    """The three splits as ``{"id", "tokens", "tags"}`` examples (tags from ``tag_column``), checked, then train cut
-    to its first ``max_train`` sentences (and dev to ``max_dev``)."""
-    paths = split_paths(directory)
-    splits = {s: read_conllu(p, tag_column, s) for s, p in paths.items()}
-    shares = checked(splits, paths, lambda ex: sentence_key(ex["tokens"]))
+def _cut(splits: dict[str, list], shares: Any, max_train: int | None, max_dev: int | None) -> UdSplits:
+    """Checked splits with train cut to its first ``max_train`` sentences and dev to ``max_dev`` (the full train
+    size kept: the records say how much of it was used)."""
     total = len(splits["train"])
     if max_train:
         splits["train"] = splits["train"][:max_train]
     if max_dev:
         splits["dev"] = splits["dev"][:max_dev]
     return UdSplits(splits, shares, total)
+
+
+def read_tagged(directory: Path, tag_column: str, max_train: int | None, max_dev: int | None = None) -> UdSplits:
+    """The three splits as ``{"id", "tokens", "tags"}`` examples (tags from ``tag_column``), checked, then train cut
+    to its first ``max_train`` sentences (and dev to ``max_dev``)."""
+    paths = split_paths(directory)
+    splits = {s: read_conllu(p, tag_column, s) for s, p in paths.items()}
+    shares = checked(splits, paths, lambda ex: sentence_key(ex["tokens"]))
+    return _cut(splits, shares, max_train, max_dev)
 
 
 def read_tree_splits(directory: Path, max_train: int | None, max_dev: int | None = None) -> UdSplits:
@@ -89,12 +95,7 @@ def read_tree_splits(directory: Path, max_train: int | None, max_dev: int | None
     paths = split_paths(directory)
     splits = {s: read_trees(p, s) for s, p in paths.items()}
     shares = checked(splits, paths, lambda tree: sentence_key(tree.tokens))
-    total = len(splits["train"])
-    if max_train:
-        splits["train"] = splits["train"][:max_train]
-    if max_dev:
-        splits["dev"] = splits["dev"][:max_dev]
-    return UdSplits(splits, shares, total)
+    return _cut(splits, shares, max_train, max_dev)
 
 
 def read_labelled(directory: Path, tags: str, max_train: int | None, max_dev: int | None = None) -> UdSplits:
