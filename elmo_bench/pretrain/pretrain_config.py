@@ -131,6 +131,8 @@ class PretrainConfig:
     export_dir: str | None = _path(f"{WORK_DIR}/run_v2/export")
     checkpoint_every_steps: int | None = ranged(0, int, 0, optional=True)  # 0 or null: never by steps
     checkpoint_every_s: int | None = ranged(300, int, 0, optional=True)  # 0 or null: never by time
+    #: null: no series; else a usable biLM exported at every checkpoint (elmo_bench.pretrain.series)
+    series_dir: str | None = _path(None)
     log_every: int = ranged(25, int, 1)
     log_file: str | None = _path(f"{WORK_DIR}/run_v2/train_log.jsonl")
     init_dir: str | None = _path(None)  # finetune-lm: the exported biLM to continue (null: the shipped one)

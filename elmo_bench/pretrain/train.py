@@ -37,6 +37,7 @@ from elmo_bench.pretrain.data import Corpus, StreamBatcher, load_corpus
 from elmo_bench.pretrain.export import export_lm
 from elmo_bench.pretrain.language_model import LanguageModel, make_options, training_extra
 from elmo_bench.pretrain.pretrain_config import PretrainConfig
+from elmo_bench.pretrain.series import export_point
 
 CHECKPOINT = "checkpoint.pt"
 
@@ -164,6 +165,14 @@ class Trainer:
             "loss_ema": self.loss_ema, "history": self.history, "vocab": self.corpus.vocab.tokens, "vocab_counts": self.corpus.vocab.counts,
         }
         checkpoints.save(self.checkpoint_path(), payload)  # atomic, with its integrity record
+        self.export_series_point()
+
+    def export_series_point(self) -> None:
+        """The series point of the checkpoint just written or resumed from (``series_dir``; rank 0): a resume
+        finishes an export the checkpoint's run was stopped in."""
+        if self.cfg.series_dir and self.rank == 0:
+            export_point(self.model, self.corpus.vocab, self.cfg.series_dir, {
+                "step": self.step, "tokens_seen": self.tokens_seen, "train_seconds": self.train_seconds})
 
     def load_checkpoint(self) -> bool:
         path = self.checkpoint_path()
@@ -199,6 +208,8 @@ class Trainer:
         from tqdm import tqdm
 
         resumed = self.load_checkpoint() if self.cfg.resume else False
+        if resumed:
+            self.export_series_point()
         if self.rank == 0:
             self.out_dir.mkdir(parents=True, exist_ok=True)
             self.corpus.vocab.save(self.out_dir / "vocab.txt")
