@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import sys
+from functools import partial
 from pathlib import Path
 
 import hydra
@@ -28,12 +29,13 @@ from omegaconf import DictConfig
 
 from elmo_bench.commands.guard import debug_requested, exit_cleanly_on_sigterm, guarded, report_hydra_errors
 from elmo_bench.commands.hydra_records import HydraRecord
-from elmo_bench.commands.hydra_setup import forced_base, older_run_dir, register_resolvers
+from elmo_bench.commands.hydra_setup import forced_base, register_resolvers, sweep_path
 from elmo_bench.commands.main_args import main_args
 from elmo_bench.commands.probe_sweep_args import probe_sweep_args
 from elmo_bench.commands.rows import with_rows
 from elmo_bench.commands.sweep_check import check_sweep
 from elmo_bench.engine.encoder_sweep import encoder_sweep_args
+from elmo_bench.identity.history import older_run_dir
 
 register_resolvers()
 log = logging.getLogger("run")
@@ -81,8 +83,8 @@ def _run(cfg: DictConfig) -> float | None:
         print(json.dumps(results.get(PRINTED)), flush=True)
         return None
     output = Path(hydra_cfg.runtime.output_dir)  # a run named by the older scheme resumes there (identity matching)
-    results = run_experiment(run, output, on_claimed=record.claim,
-                             older=older_run_dir(output, hydra_cfg.job.override_dirname, cfg))
+    name = partial(sweep_path, hydra_cfg.job.override_dirname, _root_=cfg)
+    results = run_experiment(run, output, on_claimed=record.claim, older=older_run_dir(output, name))
     dev = results["metrics"].get("dev", {})
     return dev.get(results["main_metric"])
 

@@ -15,11 +15,11 @@ from typing import Any, Callable
 import pytest
 
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.engine.code_identity import code_hash, reused_tasks, source_bytes_hash, task_code_dir
+from elmo_bench.engine.code_identity import code_hash, reused_tasks, task_code_dir
 from elmo_bench.engine.config_door import run_config
 from elmo_bench.engine.experiment import run_experiment
 from elmo_bench.engine.run_records import RUN_FILE
-from elmo_bench.identity.history import LEGACY_CODE, SAME_NUMBERS, successors
+from elmo_bench.identity.history import LEGACY_CODE, SAME_NUMBERS, source_bytes_hash, successors
 from elmo_bench.tasks.registry import registered
 from tests.conftest import REPO, needs_fixtures
 from tests.engine_helpers import TINY, compose_run

@@ -58,6 +58,7 @@ def test_every_committed_task_run_is_nothing_to_do_when_its_config_runs_again():
     from elmo_bench.engine.code_identity import task_code_dir
     from elmo_bench.engine.run_identity import identity_differences
     from elmo_bench.engine.run_records import read_results
+    from elmo_bench.identity.history import older_results_compared
     from elmo_bench.tasks.registry import declaration
 
     records = [(p, json.loads(p.read_text())) for p in _records()]
@@ -74,13 +75,14 @@ def test_every_committed_task_run_is_nothing_to_do_when_its_config_runs_again():
         current = _live_identity(record, path)
         stored = read_results(path)
         package = declaration(record["task"]).resolved_target().partition(":")[0].rpartition(".")[0]
-        diff = identity_differences(stored.identity, current, task_code_dir(package), legacy=True)
+        diff = identity_differences(stored.identity, current, task_code_dir(package), older_results_compared)
         if diff:
             problems.append(f"{path.relative_to(REPO)}: {'; '.join(diff[:3])}")
     assert len(tasks) > 250 and not problems, "\n".join(problems[:10])
     path, record = tasks[0]                                        # and the comparison can fail: another seed
     changed = {**record, "config": {**record["config"], "seed": int(record["config"]["seed"]) + 1}}
-    diff = identity_differences(read_results(path).identity, _live_identity(changed, path), None, legacy=True)
+    diff = identity_differences(read_results(path).identity, _live_identity(changed, path), None,
+                                older_results_compared)
     assert diff == [f"seed: {record['config']['seed']} → {record['config']['seed'] + 1}"]
 
 

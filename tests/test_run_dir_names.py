@@ -6,17 +6,19 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("transformers", reason="transformers is not installed (pip install -e '.[dev]')")
 
-from elmo_bench.commands.hydra_setup import older_run_dir, path_label, run_suffix, sweep_path  # noqa: E402
+from elmo_bench.commands.hydra_setup import path_label, run_suffix, sweep_path  # noqa: E402
 from elmo_bench.encoders.model_files import directory_hash, file_hash  # noqa: E402
 from elmo_bench.engine.config_door import run_config  # noqa: E402
 from elmo_bench.engine.experiment import run_experiment  # noqa: E402
 from elmo_bench.engine.run_records import RUN_FILE  # noqa: E402
+from elmo_bench.identity.history import older_names_by_content, older_run_dir  # noqa: E402
 from elmo_bench.tasks.registry import registered  # noqa: E402
 from tests.engine_helpers import TINY, compose_run  # noqa: E402
 from tests.hf_tiny import tiny_models  # noqa: E402
@@ -45,7 +47,7 @@ def test_a_model_is_named_by_its_name_and_content_hash_never_its_path(bert, tmp_
     shutil.copytree(tiny_models()["roberta"], other)
     assert _suffix(other, "mix=learned") != suffix and _suffix(other).startswith("/encoder.path=tiny-bert~")
     # the older scheme spelled the path, "/" as "_" (shortened past 40 characters)
-    assert run_suffix(f"encoder.path={bert},encoder=transformers", legacy=True).startswith(
+    assert _older_suffix(f"encoder.path={bert},encoder=transformers").startswith(
         "/encoder.path=" + str(bert)[:16].replace("/", "_") + "~")
 
 
@@ -60,23 +62,32 @@ def test_files_and_hub_names_and_plain_values(tmp_path):
     assert run_suffix("encoder.path=google/bert_uncased_L-2_H-128_A-2,encoder=transformers") == \
         "/encoder.path=google_bert_uncased_L-2_H-128_A-2,encoder=transformers"
     plain = "budget=cpu,mix.dropout=.5,mix=learned,task.head.lstm_hidden=[5,100]"
-    assert run_suffix(plain) == run_suffix(plain, legacy=True) == "/" + plain  # the biLM runs keep their names
+    assert run_suffix(plain) == _older_suffix(plain) == "/" + plain  # the biLM runs keep their names
     listed = run_suffix(f"+data.extra=[{data},{data.parent}]")   # each path of a list value by its label
     assert listed.startswith("/+data.extra=[train.tsv~") and ",somewhere~" in listed and "tmp" not in listed
     missing = path_label("/no/such/dir/model")
     assert missing.startswith("model~") and "no" not in missing.split("~")[0]
 
 
-def test_older_run_dir_is_the_legacy_name_of_the_same_run(bert, tmp_path):
+def _older_suffix(override_dirname: str) -> str:
+    """run_suffix under the older names' rule (elmo_bench.identity.history.older_names_by_content)."""
+    return run_suffix(override_dirname, by_content=older_names_by_content)
+
+
+def _older_run_dir(output_dir: Path, override_dirname: str, cfg) -> Path | None:
+    """history.older_run_dir as run.py asks it: with the run's name computation bound to its overrides."""
+    return older_run_dir(output_dir, partial(sweep_path, override_dirname, _root_=cfg))
+
+
+def test_older_run_dir_is_the_older_name_of_the_same_run(bert, tmp_path):
     cfg = compose_run(tmp_path, "task=ner", "embedder=elmo", tiny=False)
     dirname = f"encoder.path={bert},encoder=transformers,mix=learned"
     new = tmp_path / "results" / sweep_path(dirname, _root_=cfg, runs="runs/")
     assert new.parent.name == "elmo-seed1" and str(bert.parent) not in str(new)
-    old = older_run_dir(new, dirname, cfg)
-    assert old == tmp_path / "results" / "runs" / "ner" / "elmo-seed1" / (
-        run_suffix(dirname, legacy=True).lstrip("/"))
-    assert older_run_dir(tmp_path / "chosen", dirname, cfg) is None           # hydra.run.dir chose it
-    assert older_run_dir(new.parent / "mix=learned", "mix=learned", cfg) is None  # no path: one name
+    old = _older_run_dir(new, dirname, cfg)
+    assert old == tmp_path / "results" / "runs" / "ner" / "elmo-seed1" / _older_suffix(dirname).lstrip("/")
+    assert _older_run_dir(tmp_path / "chosen", dirname, cfg) is None           # hydra.run.dir chose it
+    assert _older_run_dir(new.parent / "mix=learned", "mix=learned", cfg) is None  # no path: one name
 
 
 def _run(tmp_path: Path, model: Path, run_dir: Path, older: Path | None = None):
@@ -107,7 +118,7 @@ def test_a_moved_model_resumes_into_the_same_directory(bert, tmp_path, monkeypat
 def test_an_older_scheme_directory_resumes_and_another_model_gets_its_own(bert, tmp_path, monkeypatch, caplog):
     monkeypatch.setitem(registered(), "tiny", TINY)
     dirname = f"encoder.path={bert},encoder=transformers"
-    old, new = (tmp_path / run_suffix(dirname, legacy=legacy).lstrip("/") for legacy in (True, False))
+    old, new = tmp_path / _older_suffix(dirname).lstrip("/"), tmp_path / run_suffix(dirname).lstrip("/")
     first = _run(tmp_path, bert, old)
     record = json.loads((old / RUN_FILE).read_text())
     record["identity"]["encoder.path"] = str(bert)            # as runs before issue 45 recorded it
@@ -121,14 +132,14 @@ def test_an_older_scheme_directory_resumes_and_another_model_gets_its_own(bert, 
     # another model at the same path (other content): the older directory is another run's; a new one starts
     swapped = tmp_path / "swap" / bert.name
     shutil.copytree(tiny_models()["roberta"], swapped)
-    legacy_swapped = tmp_path / run_suffix(f"encoder.path={swapped},encoder=transformers", legacy=True).lstrip("/")
-    shutil.copytree(old, legacy_swapped)                      # as if the old run had been made at this path
+    older_swapped = tmp_path / _older_suffix(f"encoder.path={swapped},encoder=transformers").lstrip("/")
+    shutil.copytree(old, older_swapped)                       # as if the old run had been made at this path
     fresh = tmp_path / _suffix(swapped).lstrip("/")
     assert fresh != new
     caplog.clear()
-    _run(tmp_path, swapped, fresh, older=legacy_swapped)
+    _run(tmp_path, swapped, fresh, older=older_swapped)
     assert "is another run's" in caplog.text and (fresh / "results.json").exists()
-    assert json.loads((legacy_swapped / RUN_FILE).read_text()) == record  # the older run left as it was
+    assert json.loads((older_swapped / RUN_FILE).read_text()) == record  # the older run left as it was
 
 
 def _absolute_strings(tree, key: str = "") -> list[str]:
@@ -188,7 +199,7 @@ def test_the_committed_runs_of_the_older_scheme_are_found(tmp_path):
     root = REPO / "docs" / "results" / "edge_probing" / "minilm_l6_v2"
     new = root / sweep_path(dirname, _root_=cfg, runs="runs/")
     assert "/tmp" not in new.relative_to(root).as_posix() and "encoder.path=all-MiniLM-L6-v2~" in new.name
-    old = older_run_dir(new, dirname, cfg)
+    old = _older_run_dir(new, dirname, cfg)
     assert old == root / "runs" / "edge_dep" / "elmo-seed1" / (
         "budget=cpu,encoder.path=_tmp_i36_all-MiniLM-L6-v2,encoder=transformers,mix=learned")
     assert (old / "results.json").is_file()

@@ -70,6 +70,22 @@ def test_a_results_json_from_before_run_identity_is_compared_on_its_config(tmp_p
     assert run_experiment(run_config(compose_run(tmp_path, "trainer.max_epochs=1")), run_dir)["seed"] == 1
 
 
+def test_history_compares_a_results_json_from_before_run_identity_on_shared_keys_without_its_code():
+    """elmo_bench.identity.history's rule for such a record: the keys both identities hold, less the task's code
+    (git decides that), and nothing else; today's run.json is compared on every key."""
+    from elmo_bench.identity.history import OLDER_RESULTS_SKIP, older_results_compared
+    from elmo_bench.identity.rules import compared
+
+    stored = {"seed": 1, "task.name": "ner", "removed.key": 3, "code.task": "ast:0"}
+    current = {"seed": 1, "task.name": "ner", "added.key": 4, "plugin.task": "ner@1"}
+    assert older_results_compared(stored, current) == ({"seed": 1, "task.name": "ner"},) * 2
+    assert set(OLDER_RESULTS_SKIP) == {"code.task", "plugin.task"}
+    assert compared(stored, current, narrowed=older_results_compared) == []
+    assert compared(stored, {**current, "seed": 2}, narrowed=older_results_compared) == ["seed: 1 → 2"]
+    assert compared(stored, current) == ["added.key: (absent) → 4", "code.task: \"ast:0\" → (absent)",
+                                         "plugin.task: (absent) → \"ner@1\"", "removed.key: 3 → (absent)"]
+
+
 def test_run_directory_names_carry_every_override_but_paths():
     assert run_suffix("cache=false,embedder=glove,paths.results_dir=/tmp/x,seed=7,trainer.max_epochs=2") == \
         "/cache=false,trainer.max_epochs=2"
@@ -212,4 +228,4 @@ def test_a_stored_run_is_read_back_as_written(tmp_path):
     (tmp_path / "results.json").write_text(json.dumps(old))
     made = read_results(tmp_path / "results.json")
     assert made.identity == {"seed": 2, "embedder.elmo": False, "bilm.hash": "abc"}
-    assert made.legacy and made.git_commit == "0123456789abcdef" and made.config == old["config"]
+    assert made.before_run_json and made.git_commit == "0123456789abcdef" and made.config == old["config"]

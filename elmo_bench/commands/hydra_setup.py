@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from omegaconf import OmegaConf
 
@@ -61,25 +61,27 @@ def same_run_spelling(items: list[str]) -> list[str]:
     return items
 
 
-def run_suffix(override_dirname: str, legacy: bool = False) -> str:
+def run_suffix(override_dirname: str, *, by_content: Callable[[str, str], bool] | None = None) -> str:
     """The part of Hydra's override dirname not already in the path, as '/k=v,k=v' (or ''); a value naming a file or
     directory as its label (path_label: its name and a hash of its content, never where it lives), any other value
-    longer than MAX_VALUE_IN_NAME characters shortened (short_value). ``legacy``: the older scheme, which spelled a
-    path's value itself (``encoder.path=_abs_models_foo``): older_run_dir finds runs made under it."""
+    longer than MAX_VALUE_IN_NAME characters shortened (short_value). ``by_content(key, value)``: which values are
+    named by their label (default names_a_path); elmo_bench.identity.history passes its rule of the older names."""
+    labelled = by_content or names_a_path
     items = [item for item in _items(override_dirname) if item and item.split("=", 1)[0] not in _IN_PATH
              and not item.split("=", 1)[0].lstrip("+~").startswith(_NOT_IN_PATH)]
-    items = [f"{key}={_shown_value(key.lstrip('+~'), value, legacy)}" if sep else key
+    items = [f"{key}={_shown_value(key.lstrip('+~'), value, labelled)}" if sep else key
              for key, sep, value in (item.partition("=") for item in same_run_spelling(items))]
     return ("/" + ",".join(items).replace("/", "_")) if items else ""
 
 
-def _shown_value(key: str, value: str, legacy: bool) -> str:
-    """An override's value in the name: a path as its label (each path of a list value too), else short_value."""
-    if not legacy and names_a_path(key, value):
+def _shown_value(key: str, value: str, labelled: Callable[[str, str], bool]) -> str:
+    """An override's value in the name: a ``labelled`` path as its label (each of a list value too), else
+    short_value."""
+    if labelled(key, value):
         return path_label(value)
     parts = value[1:-1].split(",") if value.startswith("[") and value.endswith("]") else []
-    if not legacy and any(names_a_path(key, part) for part in parts):
-        return "[" + ",".join(path_label(p) if names_a_path(key, p) else p for p in parts) + "]"
+    if any(labelled(key, part) for part in parts):
+        return "[" + ",".join(path_label(p) if labelled(key, p) else p for p in parts) + "]"
     return short_value(value)
 
 
@@ -160,28 +162,19 @@ def run_path(override_dirname: str, *, _root_: Any) -> str:
     return sweep_path(override_dirname, _root_=_root_, runs="runs/")
 
 
-def sweep_path(override_dirname: str, *, _root_: Any, runs: str = "", legacy: bool = False) -> str:
-    """A sweep job's subdirectory: ``<task>/<embedder>-seed<s><suffix>``, or ``probes/<probe>/...``; a
-    ``++encoder.<key>`` that the job's encoder kind lacks (a sweep over encoder kinds: engine.encoder_sweep) is
-    not named, as the job does not use it."""
+def sweep_path(override_dirname: str, *, _root_: Any, runs: str = "",
+               by_content: Callable[[str, str], bool] | None = None) -> str:
+    """A sweep job's subdirectory: ``<task>/<embedder>-seed<s><suffix>`` (``by_content`` as run_suffix's), or
+    ``probes/<probe>/...``; a ``++encoder.<key>`` that the job's encoder kind lacks (a sweep over encoder kinds:
+    engine.encoder_sweep) is not named, as the job does not use it."""
     items = _items(override_dirname)
     foreign = foreign_items(items, (_root_.get("encoder") or {}).get("kind"))
     override_dirname = ",".join(item for item in items if item not in foreign) if foreign else override_dirname
     probe = _root_.get("probe")
     if probe is not None and probe.get("name"):
         return f"probes/{probe.name}/{encoder_label(_root_)}-seed{_root_.seed}{probe_suffix(override_dirname)}"
-    suffix = run_suffix(override_dirname, legacy=legacy)
+    suffix = run_suffix(override_dirname, by_content=by_content)
     return f"{runs}{_root_.task.name}/{_root_.embedder.name}-seed{_root_.seed}{suffix}"
-
-
-def older_run_dir(output_dir: Path, override_dirname: str, root: Any) -> Path | None:
-    """The directory the older naming scheme (a path's value spelled in the name: run_suffix ``legacy``) gave the
-    run whose directory is ``output_dir``, when the two names differ (None otherwise, and when hydra.run.dir or
-    hydra.sweep.subdir chose the directory): the engine resumes a run there when its identity matches."""
-    new, old = (sweep_path(override_dirname, _root_=root, legacy=legacy) for legacy in (False, True))
-    if new == old or not output_dir.as_posix().endswith("/" + new):
-        return None
-    return Path(output_dir.as_posix()[: -len(new)] + old)
 
 
 def register_task_search_path() -> None:

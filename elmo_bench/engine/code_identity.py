@@ -12,7 +12,8 @@ from pathlib import Path
 
 from elmo_bench.base.errors import ConfigError
 
-#: marks a task-code identity computed from the code's behaviour (code_hash), not its bytes (source_bytes_hash)
+#: marks a task-code identity computed from the code's behaviour (code_hash), not its bytes (the form older run
+#: directories recorded: elmo_bench.identity.history.source_bytes_hash)
 CODE_PREFIX = "ast:"
 #: a task package's declaration module (elmo_bench.tasks.registry), left out of its code identity
 DECLARATION_FILE = "config.py"
@@ -139,15 +140,6 @@ def code_hash(root: Path, tasks_dir: Path | None = None) -> str:
             name = source.name if base.is_file() else str(source.relative_to(base))
             digest.update((label + name).encode() + b"\0" + text.encode())
     return CODE_PREFIX + digest.hexdigest()[:16]
-
-
-def source_bytes_hash(root: Path) -> str:
-    """The task-code hash of run directories made before ``code_hash`` (sha256 of the files' bytes): still
-    accepted for them while the code is byte for byte what they ran (``legacy_code_matches``)."""
-    digest = hashlib.sha256()
-    for source in sorted(root.rglob("*.py")):
-        digest.update(str(source.relative_to(root)).encode() + b"\0" + source.read_bytes())
-    return digest.hexdigest()[:16]
 
 
 def task_code_hash(task_package: str) -> str:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from elmo_bench.base.errors import ConfigError
-from elmo_bench.engine.code_identity import code_hash, source_bytes_hash
+from elmo_bench.engine.code_identity import code_hash
 from elmo_bench.engine.live_identity import added_defaults, fingerprint, is_data_fingerprint
 from elmo_bench.engine.plugin_code import plugin_versions
 from elmo_bench.engine.run_records import (
@@ -34,8 +34,10 @@ from elmo_bench.engine.run_records import (
     read_results,
     record_identity,
 )
+from elmo_bench.identity.history import older_results_compared, source_bytes_hash
 from elmo_bench.identity.rules import (
     STOPPING_RULE,
+    Narrowing,
     compared,
     flatten,
     without_elmo_only,
@@ -94,15 +96,16 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], run: RunConfig, cod
 
     Only a directory holding a checkpoint or results is protected (one where a run failed before training simply
     takes the new identity). A results.json of an older version of this project, without ``run.json``, is
-    compared on the keys its stored config shares with today's (its biLM hash included; data fingerprints are those
-    of today), and refused when git says ``code_dir`` changed since the commit it records.
+    compared by elmo_bench.identity.history's rule for it (``older_results_compared``: its biLM hash included;
+    data fingerprints are those of today), and refused when git says ``code_dir`` changed since the commit it
+    records.
     """
     record = run_dir / RUN_FILE
     computed = (run_dir / RESULTS_FILE).exists() or (run_dir / "checkpoint.pt").exists()
     if (run_dir / RESULTS_FILE).exists():
         check_own_results(run_dir / RESULTS_FILE)
     stored: dict[str, Any] | None = None
-    legacy = False
+    narrowed: Narrowing | None = None
     if computed and record.exists():
         made = read_own_run(record)
         check_data_identity(run_dir, made, run.data)
@@ -114,15 +117,15 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], run: RunConfig, cod
                               f"directory or choose another (hydra.run.dir=...)")
         made = read_results(results_path)
         stored = dict(made.identity)
-        legacy = True  # keys added or removed since are not differences
+        narrowed = older_results_compared if made.before_run_json else None
         if code_changed_since(made.git_commit, code_dir):
             commit = str(made.git_commit)[:10]
             raise IdentityMismatch(f"{run_dir}: made by an earlier version of the task's code (git {commit}; "
                                    f"{code_dir} changed since); refusing to reuse it: choose another directory "
                                    f"(hydra.run.dir=...) or delete it")
     if stored is not None:
-        diff = identity_differences(stored, current, code_dir, legacy)
-        if diff and not legacy and (run_dir / "checkpoint.pt").exists() and all(
+        diff = identity_differences(stored, current, code_dir, narrowed)
+        if diff and narrowed is None and (run_dir / "checkpoint.pt").exists() and all(
                 line.split(":", 1)[0] in STOPPING_RULE for line in diff):
             return True
         if diff:
@@ -136,14 +139,14 @@ def check_run_dir(run_dir: Path, current: Mapping[str, Any], run: RunConfig, cod
 
 
 def identity_differences(stored: Mapping[str, Any], current: Mapping[str, Any], code_dir: Path | None,
-                         legacy: bool = False) -> list[str]:
+                         narrowed: Narrowing | None = None) -> list[str]:
     """``key: old → new`` for each difference between a stored identity and a live one, compared in one form
     (elmo_bench.identity.rules): added defaults, removed and ignored keys, code hashes as versions, the ELMo
-    settings as used (elmo_bench.identity.rules.compared, as a probe run's). ``legacy`` (a results.json of a
-    version before run.json): only the keys both hold, the task's code left to the git check."""
+    settings as used (elmo_bench.identity.rules.compared, as a probe run's). ``narrowed``: a rule of
+    elmo_bench.identity.history for a record that cannot be compared key by key (a results.json written before
+    run.json: ``older_results_compared``)."""
     versions = stored_versions(current, code_dir)
-    skip = ("code.task", "plugin.task") if legacy else ()
-    return compared(stored, current, versions, declared=added_defaults(current), skip=skip, shared_only=legacy)
+    return compared(stored, current, versions, declared=added_defaults(current), narrowed=narrowed)
 
 
 def stored_versions(current: Mapping[str, Any], code_dir: Path | None) -> dict[str, Any]:
@@ -163,7 +166,7 @@ def computed_in(run_dir: Path) -> bool:
 def choose_run_dir(run_dir: Path, older: Path | None, current: Mapping[str, Any], run: RunConfig,
                    code_dir: Path | None = None) -> tuple[Path, bool]:
     """(the directory the run goes on in, :func:`check_run_dir`'s answer there). ``older``: the run's directory of
-    the older naming scheme (elmo_bench.commands.hydra_setup.older_run_dir), given when something was computed
+    the older naming scheme (elmo_bench.identity.history.older_run_dir), given when something was computed
     there and nothing in ``run_dir``: the run resumes there when its identity matches (one log line), and starts in
     ``run_dir`` when that directory was made by another configuration (another model content at the same path,
     other task code: no duplicate of it); any other refusal stands."""

@@ -48,13 +48,14 @@ def read_record(path: Path) -> dict[str, Any]:
 @dataclass(frozen=True)
 class StoredRun:
     """What a run directory's record says made the run, read back from disk: run.json's identity and resolved
-    config (:func:`read_run`), or, for a results.json of a version before run.json (``legacy``), the identity of
-    the config it stored, computed as today's (:func:`read_results`)."""
+    config (:func:`read_run`), or, for a results.json of a version before run.json (``before_run_json``), the
+    identity of the config it stored, computed as today's (:func:`read_results`; compared by
+    elmo_bench.identity.history's rule for such records)."""
 
     identity: Mapping[str, Any]
     config: Mapping[str, Any] | None = None   # the resolved config as stored (None: the record holds no object)
-    git_commit: str | None = None             # the commit an older results.json records (legacy)
-    legacy: bool = False
+    git_commit: str | None = None             # the commit a results.json written before run.json records
+    before_run_json: bool = False             # read from such a results.json: no identity was stored
 
     @classmethod
     def of(cls, config: Mapping[str, Any] | None, identity: Mapping[str, Any] | None,
@@ -64,7 +65,7 @@ class StoredRun:
         identity with the biLM hash it recorded, without a task-code hash (today's data fingerprints)."""
         if identity is not None:
             return cls(dict(identity), dict(config) if isinstance(config, Mapping) else None)
-        return cls(flat_identity(flatten(config), bilm_hash, None), config, git_commit, legacy=True)
+        return cls(flat_identity(flatten(config), bilm_hash, None), config, git_commit, before_run_json=True)
 
 
 def read_run(path: Path) -> StoredRun:
@@ -89,8 +90,8 @@ def read_own_run(path: Path) -> StoredRun:
 
 
 def read_results(path: Path) -> StoredRun:
-    """A results.json of a version before run.json, as a StoredRun (``legacy``: compared on the keys it shares
-    with today's identity)."""
+    """A results.json of a version before run.json, as a StoredRun (``before_run_json``: compared by
+    elmo_bench.identity.history.older_results_compared)."""
     old = read_record(path)
     config = old.get("config", {})
     if isinstance(config, Mapping) and isinstance(config.get("data"), Mapping):  # relative since issue 45

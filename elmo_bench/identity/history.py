@@ -11,11 +11,20 @@ Rules on a flat identity (``dotted.key: value``):
 - a stored ``code.task`` / ``code.probe`` hash becomes ``plugin.task`` / ``plugin.probe`` (``name@version``) through
   the manifest (:func:`version_of_code`), and an identity without ``encoder.plugin`` is of version 1 of its
   encoder kind (:func:`encoder_plugin`); a record or identity that names no encoder kind is the biLM's
-  (:data:`LEGACY_KIND`).
+  (:data:`LEGACY_KIND`); the task-code hash run directories recorded before the AST hash is computed by
+  :func:`source_bytes_hash`.
+
+Rules on a whole record or run directory:
+- a results.json written before run.json existed is compared on the keys both identities hold, its task's code
+  left to git (:data:`OLDER_RESULTS_SKIP`, :func:`older_results_compared`);
+- a run directory named before issue 45 spelled a path as written where today's names it by content
+  (:func:`older_names_by_content`, :func:`older_run_dir`).
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+import hashlib
+from pathlib import Path
+from typing import Any, Callable, Mapping
 
 #: the encoder kind of every record and identity written before encoder kinds existed (they name none): the biLM
 LEGACY_KIND = "bilm"
@@ -115,3 +124,55 @@ def version_of_code(recorded: str, versions: Mapping[str, int]) -> int | None:
 def encoder_plugin(flat: Mapping[str, Any]) -> str:
     """``encoder.plugin`` of an identity written before encoder kinds carried a version: version 1 of its kind."""
     return f"{flat.get('encoder.kind', LEGACY_KIND)}@1"
+
+
+def source_bytes_hash(root: Path) -> str:
+    """The task-code hash run directories recorded before the AST hash (elmo_bench.engine.code_identity.code_hash):
+    sha256 of the bytes of every ``.py`` file below ``root``, 16 hex digits. Today's code hashed this way is still
+    accepted for them while it is byte for byte what they ran; ``LEGACY_CODE`` maps the shipped tasks' last bytes
+    hashes onto AST hashes."""
+    digest = hashlib.sha256()
+    for source in sorted(root.rglob("*.py")):
+        digest.update(str(source.relative_to(root)).encode() + b"\0" + source.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+#: identity keys never compared for a results.json written before run.json: it recorded no hash of its task's
+#: code; whether that code changed since is git's answer instead, over the commit the record holds
+#: (elmo_bench.engine.run_identity.code_changed_since)
+OLDER_RESULTS_SKIP = ("code.task", "plugin.task")
+
+
+def older_results_compared(stored: Mapping[str, Any], current: Mapping[str, Any]) -> tuple[dict[str, Any],
+                                                                                           dict[str, Any]]:
+    """Two canonical identities narrowed to what a run directory holding a results.json but no run.json (written
+    before run.json existed) can be compared on. Such a directory records no identity, only the config its run
+    resolved: the stored side is today's identity of that config (elmo_bench.engine.run_records.read_results),
+    which lacks every key added to the config since (beyond ``ADDED_DEFAULTS``) and may hold keys read nowhere
+    today. Today's run.json holds the identity itself, compared key by key. So only the keys both hold are
+    compared, less :data:`OLDER_RESULTS_SKIP`."""
+    shared = (set(stored) & set(current)) - set(OLDER_RESULTS_SKIP)
+    return {k: stored[k] for k in shared}, {k: current[k] for k in shared}
+
+
+def older_names_by_content(key: str, value: str) -> bool:
+    """Which override values run-directory names made before issue 45 spelled by their content: none. They spelled
+    every value as written, a model's or data file's path included (``encoder.path=/abs/models/foo`` became
+    ``encoder.path=_abs_models_foo``, a value past 40 characters shortened as any value is). Today's names spell a
+    path by its label instead (its name and a hash of its content: elmo_bench.commands.hydra_setup.path_label,
+    chosen by ``names_a_path``), so a moved model keeps its run directory and no machine's path is in a name."""
+    return False
+
+
+def older_run_dir(output_dir: Path, run_name: Callable[..., str]) -> Path | None:
+    """The directory a run had under the names before issue 45 (:func:`older_names_by_content`) when that name
+    differs from today's; None when the two are one name, and when ``output_dir`` does not end with today's name
+    (hydra.run.dir or hydra.sweep.subdir chose it). The engine resumes the run there when its identity matches
+    (elmo_bench.engine.run_identity.choose_run_dir). ``run_name(by_content=...)`` is the run's name below its
+    results directory (elmo_bench.commands.hydra_setup.sweep_path with the run's overrides and config bound):
+    naming runs belongs to the commands layer, above this one, so the caller passes it in and only the rule of
+    the older names lives here."""
+    new, old = run_name(), run_name(by_content=older_names_by_content)
+    if new == old or not output_dir.as_posix().endswith("/" + new):
+        return None
+    return Path(output_dir.as_posix()[: -len(new)] + old)

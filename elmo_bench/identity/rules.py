@@ -10,7 +10,7 @@ its content, the encoder by its hash, and each plug-in as ``name@version`` (``pl
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from elmo_bench.identity.history import (
     ADDED_DEFAULTS,
@@ -44,6 +44,9 @@ STOPPING_RULE = tuple(f"{group}.{key}" for group in ("trainer", "task.trainer")
 SEED = "seed"
 #: plug-in kind ("task", "probe") → its name → {code hash: version} (the manifest's lines and the live code's)
 CodeVersions = Mapping[str, Mapping[str, Mapping[str, int]]]
+#: a rule of elmo_bench.identity.history that narrows two canonical identities to what an older record can be
+#: compared on (``older_results_compared``)
+Narrowing = Callable[[Mapping[str, Any], Mapping[str, Any]], tuple[dict[str, Any], dict[str, Any]]]
 
 
 def flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
@@ -128,18 +131,19 @@ def canonical(flat: Mapping[str, Any], versions: CodeVersions = {}, declared: Ma
 
 
 def compared(stored: Mapping[str, Any], current: Mapping[str, Any], versions: CodeVersions = {},
-             declared: Mapping[str, Any] = {}, extra_ignored: tuple[str, ...] = (), skip: tuple[str, ...] = (),
-             shared_only: bool = False) -> list[str]:
+             declared: Mapping[str, Any] = {}, extra_ignored: tuple[str, ...] = (),
+             narrowed: Narrowing | None = None) -> list[str]:
     """The one comparison resume makes, for a task run and a probe run alike: ``key: old → new`` for each
     difference between a stored identity and a live one, both in :func:`canonical` form. An added default
     (:data:`ADDED_DEFAULTS` or ``declared``) that one side holds is given to the other too even where its group is
     absent there (a run from before the ``encoder`` group existed is compared with today's ``encoder.kind``);
-    ``skip`` and ``shared_only`` as :func:`differences`."""
+    ``narrowed``: history's rule for a record compared on part of its keys, applied to both canonical forms."""
     known = {**ADDED_DEFAULTS, **declared}
     stored_full = {**{k: v for k, v in known.items() if k in current}, **stored}
     current_full = {**{k: v for k, v in known.items() if k in stored}, **current}
-    return differences(canonical(stored_full, versions, declared, extra_ignored),
-                       canonical(current_full, versions, declared, extra_ignored), skip, shared_only)
+    pair = (canonical(stored_full, versions, declared, extra_ignored),
+            canonical(current_full, versions, declared, extra_ignored))
+    return differences(*(narrowed(*pair) if narrowed is not None else pair))
 
 
 def experiment(identity: Mapping[str, Any]) -> dict[str, Any]:
@@ -155,13 +159,10 @@ def key_of(identity: Mapping[str, Any]) -> str:
 _ABSENT = object()
 
 
-def differences(stored: Mapping[str, Any], current: Mapping[str, Any], skip: tuple[str, ...] = (),
-                shared_only: bool = False) -> list[str]:
-    """``key: old → new`` for every key whose value differs (missing on one side counts as a difference, unless
-    ``shared_only``: then only keys both sides have are compared)."""
-    keys = set(stored) & set(current) if shared_only else set(stored) | set(current)
+def differences(stored: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
+    """``key: old → new`` for every key whose value differs (missing on one side counts as a difference)."""
     out = []
-    for key in sorted(keys - set(skip)):
+    for key in sorted(set(stored) | set(current)):
         if stored.get(key, _ABSENT) != current.get(key, _ABSENT):
             out.append(f"{key}: {_show(stored.get(key, _ABSENT))} → {_show(current.get(key, _ABSENT))}")
     return out
