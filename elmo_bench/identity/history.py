@@ -10,11 +10,13 @@ Rules on a flat identity (``dotted.key: value``):
   (elmo_bench.identity.manifest): such a run is a run of that version;
 - a stored ``code.task`` / ``code.probe`` hash becomes ``plugin.task`` / ``plugin.probe`` (``name@version``) through
   the manifest (:func:`version_of_code`), and an identity without ``encoder.plugin`` is of version 1 of its
-  encoder kind (:func:`encoder_plugin`); a record or identity that names no encoder kind is the biLM's
-  (:data:`LEGACY_KIND`); the task-code hash run directories recorded before the AST hash is computed by
+  encoder kind (:func:`encoder_plugin`; a record that names no version: :func:`plugin_before_versions`); a
+  record or identity that names no encoder kind is the biLM's (:data:`LEGACY_KIND`); the task-code hash run directories recorded before the AST hash is computed by
   :func:`source_bytes_hash`.
 
 Rules on a whole record or run directory:
+- an entry added to results.json's ``encoder`` section names, with the value older records implied, the encoder
+  they name without it (:data:`IMPLIED_ENCODER_ENTRIES`, :func:`without_implied_entries`);
 - a results.json written before run.json existed is compared on the keys both identities hold, its task's code
   left to git (:data:`OLDER_RESULTS_SKIP`, :func:`older_results_compared`);
 - a run directory named before issue 45 spelled a path as written where today's names it by content
@@ -121,9 +123,27 @@ def version_of_code(recorded: str, versions: Mapping[str, int]) -> int | None:
     return None
 
 
+def plugin_before_versions(name: Any) -> str:
+    """``name@1``: the plug-in ``name`` as a record or identity written before plug-ins carried a version names
+    it (none; every plug-in was at version 1 then). Today's records name each plug-in's version (``plugins``)."""
+    return f"{name}@1"
+
+
 def encoder_plugin(flat: Mapping[str, Any]) -> str:
     """``encoder.plugin`` of an identity written before encoder kinds carried a version: version 1 of its kind."""
-    return f"{flat.get('encoder.kind', LEGACY_KIND)}@1"
+    return plugin_before_versions(flat.get("encoder.kind", LEGACY_KIND))
+
+
+#: entries of results.json's ``encoder`` section recorded since they were added, with the value a record written
+#: before then implied by leaving them out (``dtype``: recorded since issue 46, float32 before it)
+IMPLIED_ENCODER_ENTRIES: dict[str, Any] = {"dtype": "float32"}
+
+
+def without_implied_entries(encoder: Mapping[str, Any]) -> dict[str, Any]:
+    """An encoder section less each entry that holds the value older records implied
+    (:data:`IMPLIED_ENCODER_ENTRIES`): a float32 encoder recorded since issue 46 (``dtype: float32``) and one
+    recorded before it (no ``dtype``) are one encoder; any other dtype stays in."""
+    return {k: v for k, v in encoder.items() if not (k in IMPLIED_ENCODER_ENTRIES and v == IMPLIED_ENCODER_ENTRIES[k])}
 
 
 def source_bytes_hash(root: Path) -> str:

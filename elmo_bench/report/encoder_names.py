@@ -15,7 +15,7 @@ import hashlib
 import json
 from typing import Any, Iterable
 
-from elmo_bench.identity.history import LEGACY_KIND
+from elmo_bench.identity.history import LEGACY_KIND, without_implied_entries
 from elmo_bench.records.run_record import RunRecord
 
 #: the biLM's kind: what a record written before encoders existed was made by (it names none)
@@ -32,8 +32,8 @@ def identity(record: RunRecord) -> dict[str, Any]:
         if bilm.get("adapted_hash"):
             return {"kind": BILM, "hash": bilm.get("base_hash")}
         return {"kind": BILM, "hash": bilm.get("hash") or recorded.get("hash")}
-    # dtype float32 is recorded since issue 46 and was implied before it: the same encoder either way
-    return {k: v for k, v in recorded.items() if k not in _SHAPE_KEYS and not (k == "dtype" and v == "float32")}
+    # an entry recorded since it was added, with the value older records implied: elmo_bench.identity.history
+    return without_implied_entries({k: v for k, v in recorded.items() if k not in _SHAPE_KEYS})
 
 
 def key_of(ident: dict[str, Any]) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from elmo_bench.identity.history import LEGACY_KIND
+from elmo_bench.identity.history import LEGACY_KIND, plugin_before_versions
 from elmo_bench.identity.rules import PROBE_IGNORED, SEED, canonical, experiment, flatten, key_of
 from elmo_bench.records.run_record import RunRecord
 from elmo_bench.report import encoder_names
@@ -47,13 +47,14 @@ def probe_part(record: RunRecord) -> dict[str, Any]:
 
 
 def plugins_of(record: RunRecord, probe: Mapping[str, Any]) -> dict[str, Any]:
-    """The plug-ins' versions a record names (``plugins``), each ``name@1`` where a record written before versions
-    names none (every plug-in was at version 1 then: elmo_bench.identity.history)."""
+    """The plug-ins' versions a record names (``plugins``); where a record written before versions names none,
+    elmo_bench.identity.history's rule (``plugin_before_versions``)."""
     named = record.extra.get("plugins") if isinstance(record.extra.get("plugins"), Mapping) else {}
     kind = "probe" if probe else "task"
-    out = {f"plugin.{kind}": named.get(kind) or f"{probe.get('probe.name') or record.task}@1"}
+    out = {f"plugin.{kind}": named.get(kind) or plugin_before_versions(probe.get("probe.name") or record.task)}
     if record.elmo is not None or probe:
-        out["encoder.plugin"] = named.get("encoder") or f"{(record.encoder or {}).get('kind', LEGACY_KIND)}@1"
+        out["encoder.plugin"] = named.get("encoder") or plugin_before_versions(
+            (record.encoder or {}).get("kind", LEGACY_KIND))
     return out
 
 
