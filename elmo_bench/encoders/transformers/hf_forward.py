@@ -19,6 +19,8 @@ from typing import Any, Sequence
 
 import torch
 
+from elmo_bench.encoders.transformers.dispatch import main_device
+
 log = logging.getLogger(__name__)
 
 
@@ -102,7 +104,7 @@ def without_kv_cache(model: Any) -> dict[str, Any]:
 
 
 def _probe_inputs(model: Any, ids: Sequence[int]) -> dict[str, torch.Tensor]:
-    device = next(model.parameters()).device
+    device = main_device(model)
     tensor = torch.tensor([list(ids)], dtype=torch.long, device=device)
     return {"input_ids": tensor, "attention_mask": torch.ones_like(tensor)}
 
