@@ -113,8 +113,9 @@ def test_a_missing_device_and_too_small_a_max_memory_are_refused_before_any_weig
         TransformersEncoder(llama, device_map="auto", max_memory={"99": "1GB"})
     with pytest.raises(ConfigError, match="puts modules on disk; set encoder.offload_folder"):
         TransformersEncoder(llama, device_map=SPLIT)
-    with pytest.raises(ConfigError, match=r"max_memory holds 0.00 GB in all, llama's weights need 0.0\d GB "
-                                          r"\([\d,]+ parameters x 4 bytes in float32\): short by") as caught:
+    with pytest.raises(ConfigError, match=r"max_memory holds 10.00 KB in all, llama's weights need 162.69 KB "
+                                          r"\(40,672 parameters x 4 bytes in float32\): short by 152.69 KB; raise "
+                                          r"max_memory, add a device, or set encoder.offload_folder") as caught:
         TransformersEncoder(llama, device_map="auto", max_memory={"cpu": "10KB"})
     assert "\n" not in str(caught.value)
 
@@ -179,3 +180,17 @@ def test_plan_prices_a_config_only_llama_3_70b_per_device(cards, tokens, fits):
         assert sum(spread["run_max_memory"].values()) < sum(d["size_bytes"] for d in placed)
     lines = _device_lines([{"encoder": "transformers llama70b (config.json)", "encoder_devices": spread}])
     assert lines[0].endswith("fits" if fits else "does not fit") and len(lines) >= 1 + len(cards)
+
+
+def test_the_gpu_checks_two_device_step_skips_with_one_line_on_fewer_than_two_gpus(monkeypatch, tmp_path, capsys):
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("gpu_check_split", REPO / "scripts" / "gpu_check_split.py")
+    split = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(split)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    assert split.main(["--device", "cuda", "--out", str(tmp_path / "split.json")]) == 0
+    assert json.loads((tmp_path / "split.json").read_text()) == {
+        "skipped": "1 GPU here: the two-device split needs two"}
+    assert capsys.readouterr().out.strip() == "1 GPU here: the two-device split needs two"

@@ -28,7 +28,8 @@ def transformer_flops_per_token(model: Any, n_ctx: float, indices: Sequence[int]
     return flops_per_token(n, blocks, blocks_run(indices, blocks), n_ctx, int(config.hidden_size))
 
 
-def transformers_cost(encoder: Any, sentences: Sequence[Sequence[str]], spec: Mapping[str, Any] = {}) -> EncoderCost:
+def transformers_cost(encoder: Any, sentences: Sequence[Sequence[str]],
+                      spec: Mapping[str, Any] | None = None) -> EncoderCost:
     """A Hugging Face model: per subword token from its parameters, times the subword positions (specials and
     window overlap included) the encoder runs per word of ``sentences`` (the run's sample); with
     ``encoder.device_map`` in ``spec``, its memory per device (elmo_bench.encoders.transformers.devices)."""
@@ -43,7 +44,7 @@ def transformers_cost(encoder: Any, sentences: Sequence[Sequence[str]], spec: Ma
     note = None if words else "no sample text: one subword token a word assumed"
     params = list(encoder.model.parameters())
     longest = max((len(w) for w in windows), default=encoder.window)
-    spread = device_rows(encoder.model.config, spec, encoder.max_tokens or encoder.batch_size * longest, longest,
+    spread = device_rows(encoder.model.config, spec or {}, encoder.max_tokens or encoder.batch_size * longest, longest,
                          all_or(indices, encoder.total_layers))
     return EncoderCost("transformers", int(round(per_token * per_word)), encoder.num_layers, encoder.dim,
                        f"transformers {encoder.identity().get('model', '')}".strip(), note,

@@ -33,24 +33,24 @@ AMP_BYTES = {"bf16": 2, "fp16": 2}
 _BUILT: dict[tuple[str, str], Any] = {}
 
 
-def _meta_model(config: Any, dtype: str) -> Any:
+def _meta_model(architecture: Any, dtype: str) -> Any:
     """The model ``config`` describes, on the meta device, in ``dtype`` (its encoder of an encoder-decoder); the
     last one kept (plan prices one model over several device sets; a meta model holds no memory)."""
-    key = (config.to_json_string(), dtype)
+    key = (architecture.to_json_string(), dtype)
     if key not in _BUILT:
         _BUILT.clear()
-        _BUILT[key] = _build_meta(config, dtype)
+        _BUILT[key] = _build_meta(architecture, dtype)
     return _BUILT[key]
 
 
-def _build_meta(config: Any, dtype: str) -> Any:
+def _build_meta(architecture: Any, dtype: str) -> Any:
     import torch  # lazy: torch
     from transformers import AutoModel  # lazy: transformers
 
     from elmo_bench.encoders.transformers.loading import TORCH_DTYPES, dtype_keyword  # lazy: torch
 
     with torch.device("meta"):
-        model = AutoModel.from_config(config, **{dtype_keyword(): TORCH_DTYPES[dtype]})
+        model = AutoModel.from_config(architecture, **{dtype_keyword(): TORCH_DTYPES[dtype]})
     return model.get_encoder() if getattr(model.config, "is_encoder_decoder", False) else model
 
 
@@ -104,12 +104,13 @@ def _state_devices(model: Any, placed: Mapping[str, Any], main: Any) -> tuple[li
     return [runs(_device_at(placed, embedding.rsplit(".", 1)[0]))] + ran[:-1] + [main], ran
 
 
-def _activations(config: Any, value: int, tokens: int, longest: int, kept: Sequence[int],
+def _activations(architecture: Any, value: int, tokens: int, longest: int, kept: Sequence[int],
                  states: Sequence[Any], running: set[Any], deepest: Any) -> dict[Any, int]:
     """Bytes of one pass's activations on each device (the module docstring's terms)."""
-    d, d_ff = int(config.hidden_size), int(getattr(config, "intermediate_size", 4 * config.hidden_size))
-    heads = int(getattr(config, "num_attention_heads", 1))
-    d_kv = d // heads * int(getattr(config, "num_key_value_heads", None) or heads)
+    d = int(architecture.hidden_size)
+    d_ff = int(getattr(architecture, "intermediate_size", None) or 4 * d)
+    heads = int(getattr(architecture, "num_attention_heads", 1))
+    d_kv = d // heads * int(getattr(architecture, "num_key_value_heads", None) or heads)
     windows = max(1, tokens // max(1, longest))
     block = value * (tokens * (4 * d + 2 * d_kv + 3 * d_ff) + windows * longest * longest)
     out = {device: block for device in running}
@@ -119,8 +120,8 @@ def _activations(config: Any, value: int, tokens: int, longest: int, kept: Seque
     return out
 
 
-def _spread(model: Any, config: Any, mapped: Any, budget: Mapping[Any, int] | None, pass_: Mapping[str, Any]
-            ) -> tuple[dict[Any, int], dict[Any, int]]:
+def _spread(model: Any, architecture: Any, mapped: Any, budget: Mapping[Any, int] | None,
+            pass_: Mapping[str, Any]) -> tuple[dict[Any, int], dict[Any, int]]:
     """Weights and one pass's activations on each device, placed as a run would place them."""
     placed = _placed(model, mapped, budget)
     weights = _weights(model, placed)
@@ -128,7 +129,7 @@ def _spread(model: Any, config: Any, mapped: Any, budget: Mapping[Any, int] | No
     main = next((device for device in devices if device not in ("cpu", "disk")), "cpu")
     states, ran = _state_devices(model, placed, main)
     kept = pass_["kept"]
-    active = _activations(config, pass_["value"], pass_["tokens"], pass_["longest"], kept, states,
+    active = _activations(architecture, pass_["value"], pass_["tokens"], pass_["longest"], kept, states,
                           set(ran) | {states[0]}, states[max(kept)])
     return weights, active
 
@@ -150,7 +151,7 @@ def _quiet() -> Any:
     return Quiet()
 
 
-def device_rows(config: Any, spec: Mapping[str, Any], tokens: int, longest: int,
+def device_rows(architecture: Any, spec: Mapping[str, Any], tokens: int, longest: int,
                 kept: Sequence[int]) -> dict[str, Any] | None:
     """Plan's memory per device for ``spec``'s ``device_map`` (None without one). With ``max_memory`` (the
     devices' sizes) and a strategy, the blocks are placed a second time with each device's size less its
@@ -163,13 +164,13 @@ def device_rows(config: Any, spec: Mapping[str, Any], tokens: int, longest: int,
     sizes = max_memory(spec)
     pass_ = {"value": AMP_BYTES.get(str(spec.get("amp")), DTYPE_BYTES[dtype]), "tokens": tokens,
              "longest": longest, "kept": list(kept)}
-    model = _meta_model(config, dtype)
+    model = _meta_model(architecture, dtype)
     with _quiet():
-        weights, active = _spread(model, config, mapped, sizes, pass_)
+        weights, active = _spread(model, architecture, mapped, sizes, pass_)
         room = None
         if sizes and isinstance(mapped, str):
             room = {d: max(0, size - active.get(d, 0)) if d != "cpu" else size for d, size in sizes.items()}
-            weights, active = _spread(model, config, mapped, room, pass_)
+            weights, active = _spread(model, architecture, mapped, room, pass_)
     rows = []
     for device in dict.fromkeys([*(sizes or {}), *weights]):
         size = None if sizes is None or device not in sizes else sizes[device]

@@ -50,31 +50,39 @@ def check_devices(place: Mapping[str, Any]) -> None:
                           "install 'elmo_bench[multi-device]' (or pip install accelerate)")
 
 
-def parameter_count(config: Any) -> int:
+def parameter_count(architecture: Any) -> int:
     """Parameters of the model ``config`` describes (the encoder's part of an encoder-decoder), counted on the
     meta device."""
     from transformers import AutoModel  # lazy: transformers
 
     with torch.device("meta"):
-        model = AutoModel.from_config(config)
+        model = AutoModel.from_config(architecture)
     if getattr(model.config, "is_encoder_decoder", False):
         model = model.get_encoder()
     return sum(p.numel() for p in model.parameters())
 
 
-def check_room(place: Mapping[str, Any], config: Any, dtype: str, model: str) -> None:
+def check_room(place: Mapping[str, Any], architecture: Any, dtype: str, model: str) -> None:
     """``max_memory`` holds the weights when nothing may go to disk (no ``offload_folder``): one line naming the
     shortfall, from the config's parameter count x the dtype's bytes, before any weight is read."""
     budget = place["max_memory"]
     if not budget or place["offload_folder"]:
         return
-    params = parameter_count(config)
+    params = parameter_count(architecture)
     need, have = params * DTYPE_BYTES[dtype], sum(budget.values())
     if need > have:
-        raise ConfigError(f"config: encoder.max_memory holds {have / 1e9:.2f} GB in all, {model}'s weights need "
-                          f"{need / 1e9:.2f} GB ({params:,} parameters x {DTYPE_BYTES[dtype]} bytes in {dtype}): "
-                          f"short by {(need - have) / 1e9:.2f} GB; raise max_memory, add a device, or set "
+        raise ConfigError(f"config: encoder.max_memory holds {_size(have)} in all, {model}'s weights need "
+                          f"{_size(need)} ({params:,} parameters x {DTYPE_BYTES[dtype]} bytes in {dtype}): "
+                          f"short by {_size(need - have)}; raise max_memory, add a device, or set "
                           f"encoder.offload_folder=DIR to keep the rest on disk")
+
+
+def _size(count: int) -> str:
+    """Bytes in the largest decimal unit below them (a tiny model's shortfall is not 0.00 GB)."""
+    for unit, step in (("GB", 10 ** 9), ("MB", 10 ** 6), ("KB", 10 ** 3)):
+        if count >= step:
+            return f"{count / step:.2f} {unit}"
+    return f"{count} bytes"
 
 
 def load_keywords(place: Mapping[str, Any] | None) -> dict[str, Any]:
