@@ -2,8 +2,9 @@
 # The prepared check for a session that has a GPU (every step has its own time limit and a failed step does not
 # stop the others). Results: one JSON file per step under $OUT, and $OUT/summary.json.
 #
-#   scripts/gpu_check.sh                                  # DEVICE=cuda: every step (steps 1-6 ~10 min, 7 ~8 min)
+#   scripts/gpu_check.sh                                  # DEVICE=cuda: every step (1-6 ~10 min, 7 ~8, 8 ~1)
 #   GPU_CHECK_STEPS=large scripts/gpu_check.sh            # only step 7 (the ~1B model): under 8 minutes on an H100
+#   GPU_CHECK_STEPS=split scripts/gpu_check.sh            # only step 8 (two GPUs; skipped with a line on one)
 #   GPU_CHECK_STEPS="tests quickstart bilm head plan compare" scripts/gpu_check.sh     # steps 1-6 only
 #   DEVICE=cpu scripts/gpu_check.sh      # (or: scripts/gpu_check.sh cpu) a dry run of every step on the CPU
 #   DEVICE=cpu GPU_CHECK_STEPS=large GPU_CHECK_SIZE=tiny scripts/gpu_check.sh     # step 7's path on a tiny model
@@ -22,6 +23,10 @@
 #                        through probe=pos (encoder.layers=every:4 encoder.dtype=bfloat16 encoder.max_tokens=16384):
 #                        subword tokens/s, peak GPU memory (torch.cuda.max_memory_allocated), the probe's accuracies
 #                        (scripts/gpu_check_large.py; GPU_CHECK_SIZE=tiny: width 64, 8 blocks, 200 sentences)
+#   8. split (180)       issue 58: with two or more GPUs, a small Llama-style model spread over two of them
+#                        (encoder.device_map=balanced) against the same model on one GPU: its layers compared
+#                        bit for bit (scripts/gpu_check_split.py); with fewer, one line saying why it skipped.
+#                        The CPU dry run splits it between the CPU and accelerate's disk offload
 # bilm=custom without its files: the plan prices the public biLM's architecture, the one steps 3-4 time.
 # The CPU dry run shrinks each step: test_device.py only, one quickstart epoch, 8 sentences, one step of the paper
 # NER head on the NER sample in fp32 (bf16 autocast on a CPU is slow and says nothing about a GPU).
@@ -37,7 +42,7 @@ mkdir -p "$OUT"
 cd "$REPO" || exit 2
 export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"
 PY=${PYTHON:-python}
-STEPS=" ${GPU_CHECK_STEPS:-tests quickstart bilm head plan compare large} "
+STEPS=" ${GPU_CHECK_STEPS:-tests quickstart bilm head plan compare large split} "
 wanted() { [[ "$STEPS" == *" $1 "* ]]; }
 
 if [ "$DEVICE" = cpu ]; then
@@ -106,6 +111,9 @@ step plan "$T_STEP" sh -c "\"$PY\" -m elmo_bench plan task=$HEAD_TASK head=paper
 step compare 60 "$PY" scripts/gpu_check.py compare --bilm "$OUT/bilm.json" --head "$OUT/head.json" \
   --plan "$OUT/plan.json" --out "$OUT/compare.json"
 step large "$T_LARGE" "$PY" scripts/gpu_check_large.py --device "$DEVICE" --size "$LARGE_SIZE" --out "$OUT/large.json"
+step split 180 "$PY" scripts/gpu_check_split.py --device "$DEVICE" --out "$OUT/split.json"
+wanted split && [ -f "$OUT/split.json" ] && grep -q '"skipped"' "$OUT/split.json" && \
+  echo "   split: skipped ($(tail -1 "$OUT/split.log"))" >&2
 
 "$PY" - "$OUT" "$DEVICE" "$WORK/steps.tsv" <<'EOF'
 import json, sys

@@ -184,6 +184,7 @@ def plan_run(overrides: Sequence[str], run: RunConfig, device: torch.device, n_b
         "encoder_flops_per_token": cost.flops_per_position, "bilm_flops_per_token": cost.flops_per_position,
         "encoder_params": cost.params, "weight_bytes": cost.weight_bytes, "encoder_layer_indices": cost.indices(),
         **({"encoder_note": cost.note} if cost.note else {}),
+        **({"encoder_devices": dict(cost.devices)} if cost.devices else {}),
         "cache_key": data_key if use_elmo and run.runtime.cache else None,
         "memory_method": measured.memory_method, "memory_device": str(device),
         "sample": {"batches": measured.sample_batches, "tokens": measured.sample_tokens,

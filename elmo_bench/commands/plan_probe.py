@@ -234,6 +234,7 @@ def probe_row(run: ProbeRunConfig, sizes: ProbeSizes, cost: EncoderCost, options
         "encoder_flops_per_token": cost.flops_per_position, "bilm": cost.options_file,
         "encoder_params": cost.params, "weight_bytes": cost.weight_bytes, "encoder_layer_indices": cost.indices(),
         **({"encoder_note": cost.note} if cost.note else {}),
+        **({"encoder_devices": dict(cost.devices)} if cost.devices else {}),
         "settings": asdict(run.probe.settings), "gpu_hours": None, "cache_key": cache_key,
     }
 

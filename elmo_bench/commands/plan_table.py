@@ -47,7 +47,8 @@ def plan_table(result: dict[str, Any]) -> str:
                  f"{rates['run_overhead_s']:g} s per run; {rates['source']})")
     notes = sorted({f"{r['task']}/{r['data']}: {r['size_source']}" for r in tasks if r["sizes"] != "measured"}
                    | {f"probe {r['probe']}: {r['size_source']}" for r in probes if r["sizes"] != "measured"})
-    return "\n".join(lines + [f"  {n}" for n in notes] + _encoder_lines([*tasks, *probes]))
+    return "\n".join(lines + [f"  {n}" for n in notes] + _encoder_lines([*tasks, *probes])
+                     + _device_lines([*tasks, *probes]))
 
 
 def _encoder_lines(runs: Sequence[dict[str, Any]]) -> list[str]:
@@ -63,3 +64,34 @@ def _encoder_lines(runs: Sequence[dict[str, Any]]) -> list[str]:
                                f"weights {r['weight_bytes'] / 1e9:.2f} GB, cache layers {r['encoder_layer_indices']} "
                                f"x {r['encoder_dim']} ({r['cache_bytes'] / 1e9:.3f} GB){note}")
     return list(lines.values())
+
+
+def _device_lines(runs: Sequence[dict[str, Any]]) -> list[str]:
+    """A spread encoder's memory per device (``encoder_devices``, one block per distinct encoder and placement):
+    weights + one pass's activations against each device's size, and whether the set holds the model."""
+    lines: list[str] = []
+    seen: set[str] = set()
+    for r in runs:
+        spread = r.get("encoder_devices")
+        key = f"{r['encoder']} {spread}"
+        if not spread or key in seen:
+            continue
+        seen.add(key)
+        verdict = {True: "fits", False: "does not fit", None: "no device sizes given (encoder.max_memory)"}
+        given = [d for d in spread["devices"] if d["size_bytes"] is not None] or spread["devices"]
+        lines.append(f"encoder {r['encoder']} over {len(given)} device{'s' if len(given) > 1 else ''} (device_map="
+                     f"{spread['device_map']}, {spread['tokens_per_pass']:,} tokens a pass): "
+                     f"{verdict[spread['fits']]}")
+        for d in spread["devices"]:
+            size = "" if d["size_bytes"] is None else f" of {d['size_bytes'] / 1e9:.1f} GB"
+            fits = "" if d["fits"] is None else ("  fits" if d["fits"] else "  too small")
+            lines.append(f"  {d['device']}: weights {d['weight_bytes'] / 1e9:.2f} GB + activations "
+                         f"{d['activation_bytes'] / 1e9:.2f} GB{size}{fits}")
+        if spread.get("run_max_memory") and spread["fits"]:
+            room = ",".join(f"{d}:{int(b // 2 ** 20)}MiB" for d, b in spread["run_max_memory"].items())
+            lines.append(f"  (placed with each device's size less its activations: run with "
+                         f"encoder.max_memory={{{room}}})")
+        if spread["offloaded_bytes"]:
+            lines.append(f"  {spread['offloaded_bytes'] / 1e9:.2f} GB of weights do not fit the devices given "
+                         f"(offloaded to cpu or disk)")
+    return lines

@@ -32,6 +32,7 @@ class EncoderCost:
     options_file: str | None = None     # the biLM: the options file it was priced from (plan's "bilm")
     weight_bytes: int | None = None     # transformers: its weights in encoder.dtype
     layer_indices: tuple[int, ...] | None = None  # the model's layers the cache keeps (None: 0..num_layers-1)
+    devices: Mapping[str, Any] | None = None  # a model spread over devices: memory per device (plan's JSON)
 
     def indices(self) -> list[int]:
         """The model's layer indices the cache keeps (``encoder_layer_indices`` in plan's JSON)."""

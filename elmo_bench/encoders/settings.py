@@ -27,8 +27,9 @@ AMPS = ("off", "bf16", "fp16")
 #: layers exceed fp16's range, +-65504)
 CACHE_DTYPES = ("fp16", "fp32")
 DEFAULT_CACHE_DTYPE = "fp16"
-#: the keys only a kind that declares ``model_keys`` reads (a large model's layer subset, weights' dtype, tokens a pass)
-MODEL_KEYS = ("layers", "dtype", "max_tokens")
+#: the keys only a kind that declares ``model_keys`` reads (a large model's layer subset, weights' dtype, tokens a
+#: pass, and its placement over several devices)
+MODEL_KEYS = ("layers", "dtype", "max_tokens", "device_map", "max_memory", "offload_folder")
 
 
 def known_kinds() -> tuple[str, ...]:

@@ -30,9 +30,12 @@ IGNORED = ("progress", "threads", "logger", "paths", "choices", "device", "bilm.
            "bilm.name", "bilm.base_dir", "encoder.path", "probe.wordnet_work", "data.allow_identical_splits",
            "data.max_overlap")
 #: how a number was computed, where that cannot change it: streamed or gathered statistics and their batches,
-#: extraction batch sizes, cache shards. (A task run's ``cache`` is no such key: without the cache its head sees
-#: fp32 layers, with it the cache's fp16 ones.)
-HOW_COMPUTED = ("shard_sentences", "probe.stream", "probe.batch_tokens", "encoder.batch_size")
+#: extraction batch sizes, cache shards, where a model spread over devices puts its blocks (``encoder.device_map``,
+#: ``max_memory``, ``offload_folder``: each block runs the same kernels in the same dtype, on whichever device; a
+#: run with a device map is the run without one). (A task run's ``cache`` is no such key: without the cache its
+#: head sees fp32 layers, with it the cache's fp16 ones.)
+HOW_COMPUTED = ("shard_sentences", "probe.stream", "probe.batch_tokens", "encoder.batch_size", "encoder.device_map",
+                "encoder.max_memory", "encoder.offload_folder")
 #: a probe run's own: it fits on the cache's layers or on the same layers computed directly, the same numbers
 PROBE_IGNORED = ("cache",)
 #: key prefixes that only matter when the run uses encoder layers (a GloVe baseline has none)

@@ -3,7 +3,9 @@
 The kind's folder: loading.py (model directory or hub name, tokenizer, weights in ``encoder.dtype``), windows.py
 (long sentences in overlapping windows of whole words), encoder.py (the Encoder: pooling, forward passes),
 hf_forward.py (hidden states, stopping after the deepest block kept), model_size.py and cost.py (``plan``'s
-price), random.py (``encoder.random_init=all``), erase.py (``encoder.erase`` inside the forward pass). This module
+price), random.py (``encoder.random_init=all``), erase.py (``encoder.erase`` inside the forward pass),
+placement.py and dispatch.py (``encoder.device_map``: a model spread over devices by accelerate), devices.py
+(``plan``'s memory per device). This module
 declares the kind and its hooks (elmo_bench.encoders.kinds) and imports none of them until a hook runs.
 """
 from __future__ import annotations
@@ -18,6 +20,7 @@ from elmo_bench.encoders.kinds import EncoderKind, Erasure
 from elmo_bench.encoders.layer_select import all_or, layer_indices
 from elmo_bench.encoders.settings import path_like
 from elmo_bench.encoders.transformers.cost import price
+from elmo_bench.encoders.transformers.placement import check as check_placement
 
 NAME = "transformers"
 
@@ -115,7 +118,11 @@ ENCODER_KIND = EncoderKind(
         # max_tokens bounds memory; the vectors stay the same up to rounding (one fp16 step in a few values)
         "max_tokens": None,     # null = batch_size windows per forward pass | N = each pass up to N subword tokens
         "erase": dict(ERASE_OFF),  # amnesic probing inside the forward pass (docs/bits-and-erasure.md): off
-    }, path="a model directory or a hub name", check_path=check_path, model_keys=True,
+        # a model larger than one device, spread by Hugging Face accelerate (placement only: not in the identity)
+        "device_map": None,     # null = whole on the run's device | auto | balanced | sequential | {"module": device}
+        "max_memory": None,     # null = what each device has | {"0": "70GiB", "1": "80GiB", "cpu": "100GiB"}
+        "offload_folder": None,  # null = no disk offload | DIR: weights beyond max_memory kept on disk there
+    }, path="a model directory or a hub name", check_path=check_path, check=check_placement, model_keys=True,
     random_modes=("all",), randomise=_randomise, erasure=Erasure(
         _top, _top_from_files, _widths, _install, "; its last layer feeds no block"),
     price=price, layer_ids=layer_ids, cli_settings=cli_settings, overrides=overrides, causal_head=True)

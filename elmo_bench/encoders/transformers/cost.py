@@ -10,7 +10,10 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from elmo_bench.encoders.costs import EncoderCost
+from elmo_bench.encoders.layer_select import all_or
+from elmo_bench.encoders.transformers.devices import device_rows
 from elmo_bench.encoders.transformers.model_size import blocks_run, config_cost_numbers, config_only, flops_per_token
+from elmo_bench.encoders.transformers.placement import KEYS as PLACEMENT
 
 
 def transformer_flops_per_token(model: Any, n_ctx: float, indices: Sequence[int] | None = None) -> int:
@@ -25,9 +28,11 @@ def transformer_flops_per_token(model: Any, n_ctx: float, indices: Sequence[int]
     return flops_per_token(n, blocks, blocks_run(indices, blocks), n_ctx, int(config.hidden_size))
 
 
-def transformers_cost(encoder: Any, sentences: Sequence[Sequence[str]]) -> EncoderCost:
+def transformers_cost(encoder: Any, sentences: Sequence[Sequence[str]],
+                      spec: Mapping[str, Any] | None = None) -> EncoderCost:
     """A Hugging Face model: per subword token from its parameters, times the subword positions (specials and
-    window overlap included) the encoder runs per word of ``sentences`` (the run's sample)."""
+    window overlap included) the encoder runs per word of ``sentences`` (the run's sample); with
+    ``encoder.device_map`` in ``spec``, its memory per device (elmo_bench.encoders.transformers.devices)."""
     sentences = [list(s) for s in sentences if s]
     windows = encoder.plan(sentences)[0] if sentences else []
     words = sum(len(s) for s in sentences)
@@ -38,11 +43,14 @@ def transformers_cost(encoder: Any, sentences: Sequence[Sequence[str]]) -> Encod
     per_word = tokens / words if words else 1.0
     note = None if words else "no sample text: one subword token a word assumed"
     params = list(encoder.model.parameters())
+    longest = max((len(w) for w in windows), default=encoder.window)
+    spread = device_rows(encoder.model.config, spec or {}, encoder.max_tokens or encoder.batch_size * longest, longest,
+                         all_or(indices, encoder.total_layers))
     return EncoderCost("transformers", int(round(per_token * per_word)), encoder.num_layers, encoder.dim,
                        f"transformers {encoder.identity().get('model', '')}".strip(), note,
                        params=sum(p.numel() for p in params),
                        weight_bytes=sum(p.numel() * p.element_size() for p in params),
-                       layer_indices=None if indices is None else tuple(indices))
+                       layer_indices=None if indices is None else tuple(indices), devices=spread)
 
 
 def config_transformers_cost(directory: Path, spec: Mapping[str, Any],
@@ -54,7 +62,8 @@ def config_transformers_cost(directory: Path, spec: Mapping[str, Any],
     note = "priced from config.json alone (no weights read)" + (f"; {numbers['note']}" if numbers["note"] else "")
     return EncoderCost("transformers", numbers["flops_per_position"], len(indices), numbers["dim"],
                        f"transformers {directory.name} (config.json)", note, params=numbers["params"],
-                       weight_bytes=numbers["weight_bytes"], layer_indices=tuple(indices))
+                       weight_bytes=numbers["weight_bytes"], layer_indices=tuple(indices),
+                       devices=numbers["devices"])
 
 
 def price(spec: Mapping[str, Any], options: Any, options_source: str, sentences: Sequence[Sequence[str]],
@@ -66,4 +75,5 @@ def price(spec: Mapping[str, Any], options: Any, options_source: str, sentences:
         return config_transformers_cost(bare, spec, sentences)
     from elmo_bench.encoders.build import build_encoder  # lazy: torch
 
-    return transformers_cost(build_encoder(spec, amp=amp), sentences)
+    whole = {key: value for key, value in spec.items() if key not in PLACEMENT}  # priced the same wherever placed
+    return transformers_cost(build_encoder(whole, amp=amp), sentences, spec)

@@ -57,6 +57,13 @@ from elmo_bench.encoders.kinds import need_path
 from elmo_bench.encoders.layer_select import all_or, layer_indices
 from elmo_bench.encoders.model_files import directory_hash
 from elmo_bench.encoders.settings import DEFAULT_DTYPE, check_encoder_settings
+from elmo_bench.encoders.transformers.dispatch import (
+    check_devices,
+    check_room,
+    is_dispatched,
+    load_keywords,
+    main_device,
+)
 from elmo_bench.encoders.transformers.hf_forward import (
     find_blocks,
     hooked_state_list,
@@ -75,6 +82,7 @@ from elmo_bench.encoders.transformers.loading import (
     load_tokenizer,
     model_window,
 )
+from elmo_bench.encoders.transformers.placement import placement
 from elmo_bench.encoders.transformers.windows import WindowPlanner
 
 log = logging.getLogger(__name__)
@@ -95,13 +103,18 @@ class TransformersEncoder(WindowPlanner):
 
     def __init__(self, path: str, pooling: str = "auto", revision: str | None = None, amp: Any = "off",
                  max_length: int | None = None, batch_size: int = 32, layers: Any = None,
-                 dtype: str = DEFAULT_DTYPE, max_tokens: int | None = None) -> None:
+                 dtype: str = DEFAULT_DTYPE, max_tokens: int | None = None, device_map: Any = None,
+                 max_memory: Any = None, offload_folder: str | None = None) -> None:
+        where = {"device_map": device_map, "max_memory": max_memory, "offload_folder": offload_folder}
         check_encoder_settings({"kind": "transformers", "path": path, "pooling": pooling, "revision": revision,
                                 "max_length": max_length, "batch_size": batch_size, "layers": layers,
-                                "dtype": dtype, "max_tokens": max_tokens})
+                                "dtype": dtype, "max_tokens": max_tokens, **where})
         self.path, self.pooling_asked, self.revision = str(path), pooling, revision
         self.amp = normalise_amp(amp, "encoder.amp")
         self.dtype = str(dtype or DEFAULT_DTYPE)
+        self.place = placement(where)  # None: the whole model on the run's device (encoder.to)
+        if self.place is not None:
+            check_devices(self.place)
         directory = check_model_directory(self.path)
         local = directory is not None
         if local:
@@ -113,7 +126,10 @@ class TransformersEncoder(WindowPlanner):
         self._set_window(config, max_length)
         self._set_layers(config, layers, max_tokens)
         self.batch_size = int(batch_size)
-        self.model = frozen(_load_model(self.path, revision, local, self.dtype), self.dtype)
+        if self.place is not None:
+            check_room(self.place, config, self.dtype, Path(self.path).name)
+        self.model = frozen(_load_model(self.path, revision, local, self.dtype, load_keywords(self.place)),
+                            self.dtype)
         config = self.model.config
         self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         self.model_hash = directory_hash(Path(self.path)) if local else str(
@@ -193,11 +209,15 @@ class TransformersEncoder(WindowPlanner):
 
     @property
     def device(self) -> torch.device:
-        return next(self.model.parameters()).device
+        """Where the model takes its inputs (a dispatched model: its main device, hf_forward.main_device)."""
+        return main_device(self.model)
 
     def to(self, device: torch.device | str) -> "TransformersEncoder":
         """The encoder on ``device``; a dtype other than float32 is tried there at once (one ConfigError line
-        where the device cannot run it: bfloat16 on a GPU without it, say)."""
+        where the device cannot run it: bfloat16 on a GPU without it, say). A model spread over devices by
+        ``encoder.device_map`` stays where the map put it."""
+        if is_dispatched(self.model):
+            return self
         before = self.device
         target = torch.device(device)
         if target.type == "cuda" and self.dtype == "bfloat16" and torch.cuda.is_available() and \
@@ -231,12 +251,12 @@ class TransformersEncoder(WindowPlanner):
     def layers(self, sentences: Sequence[Sequence[str]]) -> tuple[torch.Tensor, torch.Tensor]:
         """(batch, layers, words, dim) float32 and (batch, words) mask on the model's device; ``layers`` counts the
         kept layers only (``encoder.layers``), in the order asked: :meth:`packed_layers` spread over the padding."""
-        device = self.device
+        packed = self.packed_layers(sentences)
+        device = packed.device  # pooled on the device of the deepest kept layer
         longest = max((len(s) for s in sentences), default=0)
         out = torch.zeros(len(sentences), self.num_layers, longest, self.dim, device=device)
         lengths = torch.tensor([len(s) for s in sentences], dtype=torch.long)
         mask = (torch.arange(longest) < lengths[:, None]).to(device)
-        packed = self.packed_layers(sentences)
         if len(packed):
             sentence = torch.repeat_interleave(torch.arange(len(sentences)), lengths).to(device)
             word = torch.arange(len(packed)) - torch.repeat_interleave(lengths.cumsum(0) - lengths, lengths)
@@ -245,16 +265,16 @@ class TransformersEncoder(WindowPlanner):
 
     @torch.no_grad()
     def packed_layers(self, sentences: Sequence[Sequence[str]]) -> torch.Tensor:
-        """(words, layers, dim) float32 on the model's device: every sentence's words one after another, no padding
-        (the activation cache's own row layout, so a cache fill copies no padded tensor; protocol.py). Each forward
-        pass is pooled on the device at once, so no more than one pass's hidden states (``max_tokens`` tokens when
-        set) are ever held."""
+        """(words, layers, dim) float32 on the device of the deepest kept layer (the model's device, unless
+        ``encoder.device_map`` spread it): every sentence's words one after another, no padding (the activation
+        cache's own row layout, so a cache fill copies no padded tensor; protocol.py). Each forward pass is pooled
+        at once, so no more than one pass's hidden states (``max_tokens`` tokens when set) are ever held."""
         device = self.device
         lengths = np.array([len(s) for s in sentences], dtype=np.int64)
-        out = torch.zeros(int(lengths.sum()), self.num_layers, self.dim, device=device)
         windows, picks = self._plan(sentences)
         if not len(picks):
-            return out
+            return torch.zeros(int(lengths.sum()), self.num_layers, self.dim, device=device)
+        out = None
         starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
         index = torch.from_numpy(picks).to(device)  # (words, 5): sentence, word, window, first, last
         row_of = torch.from_numpy(starts[picks[:, 0]] + picks[:, 1]).to(device)  # each pick's row of ``out``
@@ -265,23 +285,35 @@ class TransformersEncoder(WindowPlanner):
             slot[torch.tensor(batch, device=device)] = torch.arange(len(batch), device=device)
             mine = (slot[index[:, 2]] >= 0).nonzero().squeeze(1)
             _, _, window, first, last = index[mine].unbind(1)
-            out.index_copy_(0, row_of[mine], self._pool(hidden, slot[window], first, last))
+            pooled = self._pool(hidden, slot[window], first, last)
+            if out is None:  # where the deepest kept layer is: the first pass tells
+                out = torch.zeros(int(lengths.sum()), self.num_layers, self.dim, device=pooled.device)
+            out.index_copy_(0, row_of[mine].to(out.device), pooled)
         return out
 
     def _pool(self, states: list[torch.Tensor], rows: torch.Tensor, first: torch.Tensor,
               last: torch.Tensor) -> torch.Tensor:
         """Words' vectors (words, layers, dim) float32 from one pass's hidden states (per layer (windows, T, dim)):
         ``first`` and ``last`` pick each layer's positions by one flat row index (every layer never stacked
-        whole)."""
+        whole), each on its layer's device, then gathered where the deepest kept layer is (a model spread over
+        devices; on one device every move is none)."""
+        target = states[self._deepest()].device
         if self.pooling in ("first", "last"):
             position = first if self.pooling == "first" else last
             flat = rows * states[0].shape[1] + position
-            return torch.stack([state.reshape(-1, state.shape[-1]).index_select(0, flat) for state in states],
-                               dim=1).float()
+            return torch.stack([state.reshape(-1, state.shape[-1]).index_select(0, flat.to(state.device)).to(target)
+                                for state in states], dim=1).float()
+        states = [state.to(target) for state in states]
+        rows, first, last = rows.to(target), first.to(target), last.to(target)
         hidden = torch.stack(states, dim=1).float()  # mean over positions [first, last] through prefix sums
         sums = torch.nn.functional.pad(hidden.cumsum(dim=2), (0, 0, 1, 0))
         count = (last - first + 1).to(hidden.dtype)[:, None, None]
         return (sums[rows, :, last + 1] - sums[rows, :, first]) / count
+
+    def _deepest(self) -> int:
+        """The position, among the kept layers, of the deepest one (pooling happens on its device)."""
+        kept = all_or(self.indices, self.total_layers)
+        return kept.index(max(kept))
 
     def _forward(self, chunk: list[list[int]]) -> list[torch.Tensor]:
         """The kept hidden states of one forward pass over token windows, right-padded: per layer (windows, T, dim)
@@ -320,4 +352,6 @@ def from_spec(spec: Mapping[str, Any], amp: Any = "off") -> TransformersEncoder:
                                revision=spec.get("revision"), amp=spec.get("amp") if spec.get("amp") is not None
                                else amp, max_length=spec.get("max_length"),
                                batch_size=int(spec.get("batch_size") or 32), layers=spec.get("layers"),
-                               dtype=str(spec.get("dtype") or DEFAULT_DTYPE), max_tokens=spec.get("max_tokens"))
+                               dtype=str(spec.get("dtype") or DEFAULT_DTYPE), max_tokens=spec.get("max_tokens"),
+                               device_map=spec.get("device_map"), max_memory=spec.get("max_memory"),
+                               offload_folder=spec.get("offload_folder"))

@@ -30,14 +30,15 @@ def install_hook(encoder: Any, eraser: Any) -> None:
 
     def erase(_: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         hidden = args[0] if args else kwargs["hidden_states"]
-        erased = torch.where(noted["keep"].unsqueeze(-1), stream(hidden), hidden)
+        erased = torch.where(noted["keep"].to(hidden.device).unsqueeze(-1), stream(hidden), hidden)  # (device_map)
         noted["erased"] = erased
         return ((erased, *args[1:]), kwargs) if args else (args, {**kwargs, "hidden_states": erased})
 
     def report(_: Any, args: Any, kwargs: Any, output: Any) -> Any:
         states = getattr(output, "hidden_states", None)
         if states is not None and "erased" in noted:
-            output.hidden_states = (*states[: eraser.layer], noted["erased"], *states[eraser.layer + 1:])
+            erased = noted["erased"].to(states[eraser.layer].device)  # a spread model's outputs come back together
+            output.hidden_states = (*states[: eraser.layer], erased, *states[eraser.layer + 1:])
         return output
 
     encoder.model.register_forward_pre_hook(note, with_kwargs=True)

@@ -19,6 +19,8 @@ from typing import Any, Sequence
 
 import torch
 
+from elmo_bench.encoders.transformers.dispatch import main_device
+
 log = logging.getLogger(__name__)
 
 
@@ -42,8 +44,10 @@ def _hidden_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor:
 
 def hooked_states(model: Any, blocks: torch.nn.ModuleList, indices: Sequence[int], **inputs: Any) -> torch.Tensor:
     """The requested hidden states (batch, len(indices), tokens, dim) in the order of ``indices``, in the model's
-    dtype; blocks after the deepest requested one (below the last) are not run."""
-    return torch.stack(hooked_state_list(model, blocks, indices, **inputs), dim=1)
+    dtype; blocks after the deepest requested one (below the last) are not run. (A model spread over devices:
+    stacked where the first requested one is.)"""
+    states = hooked_state_list(model, blocks, indices, **inputs)
+    return torch.stack([state.to(states[0].device) for state in states], dim=1)
 
 
 def hooked_state_list(model: Any, blocks: torch.nn.ModuleList, indices: Sequence[int],
@@ -102,7 +106,7 @@ def without_kv_cache(model: Any) -> dict[str, Any]:
 
 
 def _probe_inputs(model: Any, ids: Sequence[int]) -> dict[str, torch.Tensor]:
-    device = next(model.parameters()).device
+    device = main_device(model)
     tensor = torch.tensor([list(ids)], dtype=torch.long, device=device)
     return {"input_ids": tensor, "attention_mask": torch.ones_like(tensor)}
 

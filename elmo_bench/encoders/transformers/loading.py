@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import torch
 
@@ -162,12 +162,15 @@ def dtype_keyword() -> str:
     return "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
 
 
-def _load_model(name: str, revision: str | None, local: bool, dtype: str) -> Any:
+def _load_model(name: str, revision: str | None, local: bool, dtype: str,
+                placed: Mapping[str, Any] | None = None) -> Any:
     """The AutoModel of ``name``, its weights loaded in ``dtype`` (float32: exactly today's call, cast after);
-    of an encoder-decoder model (T5, BART) only its encoder, whose hidden states are the layers."""
+    of an encoder-decoder model (T5, BART) only its encoder, whose hidden states are the layers. ``placed``: the
+    keywords that spread it over devices (elmo_bench.encoders.transformers.dispatch.load_keywords), the dtype
+    then always given (a dispatched model is not cast after)."""
     from transformers import AutoModel  # lazy: transformers
 
-    extra = {} if dtype == DEFAULT_DTYPE else {dtype_keyword(): TORCH_DTYPES[dtype]}
+    extra = {} if dtype == DEFAULT_DTYPE and not placed else {dtype_keyword(): TORCH_DTYPES[dtype], **placed}
     try:
         model = _load(AutoModel, name, revision, local, **extra)
     except Exception as exc:  # safetensors' SafetensorError is a bare Exception; torch.load's are many
@@ -177,7 +180,10 @@ def _load_model(name: str, revision: str | None, local: bool, dtype: str) -> Any
         raise ConfigError(f"encoder=transformers: {broken}: cannot be read ({_one_line(exc)[:200]}); the weights "
                           f"file is truncated or corrupt: copy or download it again") from None
     if getattr(model.config, "is_encoder_decoder", False):
+        spread = getattr(model, "hf_device_map", None)
         model = model.get_encoder()
+        if spread is not None:  # its inputs go where the whole model's would (dispatch.main_device)
+            model.hf_device_map = spread
     return model
 
 
@@ -204,7 +210,8 @@ def frozen(model: Any, dtype: str = DEFAULT_DTYPE) -> Any:
     """``model`` in eval mode without gradients; float32 made sure of by ``.float()``, as always. A model loaded
     or built in another dtype is left as loaded: ``.to(dtype)`` would also round the buffers that Hugging Face
     keeps in float32 on purpose (rotary frequencies), and the layers would no longer be the model's."""
-    model = model.eval().float() if dtype == DEFAULT_DTYPE else model.eval()
+    spread = isinstance(getattr(model, "hf_device_map", None), dict)  # loaded in its dtype, where the map put it
+    model = model.eval().float() if dtype == DEFAULT_DTYPE and not spread else model.eval()
     for parameter in model.parameters():
         parameter.requires_grad_(False)
     return model

@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence
 
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.encoders.layer_select import all_or, layer_indices
+from elmo_bench.encoders.transformers.devices import device_rows
 
 #: the estimate of subword tokens a word when no tokenizer is at hand (English BPE / WordPiece: about 1.3)
 SUBWORDS_PER_WORD = 1.3
@@ -42,6 +43,7 @@ class ModelSize:
     blocks: int
     hidden: int
     window: int
+    config: Any = None  # the model's config (plan's memory per device builds from it)
 
 
 def has_weights(directory: Path) -> bool:
@@ -110,7 +112,7 @@ def model_size(directory: Path) -> ModelSize:
     embedding = {id(p) for m in model.modules() if isinstance(m, torch.nn.Embedding) for p in m.parameters()}
     params = list(model.parameters())
     return ModelSize(sum(p.numel() for p in params), sum(p.numel() for p in params if id(p) not in embedding),
-                     int(config.num_hidden_layers), int(config.hidden_size), position_limit(config) or 512)
+                     int(config.num_hidden_layers), int(config.hidden_size), position_limit(config) or 512, config)
 
 
 def blocks_run(indices: Sequence[int] | None, blocks: int) -> int:
@@ -153,6 +155,9 @@ def config_cost_numbers(directory: Path, spec: Mapping[str, Any], sentences: Seq
                                 size.hidden)
     per_word = sum(counts) / words if words else SUBWORDS_PER_WORD
     dtype = str(spec.get("dtype") or "float32")
+    kept = all_or(indices, size.blocks + 1)
+    longest = min(max(counts, default=window), window)
+    passed = int(spec.get("max_tokens") or int(spec.get("batch_size") or 32) * longest)
     return {"params": size.params, "weight_bytes": size.params * DTYPE_BYTES[dtype], "dtype": dtype,
-            "layer_indices": all_or(indices, size.blocks + 1), "dim": size.hidden,
-            "flops_per_position": int(round(per_token * per_word)), "note": note}
+            "layer_indices": kept, "dim": size.hidden, "flops_per_position": int(round(per_token * per_word)),
+            "note": note, "devices": device_rows(size.config, spec, passed, longest, kept)}
