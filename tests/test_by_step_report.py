@@ -91,7 +91,7 @@ def test_the_by_step_section_lists_each_metric_by_layer_in_training_order_and_ma
     assert all(r["layer_1"]["lo"] <= r["layer_1"]["value"] <= r["layer_1"]["hi"] for r in lens)  # intervals kept
     assert "duplicate of step 20 (identical weights)" in report["md"] and "## Probes by training step" in report["md"]
     assert "by_training_step.png" in report["json"]["figures"] and (report["out"] / "by_training_step.png").is_file()
-    assert "probe_ridge" in report["json"]["tables"] or any("ridge" in k for k in report["json"]["tables"])
+    assert len(report["json"]["tables"]["ridge"]["rows"]) == 4       # the probes' own sections still show each point
 
 
 def test_the_figure_draws_a_line_per_layer_and_the_duplicate_once(series, monkeypatch, tmp_path):
@@ -129,8 +129,7 @@ def test_positions_are_read_from_checkpoint_json_trainer_state_or_the_name(tmp_p
     weights = tmp_path / "ckpt" / "global_step30.hdf5"
     weights.parent.mkdir()
     weights.write_bytes(b"")
-    assert position(weights) == {"series": "tmp_path".replace("tmp_path", tmp_path.name), "step": 30,
-                                 "tokens_seen": None, "from": "name"}
+    assert position(weights) == {"series": tmp_path.name, "step": 30, "tokens_seen": None, "from": "name"}
 
 
 def test_hugging_face_revisions_are_a_series_and_a_copied_revision_is_marked(tmp_path):
@@ -156,3 +155,39 @@ def test_hugging_face_revisions_are_a_series_and_a_copied_revision_is_marked(tmp
     rows = json.loads((tmp_path / "report" / "report.json").read_text())["tables"]["by_step"]["rows"]
     assert [(r["step"], r["duplicate_of"]) for r in rows] == [(1000, None), (2000, 1000)]
     assert all(r["series"] == "tiny-bert" for r in rows)
+
+
+def _record(task: str, step: int, test: dict, dev: dict | None = None, extra: dict | None = None):
+    """A probe's record of series point ``step`` (the report's Run, its fields as the probe writes them)."""
+    from elmo_bench.records.run_record import RunRecord
+    from elmo_bench.report.collect import Run
+
+    metrics = {"test": test, **({"dev": dev} if dev else {})}
+    encoder = {"kind": "bilm", "hash": f"h{step}", "checkpoint": {"series": "s", "step": step, "tokens_seen": step * 8}}
+    record = RunRecord(task=task, metrics=metrics, encoder=encoder, bilm={"hash": f"h{step}"},
+                       extra={"probe": {"name": task, "settings": {}}, **(extra or {})})
+    return Run(Path(f"{task}{step}"), task, "elmo", 1, "ud_ewt", 1.0, "", metrics, record=record, probe_task=True)
+
+
+def test_each_probe_section_declares_its_by_step_numbers():
+    from elmo_bench.commands.report import report_plugins
+    from elmo_bench.report.by_step import points, step_values
+
+    plugins = report_plugins()
+    runs = [_record("pos_probe", 10, {"layer_0_accuracy": 80.0, "layer_1_accuracy": 90.0}),
+            _record("pos_probe", 10, {"linear/layer_1_accuracy": 91.0},
+                    extra={"probing": {"probes": ["linear"], "seeds": [1]},
+                           "selectivity": {"test": {"linear/layer_1": 20.0}}}),
+            _record("structural_probe", 10, {"layer_1_uuas": 50.0, "linear_chain_uuas": 40.0}),
+            _record("conditional_probe", 10, {"layer0/layer_1_gain": 0.5, "layer0/layer_1_gain_lo": 0.4,
+                                              "layer0/layer_1_gain_hi": 0.6, "none/layer_1_gain": 2.0}),
+            _record("lens_probe", 10, {}, dev={"logit/layer_1_backward_bits": 9.0, "logit/layer_1_backward_bits_lo": 8.5,
+                                               "logit/layer_1_backward_bits_hi": 9.5, "random/logit/layer_1_backward_bits": 12.0})]
+    found = {(v.metric, v.layer): (v.value, v.low, v.high) for _, values in step_values(runs, plugins) for v in values}
+    assert found == {("POS accuracy (test)", 0): (80.0, None, None), ("POS accuracy (test)", 1): (90.0, None, None),
+                     ("POS accuracy, linear probe (test)", 1): (91.0, None, None),
+                     ("POS selectivity, linear probe (test)", 1): (20.0, None, None),
+                     ("UUAS (test)", 1): (50.0, None, None),
+                     ("bits beyond layer 0, linear (converged) probe (test)", 1): (0.5, 0.4, 0.6),
+                     ("logit lens bits/token, backward (dev)", 1): (9.0, 8.5, 9.5)}
+    assert [(p.step, p.tokens) for p in points(step_values(runs, plugins))] == [(10, 80)]
