@@ -10,21 +10,15 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.encoders.checkpoints import checkpoint_path
 from elmo_bench.encoders.kinds import kind_of
 from elmo_bench.encoders.model_files import directory_hash, file_hash, is_model_directory
-from elmo_bench.encoders.settings import path_like
 
 
 def checkpoint_of(cfg: Mapping[str, Any]) -> Path | None:
-    """The file or directory holding a job's weights, when it is on this machine (a hub name: None)."""
-    spec = cfg.get("encoder") or {}
-    kind = kind_of(spec)
-    if kind.checkpoint is not None:
-        value = kind.checkpoint(cfg)
-    else:
-        value = spec.get("path") if spec.get("path") and path_like(str(spec.get("path"))) else None
-    path = Path(str(value)).expanduser() if value else None
-    return path if path is not None and path.exists() else None
+    """The file or directory holding a job's weights, when it is on this machine (a hub name: None): the door's
+    reading of a composed job (elmo_bench.encoders.checkpoints.checkpoint_path, which probe records share)."""
+    return checkpoint_path(cfg)
 
 
 def content_hash(path: Path) -> str | None:

@@ -26,6 +26,7 @@ from elmo_bench.base.errors import ConfigError
 from elmo_bench.base.paths import DATA_ROOT, REPO
 from elmo_bench.base.ranges import default_of
 from elmo_bench.encoders.cache import ActivationCache
+from elmo_bench.encoders.checkpoints import run_position
 from elmo_bench.encoders.cli_options import encoder_info
 from elmo_bench.encoders.kinds import encoder_plugin_of, label_record
 from elmo_bench.encoders.protocol import moved
@@ -54,6 +55,8 @@ IGNORED = RULES_IGNORED + PROBE_IGNORED
 PLUGINS = "plugins"
 #: the key results.json keeps the printed object under (a skipped run prints it again)
 PRINTED = "printed"
+#: results.json's ``encoder`` key of where in training its checkpoint was taken (outside the identity)
+CHECKPOINT = "checkpoint"
 #: results.json's record of what decides the numbers' last bits on a CPU (torch, threads, kernels, MKL, CPU model):
 #: beside the numbers, not part of the identity (a resumed run on another machine is the same run)
 COMPUTE = "compute"
@@ -242,6 +245,14 @@ def _probe_and_record(run: ProbeRunConfig, run_dir: Path, encoder: Any, record: 
     return results
 
 
+def checkpoint_record(run: ProbeRunConfig) -> dict[str, Any]:
+    """``{"checkpoint": {series, step, tokens_seen, from}}`` when the run's weights say where in training they were
+    taken (a checkpoint series' point, elmo_bench.encoders.checkpoints), else nothing: beside the encoder's
+    identity, not part of it (the weights' content is; the report's "by training step" section reads it)."""
+    found = run_position(run.config())
+    return {} if found is None else {CHECKPOINT: found}
+
+
 def write_probe_record(run: ProbeRunConfig, run_dir: Path, outcome: ProbeOutcome, record: dict[str, Any],
                        bilm_info: dict[str, Any] | None, timings: dict[str, float], device: str) -> dict[str, Any]:
     """results.json of a probe run: the report's record (task = the probe's ``record_task``, flat metrics), the
@@ -264,7 +275,7 @@ def write_probe_record(run: ProbeRunConfig, run_dir: Path, outcome: ProbeOutcome
         epochs={"run": 0, "best": None, "history": []}, timings=timings,
         device={"device": device, "requested": str(run.runtime.device)}, bilm=bilm,
         encoder={**record["encoder"], **{k: record[k] for k in ("random_init", "random_seed", "trained_hash")
-                                         if k in record}},
+                                         if k in record}, **checkpoint_record(run)},
         extra=extra, git_commit=git_commit(REPO))
     results.write(run_dir / RESULTS_FILE)
     return results.to_dict()

@@ -14,9 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from elmo_bench.base.atomic import atomic_write_text
-
-#: the file that marks a finished series point and says where in training it was taken
-POINT_FILE = "checkpoint.json"
+from elmo_bench.encoders.checkpoints import POINT_FILE  # the file that marks a finished point (and its position)
 
 
 def point_name(step: int, tokens_seen: int) -> str:

@@ -12,6 +12,8 @@ from elmo_bench.base.atomic import atomic_write_text
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.report import (
     bootstrap,
+    by_step,
+    by_step_figure,
     directions,
     edge_figure,
     edge_report,
@@ -160,6 +162,7 @@ class _Report:
 def _assemble(dirs: Sequence[str], out: Path, samples: int, significance: bool, require_runs: bool,
               plugins: ReportPlugins) -> _Report:
     found = _collect_existing(dirs, require_runs, plugins)
+    stepped = by_step.points(by_step.step_values(found.runs, plugins))   # across the sections: before they take theirs
     found.runs, taken = sections.take_groups(found.runs, plugins)    # the probes' own sections take their runs
     found.runs, found.unclaimed = unshown.split_unclaimed(found.runs, plugins)  # other probes' records: no table
     runs = found.runs
@@ -179,6 +182,12 @@ def _assemble(dirs: Sequence[str], out: Path, samples: int, significance: bool, 
         parts += part.tables
         figure_for.update(part.figure_for)
         summary += said
+    if stepped:                             # only with records of a checkpoint series: a report without is unchanged
+        parts.append(by_step.by_step_table(stepped))
+        made[by_step_figure.FIGURE] = by_step_figure.by_step_figure(stepped, out / by_step_figure.FIGURE)
+        figure_for[by_step.KEY] = (by_step_figure.FIGURE, "Probes by training step (intervals shaded)", "")
+        summary += (f" Checkpoint series (by training step): {len(stepped)} point(s), "
+                    f"{sum(p.duplicate_of is not None for p in stepped)} duplicate(s).")
     return _Report(summary, parts, made, found, runs, names, plugins, figure_for)
 
 

@@ -22,6 +22,9 @@ from elmo_bench.records.run_record import RunRecord
 BILM = LEGACY_KIND
 #: identity entries that are facts about the layers, not part of who the encoder is
 _SHAPE_KEYS = ("layers", "dim", "layer_precision", "forced_unknown_words", "model_layers")
+#: where in training the encoder's checkpoint was taken (a checkpoint series' point): a fact about the weights,
+#: whose content the identity holds already; read by the "by training step" section (elmo_bench.report.by_step)
+CHECKPOINT = "checkpoint"
 
 
 def identity(record: RunRecord) -> dict[str, Any]:
@@ -33,7 +36,14 @@ def identity(record: RunRecord) -> dict[str, Any]:
             return {"kind": BILM, "hash": bilm.get("base_hash")}
         return {"kind": BILM, "hash": bilm.get("hash") or recorded.get("hash")}
     # an entry recorded since it was added, with the value older records implied: elmo_bench.identity.history
-    return without_implied_entries({k: v for k, v in recorded.items() if k not in _SHAPE_KEYS})
+    return without_implied_entries({k: v for k, v in recorded.items() if k not in _SHAPE_KEYS and k != CHECKPOINT})
+
+
+def checkpoint_position(record: RunRecord) -> dict[str, Any] | None:
+    """Where in training the record's checkpoint was taken (results.json ``encoder.checkpoint``: series, step,
+    tokens_seen), None for a record of no checkpoint series."""
+    found = (record.encoder or {}).get(CHECKPOINT)
+    return dict(found) if isinstance(found, dict) and isinstance(found.get("step"), int) else None
 
 
 def key_of(ident: dict[str, Any]) -> str:

@@ -79,6 +79,9 @@ def identity_of(record: RunRecord) -> dict[str, Any]:
         flat["encoder.identity"] = encoder_names.key_of(encoder_names.identity(record))
     if (record.bilm or {}).get("adapted_hash"):       # bilm=adapted: its base biLM's name, its own weights
         flat["encoder.adapted_hash"] = record.bilm["adapted_hash"]
+    position = encoder_names.checkpoint_position(record)
+    if position is not None:      # a series point: identical weights under two steps are two records, both kept
+        flat.update({f"checkpoint.{k}": position.get(k) for k in ("series", "step", "tokens_seen")})
     return canonical(flat, extra_ignored=PROBE_IGNORED if probe else ())
 
 

@@ -20,7 +20,10 @@ A section:
   ``claims_own=False``, a subset of another section's record task (the control-task records of ``pos_probe``);
 - ``render``: ``(SectionInput) -> Rendered``: its tables, figures, the figure shown after a table;
 - ``depth``, ``directions``, ``unshown``: what a ``PAPER`` section adds to the probe-depth figure, to the Directions
-  table, and why a run it claims is in no table.
+  table, and why a run it claims is in no table;
+- ``by_step``: ``(Run) -> [StepValue]``, the numbers of one of its records that the "by training step" section
+  (elmo_bench.report.by_step) puts against the tokens seen when the record is a checkpoint series' point: each
+  metric per layer, with its interval where the record has one (POS accuracy, UUAS, lens bits, ...).
 """
 from __future__ import annotations
 
@@ -69,6 +72,18 @@ class DepthPanel:
 
 
 @dataclass(frozen=True)
+class StepValue:
+    """One number of a probe record for the "by training step" section: a metric (its title, e.g. "POS accuracy
+    (test)"), a layer, the value and its interval (None: the record has none)."""
+
+    metric: str
+    layer: int
+    value: float
+    low: float | None = None
+    high: float | None = None
+
+
+@dataclass(frozen=True)
 class Section:
     """One probe's report section (see the module docstring)."""
 
@@ -85,6 +100,7 @@ class Section:
     direction_order: int = 0
     unshown: Callable[[Run], str | None] | None = None
     minimal_records: bool = False      # its records may hold only task and metrics (the WSD probe's)
+    by_step: Callable[[Run], list[StepValue]] | None = None
     probe: str = ""                    # filled in: the declaring probe
     record_task: str = ""              # filled in: its record task
 
@@ -130,6 +146,17 @@ class ReportPlugins:
 
 
 NO_PLUGINS = ReportPlugins()
+
+
+def owner(run: Run, plugins: ReportPlugins) -> Section | None:
+    """The section that shows ``run``, as the report hands runs out: the first ``OWN`` section (group order) that
+    takes it, else the first ``PAPER`` section that claims it; None when none does."""
+    for place in (OWN, PAPER):
+        for group in plugins.groups(place):
+            found = next((s for s in group if s.takes(run)), None)
+            if found is not None:
+                return found
+    return None
 
 
 def take_groups(runs: list[Run], plugins: ReportPlugins) -> tuple[list[Run], list[tuple[list[Section], list[Run]]]]:

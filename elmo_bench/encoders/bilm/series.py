@@ -1,7 +1,8 @@
 """The biLM's checkpoints (issue 57 item 3): a probe run's directory names the weights file by its content when
 ``bilm.weights`` or ``bilm.options`` is not the group's own (so each checkpoint of a series gets its own directory,
-while the shipped, fixture and random biLMs keep their names), and a sweep's checkpoints are compared by their
-architecture before any job starts (elmo_bench.commands.checkpoint_series)."""
+a series point's named by its folder, step and tokens seen, while the shipped, fixture and random biLMs keep their
+names), and a sweep's checkpoints are compared by their architecture before any job starts
+(elmo_bench.commands.checkpoint_series)."""
 from __future__ import annotations
 
 import hashlib
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from elmo_bench.base.paths import CONF_DIR
+from elmo_bench.encoders.checkpoints import POINT_FILE
 from elmo_bench.encoders.model_files import file_hash
 
 NAME = "bilm"
@@ -60,7 +62,10 @@ def checkpoint_label(root: Mapping[str, Any]) -> str | None:
         return None
     path = Path(weights).expanduser()
     digest = file_hash(path) if path.is_file() else hashlib.sha256(weights.encode("utf-8")).hexdigest()
-    return f"{path.name[:MAX_LABEL_NAME]}~{digest[:10]}"
+    # a series point's weights are all called weights.hdf5: the point's folder (its step and tokens) names it, so
+    # identical weights under two steps get two directories, and two records the report can mark as duplicates
+    name = path.parent.name if (path.parent / POINT_FILE).is_file() else path.name
+    return f"{name[:MAX_LABEL_NAME]}~{digest[:10]}"
 
 
 def _flat(prefix: str, value: Any) -> dict[str, Any]:

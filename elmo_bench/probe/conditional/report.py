@@ -18,7 +18,7 @@ from elmo_bench.report import figures
 from elmo_bench.report.collect import Run
 from elmo_bench.report.figures import _figure_legend, _panel_grid
 from elmo_bench.report.probe_blocks import Block, blocks, cell, interval, once
-from elmo_bench.report.sections import Rendered, Section, SectionInput
+from elmo_bench.report.sections import Rendered, Section, SectionInput, StepValue
 from elmo_bench.report.table import Stat, Table, fmt_stat, stat_json
 
 CONDITIONAL = "conditional_probe"
@@ -258,5 +258,19 @@ def render(given: SectionInput) -> Rendered:
                     {"bits_beyond_baseline": (FIGURE, "Bits beyond a baseline by relative layer depth", "")})
 
 
+def by_step(run: Run) -> list[StepValue]:
+    """Each layer's bits beyond layer 0 with its interval (test), per probe family, for the "by training step"
+    section (a series point's record)."""
+    out = []
+    for key in sorted(run.metrics.get("test") or {}):
+        found = GAIN.fullmatch(key) if run.task == CONDITIONAL else None
+        value = None if found is None or found["baseline"] != "layer0" else run.value("test", key)
+        if found is not None and value is not None:
+            family = FAMILIES.get(found["family"] or "linear", found["family"])
+            out.append(StepValue(f"bits beyond layer 0, {family} probe (test)", int(found["layer"]), value,
+                                 run.value("test", key + "_lo"), run.value("test", key + "_hi")))
+    return out
+
+
 SECTION = Section(key="bits_beyond_baseline", order=3, render=render,
-                  summary="Conditional-probing and erasure runs")
+                  summary="Conditional-probing and erasure runs", by_step=by_step)

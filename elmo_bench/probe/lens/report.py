@@ -15,7 +15,7 @@ from elmo_bench.report.collect import Run
 from elmo_bench.report.encoder_names import EncoderNames
 from elmo_bench.report.experiments import apart
 from elmo_bench.report.figures import _figure_legend, _panel_grid
-from elmo_bench.report.sections import Rendered, Section, SectionInput
+from elmo_bench.report.sections import Rendered, Section, SectionInput, StepValue
 from elmo_bench.report.table import MISSING, Table
 
 #: ``[random/]<lens>/layer_<k>_<direction>_bits`` (metrics.dev, probe.py's contract)
@@ -160,4 +160,19 @@ def render(given: SectionInput) -> Rendered:
     return Rendered(tables, {name: drawn}, after)
 
 
-SECTION = Section(order=7, render=render, summary="probe={probe} runs")
+def by_step(run: Run) -> list[StepValue]:
+    """Each lens and direction's bits per token per layer with its interval (dev; the random twin's left out), for
+    the "by training step" section (a series point's record)."""
+    out = []
+    for key in sorted(run.metrics.get("dev") or {}):
+        found = BITS.fullmatch(key)
+        if found is None or found.group(1):
+            continue
+        value, low, high = (run.value("dev", key + end) for end in ("", "_lo", "_hi"))
+        if value is not None:
+            out.append(StepValue(f"{found.group(2)} lens bits/token, {found.group(4)} (dev)", int(found.group(3)),
+                                 value, low, high))
+    return out
+
+
+SECTION = Section(order=7, render=render, summary="probe={probe} runs", by_step=by_step)

@@ -13,12 +13,12 @@ from typing import Any, Sequence
 
 from elmo_bench.report import figures
 from elmo_bench.report.collect import Run
-from elmo_bench.report.encoder_names import BILM, base_label, depth_span, layer_numbers, recorded_label
+from elmo_bench.report.encoder_names import BILM, CHECKPOINT, base_label, depth_span, layer_numbers, recorded_label
 from elmo_bench.report.experiments import apart
 from elmo_bench.report.figures import SeriesStyles, _figure_legend, plt
 from elmo_bench.report.probe_common import PROBE_NAMES
 from elmo_bench.report.probe_settings import probe_settings
-from elmo_bench.report.sections import Rendered, Section, SectionInput
+from elmo_bench.report.sections import Rendered, Section, SectionInput, StepValue
 from elmo_bench.report.table import MISSING, Stat, Table, fmt, fmt_stat, stat
 
 #: Hewitt & Liang (2019), ELMo (the public 5.5B model) layer 1, PTB WSJ dev, 40,000 training sentences: accuracy,
@@ -33,7 +33,7 @@ def is_control_run(run: Run) -> bool:
 
 
 def encoder_label(run: Run) -> str:
-    ident = {k: v for k, v in (run.record.encoder or {}).items() if k not in (*RANDOM_KEYS, "layers", "dim")}
+    ident = {k: v for k, v in (run.record.encoder or {}).items() if k not in (*RANDOM_KEYS, "layers", "dim", CHECKPOINT)}
     if ident.get("kind", BILM) == BILM:
         ident = {"kind": BILM, "hash": str((run.record.bilm or {}).get("trained_hash")
                                              or (run.record.bilm or {}).get("hash") or ident.get("hash", "")
@@ -336,5 +336,22 @@ def render(given: SectionInput) -> Rendered:
                     {"probe_controls": (FIGURE, "Probe accuracy and selectivity by relative layer depth", "")})
 
 
+def by_step(run: Run) -> list[StepValue]:
+    """Per probe and layer, test accuracy and (with the control task) selectivity, for the "by training step"
+    section (a series point's record)."""
+    layers = sorted({int(m.group(1)) for key in run.metrics.get("test") or {}
+                     if (m := re.fullmatch(r"(?:[a-z0-9]+/)?layer_(\d+)_accuracy", key))})
+    out = []
+    for probe in probe_kinds([run]):
+        for what in ("accuracy", "selectivity"):
+            for layer in layers:
+                key = _key(run, probe, f"layer_{layer}")
+                value = _value(run, what, "test", key) if key else None
+                if isinstance(value, (int, float)):
+                    out.append(StepValue(f"POS {what}, {PROBE_NAMES.get(probe, probe)} probe (test)", layer,
+                                         float(value)))
+    return out
+
+
 SECTION = Section(key="probe_controls", order=1, claims_own=False, take=is_control_run, render=render,
-                  summary="Probe-control runs")
+                  summary="Probe-control runs", by_step=by_step)

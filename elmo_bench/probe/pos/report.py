@@ -13,7 +13,7 @@ from elmo_bench.report.collect import MIX_OVERRIDES, Run
 from elmo_bench.report.directions import above, probe_layers, seed_counts
 from elmo_bench.report.encoder_names import EncoderNames
 from elmo_bench.report.experiments import apart
-from elmo_bench.report.sections import PAPER, DepthPanel, Rendered, Section, SectionInput
+from elmo_bench.report.sections import PAPER, DepthPanel, Rendered, Section, SectionInput, StepValue
 from elmo_bench.report.selection import _data_label, layer_title
 from elmo_bench.report.table import ENCODER_BLOCKS_NOTE, MISSING, Table, fmt, fmt_stat, stat
 
@@ -167,9 +167,15 @@ def depth(runs: Sequence[Run]) -> tuple[list[Run], list[DepthPanel]]:
                   + [DepthPanel(POS_ENGINE, data, members, _engine) for data, members in engine.items()])
 
 
+def by_step(run: Run) -> list[StepValue]:
+    """The converged probe's test accuracy per layer, for the "by training step" section (a series point's record)."""
+    return [StepValue("POS accuracy (test)", k, v) for k, v in sorted(_converged(run).items())] \
+        if run.task == PROBE_TASK else []
+
+
 def render(given: SectionInput) -> Rendered:
     return Rendered([table6(given.runs, given.names)])
 
 
 SECTION = Section(key="table6", place=PAPER, order=6, claims=(POS_TASK,), render=render, depth=depth,
-                  directions=directions, direction_order=5, unshown=unshown)
+                  directions=directions, direction_order=5, unshown=unshown, by_step=by_step)

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 from elmo_bench.report.collect import Run
 from elmo_bench.report.encoder_names import EncoderNames
 from elmo_bench.report.experiments import apart
-from elmo_bench.report.sections import Rendered, Section, SectionInput
+from elmo_bench.report.sections import Rendered, Section, SectionInput, StepValue
 from elmo_bench.report.table import Table, fmt_stat, stat, stat_json
 
 LAYER = re.compile(r"layer_(\d+)_accuracy")
@@ -47,4 +47,11 @@ def render(given: SectionInput) -> Rendered:
     return Rendered([ridge_table(given.runs, given.probe, given.record_task)])
 
 
-SECTION = Section(order=5, render=render, summary="probe={probe} runs")
+def by_step(run: Run) -> list[StepValue]:
+    """Each layer's test accuracy, for the "by training step" section (a series point's record)."""
+    return [StepValue("POS accuracy, ridge probe (test)", int(m.group(1)), float(v))
+            for k, v in sorted((run.metrics.get("test") or {}).items())
+            if (m := LAYER.fullmatch(k)) and isinstance(v, (int, float))]
+
+
+SECTION = Section(order=5, render=render, summary="probe={probe} runs", by_step=by_step)

@@ -22,7 +22,7 @@ from elmo_bench.report.experiments import apart
 from elmo_bench.report.figures import SeriesStyles, _figure_legend, _panel_grid
 from elmo_bench.report.probe_common import PROBE_NAMES, Keyed, base_identity, train_sentences, weights_label
 from elmo_bench.report.probe_settings import probe_settings
-from elmo_bench.report.sections import Rendered, Section, SectionInput
+from elmo_bench.report.sections import Rendered, Section, SectionInput, StepValue
 from elmo_bench.report.table import MISSING, Stat, Table, fmt, fmt_stat, stat, stat_json
 
 STRUCTURAL = "structural_probe"
@@ -346,4 +346,13 @@ def render(given: SectionInput) -> Rendered:
                     {"structural_mdl": (FIGURE, "Structural probes and MDL by relative layer depth", "")})
 
 
-SECTION = Section(key="structural_mdl", order=2, render=render, summary="Structural-probe and MDL runs")
+def by_step(run: Run) -> list[StepValue]:
+    """The distance probe's test UUAS per layer, for the "by training step" section (a series point's record)."""
+    if run.task != STRUCTURAL:
+        return []
+    return [StepValue("UUAS (test)", int(m.group(1)), float(v)) for k, v in sorted((run.metrics.get("test") or {}).items())
+            if (m := re.fullmatch(r"layer_(\d+)_uuas", k)) and isinstance(v, (int, float))]
+
+
+SECTION = Section(key="structural_mdl", order=2, render=render, summary="Structural-probe and MDL runs",
+                  by_step=by_step)
