@@ -27,6 +27,8 @@ ADDED = {"default": {"init_dir": None}, "shipped_v1": {"direction_threads": 1, "
          "tiny": {"work_dir": "<repo>/lm_work", "direction_threads": 1, "init_dir": None},
          "finetune": {"work_dir": "<repo>/lm_work", "vocab_file": None, "min_count": 3, "max_vocab": 20000,
                       "model": dataclasses.asdict(PretrainModel()), "direction_threads": 1}}
+for _added in ADDED.values():  # issue 57: pretrain.series_dir (null: no series), in every preset since
+    _added["series_dir"] = None
 
 
 def _composed(preset: str) -> dict:
