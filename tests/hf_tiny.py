@@ -35,7 +35,9 @@ def _sample_lines() -> list[str]:
     return lines
 
 
-def _bert(directory: Path, lines: list[str]) -> None:
+def _bert(directory: Path, lines: list[str], max_length: int = MAX_LENGTH, vocab_size: int = 150) -> None:
+    """A BERT of two blocks of width 32 with a WordPiece tokenizer trained on ``lines`` (``vocab_size`` pieces), its
+    window ``max_length``."""
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
     from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
 
@@ -43,16 +45,16 @@ def _bert(directory: Path, lines: list[str]) -> None:
     tok.normalizer = normalizers.BertNormalizer(lowercase=False)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tok.train_from_iterator(lines, trainers.WordPieceTrainer(vocab_size=150, special_tokens=specials))
+    tok.train_from_iterator(lines, trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=specials))
     cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
                                                        special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
     tok.decoder = decoders.WordPiece()
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
-                                   sep_token="[SEP]", mask_token="[MASK]", model_max_length=MAX_LENGTH)
+                                   sep_token="[SEP]", mask_token="[MASK]", model_max_length=max_length)
     fast.save_pretrained(directory)
     config = BertConfig(vocab_size=tok.get_vocab_size(), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=MAX_LENGTH)
+                        intermediate_size=64, max_position_embeddings=max_length)
     BertModel(config).save_pretrained(directory)
 
 

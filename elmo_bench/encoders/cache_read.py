@@ -29,9 +29,20 @@ class CachedLayers:
         self.rows = np.load(directory / "rows.npy")  # sequence i → its row among the distinct sequences
         self.num_layers, self.dim = meta["num_layers"], meta["dim"]
         self.dtype = str(meta.get("dtype", DEFAULT_CACHE_DTYPE))  # entries before cache_dtype: fp16
-        total = int(self.offsets[-1])
+        self.directory = directory
+        self.data = self._map()
+
+    def _map(self) -> np.memmap:
+        """The entry's layer file as a read-only memory map (total_tokens, layers, dim)."""
         kind, name = STORAGE[self.dtype]
-        self.data = np.memmap(directory / name, dtype=kind, mode="r", shape=(max(total, 1), self.num_layers, self.dim))
+        shape = (max(int(self.offsets[-1]), 1), self.num_layers, self.dim)
+        return np.memmap(self.directory / name, dtype=kind, mode="r", shape=shape)
+
+    def release(self) -> None:
+        """Let go of the pages read so far: a new map of the file (the old one is unmapped once no array read from
+        it is left), so a reader that goes through the whole entry chunk by chunk does not keep every page of it in
+        its resident set (the pages stay in the OS's file cache)."""
+        self.data = self._map()
 
     def __len__(self) -> int:
         return len(self.rows)

@@ -90,6 +90,10 @@ class ShardedLayers:
     def get(self, index: int) -> np.ndarray:
         return np.asarray(self.stored(index), dtype=np.float32)
 
+    def release(self) -> None:
+        """Let go of the pages read so far (cache_read.CachedLayers.release): the shards are mapped again when read."""
+        self._maps.clear()
+
     def stored(self, index: int) -> np.ndarray:
         """Sequence ``index``'s (layers, n, dim) in the entry's own dtype (fp16: no float32 copy)."""
         row = int(self.rows[index])

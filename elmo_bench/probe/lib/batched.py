@@ -14,9 +14,10 @@ of a batched matmul against a single one).
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass
-from typing import Callable, Generator, Sequence
+from typing import Callable, Generator, Iterator, Sequence
 
 import torch
 from torch.nn import functional as F
@@ -245,19 +246,40 @@ def run_batched(problems: Problems, theta: torch.Tensor, l2: Sequence[float], ma
     Each problem's vectors live in their own storage, as one problem's would (a row of the batch starts unaligned,
     and a BLAS dot product over an unaligned start rounds otherwise)."""
     solvers = [solve(theta[b].clone(), max_iter, tol) for b in range(len(theta))]
-    asked = {b: next(s) for b, s in enumerate(solvers)}
+    with one_thread():
+        asked = {b: next(s) for b, s in enumerate(solvers)}
     ends: dict[int, tuple] = {}
     while asked:
         index = torch.tensor(sorted(asked), dtype=torch.long, device=theta.device)
         loss, grad = problems.evaluate(torch.stack([asked[int(b)] for b in index]), [l2[b] for b in index.tolist()],
-                                       index)
-        for i, b in enumerate(index.tolist()):
-            try:
-                asked[b] = solvers[b].send((float(loss[i]), grad[i].clone()))   # its own, aligned storage
-            except StopIteration as stop:
-                ends[b] = stop.value
-                del asked[b]
+                                       index)                         # the products: every thread the run has
+        with one_thread():
+            for i, b in enumerate(index.tolist()):
+                try:
+                    asked[b] = solvers[b].send((float(loss[i]), grad[i].clone()))   # its own, aligned storage
+                except StopIteration as stop:
+                    ends[b] = stop.value
+                    del asked[b]
     return [ends[b] for b in range(len(theta))]
+
+
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """Torch on one CPU thread while the solvers take their steps. Why: their work is dot products and sums of one
+    problem's parameters (a few thousand numbers); on several threads MKL splits each dot and waits for every thread
+    to join, which costs far more than the dot (about 14 ms against 5 us measured on this 2-core machine under
+    load), and the split sum rounds otherwise: on one thread the steps are those of a ``threads=1`` run, whatever
+    ``threads`` says. The evaluations (the matrix products) keep every thread."""
+    threads = torch.get_num_threads()
+    if threads == 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
 
 def fit_softmax_batched(problems: Problems, l2: Sequence[float], max_iter: int = 1000, tol: float = 1e-6,
                         init: Sequence[SoftmaxProbe | None] | None = None) -> list[SoftmaxProbe]:

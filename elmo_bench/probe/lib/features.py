@@ -57,6 +57,92 @@ def layer_features(layers: Any, count: int, dtype: Any = np.float32) -> np.ndarr
     return np.concatenate(arrays, axis=0) if arrays else np.zeros((0, 1, 1), dtype=dtype or np.float32)
 
 
+class StoredTokens:
+    """A split's token features (n_tokens, L+1, dim) left in an activation-cache entry (``source``: its ``stored(i)``,
+    (L+1, n_i, dim) in the cache's dtype) and read a range of tokens at a time (:meth:`read`). Why: a copy of every
+    layer of every split (fp16, (tokens, layers, dim)) grows with the model's depth and width (an 8B model: 33
+    layers of 4096); read this way the probe holds one chunk of one layer, and the entry's pages are let go after
+    each read (``source.release()``), so a memory map does not add the whole file to the resident set either."""
+
+    def __init__(self, source: Any, count: int) -> None:
+        self.source = source
+        lengths = [source.stored(i).shape[1] for i in range(count)]     # views of the map: no page is read
+        self.ends = np.cumsum(lengths, dtype=np.int64)
+        first = source.stored(0) if count else np.zeros((1, 0, 1), dtype=np.float16)
+        self.shape = (int(self.ends[-1]) if count else 0, first.shape[0], first.shape[2])
+        self.dtype = first.dtype
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def read(self, start: int, stop: int, layer: int | None = None) -> np.ndarray:
+        """Tokens [start, stop) in sentence order: (stop - start, L+1, dim), or ``layer``'s (stop - start, dim), in
+        the stored dtype (a new array)."""
+        stop = max(start, min(stop, len(self)))
+        out = np.empty((stop - start, *([] if layer is not None else [self.shape[1]]), self.shape[2]), self.dtype)
+        sentence = int(np.searchsorted(self.ends, start, side="right"))
+        at = start
+        while at < stop:
+            begins = int(self.ends[sentence - 1]) if sentence else 0
+            upto = min(stop, int(self.ends[sentence]))
+            stored = self.source.stored(sentence)                          # (L+1, n_i, dim)
+            piece = stored[layer] if layer is not None else stored.transpose(1, 0, 2)
+            out[at - start: upto - start] = piece[at - begins: upto - begins]
+            at, sentence = upto, sentence + 1
+        release = getattr(self.source, "release", None)
+        if callable(release):
+            release()
+        return out
+
+
+class TokenColumn:
+    """One row of a probe read lazily from :class:`StoredTokens`, an array-like (n_tokens, dim): ``layer`` k in the
+    stored dtype, or (``layer`` None) the mean of every layer in float32 (numpy's mean over the layer axis, a
+    token's value whatever the chunk). Slicing reads that range only (``average_chunk`` tokens at a time for the
+    mean); ``np.asarray`` reads the whole column."""
+
+    def __init__(self, tokens: StoredTokens, layer: int | None, average_chunk: int = 4096) -> None:
+        self.tokens, self.layer, self.average_chunk = tokens, layer, average_chunk
+        self.shape = (tokens.shape[0], tokens.shape[2])
+        self.dtype = tokens.dtype if layer is not None else np.dtype(np.float32)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, key: slice) -> np.ndarray:
+        if not isinstance(key, slice) or key.step not in (None, 1):
+            raise TypeError(f"TokenColumn: only contiguous slices, found {key!r}")
+        start, stop, _ = key.indices(len(self))
+        if self.layer is not None:
+            return self.tokens.read(start, stop, self.layer)
+        out = np.empty((max(stop - start, 0), self.shape[1]), dtype=np.float32)
+        for at in range(start, stop, self.average_chunk):
+            block = self.tokens.read(at, min(at + self.average_chunk, stop))
+            out[at - start: at - start + len(block)] = block.mean(axis=1, dtype=np.float32)
+        return out
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        whole = self[:]
+        return whole if dtype is None else whole.astype(dtype, copy=False)
+
+
+def split_tokens(layers: Any, count: int) -> np.ndarray | StoredTokens:
+    """A split's token features as a probe reads them: left in the activation cache (:class:`StoredTokens`) when
+    ``layers`` is a cache entry (it has ``stored``), else computed once into one array in the source's dtype
+    (``cache=false``: :func:`layer_features`)."""
+    if hasattr(layers, "stored"):
+        return StoredTokens(layers, count)
+    return layer_features(layers, count, None)
+
+
+def layer_column(tokens: np.ndarray | StoredTokens, layer: int | None) -> Any:
+    """Layer ``layer``'s (n_tokens, dim) of a split (None: the mean of every layer, float32): a view of an array,
+    or a :class:`TokenColumn` of a split left in the cache."""
+    if isinstance(tokens, StoredTokens):
+        return TokenColumn(tokens, layer)
+    return tokens[:, layer] if layer is not None else tokens.mean(axis=1, dtype=np.float32)
+
+
 def glove_features(examples: Sequence[Example], vectors: Mapping[str, np.ndarray], dim: int) -> np.ndarray:
     """(n_tokens, dim) GloVe vectors, zeros for words GloVe lacks."""
     rows = [lookup(vectors, w) for ex in examples for w in ex["tokens"]]

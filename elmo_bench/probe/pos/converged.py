@@ -79,13 +79,14 @@ def standardised(rows: Sequence[Mapping[str, np.ndarray]], chunk: int = 8192, de
 def scaled_accuracy(probe: SoftmaxProbe, features: np.ndarray, scale: Standardiser, y: torch.Tensor,
                     chunk: int = 65536) -> float:
     """``linear.accuracy`` of the probe on ``scale(features)``, standardised ``chunk`` tokens at a time (the chunks
-    ``SoftmaxProbe.predict`` takes, so the same products)."""
+    ``SoftmaxProbe.predict`` takes, so the same products), each chunk in place: one float32 chunk held, not three.
+    ``features`` (n, dim): an array or a lazy column of the activation cache (features.TokenColumn)."""
     if len(y) == 0:
         return 0.0
     found = []
-    for start in range(0, len(features), chunk):
-        piece = torch.from_numpy(np.ascontiguousarray(features[start:start + chunk], dtype=np.float32))
-        found.append(probe.predict(scale(piece).to(y.device), batch=chunk))
+    for start in range(0, len(features), chunk):   # a new float32 array standardised in place (scale's operations)
+        piece = torch.from_numpy(np.array(features[start:start + chunk], dtype=np.float32))
+        found.append(probe.predict(piece.sub_(scale.mean).div_(scale.std).to(y.device), batch=chunk))
     return 100.0 * float((torch.cat(found) == y).double().mean())
 
 

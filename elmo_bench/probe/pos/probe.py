@@ -18,7 +18,7 @@ from elmo_bench.data.glove import load_glove
 from elmo_bench.encoders.kinds import kind_of
 from elmo_bench.probe.api import ProbeContext, ProbeOutcome
 from elmo_bench.probe.lib.classifiers import ProbeSpec
-from elmo_bench.probe.lib.features import baseline_accuracy, glove_features, layer_features, tag_ids
+from elmo_bench.probe.lib.features import baseline_accuracy, glove_features, layer_column, split_tokens, tag_ids
 from elmo_bench.probe.lib.regimen import Regimen
 from elmo_bench.probe.lib.ud_data import SPLITS, read_tagged, tagged_data_block
 from elmo_bench.probe.pos.config import PosSettings
@@ -43,12 +43,14 @@ def probe_settings(settings: PosSettings) -> ProbeSettings:
                          list(settings.l2_grid), settings.max_iter, settings.tol)
 
 
-def views(settings: PosSettings, splits: Mapping[str, Sequence[dict]], layers: Mapping[str, np.ndarray],
-          probed: Sequence[tuple[int, int]]) -> dict[str, dict[str, np.ndarray]]:
+def views(settings: PosSettings, splits: Mapping[str, Sequence[dict]], layers: Mapping[str, Any],
+          probed: Sequence[tuple[int, int]]) -> dict[str, dict[str, Any]]:
     """{row: {split: (n_tokens, dim)}}: each probed layer, the average of all layers and (``probe.glove``) GloVe;
-    ``probe.rows`` keeps only the rows it names."""
-    out = {f"layer_{index}": {s: layers[s][:, at] for s in SPLITS} for at, index in probed}   # named as in the model
-    out["average"] = {s: layers[s].mean(axis=1, dtype=np.float32) for s in SPLITS}
+    ``probe.rows`` keeps only the rows it names. ``layers[split]``: (n_tokens, L+1, dim), an array or a split left
+    in the activation cache (features.split_tokens); a layer row is then read lazily (features.TokenColumn)."""
+    out = {f"layer_{index}": {s: layer_column(layers[s], at) for s in SPLITS}    # named as in the model
+           for at, index in probed}
+    out["average"] = {s: layer_column(layers[s], None) for s in SPLITS}
     wanted = set(out) | ({"glove"} if settings.glove else set())
     if settings.rows is not None:
         wanted = set(settings.rows)
@@ -82,8 +84,8 @@ def run(context: ProbeContext) -> ProbeOutcome:
     splits = read.splits
     labels = sorted({t for ex in splits["train"] for t in ex["tags"]})
     y = {s: tag_ids(splits[s], labels) for s in SPLITS}
-    layers = {s: layer_features(context.layers([ex["tokens"] for ex in splits[s]], f"pos/{s}"), len(splits[s]), None)
-              for s in SPLITS}                         # the cache's dtype (fp16): no float32 copy of every layer
+    layers = {s: split_tokens(context.layers([ex["tokens"] for ex in splits[s]], f"pos/{s}"), len(splits[s]))
+              for s in SPLITS}              # left in the cache, read a chunk at a time in its dtype (fp16): no copy
     rows = views(settings, splits, layers, context.probed_layers(settings.layers))
     baseline = {s: baseline_accuracy(splits["train"], splits[s]) for s in ("dev", "test")}
     # the printed keys are the biLM's contract ("bilm": its hash); another encoder's hash is "encoder" (issue 56)
