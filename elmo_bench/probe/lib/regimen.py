@@ -68,6 +68,19 @@ class Tokens:
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
+    @classmethod
+    def flat(cls, x: torch.Tensor, y: torch.Tensor | None, lengths: Sequence[int],
+             device: torch.device | str = "cpu") -> "Tokens":
+        """Sentences already concatenated: x (tokens, dim), y (tokens,) or None, tokens per sentence; a float32 x
+        on ``device`` is held as it is (so problems given one tensor share it)."""
+        tokens = cls.__new__(cls)
+        counts = torch.as_tensor([int(n) for n in lengths], dtype=torch.long)
+        tokens.offsets = torch.cat([torch.zeros(1, dtype=torch.long), counts.cumsum(0)])
+        tokens.x, tokens.y = x.float().to(device), None if y is None else y.long().to(device)
+        if int(tokens.offsets[-1]) != len(tokens.x) or (tokens.y is not None and len(tokens.y) != len(tokens.x)):
+            raise ValueError("every sentence needs its features and one label per token")
+        return tokens
+
     def relabelled(self, labels: torch.Tensor) -> "Tokens":
         """The same sentences and features (shared, not copied) with other flat labels (tokens,)."""
         if len(labels) != len(self.x):

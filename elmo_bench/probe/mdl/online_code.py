@@ -126,6 +126,52 @@ def online_codelength(train: TokenData, dev: TokenData, num_classes: int, factor
     return OnlineCode(blocks, sum(b["bits"] for b in blocks), int(train.lengths.sum()) * per_token, final)
 
 
+#: (trains, devs, seed) → a probe per problem, each what ``ProbeFactory`` gives on that problem alone
+ManyFactory = Callable[[Sequence[TokenData], Sequence[TokenData], int], list[FittedProbe]]
+
+
+def _take_all(problems: Sequence[TokenData], sentences: Sequence[int]) -> list[TokenData]:
+    """``take`` of every problem (the same sentences, the rows ``take`` takes), problems given one feature or label
+    array sharing its copy (the stacked trainer then holds it once)."""
+    lengths = problems[0].lengths
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    index = [np.arange(starts[s], starts[s] + lengths[s]) for s in sentences]
+    rows = np.concatenate(index) if index else np.zeros(0, dtype=np.int64)
+    copies: dict[int, np.ndarray] = {}
+
+    def pick(array: np.ndarray) -> np.ndarray:
+        if id(array) not in copies:
+            copies[id(array)] = array[rows]
+        return copies[id(array)]
+
+    return [TokenData(pick(d.features), pick(d.labels), lengths[list(sentences)]) for d in problems]
+
+
+def online_codelengths(trains: Sequence[TokenData], devs: Sequence[TokenData], num_classes: int, many: ManyFactory,
+                       seed: int = 0, fractions: Sequence[float] = FRACTIONS) -> list[OnlineCode]:
+    """``online_codelength`` of every problem (its training and dev tokens; every problem the same sentences), the
+    probes of one block trained by one call of ``many``: problem i's code is the one it gets alone."""
+    n = len(trains[0])
+    check_blocks(n, fractions)
+    if any(not np.array_equal(t.lengths, trains[0].lengths) for t in trains):
+        raise ValueError("online codes together: every problem needs the same training sentences")
+    shuffled = _take_all(trains, np.random.RandomState(seed).permutation(n).tolist())
+    ends = block_ends(n, fractions)
+    first = int(shuffled[0].lengths[: ends[0]].sum())
+    per_token = math.log2(num_classes)
+    blocks: list[list[dict[str, Any]]] = [[{"end": ends[0], "tokens": first, "bits": first * per_token}]
+                                          for _ in trains]
+    for i in range(1, len(ends)):
+        probes = many(_take_all(shuffled, range(ends[i - 1])), devs, seed + i)
+        block = _take_all(shuffled, range(ends[i - 1], ends[i]))
+        for b, probe in enumerate(probes):
+            blocks[b].append({"end": ends[i], "tokens": int(block[b].lengths.sum()),
+                              "bits": gold_bits(probe.log_probs(block[b]), block[b].labels)})
+    finals = many(shuffled, devs, seed)
+    return [OnlineCode(found, sum(b["bits"] for b in found), int(trains[0].lengths.sum()) * per_token, final)
+            for found, final in zip(blocks, finals)]
+
+
 def accuracy(probe: FittedProbe, data: TokenData) -> float:
     """Token accuracy in percent (a label −1 is always wrong)."""
     if not len(data.labels):
