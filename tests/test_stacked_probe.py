@@ -105,7 +105,6 @@ def test_real_ewt_pos_controls_and_mdl_equal_their_per_layer_fits(tmp_path):
             assert [(f.dev, f.test, f.extra) for f in a[key]] == [(f.dev, f.test, f.extra) for f in b[key]]
             assert all(np.array_equal(f.correct, g.correct) for f, g in zip(a[key], b[key]))
     targets = {"task": {s: tag_ids(splits[s], labels) for s in SPLITS}, "control": control_tags(splits, labels, 0)}
-    probe_settings = MdlSettings(probe="mlp1", hidden=16, max_epochs=3)
     device = torch.device("cpu")
     k = len(labels)
     data = [mdl.TokenData(np.ascontiguousarray(layers["train"][:, at]), np.asarray(targets[w]["train"]),
@@ -113,15 +112,18 @@ def test_real_ewt_pos_controls_and_mdl_equal_their_per_layer_fits(tmp_path):
     dev = [mdl.TokenData(np.ascontiguousarray(layers["dev"][:, at]), np.asarray(targets[w]["dev"]),
                          np.array([len(ex["tokens"]) for ex in splits["dev"]])) for w in targets for at in range(3)]
     fractions = (0.1, 0.3, 1.0)
-    together = mdl.online_codelengths(data, dev, k, MANY["mlp1"](k, probe_settings, device), 2, fractions)
-    one = [mdl.online_codelength(t, d, k, FACTORIES["mlp1"](k, probe_settings, device), 2, fractions)
-           for t, d in zip(data, dev)]
-    assert [c.blocks for c in together] == [c.blocks for c in one]
-    assert [c.online_bits for c in together] == [c.online_bits for c in one]
+    for kind in ("linear", "mlp1"):
+        probe_settings = MdlSettings(probe=kind, hidden=16, max_epochs=3)
+        together = mdl.online_codelengths(data, dev, k, MANY[kind](k, probe_settings, device), 2, fractions)
+        one = [mdl.online_codelength(t, d, k, FACTORIES[kind](k, probe_settings, device), 2, fractions)
+               for t, d in zip(data, dev)]
+        assert [c.blocks for c in together] == [c.blocks for c in one]
+        assert [c.online_bits for c in together] == [c.online_bits for c in one]
 
 
-def test_mdl_online_codes_of_every_layer_and_labelling_together_equal_one_by_one():
-    """probe mdl_mlp's ``online_codes`` with the stacked blocks (MANY) against the per-layer loop (many=None): the
+@pytest.mark.parametrize("kind", ["linear", "mlp1"])
+def test_mdl_online_codes_of_every_layer_and_labelling_together_equal_one_by_one(kind):
+    """probe mdl's and mdl_mlp's ``online_codes`` with the stacked blocks (MANY) against the per-layer loop (many=None): the
     same summaries and test accuracies, tags and control labels, on 1,000 sentences (the schedule's smallest)."""
     from elmo_bench.probe.mdl.config import MdlSettings
     from elmo_bench.probe.mdl.probe import FACTORIES, MANY, online_codes
@@ -136,9 +138,9 @@ def test_mdl_online_codes_of_every_layer_and_labelling_together_equal_one_by_one
         features[s] = rng.normal(size=(tokens, 2, 6)).astype(np.float32)
         targets["task"][s] = torch.from_numpy((features[s][:, 1, :3].argmax(1)).astype(np.int64))
         targets["control"][s] = torch.from_numpy(rng.integers(0, 3, tokens))
-    settings, device = MdlSettings(probe="mlp1", hidden=8, max_epochs=2), torch.device("cpu")
+    settings, device = MdlSettings(probe=kind, hidden=8, max_epochs=6), torch.device("cpu")
     layers = [(0, 0), (1, 1)]
-    trainer = FACTORIES["mlp1"](3, settings, device)
-    together = online_codes(features, splits, targets, layers, trainer, 0, 3, MANY["mlp1"](3, settings, device))
+    trainer = FACTORIES[kind](3, settings, device)
+    together = online_codes(features, splits, targets, layers, trainer, 0, 3, MANY[kind](3, settings, device))
     assert together == online_codes(features, splits, targets, layers, trainer, 0, 3)
     assert set(together) == {"task", "control"} and set(together["task"]["train"]) == {"layer_0", "layer_1"}

@@ -147,11 +147,11 @@ class Track:
     history: list[dict] = field(default_factory=list)
 
     @classmethod
-    def start(cls, lr: float) -> "Track":
-        """A track whose ``ReduceLROnPlateau`` (×0.5, patience 0, the regimen's) holds its learning rate: the
+    def start(cls, lr: float, factor: float = 0.5) -> "Track":
+        """A track whose ``ReduceLROnPlateau`` (×``factor``, patience 0: the regimen's) holds its learning rate: the
         scheduler's own arithmetic, on an optimiser that only carries the rate."""
         holder = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=lr)
-        return cls(torch.optim.lr_scheduler.ReduceLROnPlateau(holder, mode="min", factor=0.5, patience=0))
+        return cls(torch.optim.lr_scheduler.ReduceLROnPlateau(holder, mode="min", factor=factor, patience=0))
 
     @property
     def lr(self) -> float:

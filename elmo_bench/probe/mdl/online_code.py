@@ -23,6 +23,8 @@ import torch
 from torch import nn
 
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.probe.lib.regimen import Tokens
+from elmo_bench.probe.lib.stacked import Stack, StackedAdam, StackedChain, Track, loaded
 
 FRACTIONS = (0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.0625, 0.125, 0.25, 0.5, 1.0)
 #: the setting that sizes the training set (``elmo-bench probe-mdl`` names its flag, ``--max-train-sentences``)
@@ -248,3 +250,69 @@ class LinearProbeTrainer:
                 break
         layer.load_state_dict(best_state)
         return FittedLinear(layer)
+
+    def many(self, trains: Sequence[TokenData], devs: Sequence[TokenData], seed: int) -> list[FittedLinear]:
+        """``self(train, dev, seed)`` of every problem (the same sentences and width), the problems' layers stacked
+        (elmo_bench.probe.lib.stacked: the same GEMMs, one Adam state, each problem's own plateau, stop and kept
+        epoch): problem i's probe is the one the call trains on it alone."""
+        torch.manual_seed(seed)
+        template = nn.Sequential(nn.Linear(trains[0].features.shape[1], self.num_classes))
+        chain, adam = StackedChain(template, len(trains), "cpu"), StackedAdam()
+        train, dev = _stack(trains), _stack(devs)
+        tracks = [Track.start(self.lr, self.lr_factor) for _ in trains]
+        for track, b in zip(tracks, range(len(trains))):
+            track.best_epoch, track.best = -1, chain.slices(b)
+        active = torch.arange(len(trains))
+        batches, dev_batches = _sentence_batches(trains[0], self.batch_size), _sentence_batches(devs[0], 4096)
+        for epoch in range(self.max_epochs):
+            lrs = [tracks[int(b)].lr for b in active]
+            for tokens, sentences in batches:
+                x, y = train.batch(torch.arange(tokens.start, tokens.stop), active)
+                for p in chain.params:
+                    p.grad = None
+                logits = chain.forward(x)
+                torch.stack([nn.functional.cross_entropy(logits[b], y[b], ignore_index=-1, reduction="sum")
+                             / sentences for b in range(len(active))]).sum().backward()
+                adam.update(chain.params, lrs)
+            losses = self._dev_losses(chain, dev, active, dev_batches, len(devs[0]))
+            going = [at for at, b in enumerate(active) if not self._judge(tracks[int(b)], chain, at, epoch,
+                                                                          losses[at])]
+            if len(going) < len(active):
+                keep = torch.tensor(going, dtype=torch.long)
+                active = active[keep]
+                chain.keep(keep)
+                adam.keep(keep)
+            if not len(active):
+                break
+        return [FittedLinear(loaded(template, track.best)[0]) for track in tracks]
+
+    @staticmethod
+    @torch.no_grad()
+    def _dev_losses(chain: StackedChain, dev: Stack, active: torch.Tensor, batches: list[tuple[slice, int]],
+                    sentences: int) -> list[float]:
+        """``dev_loss`` of every active problem (the same chunks, each chunk's loss / 1, summed in order)."""
+        totals = [0] * len(active)
+        for tokens, _ in batches:
+            x, y = dev.batch(torch.arange(tokens.start, tokens.stop), active)
+            logits = chain.forward(x)
+            for b in range(len(active)):
+                totals[b] += float(nn.functional.cross_entropy(logits[b], y[b], ignore_index=-1, reduction="sum") / 1)
+        return [total / max(sentences, 1) for total in totals]
+
+    def _judge(self, track: Track, chain: StackedChain, at: int, epoch: int, loss: float) -> bool:
+        """``__call__``'s end of an epoch for one problem (its plateau, kept parameters): True when it stops."""
+        track.plateau.step(loss)
+        if loss < track.best_loss - self.min_improvement:
+            track.best_loss, track.best_epoch, track.best = loss, epoch, chain.slices(at)
+            return False
+        return track.best_epoch < epoch - (self.patience - 1)
+
+
+def _stack(problems: Sequence[TokenData]) -> Stack:
+    """The problems' tokens stacked (elmo_bench.probe.lib.stacked.Stack), an array shared by problems held once."""
+    tensors: dict[int, torch.Tensor] = {}
+    for data in problems:
+        for array in (data.features, data.labels):
+            if id(array) not in tensors:
+                tensors[id(array)] = torch.from_numpy(array)
+    return Stack.of([Tokens.flat(tensors[id(d.features)], tensors[id(d.labels)], d.lengths) for d in problems])

@@ -96,7 +96,8 @@ def papers_many(kind: str) -> Callable[[int, MdlSettings, torch.device], mdl.Man
 #: ``probe.probe`` → (K, settings, device) → a ProbeFactory; a new probe registers here
 FACTORIES = {"linear": linear_factory, "mlp1": papers_factory("mlp1"), "mlp2": papers_factory("mlp2")}
 #: the probes whose blocks train every layer and labelling together (``probe.probe`` → a ManyFactory's maker)
-MANY = {"mlp1": papers_many("mlp1"), "mlp2": papers_many("mlp2")}
+MANY = {"linear": lambda k, settings, device: linear_factory(k, settings, device).many,
+        "mlp1": papers_many("mlp1"), "mlp2": papers_many("mlp2")}
 
 
 def token_data(features: np.ndarray, examples: Sequence[Any], labels: Any) -> mdl.TokenData:
