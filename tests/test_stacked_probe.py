@@ -144,3 +144,13 @@ def test_mdl_online_codes_of_every_layer_and_labelling_together_equal_one_by_one
     together = online_codes(features, splits, targets, layers, trainer, 0, 3, MANY[kind](3, settings, device))
     assert together == online_codes(features, splits, targets, layers, trainer, 0, 3)
     assert set(together) == {"task", "control"} and set(together["task"]["train"]) == {"layer_0", "layer_1"}
+
+
+def test_tokens_rows_are_each_sentences_rows_in_order():
+    """Tokens.rows (one arange and a shift per sentence) gives the rows the per-sentence loop gave."""
+    g = torch.Generator().manual_seed(0)
+    tokens = Tokens([torch.zeros(int(n), 2) for n in torch.randint(1, 30, (300,), generator=g)], None)
+    for _ in range(10):
+        sentences = torch.randperm(300, generator=g)[:20]
+        loop = torch.cat([torch.arange(int(tokens.offsets[s]), int(tokens.offsets[s + 1])) for s in sentences])
+        assert torch.equal(tokens.rows(sentences), loop)
