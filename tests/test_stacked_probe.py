@@ -154,3 +154,26 @@ def test_tokens_rows_are_each_sentences_rows_in_order():
         sentences = torch.randperm(300, generator=g)[:20]
         loop = torch.cat([torch.arange(int(tokens.offsets[s]), int(tokens.offsets[s + 1])) for s in sentences])
         assert torch.equal(tokens.rows(sentences), loop)
+
+
+@needs_data
+def test_real_ewt_conditional_mlp_fits_together_equal_one_by_one(tmp_path):
+    """probe conditional's MLP-1 family: the layers' fits of one baseline trained together (fit_mlp1_many) give each
+    layer's fit_mlp1 bits and accuracy exactly, with and without the word lookup (which trains one by one)."""
+    from elmo_bench.probe.conditional.mlp import fit_mlp1, fit_mlp1_many
+    from elmo_bench.probe.lib import bits as cp
+    from elmo_bench.probe.lib.labelled import labelled
+
+    layers, splits = _real_layers(tmp_path, {"train": 120, "dev": 50, "test": 50})
+    data = labelled(splits)
+    vocabulary = cp.Vocabulary.of(data.words["train"])
+    ids = {s: vocabulary.ids(data.words[s]) for s in data.words}
+    spec, regimen = ProbeSpec("mlp1", hidden=24), Regimen(max_epochs=4, seed=0)
+    denses = [{s: layers[s][:, k] for s in SPLITS} for k in range(3)]
+    for words in (None, ids):
+        args = (data.y, data.lengths, len(data.classes), len(vocabulary), spec, regimen)
+        together = fit_mlp1_many(denses, words, *args)
+        for dense, fit in zip(denses, together):
+            alone = fit_mlp1(dense, words, *args)
+            assert np.array_equal(fit.bits, alone.bits)
+            assert (fit.accuracy, fit.epochs, fit.best_epoch) == (alone.accuracy, alone.epochs, alone.best_epoch)
