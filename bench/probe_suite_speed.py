@@ -92,7 +92,7 @@ def mdl(probe: str, cache: Path, train: int | None) -> dict:
     for path, stacking in (("stacked", many), ("per_layer", None)):
         found[path] = timed(lambda: online_codes(layers, splits, targets, probed, trainer, context.seed, len(labels),
                                                  stacking))
-    return summary(probe, found, {"probe": settings.probe, "layers": [k for _, k in probed]})
+    return summary(probe, found, {"classifier": settings.probe, "layers": [k for _, k in probed]})
 
 
 def summary(name: str, found: dict, extra: dict) -> dict:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 import logging
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import torch
 from torch import nn
@@ -70,12 +70,15 @@ class StackedChain:
                     self.params.append(p.detach().to(device).unsqueeze(0).repeat(count, *[1] * p.dim())
                                        .requires_grad_(True))
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """(count, n, in) → (count, n, classes); each slice what the template module computes on it."""
+    def forward(self, x: torch.Tensor, only: int | None = None) -> torch.Tensor:
+        """(count, n, in) → (count, n, classes); each slice what the template module computes on it. ``only``:
+        problem ``only``'s alone, x (1, n, in)."""
         at = 0
         for op in self.ops:
             if op == "linear":
                 weight, bias = self.params[at], self.params[at + 1]
+                if only is not None:
+                    weight, bias = weight[only:only + 1], bias[only:only + 1]
                 x = StackedLinear.apply(x, weight, bias)
                 at += 2
             elif op == "relu":
@@ -191,6 +194,14 @@ class Stack:
         """(problems, n, dim) features and (problems, n) labels of token ``rows`` for the ``active`` problems."""
         return self.x[:, rows][self.view[active]], self.y[:, rows][self.labels[active]]
 
+    def chunks(self, active: torch.Tensor, chunk: int) -> Iterator[tuple[int, torch.Tensor, torch.Tensor]]:
+        """(position in ``active``, features (1, n, dim), labels (n,)) of every active problem's tokens in chunks
+        of ``chunk`` (problem by problem, chunk by chunk: views, no copy)."""
+        for at, b in enumerate(active.tolist()):
+            view, labels = int(self.view[b]), int(self.labels[b])
+            for start in range(0, self.x.shape[1], chunk):
+                yield at, self.x[view, start:start + chunk].unsqueeze(0), self.y[labels, start:start + chunk]
+
 
 def _epoch(chain: StackedChain, adam: StackedAdam, train: Stack, active: torch.Tensor, lrs: Sequence[float],
            batch: int, generator: torch.Generator) -> list[float]:
@@ -214,13 +225,13 @@ def _epoch(chain: StackedChain, adam: StackedAdam, train: Stack, active: torch.T
 
 @torch.no_grad()
 def _dev_losses(chain: StackedChain, dev: Stack, active: torch.Tensor, chunk: int = 16384) -> list[float]:
-    """Every active problem's summed dev cross entropy / dev sentences, chunked as ``regimen.evaluate`` chunks."""
+    """Every active problem's summed dev cross entropy / dev sentences, chunked as ``regimen.evaluate`` chunks,
+    one problem at a time: a stacked chunk would be the problems' count times the memory and, on a CPU, no faster
+    (the same GEMMs; a freshly mapped tensor of hundreds of MB costs more than the loop)."""
     losses = [0.0] * len(active)
-    for start in range(0, len(dev.tokens.x), chunk):
-        x, y = dev.batch(torch.arange(start, min(start + chunk, len(dev.tokens.x)), device=dev.x.device), active)
-        logits = chain.forward(x)
-        for b in range(len(active)):
-            losses[b] += float(F.cross_entropy(logits[b], y[b], ignore_index=-1, reduction="sum"))
+    for at, x, y in dev.chunks(active, chunk):
+        logits = chain.forward(x, at)[0]
+        losses[at] += float(F.cross_entropy(logits, y, ignore_index=-1, reduction="sum"))
     return [loss / max(1, len(dev.tokens)) for loss in losses]
 
 

@@ -290,13 +290,15 @@ class LinearProbeTrainer:
     @torch.no_grad()
     def _dev_losses(chain: StackedChain, dev: Stack, active: torch.Tensor, batches: list[tuple[slice, int]],
                     sentences: int) -> list[float]:
-        """``dev_loss`` of every active problem (the same chunks, each chunk's loss / 1, summed in order)."""
+        """``dev_loss`` of every active problem (the same chunks, each chunk's loss / 1, summed in order), one problem
+        at a time (lib.stacked._dev_losses says why)."""
         totals = [0] * len(active)
-        for tokens, _ in batches:
-            x, y = dev.batch(torch.arange(tokens.start, tokens.stop), active)
-            logits = chain.forward(x)
-            for b in range(len(active)):
-                totals[b] += float(nn.functional.cross_entropy(logits[b], y[b], ignore_index=-1, reduction="sum") / 1)
+        for at, b in enumerate(active.tolist()):
+            view, labels = int(dev.view[b]), int(dev.labels[b])
+            for tokens, _ in batches:
+                logits = chain.forward(dev.x[view, tokens].unsqueeze(0), at)[0]
+                totals[at] += float(nn.functional.cross_entropy(logits, dev.y[labels, tokens], ignore_index=-1,
+                                                                reduction="sum") / 1)
         return [total / max(sentences, 1) for total in totals]
 
     def _judge(self, track: Track, chain: StackedChain, at: int, epoch: int, loss: float) -> bool:
