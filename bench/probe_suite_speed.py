@@ -11,7 +11,7 @@ probe_set=suite seed=0``: 2,000 UD EWT training sentences, layers 0-2, MLP width
 
 Prints one JSON line per probe (both paths' fitting seconds, their ratio, whether every number of the probe's
 output is identical) and, last, one JSON object with the totals. ``--train N`` fits on the first N training
-sentences (a quicker look; the ratios move with the size).
+sentences (a quicker look; the ratios move with the size; MDL takes at least 1,000, its schedule's smallest).
 
     nice -n 10 python bench/probe_suite_speed.py [--probes pos_controls,mdl,mdl_mlp] [--train 2000] [--threads 1]
 """
@@ -114,7 +114,9 @@ def main() -> None:
     cache = Path(args.cache) if args.cache else Path(tempfile.mkdtemp(prefix="probe_suite_speed_")) / "cache"
     rows = []
     for probe in args.probes.split(","):
-        rows.append(pos_controls(cache, args.train) if probe == "pos_controls" else mdl(probe, cache, args.train))
+        # MDL's block schedule needs 1,000 training sentences at least (online_code.check_blocks)
+        rows.append(pos_controls(cache, args.train) if probe == "pos_controls" else
+                    mdl(probe, cache, max(args.train, 1000) if args.train else None))
         print(json.dumps(rows[-1]), flush=True)
     stacked, per_layer = sum(r["stacked_s"] for r in rows), sum(r["per_layer_s"] for r in rows)
     print(json.dumps({"probes": [r["probe"] for r in rows], "threads": args.threads, "train": args.train or 2000,
