@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import torch
 from torch import nn
 
 from elmo_bench.probe.lib.classifiers import ProbeSpec, build_probe
-from elmo_bench.probe.lib.regimen import Regimen, train_probe
+from elmo_bench.probe.lib.regimen import Regimen, Tokens, TrainedProbe, train_probe
+from elmo_bench.probe.lib.stacked import train_probes
 
 LOG2 = math.log(2.0)
 SPLITS = ("train", "dev", "test")
@@ -81,12 +82,39 @@ def fit_mlp1(dense: Mapping[str, np.ndarray] | None, words: Mapping[str, torch.T
     labels = {s: torch.from_numpy(np.asarray(y[s], dtype=np.int64)) for s in SPLITS}
     parts = {s: (torch.split(x[s], list(lengths[s])), torch.split(labels[s], list(lengths[s]))) for s in SPLITS}
     dense_dim = x["train"].shape[1] - (words is not None)
+    trained = train_probe(spec, *parts["train"], *parts["dev"], classes, regimen, device,
+                          _builder(spec, dense_dim, words is not None, vocabulary_size))
+    return _scored(trained, x["test"], labels["test"])
 
+
+def _builder(spec: ProbeSpec, dense_dim: int, word: bool, vocabulary_size: int) -> Callable[[int, int], nn.Module]:
+    """The probe's maker: MLP-1 over the dense part, with the word lookup joined when ``word``."""
     def build(dim: int, k: int) -> nn.Module:
         mlp = build_probe(spec, dense_dim, k)
-        return mlp if words is None else WordJoined(mlp, dense_dim, vocabulary_size, spec.hidden)
+        return WordJoined(mlp, dense_dim, vocabulary_size, spec.hidden) if word else mlp
 
-    trained = train_probe(spec, *parts["train"], *parts["dev"], classes, regimen, device, build)
-    seen = labels["test"] >= 0
-    bits, accuracy = test_bits(trained.probe, x["test"][seen], labels["test"][seen])
+    return build
+
+
+def _scored(trained: TrainedProbe, x: torch.Tensor, labels: torch.Tensor) -> MlpFit:
+    seen = labels >= 0
+    bits, accuracy = test_bits(trained.probe, x[seen], labels[seen])
     return MlpFit(bits, accuracy, trained.epochs, trained.best_epoch)
+
+
+def fit_mlp1_many(denses: Sequence[Mapping[str, np.ndarray] | None], words: Mapping[str, torch.Tensor] | None,
+                  y: Mapping[str, np.ndarray], lengths: Mapping[str, list[int]], classes: int, vocabulary_size: int,
+                  spec: ProbeSpec, regimen: Regimen, device: torch.device | str = "cpu",
+                  stacked: bool = True) -> list[MlpFit]:
+    """``fit_mlp1`` of every input of ``denses`` (one width; the same labels), trained together
+    (elmo_bench.probe.lib.stacked: each fit the one ``fit_mlp1`` gives alone; with the word lookup, or
+    ``stacked=False``, one by one)."""
+    labels = {s: torch.from_numpy(np.asarray(y[s], dtype=np.int64)).to(device) for s in SPLITS}
+    xs = [{s: inputs(None if dense is None else dense[s], None if words is None else words[s], int(sum(lengths[s])))
+           for s in SPLITS} for dense in denses]
+    trains = [Tokens.flat(x["train"], labels["train"], lengths["train"], device) for x in xs]
+    devs = [Tokens.flat(x["dev"], labels["dev"], lengths["dev"], device) for x in xs]
+    dense_dim = xs[0]["train"].shape[1] - (words is not None)
+    trained = train_probes(spec, trains, devs, classes, regimen, device,
+                           _builder(spec, dense_dim, words is not None, vocabulary_size), stacked)
+    return [_scored(t, x["test"], labels["test"].cpu()) for t, x in zip(trained, xs)]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
@@ -21,7 +21,7 @@ import torch
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.probe.api import ProbeContext, ProbeOutcome
 from elmo_bench.probe.conditional.config import ConditionalSettings
-from elmo_bench.probe.conditional.mlp import fit_mlp1
+from elmo_bench.probe.conditional.mlp import fit_mlp1, fit_mlp1_many
 from elmo_bench.probe.lib import bits as cp
 from elmo_bench.probe.lib.classifiers import ProbeSpec
 from elmo_bench.probe.lib.labelled import Labelled, features, labelled, read
@@ -63,12 +63,19 @@ class Fitter:
         accuracy = 100.0 * float((probe.predict(test_x, test_words) == gold).double().mean()) if len(gold) else 0.0
         return probe.bits(test_x, test_words, gold), accuracy
 
+    def bits_many(self, inputs: Sequence[Callable[[], dict[str, np.ndarray]]], word: bool
+                  ) -> list[tuple[np.ndarray, float]]:
+        """``bits`` of every input (each made when its fit starts: the L-BFGS family fits one at a time)."""
+        return [self.bits(make(), word) for make in inputs]
+
 
 class MlpFitter(Fitter):
     """The MLP-1 family: the control-task regimen's MLP-1 (early stopping on dev), seeded with the run's seed."""
 
-    def __init__(self, data: Labelled, settings: ConditionalSettings, seed: int, device: Any) -> None:
+    def __init__(self, data: Labelled, settings: ConditionalSettings, seed: int, device: Any,
+                 stacked: bool = True) -> None:
         super().__init__(data, settings)
+        self.stacked = stacked                  # the layers' MLPs of one baseline trained together (same fits)
         self.spec = ProbeSpec("mlp1", settings.hidden, dropout=settings.dropout)
         self.regimen = Regimen(weight_decay=settings.weight_decay, batch_sentences=settings.batch_sentences,
                                max_epochs=settings.max_epochs, seed=seed)
@@ -79,6 +86,17 @@ class MlpFitter(Fitter):
                        len(self.vocabulary), self.spec, self.regimen, self.device)
         log.info("mlp1: %d epochs, kept epoch %d, test accuracy %.2f", fit.epochs, fit.best_epoch, fit.accuracy)
         return fit.bits, fit.accuracy
+
+    def bits_many(self, inputs: Sequence[Callable[[], dict[str, np.ndarray]]], word: bool
+                  ) -> list[tuple[np.ndarray, float]]:
+        """``bits`` of every input, the MLPs trained together (elmo_bench.probe.conditional.mlp.fit_mlp1_many: each
+        fit the one ``bits`` gives alone)."""
+        fits = fit_mlp1_many([make() for make in inputs], self.ids if word else None, self.data.y, self.data.lengths,
+                             len(self.data.classes), len(self.vocabulary), self.spec, self.regimen, self.device,
+                             self.stacked)
+        for fit in fits:
+            log.info("mlp1: %d epochs, kept epoch %d, test accuracy %.2f", fit.epochs, fit.best_epoch, fit.accuracy)
+        return [(fit.bits, fit.accuracy) for fit in fits]
 
 
 def row(fitter: Fitter, base: np.ndarray, joint: np.ndarray, accuracy: float, seed: int) -> dict[str, float]:
@@ -100,29 +118,30 @@ def baseline_rows(name: str, fitter: Fitter, layers: dict[str, np.ndarray], twin
                   probed: list[tuple[int, int]], constant: np.ndarray, seed: int,
                   steps: Steps) -> dict[str, dict[str, float]]:
     """Every probed layer's row against baseline ``name`` (a step each of ``steps``); a baseline that does not
-    depend on the layer is fitted once."""
-    def layer(k: int, source: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return {s: source[s][:, k] for s in source}
+    depend on the layer is fitted once, the probes of every layer fitted by one ``bits_many``."""
+    def layer(k: int, source: dict[str, np.ndarray]) -> Callable[[], dict[str, np.ndarray]]:
+        return lambda: {s: source[s][:, k] for s in source}
 
-    def joined(k: int, source: dict[str, np.ndarray], base_k: int) -> dict[str, np.ndarray]:
-        return {s: np.concatenate([source[s][:, base_k], layers[s][:, k]], axis=1) for s in source}
+    def joined(k: int, source: dict[str, np.ndarray], base_k: int) -> Callable[[], dict[str, np.ndarray]]:
+        return lambda: {s: np.concatenate([source[s][:, base_k], layers[s][:, k]], axis=1) for s in source}
 
-    fixed = {"none": lambda: (constant, 0.0), "layer0": lambda: fitter.bits(layer(0, layers), False),
+    fixed = {"none": lambda: (constant, 0.0), "layer0": lambda: fitter.bits(layer(0, layers)(), False),
              "word": lambda: fitter.bits(None, True)}
     steps.now(f"baseline {name}")
     base = fixed[name]() if name in fixed else None
+    at = [a for a, _ in probed]          # a layer's position in the encoder's output; k (below) its index in the model
+    log.info("baseline %s, layers %s", name, ", ".join(str(k) for _, k in probed))
+    bases = fitter.bits_many([layer(a, twin) for a in at], False) if name == "random" else [base] * len(at)
+    if name == "random":
+        joints = fitter.bits_many([joined(a, twin, a) for a in at], False)
+    elif name == "layer0":
+        joints = fitter.bits_many([joined(a, layers, 0) for a in at], False)
+    else:
+        joints = fitter.bits_many([layer(a, layers) for a in at], name == "word")
     out = {}
-    for at, k in probed:                 # at: the layer's position in the encoder's output; k: its index in the model
+    for (_, k), base_k, joint in zip(probed, bases, joints):
         steps.now(f"baseline {name}, layer {k}")
-        log.info("baseline %s, layer %d", name, k)
-        if name == "random":
-            base = fitter.bits(layer(at, twin), False)
-            joint = fitter.bits(joined(at, twin, at), False)
-        elif name == "layer0":
-            joint = fitter.bits(joined(at, layers, 0), False)
-        else:
-            joint = fitter.bits(layer(at, layers), name == "word")
-        out[f"layer_{k}"] = row(fitter, base[0], joint[0], joint[1], seed)
+        out[f"layer_{k}"] = row(fitter, base_k[0], joint[0], joint[1], seed)
         steps.advance()
     return out
 

@@ -68,9 +68,33 @@ class Tokens:
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
+    @classmethod
+    def flat(cls, x: torch.Tensor, y: torch.Tensor | None, lengths: Sequence[int],
+             device: torch.device | str = "cpu") -> "Tokens":
+        """Sentences already concatenated: x (tokens, dim), y (tokens,) or None, tokens per sentence; a float32 x
+        on ``device`` is held as it is (so problems given one tensor share it)."""
+        tokens = cls.__new__(cls)
+        counts = torch.as_tensor([int(n) for n in lengths], dtype=torch.long)
+        tokens.offsets = torch.cat([torch.zeros(1, dtype=torch.long), counts.cumsum(0)])
+        tokens.x, tokens.y = x.float().to(device), None if y is None else y.long().to(device)
+        if int(tokens.offsets[-1]) != len(tokens.x) or (tokens.y is not None and len(tokens.y) != len(tokens.x)):
+            raise ValueError("every sentence needs its features and one label per token")
+        return tokens
+
+    def relabelled(self, labels: torch.Tensor) -> "Tokens":
+        """The same sentences and features (shared, not copied) with other flat labels (tokens,)."""
+        if len(labels) != len(self.x):
+            raise ValueError("every sentence needs one label per token")
+        other = copy.copy(self)
+        other.y = labels.long().to(self.x.device)
+        return other
+
     def rows(self, sentences: torch.Tensor) -> torch.Tensor:
-        """Flat token rows of the given sentence ids."""
-        return torch.cat([torch.arange(int(self.offsets[s]), int(self.offsets[s + 1])) for s in sentences.tolist()])
+        """Flat token rows of the given sentence ids (each sentence's rows in order, one arange and a shift per
+        sentence, without a Python loop over the sentences)."""
+        starts, lengths = self.offsets[sentences], self.offsets[sentences + 1] - self.offsets[sentences]
+        shift = starts - (lengths.cumsum(0) - lengths)
+        return torch.arange(int(lengths.sum())) + torch.repeat_interleave(shift, lengths)
 
 
 def _loss_sum(probe: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -88,6 +112,18 @@ def evaluate(probe: nn.Module, data: Tokens, chunk: int = 16384) -> tuple[float,
         loss += float(nn.functional.cross_entropy(logits, y, ignore_index=-1, reduction="sum"))
         right += int((logits.argmax(-1) == y).sum())
     return loss / max(1, len(data)), 100.0 * right / max(1, len(data.x))
+
+
+@torch.no_grad()
+def dev_loss_of(probe: nn.Module, data: Tokens, chunk: int = 16384) -> float:
+    """``evaluate``'s loss alone (the same chunks and sums, so the same bits), without its argmax: what every
+    epoch's stopping test reads."""
+    probe.eval()
+    loss = 0.0
+    for start in range(0, len(data.x), chunk):
+        loss += float(nn.functional.cross_entropy(probe(data.x[start:start + chunk]), data.y[start:start + chunk],
+                                                  ignore_index=-1, reduction="sum"))
+    return loss / max(1, len(data))
 
 
 def _epoch(probe: nn.Module, optimiser: torch.optim.Optimizer, data: Tokens, batch: int,
@@ -113,7 +149,14 @@ def train_probe(spec: ProbeSpec, train_x: Sequence[torch.Tensor], train_y: Seque
     """Train a fresh ``spec`` probe on per-sentence features (n_i, dim) and labels (n_i,) (-1 = ignored in the loss)
     with the regimen, choosing parameters on dev; the same seed and data give the same probe. ``build(dim,
     classes)`` makes the probe when given (a probe wrapping ``build_probe``'s, drawn under the same seed)."""
-    train, dev = Tokens(train_x, train_y, device), Tokens(dev_x, dev_y, device)
+    return train_tokens(spec, Tokens(train_x, train_y, device), Tokens(dev_x, dev_y, device), num_classes, regimen,
+                        device, build)
+
+
+def train_tokens(spec: ProbeSpec, train: Tokens, dev: Tokens, num_classes: int, regimen: Regimen = Regimen(),
+                 device: torch.device | str = "cpu", build: Callable[[int, int], nn.Module] | None = None
+                 ) -> TrainedProbe:
+    """``train_probe`` on sentences already gathered into ``Tokens`` (on ``device``)."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(regimen.seed)
         probe = (build or (lambda dim, k: build_probe(spec, dim, k)))(train.x.shape[1], num_classes).to(device)
@@ -123,7 +166,7 @@ def train_probe(spec: ProbeSpec, train_x: Sequence[torch.Tensor], train_y: Seque
         best_loss, best_epoch, best_state, history = float("inf"), 0, None, []
         for epoch in range(1, regimen.max_epochs + 1):
             train_loss = _epoch(probe, optimiser, train, regimen.batch_sentences, generator)
-            dev_loss, _ = evaluate(probe, dev)
+            dev_loss = dev_loss_of(probe, dev)
             history.append({"epoch": epoch, "train_loss": train_loss, "dev_loss": dev_loss,
                             "lr": optimiser.param_groups[0]["lr"]})
             plateau.step(dev_loss)

@@ -23,6 +23,8 @@ import torch
 from torch import nn
 
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.probe.lib.regimen import Tokens
+from elmo_bench.probe.lib.stacked import Stack, StackedAdam, StackedChain, Track, loaded
 
 FRACTIONS = (0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.0625, 0.125, 0.25, 0.5, 1.0)
 #: the setting that sizes the training set (``elmo-bench probe-mdl`` names its flag, ``--max-train-sentences``)
@@ -126,6 +128,52 @@ def online_codelength(train: TokenData, dev: TokenData, num_classes: int, factor
     return OnlineCode(blocks, sum(b["bits"] for b in blocks), int(train.lengths.sum()) * per_token, final)
 
 
+#: (trains, devs, seed) → a probe per problem, each what ``ProbeFactory`` gives on that problem alone
+ManyFactory = Callable[[Sequence[TokenData], Sequence[TokenData], int], list[FittedProbe]]
+
+
+def _take_all(problems: Sequence[TokenData], sentences: Sequence[int]) -> list[TokenData]:
+    """``take`` of every problem (the same sentences, the rows ``take`` takes), problems given one feature or label
+    array sharing its copy (the stacked trainer then holds it once)."""
+    lengths = problems[0].lengths
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    index = [np.arange(starts[s], starts[s] + lengths[s]) for s in sentences]
+    rows = np.concatenate(index) if index else np.zeros(0, dtype=np.int64)
+    copies: dict[int, np.ndarray] = {}
+
+    def pick(array: np.ndarray) -> np.ndarray:
+        if id(array) not in copies:
+            copies[id(array)] = array[rows]
+        return copies[id(array)]
+
+    return [TokenData(pick(d.features), pick(d.labels), lengths[list(sentences)]) for d in problems]
+
+
+def online_codelengths(trains: Sequence[TokenData], devs: Sequence[TokenData], num_classes: int, many: ManyFactory,
+                       seed: int = 0, fractions: Sequence[float] = FRACTIONS) -> list[OnlineCode]:
+    """``online_codelength`` of every problem (its training and dev tokens; every problem the same sentences), the
+    probes of one block trained by one call of ``many``: problem i's code is the one it gets alone."""
+    n = len(trains[0])
+    check_blocks(n, fractions)
+    if any(not np.array_equal(t.lengths, trains[0].lengths) for t in trains):
+        raise ValueError("online codes together: every problem needs the same training sentences")
+    shuffled = _take_all(trains, np.random.RandomState(seed).permutation(n).tolist())
+    ends = block_ends(n, fractions)
+    first = int(shuffled[0].lengths[: ends[0]].sum())
+    per_token = math.log2(num_classes)
+    blocks: list[list[dict[str, Any]]] = [[{"end": ends[0], "tokens": first, "bits": first * per_token}]
+                                          for _ in trains]
+    for i in range(1, len(ends)):
+        probes = many(_take_all(shuffled, range(ends[i - 1])), devs, seed + i)
+        block = _take_all(shuffled, range(ends[i - 1], ends[i]))
+        for b, probe in enumerate(probes):
+            blocks[b].append({"end": ends[i], "tokens": int(block[b].lengths.sum()),
+                              "bits": gold_bits(probe.log_probs(block[b]), block[b].labels)})
+    finals = many(shuffled, devs, seed)
+    return [OnlineCode(found, sum(b["bits"] for b in found), int(trains[0].lengths.sum()) * per_token, final)
+            for found, final in zip(blocks, finals)]
+
+
 def accuracy(probe: FittedProbe, data: TokenData) -> float:
     """Token accuracy in percent (a label −1 is always wrong)."""
     if not len(data.labels):
@@ -202,3 +250,71 @@ class LinearProbeTrainer:
                 break
         layer.load_state_dict(best_state)
         return FittedLinear(layer)
+
+    def many(self, trains: Sequence[TokenData], devs: Sequence[TokenData], seed: int) -> list[FittedLinear]:
+        """``self(train, dev, seed)`` of every problem (the same sentences and width), the problems' layers stacked
+        (elmo_bench.probe.lib.stacked: the same GEMMs, one Adam state, each problem's own plateau, stop and kept
+        epoch): problem i's probe is the one the call trains on it alone."""
+        torch.manual_seed(seed)
+        template = nn.Sequential(nn.Linear(trains[0].features.shape[1], self.num_classes))
+        chain, adam = StackedChain(template, len(trains), "cpu"), StackedAdam()
+        train, dev = _stack(trains), _stack(devs)
+        tracks = [Track.start(self.lr, self.lr_factor) for _ in trains]
+        for track, b in zip(tracks, range(len(trains))):
+            track.best_epoch, track.best = -1, chain.slices(b)
+        active = torch.arange(len(trains))
+        batches, dev_batches = _sentence_batches(trains[0], self.batch_size), _sentence_batches(devs[0], 4096)
+        for epoch in range(self.max_epochs):
+            lrs = [tracks[int(b)].lr for b in active]
+            for tokens, sentences in batches:
+                x, y = train.batch(torch.arange(tokens.start, tokens.stop), active)
+                for p in chain.params:
+                    p.grad = None
+                logits = chain.forward(x)
+                torch.stack([nn.functional.cross_entropy(logits[b], y[b], ignore_index=-1, reduction="sum")
+                             / sentences for b in range(len(active))]).sum().backward()
+                adam.update(chain.params, lrs)
+            losses = self._dev_losses(chain, dev, active, dev_batches, len(devs[0]))
+            going = [at for at, b in enumerate(active) if not self._judge(tracks[int(b)], chain, at, epoch,
+                                                                          losses[at])]
+            if len(going) < len(active):
+                keep = torch.tensor(going, dtype=torch.long)
+                active = active[keep]
+                chain.keep(keep)
+                adam.keep(keep)
+            if not len(active):
+                break
+        return [FittedLinear(loaded(template, track.best)[0]) for track in tracks]
+
+    @staticmethod
+    @torch.no_grad()
+    def _dev_losses(chain: StackedChain, dev: Stack, active: torch.Tensor, batches: list[tuple[slice, int]],
+                    sentences: int) -> list[float]:
+        """``dev_loss`` of every active problem (the same chunks, each chunk's loss / 1, summed in order), one problem
+        at a time (lib.stacked._dev_losses says why)."""
+        totals = [0] * len(active)
+        for at, b in enumerate(active.tolist()):
+            view, labels = int(dev.view[b]), int(dev.labels[b])
+            for tokens, _ in batches:
+                logits = chain.forward(dev.x[view, tokens].unsqueeze(0), at)[0]
+                totals[at] += float(nn.functional.cross_entropy(logits, dev.y[labels, tokens], ignore_index=-1,
+                                                                reduction="sum") / 1)
+        return [total / max(sentences, 1) for total in totals]
+
+    def _judge(self, track: Track, chain: StackedChain, at: int, epoch: int, loss: float) -> bool:
+        """``__call__``'s end of an epoch for one problem (its plateau, kept parameters): True when it stops."""
+        track.plateau.step(loss)
+        if loss < track.best_loss - self.min_improvement:
+            track.best_loss, track.best_epoch, track.best = loss, epoch, chain.slices(at)
+            return False
+        return track.best_epoch < epoch - (self.patience - 1)
+
+
+def _stack(problems: Sequence[TokenData]) -> Stack:
+    """The problems' tokens stacked (elmo_bench.probe.lib.stacked.Stack), an array shared by problems held once."""
+    tensors: dict[int, torch.Tensor] = {}
+    for data in problems:
+        for array in (data.features, data.labels):
+            if id(array) not in tensors:
+                tensors[id(array)] = torch.from_numpy(array)
+    return Stack.of([Tokens.flat(tensors[id(d.features)], tensors[id(d.labels)], d.lengths) for d in problems])

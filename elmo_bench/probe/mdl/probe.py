@@ -18,7 +18,8 @@ from elmo_bench.probe.api import ProbeContext, ProbeOutcome
 from elmo_bench.probe.lib.classifiers import ProbeSpec
 from elmo_bench.probe.lib.control import control_tags
 from elmo_bench.probe.lib.features import layer_features, tag_ids
-from elmo_bench.probe.lib.regimen import Regimen, train_probe
+from elmo_bench.probe.lib.regimen import Regimen, Tokens, train_probe
+from elmo_bench.probe.lib.stacked import train_probes
 from elmo_bench.probe.lib.ud_data import SPLITS, read_tagged
 from elmo_bench.probe.mdl import online_code as mdl
 from elmo_bench.probe.mdl.config import MdlSettings
@@ -67,8 +68,36 @@ def papers_factory(kind: str) -> Callable[[int, MdlSettings, torch.device], Any]
     return factory_for
 
 
+def papers_many(kind: str) -> Callable[[int, MdlSettings, torch.device], mdl.ManyFactory]:
+    """``papers_factory``'s probes of one block trained together (elmo_bench.probe.lib.stacked): every layer and
+    labelling at once, each probe the one ``papers_factory`` trains on that problem alone."""
+
+    def many_for(num_classes: int, settings: MdlSettings, device: torch.device) -> mdl.ManyFactory:
+        spec = ProbeSpec(kind, hidden=settings.hidden)
+
+        def train(trains: Sequence[Any], devs: Sequence[Any], seed: int) -> list[FittedRegimenProbe]:
+            tensors: dict[int, torch.Tensor] = {}          # one tensor per array: problems sharing it share it
+
+            def tokens(data: Any) -> Tokens:
+                for array in (data.features, data.labels):
+                    if id(array) not in tensors:
+                        tensors[id(array)] = torch.from_numpy(array).to(device)
+                return Tokens.flat(tensors[id(data.features)], tensors[id(data.labels)], data.lengths, device)
+
+            trained = train_probes(spec, [tokens(t) for t in trains], [tokens(d) for d in devs], num_classes,
+                                   Regimen(max_epochs=settings.max_epochs, seed=seed), device)
+            return [FittedRegimenProbe(t.probe) for t in trained]
+
+        return train
+
+    return many_for
+
+
 #: ``probe.probe`` → (K, settings, device) → a ProbeFactory; a new probe registers here
 FACTORIES = {"linear": linear_factory, "mlp1": papers_factory("mlp1"), "mlp2": papers_factory("mlp2")}
+#: the probes whose blocks train every layer and labelling together (``probe.probe`` → a ManyFactory's maker)
+MANY = {"linear": lambda k, settings, device: linear_factory(k, settings, device).many,
+        "mlp1": papers_many("mlp1"), "mlp2": papers_many("mlp2")}
 
 
 def token_data(features: np.ndarray, examples: Sequence[Any], labels: Any) -> mdl.TokenData:
@@ -78,18 +107,26 @@ def token_data(features: np.ndarray, examples: Sequence[Any], labels: Any) -> md
                          lengths)
 
 
-def online_codes(features: dict[str, np.ndarray], splits: dict[str, Any], labels: dict[str, Any],
-                 layers: Sequence[tuple[int, int]], trainer: Any, seed: int, num_classes: int
-                 ) -> dict[str, dict[str, Any]]:
-    """``{"train": {layer_<k>: codelength summary}, "test": {layer_<k>: {"accuracy"}}}`` of one labelling; each
-    layer (its position in the output, its index k in the model) named by k."""
-    out: dict[str, dict[str, Any]] = {"train": {}, "test": {}}
-    for at, k in layers:
-        data = {s: token_data(features[s][:, at], splits[s], labels[s]) for s in splits}
-        code = mdl.online_codelength(data["train"], data["dev"], num_classes, trainer, seed=seed)
-        out["train"][f"layer_{k}"] = code.summary()
-        out["test"][f"layer_{k}"] = {"accuracy": round(mdl.accuracy(code.final, data["test"]), 2)}
-        log.info("layer %d: %.0f bits online, compression %.2f", k, code.online_bits, code.compression)
+def online_codes(features: dict[str, np.ndarray], splits: dict[str, Any], targets: dict[str, dict[str, Any]],
+                 layers: Sequence[tuple[int, int]], trainer: Any, seed: int, num_classes: int,
+                 many: mdl.ManyFactory | None = None) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per labelling of ``targets`` (the tags, the control task's), ``{"train": {layer_<k>: codelength summary},
+    "test": {layer_<k>: {"accuracy"}}}``; each layer (its position in the output, its index k in the model) named by
+    k. With ``many`` every block's probes of every layer and labelling train together (the same codes)."""
+    arrays = {at: {s: np.ascontiguousarray(features[s][:, at], dtype=np.float32) for s in splits} for at, _ in layers}
+    lengths = {s: np.array([len(ex["tokens"]) for ex in splits[s]], dtype=np.int64) for s in splits}
+    ids = {which: {s: np.asarray(labels[s], dtype=np.int64) for s in splits} for which, labels in targets.items()}
+    problems = [(which, at, k) for which in targets for at, k in layers]
+    data = [{s: mdl.TokenData(arrays[at][s], ids[which][s], lengths[s]) for s in splits} for which, at, _ in problems]
+    if many is None:
+        codes = [mdl.online_codelength(d["train"], d["dev"], num_classes, trainer, seed=seed) for d in data]
+    else:
+        codes = mdl.online_codelengths([d["train"] for d in data], [d["dev"] for d in data], num_classes, many, seed)
+    out: dict[str, dict[str, dict[str, Any]]] = {which: {"train": {}, "test": {}} for which in targets}
+    for (which, _, k), d, code in zip(problems, data, codes):
+        out[which]["train"][f"layer_{k}"] = code.summary()
+        out[which]["test"][f"layer_{k}"] = {"accuracy": round(mdl.accuracy(code.final, d["test"]), 2)}
+        log.info("%s, layer %d: %.0f bits online, compression %.2f", which, k, code.online_bits, code.compression)
     return out
 
 
@@ -122,10 +159,12 @@ def run(context: ProbeContext) -> ProbeOutcome:
                                "train_sentences": len(splits["train"]), "fractions": list(mdl.FRACTIONS),
                                "units": "bits", "probe": settings.probe, "encoder": record["hash"]}
     trainer = FACTORIES[settings.probe](len(classes), settings, context.device)
-    layers = context.probed_layers(settings.layers)
-    for which, labels in targets.items():
-        codes = online_codes(features, splits, labels, layers, trainer, context.seed, len(classes))
-        summary.update(codes) if which == "task" else summary.update(control=codes)
+    many = MANY[settings.probe](len(classes), settings, context.device) if settings.probe in MANY else None
+    codes = online_codes(features, splits, targets, context.probed_layers(settings.layers), trainer, context.seed,
+                         len(classes), many)
+    summary.update(codes["task"])
+    if "control" in codes:
+        summary.update(control=codes["control"])
     main_layer = "layer_1" if "layer_1" in summary["train"] else next(iter(summary["train"]))
     data = {"name": "ud_ewt_pos", "fraction": 1.0, "train_sentences": summary["train_sentences"],
             "tag_column": settings.tags, "num_classes": summary["num_classes"], "split_overlap": read.overlap}

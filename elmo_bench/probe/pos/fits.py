@@ -22,7 +22,8 @@ from elmo_bench.probe.lib.control import control_tags
 from elmo_bench.probe.lib.features import tag_ids
 from elmo_bench.probe.lib.layer_choice import best_layer
 from elmo_bench.probe.lib.linear import Standardiser, fit_select_l2
-from elmo_bench.probe.lib.regimen import Regimen, predict, train_probe
+from elmo_bench.probe.lib.regimen import Regimen, Tokens, TrainedProbe, predict, train_probe
+from elmo_bench.probe.lib.stacked import train_probes
 from elmo_bench.probe.lib.ud_data import SPLITS
 
 log = logging.getLogger(__name__)
@@ -110,9 +111,39 @@ def fit_adam(x: Mapping[str, torch.Tensor], y: Mapping[str, torch.Tensor], lengt
     """One of the papers' probes trained with their regimen; features per sentence, unscaled (as the authors)."""
     parts = {s: (torch.split(x[s], list(lengths[s])), torch.split(y[s], list(lengths[s]))) for s in SPLITS}
     trained = train_probe(spec, *parts["train"], *parts["dev"], classes, regimen, device)
-    right = predict(trained.probe, parts["test"][0]) == y["test"]
-    return Fit(trained.dev_accuracy, 100.0 * float(right.double().mean()), _per_sentence(right, lengths["test"]),
+    return _scored(trained, parts["test"][0], y["test"], lengths["test"])
+
+
+def _scored(trained: TrainedProbe, test: Sequence[torch.Tensor], gold: torch.Tensor, lengths: Sequence[int]) -> Fit:
+    right = predict(trained.probe, test) == gold
+    return Fit(trained.dev_accuracy, 100.0 * float(right.double().mean()), _per_sentence(right, lengths),
                {"epochs": trained.epochs, "best_epoch": trained.best_epoch, "dev_loss": trained.dev_loss})
+
+
+def fit_adam_rows(x: Mapping[str, Mapping[str, torch.Tensor]], labellings: Sequence[Mapping[str, torch.Tensor]],
+                  lengths: Mapping[str, Sequence[int]], classes: int, spec: ProbeSpec, regimen: Regimen,
+                  device: torch.device, stacked: bool = True) -> dict[str, list[Fit]]:
+    """``fit_adam`` of every row of ``x`` ({row: {split: features}}) on every labelling (the real tags, the control
+    tags of the regimen's seed), the rows of one width trained together (elmo_bench.probe.lib.stacked: each
+    problem's fit is its one-problem fit; ``stacked=False`` trains them one by one): {row: a Fit per labelling}."""
+    out: dict[str, list[Fit]] = {}
+    widths: dict[int, list[str]] = {}
+    for row, features in x.items():
+        widths.setdefault(int(features["train"].shape[1]), []).append(row)
+    for rows in widths.values():
+        tokens = {row: {s: Tokens(torch.split(x[row][s], list(lengths[s])),
+                                  torch.split(labellings[0][s], list(lengths[s])), device) for s in ("train", "dev")}
+                  for row in rows}
+        problems = [(row, i) for row in rows for i in range(len(labellings))]
+        trains = [tokens[row]["train"].relabelled(labellings[i]["train"]) if i else tokens[row]["train"]
+                  for row, i in problems]
+        devs = [tokens[row]["dev"].relabelled(labellings[i]["dev"]) if i else tokens[row]["dev"]
+                for row, i in problems]
+        trained = train_probes(spec, trains, devs, classes, regimen, device, stacked=stacked)
+        for (row, i), fitted in zip(problems, trained):
+            test = torch.split(x[row]["test"], list(lengths["test"]))
+            out.setdefault(row, []).append(_scored(fitted, test, labellings[i]["test"], lengths["test"]))
+    return out
 
 
 @dataclass
@@ -133,23 +164,36 @@ def _fits(probe: str, x: Mapping[str, torch.Tensor], y: Mapping[str, torch.Tenso
 
 
 def run_probes(views: Mapping[str, Mapping[str, np.ndarray]], splits: Mapping[str, Sequence[dict]],
-               labels: Sequence[str], settings: ProbeSettings, device: torch.device) -> Outcome:
-    """Train every probe of ``settings`` on every view (row), on the real tags and (``control``) the control tags."""
+               labels: Sequence[str], settings: ProbeSettings, device: torch.device, stacked: bool = True) -> Outcome:
+    """Train every probe of ``settings`` on every view (row), on the real tags and (``control``) the control tags;
+    the papers' probes of one seed on every row and both labellings together (``fit_adam_rows``; ``stacked=False``:
+    one at a time, the same fits)."""
     lengths = {s: [len(ex["tokens"]) for ex in splits[s]] for s in SPLITS}
     y = {s: tag_ids(splits[s], labels) for s in SPLITS}
     controls = {seed: control_tags(splits, labels, seed) for seed in settings.seeds} if settings.control else {}
+    x = {row: {s: torch.from_numpy(np.ascontiguousarray(features[s])) for s in SPLITS}
+         for row, features in views.items()}
+    adam: dict[tuple[str, int], dict[str, list[Fit]]] = {}
+    for probe in [p for p in settings.probes if p != "converged"]:
+        for seed in settings.seeds:
+            regimen = Regimen(**{**settings.regimen.record(), "seed": seed})
+            labellings = [y, *([controls[seed]] if controls else [])]
+            log.info("probe %s, seed %d: rows %s, %d labellings", probe, seed, ", ".join(x), len(labellings))
+            adam[(probe, seed)] = fit_adam_rows(x, labellings, lengths, len(labels), settings.spec[probe], regimen,
+                                                device, stacked)
     outcome = Outcome()
-    for row, features in views.items():
-        x = {s: torch.from_numpy(np.ascontiguousarray(features[s])) for s in SPLITS}
+    for row in views:                        # the rows' and probes' order of the record, as fitted one by one
         for probe in settings.probes:
-            log.info("probe %s on %s: %s features", probe, row, tuple(x["train"].shape))
-            seeds = settings.seeds[:1] if probe == "converged" else settings.seeds
-            real = [_fits(probe, x, y, lengths, len(labels), settings, seed, device) for seed in seeds]
+            if probe != "converged":
+                outcome.real[(probe, row)] = [adam[(probe, seed)][row][0] for seed in settings.seeds]
+                outcome.control[(probe, row)] = [adam[(probe, seed)][row][1] for seed in controls]
+                continue
+            log.info("probe %s on %s: %s features", probe, row, tuple(x[row]["train"].shape))
+            real = [_fits(probe, x[row], y, lengths, len(labels), settings, settings.seeds[0], device)]
             outcome.real[(probe, row)] = real
-            chosen = [real[0].extra["l2"]] if probe == "converged" else None   # the real task's L2, never its own
-            outcome.control[(probe, row)] = [
-                _fits(probe, x, controls[seed], lengths, len(labels), settings, seed, device, chosen)
-                for seed in controls]
+            outcome.control[(probe, row)] = [             # the real task's L2, never its own
+                _fits(probe, x[row], controls[seed], lengths, len(labels), settings, seed, device,
+                      [real[0].extra["l2"]]) for seed in controls]
     return outcome
 
 
