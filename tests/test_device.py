@@ -194,11 +194,10 @@ def test_the_static_check_catches_a_cpu_tensor(tmp_path):
     assert _factory_calls_without_device(sample, tmp_path) == ["m.py:6 torch.arange in forward()"]
 
 
-#: the places the meta device is meant, each building a model from its config.json alone, with no memory and no weights
-#: read, and nothing computed there reaching a run: plan counts a model's parameters (issue 46 item 8); a device map's
-#: max_memory is checked against them before loading, and plan places the blocks on the devices (issue 58 item 3)
-META_ALLOWED = {"elmo_bench/encoders/transformers/model_size.py", "elmo_bench/encoders/transformers/dispatch.py",
-                "elmo_bench/encoders/transformers/devices.py"}
+#: the one place the meta device is meant: meta.meta_model builds a model from its config.json alone (plan's
+#: parameter counts, issue 46 item 8; the max_memory check and plan's per-device placement, issue 58 item 3), with no
+#: memory and no weights read; nothing computed there reaches a run
+META_ALLOWED = {"elmo_bench/encoders/transformers/meta.py"}
 
 
 def test_production_code_never_uses_the_meta_device_or_hard_coded_cuda():

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from elmo_bench.encoders.transformers.meta import meta_model
 from elmo_bench.encoders.transformers.placement import device_map, max_memory
 
 #: bytes a value in each ``encoder.dtype`` / ``amp``
@@ -44,14 +45,9 @@ def _meta_model(architecture: Any, dtype: str) -> Any:
 
 
 def _build_meta(architecture: Any, dtype: str) -> Any:
-    import torch  # lazy: torch
-    from transformers import AutoModel  # lazy: transformers
-
     from elmo_bench.encoders.transformers.loading import TORCH_DTYPES, dtype_keyword  # lazy: torch
 
-    with torch.device("meta"):
-        model = AutoModel.from_config(architecture, **{dtype_keyword(): TORCH_DTYPES[dtype]})
-    return model.get_encoder() if getattr(model.config, "is_encoder_decoder", False) else model
+    return meta_model(architecture, **{dtype_keyword(): TORCH_DTYPES[dtype]})
 
 
 def _placed(model: Any, mapped: Any, budget: Mapping[Any, int] | None) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any, Mapping
 import torch
 
 from elmo_bench.base.errors import ConfigError
+from elmo_bench.encoders.transformers.meta import meta_model
 
 #: bytes a weight in each ``encoder.dtype``
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
@@ -51,15 +52,8 @@ def check_devices(place: Mapping[str, Any]) -> None:
 
 
 def parameter_count(architecture: Any) -> int:
-    """Parameters of the model ``config`` describes (the encoder's part of an encoder-decoder), counted on the
-    meta device."""
-    from transformers import AutoModel  # lazy: transformers
-
-    with torch.device("meta"):
-        model = AutoModel.from_config(architecture)
-    if getattr(model.config, "is_encoder_decoder", False):
-        model = model.get_encoder()
-    return sum(p.numel() for p in model.parameters())
+    """Parameters of the model ``config`` describes (the encoder's part of an encoder-decoder)."""
+    return sum(p.numel() for p in meta_model(architecture).parameters())
 
 
 def check_room(place: Mapping[str, Any], architecture: Any, dtype: str, model: str) -> None:

@@ -16,6 +16,7 @@ from typing import Any, Mapping, Sequence
 from elmo_bench.base.errors import ConfigError
 from elmo_bench.encoders.layer_select import all_or, layer_indices
 from elmo_bench.encoders.transformers.devices import device_rows
+from elmo_bench.encoders.transformers.meta import meta_model
 
 #: the estimate of subword tokens a word when no tokenizer is at hand (English BPE / WordPiece: about 1.3)
 SUBWORDS_PER_WORD = 1.3
@@ -95,20 +96,17 @@ def model_size(directory: Path) -> ModelSize:
     """Parameter counts of the model ``directory``'s config.json describes, built on the meta device (its sizes
     checked first: :func:`check_sizes`; a config the model class refuses is one ConfigError line too)."""
     import torch  # lazy: torch
-    from transformers import AutoConfig, AutoModel  # lazy: transformers
+    from transformers import AutoConfig  # lazy: transformers
 
     from elmo_bench.encoders.transformers.loading import _load, position_limit  # lazy: torch
 
     check_sizes(directory / "config.json")      # before AutoConfig: its strict fields raise tracebacks
     config = _load(AutoConfig, str(directory), None, True)
     try:
-        with torch.device("meta"):
-            model = AutoModel.from_config(config)
+        model = meta_model(config)
     except (ValueError, TypeError, RuntimeError, ZeroDivisionError, AttributeError, KeyError) as exc:
         first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
         raise ConfigError(f"{directory / 'config.json'}: the model cannot be built from it ({first[:200]})") from None
-    if getattr(model.config, "is_encoder_decoder", False):
-        model = model.get_encoder()
     embedding = {id(p) for m in model.modules() if isinstance(m, torch.nn.Embedding) for p in m.parameters()}
     params = list(model.parameters())
     return ModelSize(sum(p.numel() for p in params), sum(p.numel() for p in params if id(p) not in embedding),
