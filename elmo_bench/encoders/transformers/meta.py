@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 
-def meta_model(config: Any, **keywords: Any) -> Any:
-    """The model ``config`` describes (the encoder of an encoder-decoder), on the meta device; ``keywords`` go to
-    ``AutoModel.from_config`` (a dtype)."""
+def meta_model(architecture: Any, **keywords: Any) -> Any:
+    """The model ``architecture`` (a transformers config) describes, on the meta device (the encoder of an
+    encoder-decoder); ``keywords`` go to ``AutoModel.from_config`` (a dtype)."""
     import torch  # lazy: torch
     from transformers import AutoModel  # lazy: transformers
 
     with torch.device("meta"):
-        model = AutoModel.from_config(config, **keywords)
+        model = AutoModel.from_config(architecture, **keywords)
     return model.get_encoder() if getattr(model.config, "is_encoder_decoder", False) else model
